@@ -1,0 +1,20 @@
+//===- GnnDialect.h - The gnn dialect ---------------------------*- C++ -*-===//
+#ifndef GNNC_DIALECT_GNN_GNNDIALECT_H
+#define GNNC_DIALECT_GNN_GNNDIALECT_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "dialects/gnn/GnnDialect.h.inc"
+#include "dialects/gnn/GnnEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialects/gnn/GnnTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/gnn/GnnAttrs.h.inc"
+
+#endif // GNNC_DIALECT_GNN_GNNDIALECT_H

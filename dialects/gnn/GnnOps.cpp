@@ -1,0 +1,188 @@
+//===- GnnOps.cpp - Operations of the gnn dialect -------------------------===//
+#include "dialects/gnn/GnnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+
+using namespace mlir;
+using namespace gnnc::gnn;
+
+#define GET_OP_CLASSES
+#include "dialects/gnn/GnnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// ModuleOp
+//===----------------------------------------------------------------------===//
+
+void GnnModuleOp::build(OpBuilder &builder, OperationState &state,
+                        StringRef name) {
+  state.addAttribute(mlir::SymbolTable::getSymbolAttrName(),
+                     builder.getStringAttr(name));
+  Region *body = state.addRegion();
+  body->push_back(new Block());
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &builder, ArrayRef<Type> argTypes,
+                      ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return builder.getFunctionType(argTypes, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+LogicalResult KernelOp::verify() {
+  for (auto [i, type] : llvm::enumerate(getArgumentTypes())) {
+    if (isa<GnnGraphType>(type))
+      continue;
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || tensor.getRank() < 1 || tensor.getRank() > 2)
+      return emitOpError() << "argument #" << i
+                           << " must be a !gnn.graph or a ranked tensor of "
+                              "rank 1 or 2, got "
+                           << type;
+  }
+  for (auto [i, type] : llvm::enumerate(getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || tensor.getRank() < 1 || tensor.getRank() > 2)
+      return emitOpError() << "result #" << i
+                           << " must be a ranked tensor of rank 1 or 2, got "
+                           << type;
+  }
+  Block &entry = getBody().front();
+  if (entry.getNumArguments() != getArgumentTypes().size())
+    return emitOpError() << "entry block has " << entry.getNumArguments()
+                         << " arguments, the signature "
+                         << getArgumentTypes().size();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReturnOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReturnOp::verify() {
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  ArrayRef<Type> expected = kernel.getResultTypes();
+  if (getOperands().size() != expected.size())
+    return emitOpError() << "returns " << getOperands().size()
+                         << " values, but kernel @" << kernel.getSymName()
+                         << " declares " << expected.size() << " results";
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(getOperands(), expected))) {
+    auto [value, type] = pair;
+    if (value.getType() != type)
+      return emitOpError() << "result #" << i << " has type " << value.getType()
+                           << ", but kernel @" << kernel.getSymName()
+                           << " declares " << type;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SpmmOp
+//===----------------------------------------------------------------------===//
+
+int64_t SpmmOp::getFeatureWidth() {
+  return cast<RankedTensorType>(getFeatures().getType()).getDimSize(1);
+}
+
+Type SpmmOp::getElementType() {
+  return cast<RankedTensorType>(getFeatures().getType()).getElementType();
+}
+
+/// Checks that `schedule` is one gnn.spmm can run today on `elementType`
+/// features of width `width`, and says why not otherwise.
+static LogicalResult verifySpmmSchedule(SpmmOp op, ScheduleAttr schedule,
+                                        Type elementType, int64_t width) {
+  if (schedule.getStrategy() != Strategy::vertex_parallel)
+    return op.emitOpError()
+           << "schedule strategy '" << stringifyStrategy(schedule.getStrategy())
+           << "' is not implemented for gnn.spmm yet; implemented: "
+              "vertex_parallel";
+  if (schedule.getDiscBatch() != 0)
+    return op.emitOpError()
+           << "discretized reduction (disc_batch = " << schedule.getDiscBatch()
+           << ") is not implemented yet; use disc_batch = 0";
+  if (schedule.getAccumulate() != Accumulate::f32)
+    return op.emitOpError()
+           << "accumulate = f16 is not implemented yet; gnn.spmm "
+              "accumulates in f32";
+  if (schedule.getWrite() != WriteMode::direct)
+    return op.emitOpError()
+           << "write = " << stringifyWriteMode(schedule.getWrite())
+           << " is not implemented yet; vertex_parallel "
+              "writes each row directly";
+  int64_t vw = schedule.getVectorWidth();
+  if (vw != 0) {
+    int64_t bytes = vw * elementType.getIntOrFloatBitWidth() / 8;
+    if (bytes > 16)
+      return op.emitOpError()
+             << "vector_width " << vw << " of " << elementType << " is "
+             << bytes << " bytes; a GPU loads at most 16 bytes per thread";
+    if (width % vw != 0)
+      return op.emitOpError()
+             << "vector_width " << vw << " does not divide the feature width "
+             << width << "; padding odd widths is not implemented yet";
+  }
+  return success();
+}
+
+LogicalResult SpmmOp::verify() {
+  auto graphType = cast<GnnGraphType>(getGraph().getType());
+  if (graphType.getFormat() != GraphFormat::csr)
+    return emitOpError() << "graph format '"
+                         << stringifyGraphFormat(graphType.getFormat())
+                         << "' is not supported by gnn.spmm yet; use csr";
+  auto features = cast<RankedTensorType>(getFeatures().getType());
+  if (features.getRank() != 2)
+    return emitOpError() << "features must be a 2-D tensor (nodes x feature "
+                            "width), got "
+                         << features;
+  if (features.isDynamicDim(1) || features.getDimSize(1) < 1)
+    return emitOpError() << "feature width must be static and positive, got "
+                         << features;
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (result.getRank() != 2 ||
+      result.getElementType() != features.getElementType() ||
+      result.getDimSize(1) != features.getDimSize(1))
+    return emitOpError() << "result " << result
+                         << " must be a 2-D tensor with the element type "
+                            "and feature width of the features "
+                         << features;
+  if (Value values = getValues()) {
+    auto valuesType = cast<RankedTensorType>(values.getType());
+    if (valuesType.getRank() != 1 ||
+        valuesType.getElementType() != features.getElementType())
+      return emitOpError() << "edge values must be a 1-D tensor of "
+                           << features.getElementType() << ", got "
+                           << valuesType;
+  }
+  if (getReduce() != Reduce::sum)
+    return emitOpError() << "reduce = " << stringifyReduce(getReduce())
+                         << " is not implemented yet; implemented: sum";
+  if (getScale() != DegreeScale::none)
+    return emitOpError() << "degree scaling (scale = "
+                         << stringifyDegreeScale(getScale())
+                         << ") is not implemented yet";
+  if (getSelfWeight())
+    return emitOpError() << "the self term (self_weight) is not implemented "
+                            "yet";
+  if (ScheduleAttr schedule = getScheduleAttr())
+    return verifySpmmSchedule(*this, schedule, features.getElementType(),
+                              features.getDimSize(1));
+  return success();
+}

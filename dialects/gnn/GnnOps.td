@@ -1,0 +1,124 @@
+//===- GnnOps.td - Operations of the gnn dialect -------------------------===//
+#ifndef GNNC_DIALECT_GNN_OPS_TD
+#define GNNC_DIALECT_GNN_OPS_TD
+
+include "dialects/gnn/GnnBase.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+class Gnn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Gnn_Dialect, mnemonic, traits>;
+
+def Gnn_FeatureTensor : TensorOf<[F32, F16, BF16]>;
+
+//===----------------------------------------------------------------------===//
+// Containers
+//===----------------------------------------------------------------------===//
+
+def Gnn_GnnModuleOp : Gnn_Op<"module", [
+    IsolatedFromAbove, NoTerminator, SingleBlock, SymbolTable, Symbol,
+    NoRegionArguments, GraphRegionNoTerminator]> {
+  let summary = "a named collection of kernels";
+  let description = [{
+    One `.gnn` file holds one or more `gnn.module`s; each holds named
+    `gnn.kernel`s that gnnc compiles into one CUDA translation unit.
+
+    ```mlir
+    gnn.module @gcn {
+      gnn.kernel @aggregate(...) -> ... { ... }
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+  }];
+}
+
+def Gnn_KernelOp : Gnn_Op<"kernel", [
+    FunctionOpInterface, IsolatedFromAbove, HasParent<"::gnnc::gnn::GnnModuleOp">]> {
+  let summary = "a kernel: graph and tensor arguments in, tensors out";
+  let description = [{
+    A kernel becomes one `__global__` CUDA function. Its arguments are
+    graphs (`!gnn.graph<...>`) and tensors (features `tensor<?xFxT>`, edge
+    values `tensor<?xT>`); its results are the tensors it writes.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+  }];
+}
+
+def Gnn_ReturnOp : Gnn_Op<"return", [Pure, HasParent<"::gnnc::gnn::KernelOp">,
+                                     ReturnLike, Terminator]> {
+  let summary = "returns the kernel's results";
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Aggregation
+//===----------------------------------------------------------------------===//
+
+def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
+  let summary = "sparse-dense product: aggregate neighbour features";
+  let description = [{
+    `y[r] = reduce over non-zeros e of row r of (value[e] * x[col[e]])`,
+    where `value[e]` is 1 when no edge values are given (SpMMv) and the
+    given value otherwise (SpMMve).
+
+    ```mlir
+    %y = gnn.spmm %g, %x values(%w : tensor<?xf16>)
+           {schedule = #gnn.schedule<vector_width = 8>}
+           : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    ```
+
+    `reduce` is sum, mean or max; `scale` fuses degree scaling (GCN: both);
+    `self_weight` adds (1 + eps) * x[r] (GIN). `schedule` says how it runs.
+  }];
+  let arguments = (ins Gnn_GraphType:$graph,
+                       Gnn_FeatureTensor:$features,
+                       Optional<Gnn_FeatureTensor>:$values,
+                       DefaultValuedAttr<Gnn_ReduceAttr,
+                         "::gnnc::gnn::Reduce::sum">:$reduce,
+                       DefaultValuedAttr<Gnn_DegreeScaleAttr,
+                         "::gnnc::gnn::DegreeScale::none">:$scale,
+                       OptionalAttr<F32Attr>:$self_weight,
+                       OptionalAttr<Gnn_ScheduleAttr>:$schedule);
+  let results = (outs Gnn_FeatureTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $features (`values` `(` $values^ `:` type($values) `)`)?
+    attr-dict `:` type($graph) `,` type($features) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The static feature width (columns of `features`).
+    int64_t getFeatureWidth();
+    /// The element type of features and result.
+    ::mlir::Type getElementType();
+  }];
+}
+
+#endif // GNNC_DIALECT_GNN_OPS_TD

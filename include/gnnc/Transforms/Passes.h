@@ -1,0 +1,30 @@
+//===- Passes.h - gnnc passes -----------------------------------*- C++ -*-===//
+#ifndef GNNC_TRANSFORMS_PASSES_H
+#define GNNC_TRANSFORMS_PASSES_H
+
+#include "dialects/gnn/GnnOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace gnnc {
+
+#define GEN_PASS_DECL
+#include "gnnc/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "gnnc/Transforms/Passes.h.inc"
+
+/// Adds the pipeline that takes parsed `.gnn` IR to IR the CUDA emitter can
+/// print: default schedules, then kernel lowering.
+void buildLoweringPipeline(mlir::OpPassManager &pm);
+
+/// Names of the parameters of the lowered kernel, in launch order, as written
+/// by gnn-lower-to-kernels (attribute `gnn.params`).
+constexpr const char *kParamsAttrName = "gnn.params";
+constexpr const char *kLaunchAttrName = "gnn.launch";
+constexpr const char *kPlanAttrName = "gnn.plan";
+
+} // namespace gnnc
+
+#endif // GNNC_TRANSFORMS_PASSES_H

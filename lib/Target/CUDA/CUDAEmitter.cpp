@@ -1,0 +1,415 @@
+//===- CUDAEmitter.cpp - Print lowered gnn IR as CUDA C++ -----------------===//
+//
+// One emission routine per op, an indenting printer, and a diagnostic for
+// anything without a routine. Everything printed comes from the IR: types,
+// the `gnn.plan`, `gnn.launch` and `gnn.params` attributes written by
+// gnn-lower-to-kernels.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Target/CUDA/CUDAEmitter.h"
+#include "gnnc/Transforms/Passes.h"
+
+#include "dialects/gnn/GnnOps.h"
+#include "mlir/Support/IndentedOstream.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace gnnc;
+using namespace gnnc::gnn;
+
+namespace {
+
+/// CUDA spelling of an element type, and the tag used in helper names.
+struct ElementSpelling {
+  StringRef cType;   // __half
+  StringRef tag;     // f16
+  StringRef toFloat; // __half2float
+};
+
+FailureOr<ElementSpelling> spellElement(Type type, Operation *op) {
+  if (type.isF32())
+    return ElementSpelling{"float", "f32", ""};
+  if (type.isF16())
+    return ElementSpelling{"__half", "f16", "__half2float"};
+  if (type.isBF16())
+    return ElementSpelling{"__nv_bfloat16", "bf16", "__bfloat162float"};
+  return op->emitError() << "no CUDA spelling for element type " << type;
+}
+
+StringRef spellIndex(IntegerType type) {
+  return type.getWidth() == 32 ? "int" : "long long";
+}
+
+/// The unsigned vector type that moves `bytes` bytes in one load.
+StringRef rawVectorType(int64_t bytes) {
+  switch (bytes) {
+  case 2:
+    return "unsigned short";
+  case 4:
+    return "unsigned int";
+  case 8:
+    return "uint2";
+  default:
+    return "uint4";
+  }
+}
+
+/// A valid C identifier for `module::kernel`.
+std::string entryName(GnnModuleOp module, KernelOp kernel) {
+  std::string name = (module.getSymName() + "_" + kernel.getSymName()).str();
+  for (char &c : name)
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '_')
+      c = '_';
+  return name;
+}
+
+class CUDAEmitter {
+public:
+  CUDAEmitter(raw_ostream &os) : os(os) {}
+
+  LogicalResult emitModule(ModuleOp module, std::vector<rt::KernelSpec> *specs);
+
+private:
+  LogicalResult collectHelpers(SpmmOp op);
+  void emitLoadHelper(const ElementSpelling &e, int64_t vw);
+  void emitStoreHelper(const ElementSpelling &e, int64_t vw);
+  LogicalResult emitKernel(GnnModuleOp module, KernelOp kernel,
+                           std::vector<rt::KernelSpec> *specs);
+  LogicalResult emitSpmm(SpmmOp op);
+
+  raw_indented_ostream os;
+  /// Element types (by tag) that need a header.
+  llvm::StringSet<> headers;
+  /// (element tag, vector width) pairs that need load/store helpers.
+  std::set<std::pair<std::string, int64_t>> helpers;
+};
+
+void CUDAEmitter::emitLoadHelper(const ElementSpelling &e, int64_t vw) {
+  os << "__device__ __forceinline__ void gnnc_load_" << e.tag << "x" << vw
+     << "(const " << e.cType << " *__restrict__ p, float *f) {\n";
+  os.indent();
+  if (e.tag == "f32") {
+    if (vw == 1) {
+      os << "f[0] = __ldg(p);\n";
+    } else {
+      os << "const float" << vw << " v = __ldg(reinterpret_cast<const float"
+         << vw << " *>(p));\n";
+      const char *fields = "xyzw";
+      for (int64_t i = 0; i < vw; ++i)
+        os << "f[" << i << "] = v." << fields[i] << ";\n";
+    }
+  } else if (vw == 1) {
+    os << "const unsigned short raw = __ldg(reinterpret_cast<const unsigned "
+          "short *>(p));\n";
+    os << "f[0] = " << e.toFloat << "("
+       << (e.tag == "f16" ? "__ushort_as_half" : "__ushort_as_bfloat16")
+       << "(raw));\n";
+  } else {
+    StringRef pair = e.tag == "f16" ? "__half2" : "__nv_bfloat162";
+    StringRef pairToFloat2 =
+        e.tag == "f16" ? "__half22float2" : "__bfloat1622float2";
+    StringRef raw = rawVectorType(vw * 2);
+    os << "const " << raw << " v = __ldg(reinterpret_cast<const " << raw
+       << " *>(p));\n";
+    os << "const unsigned *w = reinterpret_cast<const unsigned *>(&v);\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << vw / 2 << "; ++i) {\n";
+    os.indent();
+    os << "const float2 t = " << pairToFloat2 << "(*reinterpret_cast<const "
+       << pair << " *>(&w[i]));\n";
+    os << "f[2 * i] = t.x;\n";
+    os << "f[2 * i + 1] = t.y;\n";
+    os.unindent();
+    os << "}\n";
+  }
+  os.unindent();
+  os << "}\n\n";
+}
+
+void CUDAEmitter::emitStoreHelper(const ElementSpelling &e, int64_t vw) {
+  os << "__device__ __forceinline__ void gnnc_store_" << e.tag << "x" << vw
+     << "(" << e.cType << " *__restrict__ p, const float *f) {\n";
+  os.indent();
+  if (e.tag == "f32") {
+    if (vw == 1) {
+      os << "*p = f[0];\n";
+    } else {
+      os << "float" << vw << " v;\n";
+      const char *fields = "xyzw";
+      for (int64_t i = 0; i < vw; ++i)
+        os << "v." << fields[i] << " = f[" << i << "];\n";
+      os << "*reinterpret_cast<float" << vw << " *>(p) = v;\n";
+    }
+  } else if (vw == 1) {
+    os << "*p = "
+       << (e.tag == "f16" ? "__float2half_rn" : "__float2bfloat16_rn")
+       << "(f[0]);\n";
+  } else {
+    StringRef pair = e.tag == "f16" ? "__half2" : "__nv_bfloat162";
+    StringRef fromFloats =
+        e.tag == "f16" ? "__floats2half2_rn" : "__floats2bfloat162_rn";
+    StringRef raw = rawVectorType(vw * 2);
+    os << raw << " v;\n";
+    os << "unsigned *w = reinterpret_cast<unsigned *>(&v);\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << vw / 2 << "; ++i) {\n";
+    os.indent();
+    os << "const " << pair << " h = " << fromFloats
+       << "(f[2 * i], f[2 * i + 1]);\n";
+    os << "w[i] = *reinterpret_cast<const unsigned *>(&h);\n";
+    os.unindent();
+    os << "}\n";
+    os << "*reinterpret_cast<" << raw << " *>(p) = v;\n";
+  }
+  os.unindent();
+  os << "}\n\n";
+}
+
+LogicalResult CUDAEmitter::collectHelpers(SpmmOp op) {
+  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  if (!plan)
+    return op.emitOpError()
+           << "has no gnn.plan; run gnn-lower-to-kernels before printing";
+  FailureOr<ElementSpelling> e = spellElement(op.getElementType(), op);
+  if (failed(e))
+    return failure();
+  headers.insert(e->tag);
+  helpers.insert({e->tag.str(), plan.getVectorWidth()});
+  return success();
+}
+
+LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
+  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  auto kernel = op->getParentOfType<KernelOp>();
+  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  auto paramName = [&](Value v) -> StringRef {
+    auto arg = cast<BlockArgument>(v);
+    unsigned index = 0;
+    for (unsigned i = 0; i < arg.getArgNumber(); ++i)
+      index += isa<GnnGraphType>(kernel.getArgumentTypes()[i]) ? 3 : 1;
+    return cast<StringAttr>(params[index]).getValue();
+  };
+  StringRef graph = paramName(op.getGraph());
+  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
+  StringRef x = paramName(op.getFeatures());
+  StringRef y =
+      cast<StringAttr>(params[params.size() - 1]).getValue(); // one result
+  ElementSpelling e = *spellElement(op.getElementType(), op);
+
+  int64_t width = op.getFeatureWidth();
+  int64_t lanes = plan.getLanes(), vw = plan.getVectorWidth();
+  int64_t chunks = plan.getChunks(), perLane = plan.getChunksPerLane();
+  int64_t rowsPerBlock = plan.getRowsPerBlock();
+  bool ragged = chunks % lanes != 0;
+
+  os << "// gnn.spmm, vertex_parallel: " << lanes << " thread"
+     << (lanes == 1 ? "" : "s") << " per row, " << rowsPerBlock
+     << " rows per block, " << vw << " x " << e.tag << " per load\n";
+  os << "const long long row = (long long)blockIdx.x * " << rowsPerBlock
+     << " + threadIdx.x / " << lanes << ";\n";
+  os << "const int lane = threadIdx.x % " << lanes << ";\n";
+  os << "if (row >= " << prefix << "num_rows)\n";
+  os << "  return;\n";
+  os << "float acc[" << perLane * vw << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int i = 0; i < " << perLane * vw << "; ++i)\n";
+  os << "  acc[i] = 0.0f;\n";
+  os << "const long long begin = " << prefix << "row_ptr[row];\n";
+  os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
+  os << "for (long long e = begin; e < end; ++e) {\n";
+  os.indent();
+  os << "const long long col = " << prefix << "col_idx[e];\n";
+  if (Value values = op.getValues()) {
+    StringRef v = paramName(values);
+    if (e.tag == "f32")
+      os << "const float w = __ldg(" << v << " + e);\n";
+    else
+      os << "const float w = " << e.toFloat << "(" << v << "[e]);\n";
+  }
+  os << "const " << e.cType << " *src = " << x << " + col * " << width << ";\n";
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << perLane << "; ++k) {\n";
+  os.indent();
+  os << "const int chunk = lane + k * " << lanes << ";\n";
+  if (ragged) {
+    os << "if (chunk >= " << chunks << ")\n";
+    os << "  break;\n";
+  }
+  os << "float f[" << vw << "];\n";
+  os << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
+     << ", f);\n";
+  os << "#pragma unroll\n";
+  os << "for (int j = 0; j < " << vw << "; ++j)\n";
+  os << "  acc[k * " << vw << " + j] += " << (op.getValues() ? "w * " : "")
+     << "f[j];\n";
+  os.unindent();
+  os << "}\n";
+  os.unindent();
+  os << "}\n";
+  os << e.cType << " *dst = " << y << " + row * " << width << ";\n";
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << perLane << "; ++k) {\n";
+  os.indent();
+  os << "const int chunk = lane + k * " << lanes << ";\n";
+  if (ragged) {
+    os << "if (chunk >= " << chunks << ")\n";
+    os << "  break;\n";
+  }
+  os << "gnnc_store_" << e.tag << "x" << vw << "(dst + chunk * " << vw
+     << ", acc + k * " << vw << ");\n";
+  os.unindent();
+  os << "}\n";
+  return success();
+}
+
+LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
+                                      std::vector<rt::KernelSpec> *specs) {
+  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  auto launch = kernel->getAttrOfType<LaunchAttr>(kLaunchAttrName);
+  if (!params || !launch)
+    return kernel.emitOpError()
+           << "has no gnn.params/gnn.launch; run gnn-lower-to-kernels "
+              "before printing";
+
+  rt::KernelSpec spec;
+  spec.name = entryName(module, kernel);
+  spec.launch.blockX = launch.getBlock();
+  spec.launch.gridParam = launch.getGrid().str();
+  spec.launch.itemsPerBlock = launch.getPerBlock();
+  spec.launch.sharedBytes = launch.getShared();
+
+  // Parameter declarations, in the order of gnn.params.
+  SmallVector<std::string> decls;
+  unsigned next = 0;
+  auto name = [&]() {
+    return cast<StringAttr>(params[next++]).getValue().str();
+  };
+  auto addParam = [&](std::string decl, std::string n, rt::ParamKind kind) {
+    decls.push_back(decl + n);
+    spec.params.push_back({n, kind});
+  };
+  for (Type type : kernel.getArgumentTypes()) {
+    if (auto graph = dyn_cast<GnnGraphType>(type)) {
+      addParam(
+          ("const " + spellIndex(graph.getOffsetType()) + " *__restrict__ ")
+              .str(),
+          name(), rt::ParamKind::Pointer);
+      addParam(("const " + spellIndex(graph.getIndexType()) + " *__restrict__ ")
+                   .str(),
+               name(), rt::ParamKind::Pointer);
+      addParam("long long ", name(), rt::ParamKind::Int64);
+      continue;
+    }
+    auto tensor = cast<RankedTensorType>(type);
+    FailureOr<ElementSpelling> e =
+        spellElement(tensor.getElementType(), kernel);
+    if (failed(e))
+      return failure();
+    addParam(("const " + e->cType + " *__restrict__ ").str(), name(),
+             rt::ParamKind::Pointer);
+  }
+  for (Type type : kernel.getResultTypes()) {
+    FailureOr<ElementSpelling> e =
+        spellElement(cast<RankedTensorType>(type).getElementType(), kernel);
+    if (failed(e))
+      return failure();
+    addParam((e->cType + " *__restrict__ ").str(), name(),
+             rt::ParamKind::Pointer);
+  }
+
+  os << "// @" << module.getSymName() << "::@" << kernel.getSymName() << "\n";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock()
+     << ")\n"
+     << spec.name << "(";
+  for (auto [i, d] : llvm::enumerate(decls))
+    os << (i ? ", " : "") << d;
+  os << ") {\n";
+  os.indent();
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    auto spmm = dyn_cast<SpmmOp>(op);
+    if (!spmm)
+      return op.emitOpError() << "no CUDA emission pattern for this op";
+    if (failed(emitSpmm(spmm)))
+      return failure();
+    spec.info["op"] = "spmm";
+    spec.info["element_type"] =
+        spellElement(spmm.getElementType(), &op)->tag.str();
+    spec.info["feature_width"] = std::to_string(spmm.getFeatureWidth());
+    spec.info["edge_values"] = spmm.getValues() ? "yes" : "no";
+    std::string text;
+    llvm::raw_string_ostream s(text);
+    s << spmm.getScheduleAttr();
+    spec.schedule = text;
+  }
+  os.unindent();
+  os << "}\n\n";
+  if (specs)
+    specs->push_back(std::move(spec));
+  return success();
+}
+
+LogicalResult CUDAEmitter::emitModule(ModuleOp module,
+                                      std::vector<rt::KernelSpec> *specs) {
+  bool any = false;
+  WalkResult walk = module.walk([&](Operation *op) {
+    if (isa<KernelOp>(op))
+      any = true;
+    if (auto spmm = dyn_cast<SpmmOp>(op))
+      if (failed(collectHelpers(spmm)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!any)
+    return module.emitError() << "no gnn.kernel to emit";
+
+  os << "// Generated by gnnc. Do not edit.\n";
+  if (headers.contains("f16"))
+    os << "#include <cuda_fp16.h>\n";
+  if (headers.contains("bf16"))
+    os << "#include <cuda_bf16.h>\n";
+  os << "\n";
+  for (auto &[tag, vw] : helpers) {
+    ElementSpelling e =
+        tag == "f32" ? ElementSpelling{"float", "f32", ""}
+        : tag == "f16"
+            ? ElementSpelling{"__half", "f16", "__half2float"}
+            : ElementSpelling{"__nv_bfloat16", "bf16", "__bfloat162float"};
+    emitLoadHelper(e, vw);
+    emitStoreHelper(e, vw);
+  }
+  for (auto gm : module.getOps<GnnModuleOp>())
+    for (auto kernel : gm.getOps<KernelOp>())
+      if (failed(emitKernel(gm, kernel, specs)))
+        return failure();
+  return success();
+}
+
+} // namespace
+
+LogicalResult gnnc::translateToCUDA(ModuleOp module, raw_ostream &os,
+                                    std::vector<rt::KernelSpec> *specs) {
+  std::string text;
+  llvm::raw_string_ostream buffer(text);
+  CUDAEmitter emitter(buffer);
+  if (failed(emitter.emitModule(module, specs)))
+    return failure();
+  os << text;
+  return success();
+}
+
+void gnnc::registerToCUDATranslation() {
+  TranslateFromMLIRRegistration reg(
+      "gnn-to-cuda", "print lowered gnn IR as CUDA C++",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError() << "expected a builtin.module";
+        return translateToCUDA(module, os);
+      },
+      [](DialectRegistry &registry) { registry.insert<GnnDialect>(); });
+}

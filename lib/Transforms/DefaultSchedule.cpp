@@ -1,0 +1,82 @@
+//===- DefaultSchedule.cpp - Fill in schedule parameters ------------------===//
+//
+// Chooses a value for every schedule parameter an op leaves at 0. The
+// choices are simple rules, not tuning: the widest vector load that divides
+// the feature width, enough dimension workers to cover a row in one trip,
+// 256 threads per block.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Transforms/Passes.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace gnnc {
+#define GEN_PASS_DEF_GNNDEFAULTSCHEDULE
+#include "gnnc/Transforms/Passes.h.inc"
+} // namespace gnnc
+
+using namespace mlir;
+using namespace gnnc;
+using namespace gnnc::gnn;
+
+namespace {
+
+/// The widest vector (in elements) of at most 16 bytes that divides `width`.
+int32_t chooseVectorWidth(int64_t width, unsigned elementBits) {
+  for (int32_t vw : {8, 4, 2}) {
+    if (vw * elementBits <= 128 && width % vw == 0)
+      return vw;
+  }
+  return 1;
+}
+
+ScheduleAttr completeVertexParallel(ScheduleAttr s, int64_t width,
+                                    unsigned elementBits) {
+  int32_t vw = s.getVectorWidth();
+  if (vw == 0)
+    vw = chooseVectorWidth(width, elementBits);
+  int32_t workers = s.getDimWorkers();
+  if (workers == 0) {
+    int64_t chunks = (width + vw - 1) / vw;
+    workers = static_cast<int32_t>(
+        std::min<uint64_t>(32, llvm::PowerOf2Ceil(chunks)));
+  }
+  int32_t threads = s.getThreadsPerBlock();
+  if (threads == 0)
+    threads = std::max(256, workers);
+  return ScheduleAttr::get(s.getContext(), s.getStrategy(), vw,
+                           s.getDiscBatch(), s.getGroupSize(), workers, threads,
+                           s.getEdgesPerWarp(), s.getSliceSize(),
+                           s.getTileRouting(), s.getAccumulate(), s.getWrite());
+}
+
+} // namespace
+namespace gnnc {
+namespace {
+struct GnnDefaultSchedulePass
+    : public impl::GnnDefaultScheduleBase<GnnDefaultSchedulePass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    WalkResult result = getOperation().walk([&](SpmmOp op) {
+      ScheduleAttr schedule = op.getScheduleAttr();
+      if (!schedule)
+        schedule =
+            ScheduleAttr::get(ctx, Strategy::vertex_parallel, 0, 0, 0, 0, 0, 0,
+                              0, false, Accumulate::f32, WriteMode::direct);
+      if (schedule.getStrategy() != Strategy::vertex_parallel) {
+        op.emitOpError() << "no default for strategy '"
+                         << stringifyStrategy(schedule.getStrategy()) << "'";
+        return WalkResult::interrupt();
+      }
+      op.setScheduleAttr(
+          completeVertexParallel(schedule, op.getFeatureWidth(),
+                                 op.getElementType().getIntOrFloatBitWidth()));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace gnnc

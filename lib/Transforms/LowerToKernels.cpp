@@ -1,0 +1,159 @@
+//===- LowerToKernels.cpp - Resolve thread mapping, launch and ABI --------===//
+//
+// After this pass every decision the CUDA printer needs is an attribute:
+//   - `gnn.plan` on each op: how threads map onto rows and features;
+//   - `gnn.launch` on each kernel: block size and the grid rule;
+//   - `gnn.params` on each kernel: parameter names in launch order.
+//
+// Kernel parameters: a graph argument contributes `<p>row_ptr`,
+// `<p>col_idx` and `<p>num_rows` (prefix empty for the first graph, `g<i>_`
+// after); 2-D tensors are `x`, `x1`, ...; 1-D tensors `values`, `values1`,
+// ...; results `y`, `y1`, .... An argument attribute `gnn.name = "..."`
+// overrides the name (or the prefix, for a graph).
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace gnnc {
+#define GEN_PASS_DEF_GNNLOWERTOKERNELS
+#include "gnnc/Transforms/Passes.h.inc"
+} // namespace gnnc
+
+using namespace mlir;
+using namespace gnnc;
+using namespace gnnc::gnn;
+
+namespace {
+
+/// Most accumulators (floats) one thread keeps in registers.
+constexpr int64_t kMaxAccumulatorsPerThread = 128;
+
+std::string numbered(StringRef base, unsigned index) {
+  return index == 0 ? base.str() : (base + Twine(index)).str();
+}
+
+/// Computes the parameter list of `kernel`, or fails with a diagnostic.
+FailureOr<SmallVector<Attribute>> computeParams(KernelOp kernel) {
+  Builder b(kernel.getContext());
+  SmallVector<Attribute> names;
+  llvm::StringSet<> seen;
+  unsigned graphs = 0, matrices = 0, vectors = 0;
+  auto add = [&](const std::string &name) -> LogicalResult {
+    if (!seen.insert(name).second)
+      return kernel.emitOpError()
+             << "two kernel parameters are named '" << name
+             << "'; give them distinct gnn.name attributes";
+    names.push_back(b.getStringAttr(name));
+    return success();
+  };
+  for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
+    auto given = kernel.getArgAttrOfType<StringAttr>(i, "gnn.name");
+    if (isa<GnnGraphType>(type)) {
+      std::string prefix =
+          given ? (given.getValue() + "_").str()
+                : (graphs == 0 ? std::string()
+                               : "g" + std::to_string(graphs) + "_");
+      ++graphs;
+      for (const char *part : {"row_ptr", "col_idx", "num_rows"})
+        if (failed(add(prefix + part)))
+          return failure();
+      continue;
+    }
+    auto tensor = cast<RankedTensorType>(type);
+    std::string name =
+        given ? given.getValue().str()
+              : (tensor.getRank() == 2 ? numbered("x", matrices++)
+                                       : numbered("values", vectors++));
+    if (failed(add(name)))
+      return failure();
+  }
+  for (unsigned i = 0, e = kernel.getResultTypes().size(); i < e; ++i) {
+    auto given = kernel.getResultAttrOfType<StringAttr>(i, "gnn.name");
+    if (failed(add(given ? given.getValue().str() : numbered("y", i))))
+      return failure();
+  }
+  return names;
+}
+
+LogicalResult lowerKernel(KernelOp kernel) {
+  Block &body = kernel.getBody().front();
+  auto ops = body.without_terminator();
+  SpmmOp spmm;
+  for (Operation &op : ops) {
+    if (spmm || !isa<SpmmOp>(op))
+      return op.emitOpError()
+             << "cannot be emitted: a kernel currently holds exactly one "
+                "gnn.spmm (fusing several ops is not implemented yet)";
+    spmm = cast<SpmmOp>(op);
+  }
+  if (!spmm)
+    return kernel.emitOpError() << "has no op to emit";
+  auto ret = cast<ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() != 1 || ret.getOperand(0) != spmm.getResult())
+    return ret.emitOpError() << "must return exactly the gnn.spmm result";
+  for (Value operand : spmm->getOperands())
+    if (!isa<BlockArgument>(operand))
+      return spmm.emitOpError() << "operands must be kernel arguments";
+
+  ScheduleAttr schedule = spmm.getScheduleAttr();
+  if (!schedule || !schedule.isComplete())
+    return spmm.emitOpError()
+           << "has no complete schedule; run gnn-default-schedule first";
+
+  int64_t width = spmm.getFeatureWidth();
+  int32_t vw = schedule.getVectorWidth();
+  int32_t lanes = schedule.getDimWorkers();
+  int32_t threads = schedule.getThreadsPerBlock();
+  int64_t chunks = width / vw;
+  int64_t chunksPerLane = (chunks + lanes - 1) / lanes;
+  if (chunksPerLane * vw > kMaxAccumulatorsPerThread)
+    return spmm.emitOpError()
+           << "feature width " << width << " needs " << chunksPerLane * vw
+           << " accumulators per thread with vector_width " << vw
+           << " and dim_workers " << lanes << "; at most "
+           << kMaxAccumulatorsPerThread
+           << " fit in registers (raise dim_workers or vector_width)";
+
+  MLIRContext *ctx = kernel.getContext();
+  spmm->setAttr(kPlanAttrName,
+                VertexPlanAttr::get(ctx, lanes, threads / lanes, vw,
+                                    static_cast<int32_t>(chunks),
+                                    static_cast<int32_t>(chunksPerLane)));
+
+  FailureOr<SmallVector<Attribute>> params = computeParams(kernel);
+  if (failed(params))
+    return failure();
+  // The grid counts rows of the graph the op aggregates over.
+  auto graphArg = cast<BlockArgument>(spmm.getGraph());
+  unsigned graphIndex = 0;
+  for (unsigned i = 0; i < graphArg.getArgNumber(); ++i)
+    graphIndex += isa<GnnGraphType>(kernel.getArgumentTypes()[i]) ? 3 : 1;
+  auto numRows = cast<StringAttr>((*params)[graphIndex + 2]);
+  kernel->setAttr(kLaunchAttrName,
+                  LaunchAttr::get(ctx, threads, numRows.getValue(),
+                                  threads / lanes, /*shared=*/0));
+  kernel->setAttr(kParamsAttrName, ArrayAttr::get(ctx, *params));
+  return success();
+}
+
+} // namespace
+namespace gnnc {
+namespace {
+struct GnnLowerToKernelsPass
+    : public impl::GnnLowerToKernelsBase<GnnLowerToKernelsPass> {
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation().walk([&](KernelOp kernel) {
+      if (mlir::failed(lowerKernel(kernel)))
+        failed = true;
+    });
+    if (failed)
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace gnnc
