@@ -23,6 +23,7 @@ gnnc::compileGnn(const std::string &text, const std::string &bufferName) {
   registerGnnDialect(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
 
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
@@ -44,6 +45,11 @@ gnnc::compileGnn(const std::string &text, const std::string &bufferName) {
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (!module)
     return fail("parsing");
+
+  if (module->getOps<gnn::GnnModuleOp>().empty())
+    return Status::error(bufferName +
+                         ": no gnn.module found; a .gnn file holds gnn.module "
+                         "ops with gnn.kernel ops inside");
 
   PassManager pm(&context);
   buildLoweringPipeline(pm);

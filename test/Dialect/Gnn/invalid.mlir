@@ -1,0 +1,185 @@
+// RUN: gnn-opt %s --split-input-file --verify-diagnostics --allow-unregistered-dialect
+
+// expected-error @+1 {{graph row offsets must be i32 or i64, got 'i16'}}
+"test.types"() {t = !gnn.graph<csr, i16, i32>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{graph column indices ('i64') are wider than its row offsets ('i32')}}
+"test.types"() {t = !gnn.graph<csr, i32, i64>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{vector_width must be 1, 2, 4 or 8 (0 = choose), got 3}}
+module attributes {s = #gnn.schedule<vector_width = 3>} {}
+
+// -----
+
+// expected-error @+1 {{dim_workers must be a power of two from 1 to 32 (0 = choose), got 64}}
+module attributes {s = #gnn.schedule<dim_workers = 64>} {}
+
+// -----
+
+// expected-error @+1 {{threads_per_block must be a multiple of 32 from 32 to 1024 (0 = choose), got 100}}
+module attributes {s = #gnn.schedule<threads_per_block = 100>} {}
+
+// -----
+
+// expected-error @+1 {{group_size applies to the neighbor_group strategy, not vertex_parallel}}
+module attributes {s = #gnn.schedule<group_size = 4>} {}
+
+// -----
+
+// expected-error @+1 {{slice_size applies to the sliced strategy, not edge_parallel}}
+module attributes {s = #gnn.schedule<strategy = edge_parallel, slice_size = 32>} {}
+
+// -----
+
+// expected-error @+1 {{tile_routing applies to the tile_routed strategy, not vertex_parallel}}
+module attributes {s = #gnn.schedule<tile_routing = true>} {}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{schedule strategy 'edge_parallel' is not implemented for gnn.spmm yet; implemented: vertex_parallel}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = edge_parallel, edges_per_warp = 64>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf16>) -> tensor<?x64xf16> {
+    // expected-error @+1 {{discretized reduction (disc_batch = 32) is not implemented yet}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<disc_batch = 32>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    gnn.return %y : tensor<?x64xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf16>) -> tensor<?x64xf16> {
+    // expected-error @+1 {{accumulate = f16 is not implemented yet}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<accumulate = f16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    gnn.return %y : tensor<?x64xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{write = atomic is not implemented yet}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<write = atomic>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{vector_width 8 of 'f32' is 32 bytes; a GPU loads at most 16 bytes per thread}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<vector_width = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x41xf16>) -> tensor<?x41xf16> {
+    // expected-error @+1 {{vector_width 2 does not divide the feature width 41; padding odd widths is not implemented yet}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<vector_width = 2>} : !gnn.graph<csr, i64, i32>, tensor<?x41xf16> -> tensor<?x41xf16>
+    gnn.return %y : tensor<?x41xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<sliced_csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{graph format 'sliced_csr' is not supported by gnn.spmm yet; use csr}}
+    %y = gnn.spmm %g, %x : !gnn.graph<sliced_csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+    // expected-error @+1 {{feature width must be static and positive}}
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x?xf32> -> tensor<?x?xf32>
+    gnn.return %y : tensor<?x?xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x16xf32> {
+    // expected-error @+1 {{must be a 2-D tensor with the element type and feature width of the features}}
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x16xf32>
+    gnn.return %y : tensor<?x16xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf16>, %w: tensor<?xf32>) -> tensor<?x8xf16> {
+    // expected-error @+1 {{edge values must be a 1-D tensor of 'f16', got 'tensor<?xf32>'}}
+    %y = gnn.spmm %g, %x values(%w : tensor<?xf32>) : !gnn.graph<csr, i64, i32>, tensor<?x8xf16> -> tensor<?x8xf16>
+    gnn.return %y : tensor<?x8xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{reduce = max is not implemented yet; implemented: sum}}
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{degree scaling (scale = both) is not implemented yet}}
+    %y = gnn.spmm %g, %x {scale = #gnn<scale both>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x4xf32> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    // expected-error @+1 {{result #0 has type 'tensor<?x8xf32>', but kernel @k declares 'tensor<?x4xf32>'}}
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  // expected-error @+1 {{argument #1 must be a !gnn.graph or a ranked tensor of rank 1 or 2, got 'i32'}}
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %n: i32) {
+    gnn.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{expects parent op 'gnn.module'}}
+gnn.kernel @orphan() {
+  gnn.return
+}

@@ -1,0 +1,45 @@
+// RUN: gnn-opt %s | FileCheck %s
+// RUN: gnn-opt %s --mlir-print-op-generic | gnn-opt | FileCheck %s
+// RUN: gnn-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// CHECK-LABEL: gnn.module @ops
+gnn.module @ops {
+  // CHECK-LABEL: gnn.kernel @sum
+  // CHECK-SAME: (%[[G:.*]]: !gnn.graph<csr, i64, i32>, %[[X:.*]]: tensor<?x64xf32>) -> tensor<?x64xf32>
+  gnn.kernel @sum(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // CHECK-NEXT: %[[Y:.*]] = gnn.spmm %[[G]], %[[X]] : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    // CHECK-NEXT: gnn.return %[[Y]] : tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+
+  // CHECK-LABEL: gnn.kernel @weighted
+  gnn.kernel @weighted(%g: !gnn.graph<csr, i32, i32>, %x: tensor<?x41xf16>, %w: tensor<?xf16>) -> tensor<?x41xf16> {
+    // CHECK: gnn.spmm %{{.*}}, %{{.*}} values(%{{.*}} : tensor<?xf16>) {schedule = #gnn.schedule<vector_width = 1, dim_workers = 32, threads_per_block = 128>}
+    %y = gnn.spmm %g, %x values(%w : tensor<?xf16>) {schedule = #gnn.schedule<strategy = vertex_parallel, vector_width = 1, dim_workers = 32, threads_per_block = 128>} : !gnn.graph<csr, i32, i32>, tensor<?x41xf16> -> tensor<?x41xf16>
+    gnn.return %y : tensor<?x41xf16>
+  }
+
+  // CHECK-LABEL: gnn.kernel @bf16
+  // CHECK-SAME: !gnn.graph<csr, i64, i64>
+  gnn.kernel @bf16(%g: !gnn.graph<csr, i64, i64>, %x: tensor<100x8xbf16>) -> tensor<?x8xbf16> {
+    // The default reduction is not printed.
+    // CHECK: gnn.spmm %{{.*}}, %{{.*}} : !gnn.graph
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce sum>} : !gnn.graph<csr, i64, i64>, tensor<100x8xbf16> -> tensor<?x8xbf16>
+    gnn.return %y : tensor<?x8xbf16>
+  }
+}
+
+// Graph types of formats no op consumes yet still parse and print.
+// CHECK-LABEL: gnn.module @formats
+gnn.module @formats {
+  // CHECK: !gnn.graph<sliced_csr, i64, i32>, %{{.*}}: !gnn.graph<batched_csr, i32, i32>, %{{.*}}: !gnn.graph<segmented_csr, i64, i64>, %{{.*}}: !gnn.graph<snapshot_csr, i64, i32>
+  gnn.kernel @unused(%a: !gnn.graph<sliced_csr, i64, i32>, %b: !gnn.graph<batched_csr, i32, i32>, %c: !gnn.graph<segmented_csr, i64, i64>, %d: !gnn.graph<snapshot_csr, i64, i32>) {
+    gnn.return
+  }
+}
+
+// GENERIC: "gnn.module"()
+// GENERIC: "gnn.kernel"()
+// GENERIC: "gnn.spmm"(%{{.*}}, %{{.*}})
+// GENERIC: "gnn.return"(%{{.*}})

@@ -1,0 +1,39 @@
+// RUN: gnn-opt %s --gnn-default-schedule | FileCheck %s
+
+gnn.module @m {
+  // f32, width 64: float4 loads (16 bytes), 16 chunks -> 16 threads per row.
+  // CHECK-LABEL: gnn.kernel @f32_64
+  // CHECK: schedule = #gnn.schedule<vector_width = 4, dim_workers = 16, threads_per_block = 256>
+  gnn.kernel @f32_64(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+  // f16, width 128: 8 halves per load, 16 chunks -> 16 threads per row.
+  // CHECK-LABEL: gnn.kernel @f16_128
+  // CHECK: schedule = #gnn.schedule<vector_width = 8, dim_workers = 16, threads_per_block = 256>
+  gnn.kernel @f16_128(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x128xf16>) -> tensor<?x128xf16> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x128xf16> -> tensor<?x128xf16>
+    gnn.return %y : tensor<?x128xf16>
+  }
+  // Odd width: scalar loads; 41 chunks -> a full warp per row.
+  // CHECK-LABEL: gnn.kernel @bf16_41
+  // CHECK: schedule = #gnn.schedule<vector_width = 1, dim_workers = 32, threads_per_block = 256>
+  gnn.kernel @bf16_41(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x41xbf16>) -> tensor<?x41xbf16> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x41xbf16> -> tensor<?x41xbf16>
+    gnn.return %y : tensor<?x41xbf16>
+  }
+  // Width 1: one thread per row.
+  // CHECK-LABEL: gnn.kernel @f32_1
+  // CHECK: schedule = #gnn.schedule<vector_width = 1, dim_workers = 1, threads_per_block = 256>
+  gnn.kernel @f32_1(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x1xf32>) -> tensor<?x1xf32> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x1xf32> -> tensor<?x1xf32>
+    gnn.return %y : tensor<?x1xf32>
+  }
+  // Explicit choices are kept; only the zeros are filled.
+  // CHECK-LABEL: gnn.kernel @partial
+  // CHECK: schedule = #gnn.schedule<vector_width = 2, dim_workers = 32, threads_per_block = 128>
+  gnn.kernel @partial(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf16>) -> tensor<?x64xf16> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<vector_width = 2, threads_per_block = 128>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    gnn.return %y : tensor<?x64xf16>
+  }
+}
