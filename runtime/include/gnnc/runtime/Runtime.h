@@ -1,0 +1,122 @@
+//===- Runtime.h - Just-in-time kernels for host programs -------*- C++ -*-===//
+//
+// The front door for host programs: open a device, load KernelSpecs (compiled
+// by NVRTC for the device through the on-disk cache), bind arguments by
+// parameter name and launch.
+//
+//   auto runtime = gnnc::rt::Runtime::create();
+//   auto kernel = runtime->load(spec);
+//   gnnc::rt::ArgPack args;
+//   args.bind("x", xBuffer).bind("y", yBuffer).bind("n", int64_t(n));
+//   gnnc::Status status = runtime->launch(*kernel, args);
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_RUNTIME_RUNTIME_H
+#define GNNC_RUNTIME_RUNTIME_H
+
+#include "gnnc/runtime/Cache.h"
+#include "gnnc/runtime/Driver.h"
+#include "gnnc/runtime/KernelSpec.h"
+#include "gnnc/runtime/Nvrtc.h"
+#include "gnnc/runtime/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace gnnc::rt {
+
+/// How long Runtime::load took.
+struct LoadStats {
+  /// Cache lookup plus NVRTC compilation (if the cache missed).
+  double compileMs = 0;
+  /// cuModuleLoadData plus the function lookup.
+  double moduleLoadMs = 0;
+  /// The whole call: API call to launch-ready kernel.
+  double totalMs = 0;
+  bool cacheHit = false;
+};
+
+/// A kernel ready to launch. Keeps its module alive.
+struct LoadedKernel {
+  KernelSpec spec;
+  Function function;
+};
+
+/// Kernel arguments bound by parameter name.
+class ArgPack {
+public:
+  /// Binds a "ptr" parameter to the buffer's device address.
+  ArgPack &bind(const std::string &name, const DeviceBuffer &buffer);
+  /// Binds a "ptr" parameter to a raw device address.
+  ArgPack &bindAddress(const std::string &name, uint64_t address);
+  /// Binds an "i32" parameter.
+  ArgPack &bind(const std::string &name, int32_t value);
+  /// Binds an "i64" parameter.
+  ArgPack &bind(const std::string &name, int64_t value);
+  /// Binds an "f32" parameter.
+  ArgPack &bind(const std::string &name, float value);
+
+  /// One bound value; all kinds are stored in 8 bytes.
+  struct Value {
+    ParamKind kind;
+    union {
+      uint64_t address;
+      int32_t i32;
+      int64_t i64;
+      float f32;
+    };
+  };
+  const std::map<std::string, Value> &values() const { return values_; }
+
+private:
+  std::map<std::string, Value> values_;
+};
+
+/// The number of blocks `spec` launches with `args` (0: skip the launch).
+Expected<uint64_t> gridBlocks(const KernelSpec &spec, const ArgPack &args);
+
+/// A device plus a kernel cache.
+class Runtime {
+public:
+  /// Opens device `device` and a kernel cache in `cacheDir` (empty: the
+  /// default from the environment; "off": no cache).
+  static Expected<Runtime> create(int device = 0, std::string cacheDir = "");
+
+  const Device &device() const { return device_; }
+  const KernelCache &cache() const { return cache_; }
+  KernelCache &cache() { return cache_; }
+  /// The options kernels are compiled with (arch = the device's).
+  const CompileOptions &compileOptions() const { return options_; }
+  CompileOptions &compileOptions() { return options_; }
+
+  /// Validates `spec`, compiles it through the cache for the device and
+  /// loads it. `stats` (optional) receives the timings.
+  Expected<LoadedKernel> load(const KernelSpec &spec,
+                              LoadStats *stats = nullptr);
+
+  /// Checks that every parameter of the kernel is bound with its kind and
+  /// that nothing else is bound, computes the grid from the launch rule and
+  /// launches (nothing when the grid is empty); with `synchronize` waits for
+  /// the kernel and reports errors raised while it ran.
+  Status launch(const LoadedKernel &kernel, const ArgPack &args,
+                bool synchronize = true);
+
+  /// Waits for all launched work.
+  Status synchronize() const { return device_.synchronize(); }
+
+private:
+  Runtime(Device device, KernelCache cache)
+      : device_(std::move(device)), cache_(std::move(cache)) {}
+  Device device_;
+  KernelCache cache_;
+  CompileOptions options_;
+  /// Modules loaded so far, by cache key: kernels of one translation unit
+  /// are compiled and loaded once.
+  std::map<std::string, Module> modules_;
+};
+
+} // namespace gnnc::rt
+
+#endif // GNNC_RUNTIME_RUNTIME_H

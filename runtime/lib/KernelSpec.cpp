@@ -1,0 +1,391 @@
+//===- KernelSpec.cpp - Kernel manifests ----------------------------------===//
+
+#include "gnnc/runtime/KernelSpec.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+using Json = nlohmann::json;
+
+namespace gnnc::rt {
+
+const char *paramKindName(ParamKind kind) {
+  switch (kind) {
+  case ParamKind::Pointer:
+    return "ptr";
+  case ParamKind::Int32:
+    return "i32";
+  case ParamKind::Int64:
+    return "i64";
+  case ParamKind::Float32:
+    return "f32";
+  }
+  return "?";
+}
+
+std::optional<ParamKind> parseParamKind(const std::string &text) {
+  if (text == "ptr")
+    return ParamKind::Pointer;
+  if (text == "i32")
+    return ParamKind::Int32;
+  if (text == "i64")
+    return ParamKind::Int64;
+  if (text == "f32")
+    return ParamKind::Float32;
+  return std::nullopt;
+}
+
+const KernelParam *KernelSpec::findParam(const std::string &paramName) const {
+  for (const KernelParam &param : params)
+    if (param.name == paramName)
+      return &param;
+  return nullptr;
+}
+
+static bool isIdentifier(const std::string &text) {
+  if (text.empty())
+    return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!alpha && !(digit && i > 0))
+      return false;
+  }
+  return true;
+}
+
+Status validateKernelSpec(const KernelSpec &spec) {
+  if (!isIdentifier(spec.name))
+    return Status::error("kernel name '" + spec.name +
+                         "' is not a valid C identifier");
+  std::set<std::string> seen;
+  for (const KernelParam &param : spec.params) {
+    if (!isIdentifier(param.name))
+      return Status::error("kernel '" + spec.name + "': parameter name '" +
+                           param.name + "' is not a valid C identifier");
+    if (!seen.insert(param.name).second)
+      return Status::error("kernel '" + spec.name + "': parameter '" +
+                           param.name + "' appears twice");
+  }
+  const LaunchRule &rule = spec.launch;
+  if (rule.blockX == 0 || rule.blockY == 0 || rule.blockZ == 0)
+    return Status::error("kernel '" + spec.name +
+                         "': every block dimension must be positive");
+  if (rule.itemsPerBlock == 0)
+    return Status::error("kernel '" + spec.name +
+                         "': items per block must be at least 1");
+  if (!rule.gridParam.empty()) {
+    const KernelParam *param = spec.findParam(rule.gridParam);
+    if (!param)
+      return Status::error("kernel '" + spec.name + "': grid parameter '" +
+                           rule.gridParam + "' is not a parameter");
+    if (param->kind != ParamKind::Int32 && param->kind != ParamKind::Int64)
+      return Status::error("kernel '" + spec.name + "': grid parameter '" +
+                           rule.gridParam + "' must be i32 or i64, not " +
+                           paramKindName(param->kind));
+  }
+  return Status::ok();
+}
+
+std::string writeManifest(const std::vector<KernelSpec> &kernels,
+                          const std::string &sourceFileName) {
+  Json root = Json::object();
+  root["version"] = 1;
+  root["source"] = sourceFileName;
+  Json list = Json::array();
+  for (const KernelSpec &spec : kernels) {
+    Json kernel = Json::object();
+    kernel["name"] = spec.name;
+    Json params = Json::array();
+    for (const KernelParam &param : spec.params)
+      params.push_back(
+          Json{{"name", param.name}, {"kind", paramKindName(param.kind)}});
+    kernel["params"] = std::move(params);
+    const LaunchRule &rule = spec.launch;
+    kernel["launch"] =
+        Json{{"block", Json::array({rule.blockX, rule.blockY, rule.blockZ})},
+             {"grid_param", rule.gridParam},
+             {"items_per_block", rule.itemsPerBlock},
+             {"shared_bytes", rule.sharedBytes}};
+    kernel["schedule"] = spec.schedule;
+    Json info = Json::object();
+    for (const auto &[key, value] : spec.info)
+      info[key] = value;
+    kernel["info"] = std::move(info);
+    list.push_back(std::move(kernel));
+  }
+  root["kernels"] = std::move(list);
+  return root.dump(2) + "\n";
+}
+
+namespace {
+
+/// A SAX consumer that accepts everything and keeps the first syntax error,
+/// so that malformed JSON is reported with its position without exceptions.
+struct SyntaxChecker : nlohmann::json_sax<Json> {
+  std::string error;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t &) override { return true; }
+  bool string(string_t &) override { return true; }
+  bool binary(binary_t &) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t &) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string &,
+                   const nlohmann::detail::exception &ex) override {
+    error = ex.what();
+    return false;
+  }
+};
+
+/// Reads one manifest, remembering the first error with its field path.
+class ManifestReader {
+public:
+  explicit ManifestReader(std::string manifestPath)
+      : manifestPath(std::move(manifestPath)) {}
+
+  Status fail(const std::string &field, const std::string &what) const {
+    return Status::error(manifestPath + ": " + field + ": " + what);
+  }
+
+  /// Checks that `object` is an object holding only `allowed` keys.
+  Status checkObject(const Json &object, const std::string &field,
+                     std::initializer_list<const char *> allowed) const {
+    if (!object.is_object())
+      return fail(field, "expected an object");
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      bool known = false;
+      for (const char *name : allowed)
+        known = known || it.key() == name;
+      if (!known)
+        return fail(field, "unknown field '" + it.key() + "'");
+    }
+    return Status::ok();
+  }
+
+  static std::optional<uint64_t> asUnsigned(const Json &value) {
+    if (value.is_number_unsigned())
+      return value.get<uint64_t>();
+    if (value.is_number_integer() && value.get<int64_t>() >= 0)
+      return static_cast<uint64_t>(value.get<int64_t>());
+    return std::nullopt;
+  }
+
+  Status readString(const Json &object, const char *key,
+                    const std::string &field, bool required,
+                    std::string &out) const {
+    auto it = object.find(key);
+    if (it == object.end())
+      return required ? fail(field + "." + key, "missing") : Status::ok();
+    if (!it->is_string())
+      return fail(field + "." + key, "expected a string");
+    out = it->get<std::string>();
+    return Status::ok();
+  }
+
+  Status readUnsigned(const Json &object, const char *key,
+                      const std::string &field, uint64_t maxValue,
+                      uint64_t minValue, uint64_t &out) const {
+    auto it = object.find(key);
+    if (it == object.end())
+      return Status::ok();
+    std::optional<uint64_t> value = asUnsigned(*it);
+    if (!value || *value > maxValue || *value < minValue)
+      return fail(field + "." + key, "expected an integer in [" +
+                                         std::to_string(minValue) + ", " +
+                                         std::to_string(maxValue) + "]");
+    out = *value;
+    return Status::ok();
+  }
+
+  Status readLaunch(const Json &object, const std::string &field,
+                    LaunchRule &rule) const {
+    GNNC_RETURN_IF_ERROR(checkObject(
+        object, field,
+        {"block", "grid_param", "items_per_block", "shared_bytes"}));
+    auto block = object.find("block");
+    if (block == object.end())
+      return fail(field + ".block", "missing");
+    bool good = block->is_array() && block->size() == 3;
+    unsigned dims[3] = {0, 0, 0};
+    for (size_t i = 0; good && i < 3; ++i) {
+      std::optional<uint64_t> value = asUnsigned((*block)[i]);
+      good =
+          value && *value > 0 && *value <= std::numeric_limits<unsigned>::max();
+      if (good)
+        dims[i] = static_cast<unsigned>(*value);
+    }
+    if (!good)
+      return fail(field + ".block", "expected 3 positive integers");
+    rule.blockX = dims[0];
+    rule.blockY = dims[1];
+    rule.blockZ = dims[2];
+    GNNC_RETURN_IF_ERROR(
+        readString(object, "grid_param", field, false, rule.gridParam));
+    GNNC_RETURN_IF_ERROR(readUnsigned(object, "items_per_block", field,
+                                      std::numeric_limits<uint64_t>::max(), 1,
+                                      rule.itemsPerBlock));
+    uint64_t shared = rule.sharedBytes;
+    GNNC_RETURN_IF_ERROR(readUnsigned(object, "shared_bytes", field,
+                                      std::numeric_limits<unsigned>::max(), 0,
+                                      shared));
+    rule.sharedBytes = static_cast<unsigned>(shared);
+    return Status::ok();
+  }
+
+  Status readKernel(const Json &object, const std::string &field,
+                    KernelSpec &spec) const {
+    GNNC_RETURN_IF_ERROR(checkObject(
+        object, field, {"name", "params", "launch", "schedule", "info"}));
+    GNNC_RETURN_IF_ERROR(readString(object, "name", field, true, spec.name));
+    auto params = object.find("params");
+    if (params == object.end())
+      return fail(field + ".params", "missing");
+    if (!params->is_array())
+      return fail(field + ".params", "expected an array");
+    for (size_t i = 0; i < params->size(); ++i) {
+      std::string paramField = field + ".params[" + std::to_string(i) + "]";
+      const Json &paramJson = (*params)[i];
+      GNNC_RETURN_IF_ERROR(
+          checkObject(paramJson, paramField, {"name", "kind"}));
+      KernelParam param;
+      GNNC_RETURN_IF_ERROR(
+          readString(paramJson, "name", paramField, true, param.name));
+      std::string kind;
+      GNNC_RETURN_IF_ERROR(
+          readString(paramJson, "kind", paramField, true, kind));
+      std::optional<ParamKind> parsed = parseParamKind(kind);
+      if (!parsed)
+        return fail(paramField + ".kind", "unknown kind '" + kind +
+                                              "' (expected ptr, i32, i64 "
+                                              "or f32)");
+      param.kind = *parsed;
+      spec.params.push_back(std::move(param));
+    }
+    auto launch = object.find("launch");
+    if (launch == object.end())
+      return fail(field + ".launch", "missing");
+    GNNC_RETURN_IF_ERROR(readLaunch(*launch, field + ".launch", spec.launch));
+    GNNC_RETURN_IF_ERROR(
+        readString(object, "schedule", field, false, spec.schedule));
+    auto info = object.find("info");
+    if (info != object.end()) {
+      if (!info->is_object())
+        return fail(field + ".info", "expected an object");
+      for (auto it = info->begin(); it != info->end(); ++it) {
+        if (it->is_string())
+          spec.info[it.key()] = it->get<std::string>();
+        else if (it->is_number() || it->is_boolean())
+          spec.info[it.key()] = it->dump();
+        else
+          return fail(field + ".info." + it.key(),
+                      "expected a string, number or boolean");
+      }
+    }
+    Status valid = validateKernelSpec(spec);
+    if (!valid)
+      return fail(field, valid.message());
+    return Status::ok();
+  }
+
+private:
+  std::string manifestPath;
+};
+
+} // namespace
+
+Expected<std::vector<KernelSpec>> readManifest(const std::string &json,
+                                               const std::string &manifestPath,
+                                               const std::string &source) {
+  SyntaxChecker checker;
+  if (!Json::sax_parse(json, &checker, Json::input_format_t::json, true) ||
+      !checker.error.empty())
+    return Status::error(
+        manifestPath + ": invalid JSON: " +
+        (checker.error.empty() ? std::string("parse failed") : checker.error));
+  Json root = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded())
+    return Status::error(manifestPath + ": invalid JSON");
+
+  ManifestReader reader(manifestPath);
+  if (!root.is_object())
+    return Status::error(manifestPath + ": expected a JSON object at the top");
+  GNNC_RETURN_IF_ERROR(
+      reader.checkObject(root, "manifest", {"version", "source", "kernels"}));
+  auto version = root.find("version");
+  if (version == root.end())
+    return reader.fail("version", "missing");
+  if (!version->is_number_integer() || version->get<int64_t>() != 1)
+    return reader.fail("version", "unsupported manifest version " +
+                                      version->dump() + " (expected 1)");
+  std::string sourceName;
+  GNNC_RETURN_IF_ERROR(
+      reader.readString(root, "source", "manifest", true, sourceName));
+  auto kernels = root.find("kernels");
+  if (kernels == root.end())
+    return reader.fail("kernels", "missing");
+  if (!kernels->is_array())
+    return reader.fail("kernels", "expected an array");
+
+  std::vector<KernelSpec> specs;
+  std::set<std::string> names;
+  for (size_t i = 0; i < kernels->size(); ++i) {
+    std::string field = "kernels[" + std::to_string(i) + "]";
+    KernelSpec spec;
+    GNNC_RETURN_IF_ERROR(reader.readKernel((*kernels)[i], field, spec));
+    if (!names.insert(spec.name).second)
+      return reader.fail(field + ".name",
+                         "kernel '" + spec.name + "' appears twice");
+    spec.source = source;
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+static Expected<std::string> readWholeFile(const std::string &path,
+                                           const std::string &what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error("cannot open " + what + " '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    return Status::error("cannot read " + what + " '" + path + "'");
+  return text.str();
+}
+
+Expected<std::vector<KernelSpec>>
+readManifestFile(const std::string &manifestPath) {
+  Expected<std::string> json = readWholeFile(manifestPath, "manifest");
+  if (!json)
+    return json.status();
+  // Find the source file name first so that it can be read; readManifest
+  // validates everything afterwards.
+  Json root = Json::parse(*json, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object() || !root.contains("source") ||
+      !root["source"].is_string())
+    return readManifest(*json, manifestPath, "");
+  std::string sourceName = root["source"].get<std::string>();
+  std::string sourcePath = sourceName;
+  if (sourceName.empty() || sourceName[0] != '/') {
+    size_t slash = manifestPath.rfind('/');
+    if (slash != std::string::npos)
+      sourcePath = manifestPath.substr(0, slash + 1) + sourceName;
+  }
+  Expected<std::string> source = readWholeFile(sourcePath, "kernel source");
+  if (!source)
+    return source.status().withContext(manifestPath);
+  return readManifest(*json, manifestPath, *source);
+}
+
+} // namespace gnnc::rt

@@ -1,0 +1,165 @@
+//===- KernelSpecTest.cpp - Manifests and argument binding ----------------===//
+
+#include "TestUtil.h"
+
+#include "gnnc/runtime/KernelSpec.h"
+#include "gnnc/runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+using namespace gnnc;
+using namespace gnnc::rt;
+
+namespace {
+
+KernelSpec makeSpmm() {
+  KernelSpec spec;
+  spec.name = "spmm_csr_f32";
+  spec.source = "// unused";
+  spec.params = {{"rowPtr", ParamKind::Pointer},
+                 {"cols", ParamKind::Pointer},
+                 {"alpha", ParamKind::Float32},
+                 {"rows", ParamKind::Int32},
+                 {"nnz", ParamKind::Int64}};
+  spec.launch.blockX = 32;
+  spec.launch.blockY = 8;
+  spec.launch.gridParam = "rows";
+  spec.launch.itemsPerBlock = 8;
+  spec.launch.sharedBytes = 4096;
+  spec.schedule = "#gnn.schedule<row_split, warp_per_row>";
+  spec.info = {{"op", "spmm"}, {"feature_width", "64"}};
+  return spec;
+}
+
+std::string validManifest() {
+  return writeManifest({makeSpmm()}, "kernels.cu");
+}
+
+TEST(Manifest, RoundTrip) {
+  KernelSpec other = makeSpmm();
+  other.name = "sddmm";
+  other.launch = LaunchRule();
+  other.info.clear();
+  std::string json = writeManifest({makeSpmm(), other}, "kernels.cu");
+  EXPECT_NE(json.find("\"kind\": \"ptr\""), std::string::npos);
+  EXPECT_NE(json.find("\"source\": \"kernels.cu\""), std::string::npos);
+
+  Expected<std::vector<KernelSpec>> specs =
+      readManifest(json, "m.json", "SOURCE");
+  ASSERT_TRUE(specs) << specs.message();
+  ASSERT_EQ(specs->size(), 2u);
+  const KernelSpec &back = (*specs)[0];
+  KernelSpec want = makeSpmm();
+  EXPECT_EQ(back.name, want.name);
+  EXPECT_EQ(back.source, "SOURCE");
+  ASSERT_EQ(back.params.size(), want.params.size());
+  for (size_t i = 0; i < want.params.size(); ++i) {
+    EXPECT_EQ(back.params[i].name, want.params[i].name);
+    EXPECT_EQ(back.params[i].kind, want.params[i].kind);
+  }
+  EXPECT_EQ(back.launch.blockX, 32u);
+  EXPECT_EQ(back.launch.blockY, 8u);
+  EXPECT_EQ(back.launch.blockZ, 1u);
+  EXPECT_EQ(back.launch.gridParam, "rows");
+  EXPECT_EQ(back.launch.itemsPerBlock, 8u);
+  EXPECT_EQ(back.launch.sharedBytes, 4096u);
+  EXPECT_EQ(back.schedule, want.schedule);
+  EXPECT_EQ(back.info, want.info);
+  EXPECT_EQ((*specs)[1].name, "sddmm");
+  EXPECT_EQ((*specs)[1].launch.gridParam, "");
+  EXPECT_EQ(writeManifest(*specs, "kernels.cu"), json);
+}
+
+/// Replaces the first `from` in the valid manifest with `to`, parses it and
+/// returns the error message ("" on success).
+std::string errorAfter(const std::string &from, const std::string &to) {
+  std::string json = validManifest();
+  size_t at = json.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at == std::string::npos)
+    return "";
+  json.replace(at, from.size(), to);
+  Expected<std::vector<KernelSpec>> specs = readManifest(json, "m.json", "");
+  return specs ? "" : specs.message();
+}
+
+TEST(Manifest, ErrorsNameTheField) {
+  EXPECT_EQ(errorAfter("\"block\": [\n          32", "\"block\": [\n 0"),
+            "m.json: kernels[0].launch.block: expected 3 positive integers");
+  EXPECT_EQ(errorAfter("\"kind\": \"f32\"", "\"kind\": \"f64\""),
+            "m.json: kernels[0].params[2].kind: unknown kind 'f64' (expected "
+            "ptr, i32, i64 or f32)");
+  EXPECT_EQ(errorAfter("\"name\": \"spmm_csr_f32\"", "\"nom\": \"x\""),
+            "m.json: kernels[0]: unknown field 'nom'");
+  EXPECT_EQ(errorAfter("\"grid_param\": \"rows\"", "\"grid_param\": \"cols\""),
+            "m.json: kernels[0]: kernel 'spmm_csr_f32': grid parameter 'cols' "
+            "must be i32 or i64, not ptr");
+  EXPECT_EQ(errorAfter("\"grid_param\": \"rows\"", "\"grid_param\": \"m\""),
+            "m.json: kernels[0]: kernel 'spmm_csr_f32': grid parameter 'm' is "
+            "not a parameter");
+  EXPECT_EQ(errorAfter("\"items_per_block\": 8", "\"items_per_block\": 0"),
+            "m.json: kernels[0].launch.items_per_block: expected an integer "
+            "in [1, 18446744073709551615]");
+  EXPECT_EQ(errorAfter("\"version\": 1", "\"version\": 2"),
+            "m.json: version: unsupported manifest version 2 (expected 1)");
+  EXPECT_EQ(errorAfter("\"op\": \"spmm\"", "\"op\": [1]"),
+            "m.json: kernels[0].info.op: expected a string, number or boolean");
+  EXPECT_EQ(errorAfter("\"shared_bytes\": 4096", "\"shared_bytes\": -1"),
+            "m.json: kernels[0].launch.shared_bytes: expected an integer in "
+            "[0, 4294967295]");
+  EXPECT_EQ(errorAfter("\"name\": \"rows\"", "\"name\": \"rowPtr\""),
+            "m.json: kernels[0]: kernel 'spmm_csr_f32': parameter 'rowPtr' "
+            "appears twice");
+  std::string syntax = errorAfter("\"op\": \"spmm\"", "\"op\": \"spmm\",");
+  EXPECT_EQ(syntax.rfind("m.json: invalid JSON: ", 0), 0u) << syntax;
+  EXPECT_NE(syntax.find("line"), std::string::npos) << syntax;
+}
+
+TEST(Manifest, ReadsFileAndSource) {
+  test::TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  test::writeFile(dir.path() + "/kernels.cu", "// the kernels\n");
+  test::writeFile(dir.path() + "/kernels.json", validManifest());
+  Expected<std::vector<KernelSpec>> specs =
+      readManifestFile(dir.path() + "/kernels.json");
+  ASSERT_TRUE(specs) << specs.message();
+  EXPECT_EQ((*specs)[0].source, "// the kernels\n");
+
+  Expected<std::vector<KernelSpec>> missing =
+      readManifestFile(dir.path() + "/nope.json");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.message().find("cannot open manifest"), std::string::npos);
+}
+
+TEST(ArgPack, GridFromLaunchRule) {
+  KernelSpec spec = makeSpmm();
+  ArgPack args;
+  args.bind("rows", int32_t(17));
+  Expected<uint64_t> blocks = gridBlocks(spec, args);
+  ASSERT_TRUE(blocks) << blocks.message();
+  EXPECT_EQ(*blocks, 3u);
+  args.bind("rows", int32_t(0));
+  EXPECT_EQ(*gridBlocks(spec, args), 0u);
+  args.bind("rows", int32_t(-4));
+  Expected<uint64_t> negative = gridBlocks(spec, args);
+  ASSERT_FALSE(negative);
+  EXPECT_NE(negative.message().find("negative"), std::string::npos);
+  spec.launch.gridParam.clear();
+  EXPECT_EQ(*gridBlocks(spec, args), 1u);
+}
+
+TEST(NoGpu, ReportedAsErrors) {
+  std::string why;
+  if (gpuAvailable(&why))
+    GTEST_SKIP() << "a GPU is present";
+  EXPECT_FALSE(why.empty());
+  Expected<Runtime> runtime = Runtime::create();
+  ASSERT_FALSE(runtime);
+  EXPECT_NE(runtime.message().find(why), std::string::npos)
+      << runtime.message();
+  Expected<DeviceBuffer> buffer = DeviceBuffer::allocate(64);
+  ASSERT_FALSE(buffer);
+  EXPECT_NE(buffer.message().find("no CUDA"), std::string::npos);
+}
+
+} // namespace

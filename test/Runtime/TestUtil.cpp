@@ -1,0 +1,46 @@
+//===- TestUtil.cpp - Helpers for the runtime tests -----------------------===//
+
+#include "TestUtil.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace gnnc::test {
+
+TempDir::TempDir() {
+  std::string pattern = "/tmp/gnnc-runtime-test-XXXXXX";
+  if (char *made = ::mkdtemp(pattern.data()))
+    path_ = made;
+}
+
+TempDir::~TempDir() {
+  if (!path_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+}
+
+std::string saxpySource(const std::string &name) {
+  return "extern \"C\" __global__ void " + name +
+         "(const float *x, float *y, float a, long long n) {\n"
+         "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (i < n)\n"
+         "    y[i] = a * x[i] + y[i];\n"
+         "}\n";
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void writeFile(const std::string &path, const std::string &data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+}
+
+} // namespace gnnc::test
