@@ -1,0 +1,87 @@
+//===- Spmm.h - CPU reference for sparse aggregation ------------*- C++ -*-===//
+//
+// Double-precision CPU reference for SpMM-style aggregation, and comparison
+// of device results against it.
+//
+// Suggested tolerances:
+//  - f32 inputs and outputs: compareToReference with relTol 1e-5 and absTol
+//    ~1e-6 (times the typical magnitude), or compareToReferenceScaled with
+//    tol ~1e-6 * (max degree)^0.5 .. 1e-5.
+//  - f16 / bf16 inputs: round the inputs first (roundThrough) so the
+//    reference sees exactly the values the GPU sees; if the kernel
+//    accumulates in f32 and stores f16 (bf16) output, the error is dominated
+//    by the final rounding: use compareToReferenceScaled with tol ~1e-3 for
+//    f16 (2^-11 unit roundoff) and ~8e-3 for bf16 (2^-8), or ~1e-2 to be safe,
+//    and for f16 output an absolute floor absTol ~3e-8 (f16 subnormals).
+//    Scaling by sum |val * x| (absRef) rather than |ref| keeps rows with
+//    cancellation from producing false mismatches.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_REFERENCE_SPMM_H
+#define GNNC_REFERENCE_SPMM_H
+
+#include "gnnc/graph/Csr.h"
+#include "gnnc/runtime/Float16.h"
+#include "gnnc/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gnnc::ref {
+
+/// Y[r, :] = sum over entries e of row r of val_e * X[colIdx[e], :], with
+/// double accumulation. `edgeValues` (nnz floats) overrides g.values when
+/// non-null; otherwise g.values is used, or ones when it is empty. `x` is
+/// numCols x featWidth row-major; `y` is resized to numRows x featWidth. If
+/// `absRef` is non-null it receives sum |val_e * X[c, j]| per output element
+/// (the scale for compareToReferenceScaled). Runs on `numThreads` threads (0:
+/// all hardware threads when the work is large enough).
+void spmmSum(const graph::CsrGraph &g, const float *edgeValues, const float *x,
+             int64_t featWidth, std::vector<double> &y,
+             std::vector<double> *absRef = nullptr, int numThreads = 0);
+
+/// Checks every element: |got - ref| <= absTol + relTol * |ref|; NaN or
+/// infinity in `got` never passes (unless ref is the same infinity). On
+/// mismatch returns an error saying how many elements differ and listing the
+/// first few as (row, col, got, expected); the report (if non-null) always
+/// gets a summary including the max relative error and ||got-ref||/||ref||.
+Status compareToReference(const std::vector<float> &got,
+                          const std::vector<double> &ref, int64_t featWidth,
+                          double relTol, double absTol,
+                          std::string *report = nullptr);
+
+/// Like compareToReference, but the bound per element is tol * absRef[i] +
+/// absTol (absRef = sum of |terms|, from spmmSum); with absTol 0, rows whose
+/// terms are all zero must be (almost) exactly zero. For f16 output pass
+/// absTol >= 2^-25 (~3e-8, half the f16 subnormal spacing): results in the
+/// f16 subnormal range lose relative precision.
+Status compareToReferenceScaled(const std::vector<float> &got,
+                                const std::vector<double> &ref,
+                                const std::vector<double> &absRef,
+                                int64_t featWidth, double tol,
+                                std::string *report = nullptr,
+                                double absTol = 0.0);
+
+/// n floats uniform in [lo, hi), deterministic for a seed.
+std::vector<float> randomFeatures(int64_t n, uint64_t seed, float lo = -1.0f,
+                                  float hi = 1.0f);
+
+/// Returns `values` rounded to `type` and back (a copy; identity for F32).
+std::vector<float> roundThrough(const std::vector<float> &values,
+                                ElementType type);
+
+/// Rounds `values` to `type` in place.
+void roundThroughInPlace(std::vector<float> &values, ElementType type);
+
+/// Encodes floats as 16-bit patterns of `type` (F16 or BF16).
+std::vector<uint16_t> encode16(const std::vector<float> &values,
+                               ElementType type);
+
+/// Decodes 16-bit patterns of `type` (F16 or BF16) to floats.
+std::vector<float> decode16(const std::vector<uint16_t> &bits,
+                            ElementType type);
+
+} // namespace gnnc::ref
+
+#endif // GNNC_REFERENCE_SPMM_H
