@@ -1,0 +1,88 @@
+//===- Spmm.h - Host side of compiled SpMM kernels --------------*- C++ -*-===//
+//
+// Moves graphs and feature matrices to the GPU in the layout a compiled
+// gnn.spmm kernel expects, launches it, and checks it against the CPU
+// reference. Shared by the GPU tests, the examples and gnn-bench.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_OPS_SPMM_H
+#define GNNC_OPS_SPMM_H
+
+#include "gnnc/graph/Csr.h"
+#include "gnnc/runtime/Float16.h"
+#include "gnnc/runtime/Runtime.h"
+#include "gnnc/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gnnc::ops {
+
+/// A CSR graph on the GPU with the offset and index widths of a kernel.
+struct DeviceGraph {
+  rt::DeviceBuffer rowPtr;
+  rt::DeviceBuffer colIdx;
+  int64_t numRows = 0;
+  int64_t numCols = 0;
+  int64_t nnz = 0;
+  bool offsets64 = true;
+  bool indices64 = false;
+};
+
+/// Uploads `g` with 64- or 32-bit row offsets and column indices; fails if
+/// the graph does not fit the 32-bit form.
+Expected<DeviceGraph> uploadGraph(const graph::CsrGraph &g, bool offsets64,
+                                  bool indices64);
+
+/// Uploads `host` converted (rounded to nearest even) to `type`.
+Expected<rt::DeviceBuffer> uploadTensor(const std::vector<float> &host,
+                                        ElementType type);
+
+/// Downloads `count` elements of `type` and widens them to float.
+Expected<std::vector<float>> downloadTensor(const rt::DeviceBuffer &buffer,
+                                            size_t count, ElementType type);
+
+/// What a compiled spmm kernel expects, read from its description.
+struct SpmmSignature {
+  ElementType type = ElementType::F32;
+  int64_t featureWidth = 0;
+  bool edgeValues = false;
+  bool offsets64 = true;
+  bool indices64 = false;
+};
+
+/// Reads the signature of a gnn.spmm kernel from `spec.info`.
+Expected<SpmmSignature> spmmSignature(const rt::KernelSpec &spec);
+
+/// Launches a compiled spmm kernel whose parameters carry the default names
+/// (row_ptr, col_idx, num_rows, x, values, y). `values` may be null when the
+/// kernel takes no edge values.
+Status launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+                  const DeviceGraph &graph, const rt::DeviceBuffer &x,
+                  const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
+                  bool synchronize = true);
+
+/// The tolerance used for `type` outputs, relative to the sum of the
+/// magnitudes of each output's terms (the scale of its rounding error).
+double spmmTolerance(ElementType type);
+
+/// The absolute error always allowed for `type` outputs (f16 subnormals).
+double spmmAbsoluteTolerance(ElementType type);
+
+struct SpmmCheck {
+  bool ok = false;
+  /// What was compared and, on failure, the first mismatches.
+  std::string report;
+};
+
+/// Runs `kernel` on `g` with fresh random features (and edge values, if the
+/// kernel takes them) drawn from `seed`, the output poisoned with NaN first,
+/// and compares every element with the double-precision CPU reference.
+Expected<SpmmCheck> checkSpmm(rt::Runtime &runtime,
+                              const rt::LoadedKernel &kernel,
+                              const graph::CsrGraph &g, uint64_t seed);
+
+} // namespace gnnc::ops
+
+#endif // GNNC_OPS_SPMM_H

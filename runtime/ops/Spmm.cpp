@@ -1,0 +1,222 @@
+//===- Spmm.cpp - Host side of compiled SpMM kernels ----------------------===//
+#include "gnnc/ops/Spmm.h"
+#include "gnnc/reference/Spmm.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace gnnc;
+using namespace gnnc::ops;
+
+namespace {
+
+template <typename T>
+Expected<rt::DeviceBuffer> uploadVector(const std::vector<T> &host) {
+  auto buffer = rt::DeviceBuffer::allocate(std::max<size_t>(
+      host.size() * sizeof(T), 1)); // a zero-byte graph still gets a pointer
+  if (!buffer)
+    return buffer.status();
+  if (!host.empty())
+    GNNC_RETURN_IF_ERROR(
+        buffer->copyFromHost(host.data(), host.size() * sizeof(T)));
+  return buffer;
+}
+
+template <typename T>
+std::vector<T> narrow(const std::vector<int64_t> &values) {
+  return std::vector<T>(values.begin(), values.end());
+}
+
+} // namespace
+
+Expected<DeviceGraph> gnnc::ops::uploadGraph(const graph::CsrGraph &g,
+                                             bool offsets64, bool indices64) {
+  DeviceGraph dg;
+  dg.numRows = g.numRows;
+  dg.numCols = g.numCols;
+  dg.nnz = g.nnz();
+  dg.offsets64 = offsets64;
+  dg.indices64 = indices64;
+  Expected<rt::DeviceBuffer> rowPtr = Status::error("unset");
+  if (offsets64) {
+    rowPtr = uploadVector(g.rowPtr);
+  } else {
+    auto narrowPtr = g.rowPtr32();
+    if (!narrowPtr)
+      return narrowPtr.status().withContext(
+          "graph '" + g.name + "' for a kernel with i32 row offsets");
+    rowPtr = uploadVector(*narrowPtr);
+  }
+  if (!rowPtr)
+    return rowPtr.status();
+  Expected<rt::DeviceBuffer> colIdx = Status::error("unset");
+  if (indices64) {
+    colIdx = uploadVector(g.colIdx);
+  } else {
+    auto narrowIdx = g.colIdx32();
+    if (!narrowIdx)
+      return narrowIdx.status().withContext(
+          "graph '" + g.name + "' for a kernel with i32 column indices");
+    colIdx = uploadVector(*narrowIdx);
+  }
+  if (!colIdx)
+    return colIdx.status();
+  dg.rowPtr = rowPtr.take();
+  dg.colIdx = colIdx.take();
+  return dg;
+}
+
+Expected<rt::DeviceBuffer> gnnc::ops::uploadTensor(const std::vector<float> &host,
+                                                   ElementType type) {
+  if (type == ElementType::F32)
+    return uploadVector(host);
+  return uploadVector(ref::encode16(host, type));
+}
+
+Expected<std::vector<float>>
+gnnc::ops::downloadTensor(const rt::DeviceBuffer &buffer, size_t count,
+                          ElementType type) {
+  if (count * elementSize(type) > buffer.size())
+    return Status::error("downloadTensor: " + std::to_string(count) +
+                         " elements of " + elementTypeName(type) +
+                         " exceed the buffer of " +
+                         std::to_string(buffer.size()) + " bytes");
+  if (type == ElementType::F32) {
+    std::vector<float> host(count);
+    GNNC_RETURN_IF_ERROR(buffer.copyToHost(host.data(), count * 4));
+    return host;
+  }
+  std::vector<uint16_t> bits(count);
+  GNNC_RETURN_IF_ERROR(buffer.copyToHost(bits.data(), count * 2));
+  return ref::decode16(bits, type);
+}
+
+Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
+  auto field = [&](const char *key) -> Expected<std::string> {
+    auto it = spec.info.find(key);
+    if (it == spec.info.end())
+      return Status::error("kernel '" + spec.name + "' has no '" + key +
+                           "' in its description; is it a gnn.spmm kernel?");
+    return it->second;
+  };
+  auto op = field("op");
+  if (!op)
+    return op.status();
+  if (*op != "spmm")
+    return Status::error("kernel '" + spec.name + "' is a " + *op +
+                         " kernel, not spmm");
+  SpmmSignature sig;
+  auto type = field("element_type");
+  auto width = field("feature_width");
+  auto values = field("edge_values");
+  auto offsets = field("offset_type");
+  auto indices = field("index_type");
+  for (const auto *f : {&type, &width, &values, &offsets, &indices})
+    if (!*f)
+      return f->status();
+  auto parsed = parseElementType(*type);
+  if (!parsed)
+    return parsed.status();
+  sig.type = *parsed;
+  sig.featureWidth = std::stoll(*width);
+  sig.edgeValues = *values == "yes";
+  sig.offsets64 = *offsets == "i64";
+  sig.indices64 = *indices == "i64";
+  return sig;
+}
+
+Status gnnc::ops::launchSpmm(rt::Runtime &runtime,
+                             const rt::LoadedKernel &kernel,
+                             const DeviceGraph &graph,
+                             const rt::DeviceBuffer &x,
+                             const rt::DeviceBuffer *values,
+                             rt::DeviceBuffer &y, bool synchronize) {
+  rt::ArgPack args;
+  args.bind("row_ptr", graph.rowPtr)
+      .bind("col_idx", graph.colIdx)
+      .bind("num_rows", static_cast<int64_t>(graph.numRows))
+      .bind("x", x)
+      .bind("y", y);
+  if (values)
+    args.bind("values", *values);
+  return runtime.launch(kernel, args, synchronize);
+}
+
+double gnnc::ops::spmmTolerance(ElementType type) {
+  // f32 accumulation error grows like (degree * 2^-24) * sum|terms|; the
+  // final rounding to the output type adds 2^-11 (f16) or 2^-8 (bf16) of
+  // |result| <= sum|terms|. Each bound below has a margin of about 2x.
+  switch (type) {
+  case ElementType::F32:
+    return 2e-5;
+  case ElementType::F16:
+    return 2e-3;
+  case ElementType::BF16:
+    return 1e-2;
+  }
+  return 0;
+}
+
+double gnnc::ops::spmmAbsoluteTolerance(ElementType type) {
+  // Results in f16's subnormal range (below 2^-14) are spaced 2^-24 apart, so
+  // rounding them costs up to 2^-25 whatever their terms; allow one spacing.
+  // f32 and bf16 share f32's exponent range: no floor is needed.
+  return type == ElementType::F16 ? 0x1p-24 : 1e-30;
+}
+
+Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
+                                         const rt::LoadedKernel &kernel,
+                                         const graph::CsrGraph &g,
+                                         uint64_t seed) {
+  auto sig = spmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  const int64_t width = sig->featureWidth;
+  std::vector<float> x = ref::roundThrough(
+      ref::randomFeatures(g.numCols * width, seed), sig->type);
+  std::vector<float> values;
+  if (sig->edgeValues)
+    values = ref::roundThrough(ref::randomFeatures(g.nnz(), seed ^ 0x5eed),
+                               sig->type);
+
+  auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
+  if (!dg)
+    return dg.status();
+  auto dx = uploadTensor(x, sig->type);
+  if (!dx)
+    return dx.status();
+  Expected<rt::DeviceBuffer> dv = Status::error("unused");
+  if (sig->edgeValues) {
+    dv = uploadTensor(values, sig->type);
+    if (!dv)
+      return dv.status();
+  }
+  const size_t outCount = static_cast<size_t>(g.numRows * width);
+  auto dy = rt::DeviceBuffer::allocate(
+      std::max<size_t>(outCount * elementSize(sig->type), 1));
+  if (!dy)
+    return dy.status();
+  // All-ones bytes are NaN in f32, f16 and bf16: an unwritten output fails.
+  GNNC_RETURN_IF_ERROR(dy->fill(0xff));
+  GNNC_RETURN_IF_ERROR(launchSpmm(runtime, kernel, *dg, *dx,
+                                  sig->edgeValues ? &*dv : nullptr, *dy));
+  auto got = downloadTensor(*dy, outCount, sig->type);
+  if (!got)
+    return got.status();
+
+  std::vector<double> expected, magnitude;
+  ref::spmmSum(g, sig->edgeValues ? values.data() : nullptr, x.data(), width,
+               expected, &magnitude);
+  SpmmCheck check;
+  std::string report;
+  Status cmp = ref::compareToReferenceScaled(
+      *got, expected, magnitude, width, spmmTolerance(sig->type), &report,
+      spmmAbsoluteTolerance(sig->type));
+  check.ok = cmp.isOk();
+  check.report = kernel.spec.name + " on '" + g.name + "' (" +
+                 std::to_string(g.numRows) + " rows, " +
+                 std::to_string(g.nnz()) + " nnz, width " +
+                 std::to_string(width) + ", " + elementTypeName(sig->type) +
+                 "): " + (cmp.isOk() ? report : cmp.message());
+  return check;
+}
