@@ -110,7 +110,7 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
   let results = (outs Gnn_FeatureTensor:$result);
   let assemblyFormat = [{
     $graph `,` $features (`values` `(` $values^ `:` type($values) `)`)?
-    attr-dict `:` type($graph) `,` type($features) `->` type($result)
+    attr-dict `:` qualified(type($graph)) `,` type($features) `->` type($result)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

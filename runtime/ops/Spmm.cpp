@@ -66,8 +66,8 @@ Expected<DeviceGraph> gnnc::ops::uploadGraph(const graph::CsrGraph &g,
   return dg;
 }
 
-Expected<rt::DeviceBuffer> gnnc::ops::uploadTensor(const std::vector<float> &host,
-                                                   ElementType type) {
+Expected<rt::DeviceBuffer>
+gnnc::ops::uploadTensor(const std::vector<float> &host, ElementType type) {
   if (type == ElementType::F32)
     return uploadVector(host);
   return uploadVector(ref::encode16(host, type));
@@ -209,9 +209,9 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
                expected, &magnitude);
   SpmmCheck check;
   std::string report;
-  Status cmp = ref::compareToReferenceScaled(
-      *got, expected, magnitude, width, spmmTolerance(sig->type), &report,
-      spmmAbsoluteTolerance(sig->type));
+  Status cmp = ref::compareToReferenceScaled(*got, expected, magnitude, width,
+                                             spmmTolerance(sig->type), &report,
+                                             spmmAbsoluteTolerance(sig->type));
   check.ok = cmp.isOk();
   check.report = kernel.spec.name + " on '" + g.name + "' (" +
                  std::to_string(g.numRows) + " rows, " +

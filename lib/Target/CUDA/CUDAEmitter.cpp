@@ -339,6 +339,11 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
         spellElement(spmm.getElementType(), &op)->tag.str();
     spec.info["feature_width"] = std::to_string(spmm.getFeatureWidth());
     spec.info["edge_values"] = spmm.getValues() ? "yes" : "no";
+    auto graphType = cast<GnnGraphType>(spmm.getGraph().getType());
+    spec.info["offset_type"] =
+        "i" + std::to_string(graphType.getOffsetType().getWidth());
+    spec.info["index_type"] =
+        "i" + std::to_string(graphType.getIndexType().getWidth());
     std::string text;
     llvm::raw_string_ostream s(text);
     s << spmm.getScheduleAttr();

@@ -1,0 +1,60 @@
+//===- CompileSweepTest.cpp - Every generated kernel compiles -------------===//
+//
+// Compiles the whole schedule x type x width space of gnn.spmm through the
+// compiler and NVRTC, for sm_80 and sm_90. Needs no GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "SpmmVariants.h"
+
+#include "gnnc/Compiler/Compiler.h"
+#include "gnnc/runtime/Nvrtc.h"
+
+#include <gtest/gtest.h>
+
+using namespace gnnc;
+
+namespace {
+
+class CompileSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CompileSweep, EveryVariantCompiles) {
+  std::vector<test::SpmmVariant> variants = test::allSpmmVariants();
+  auto compiled = compileGnn(test::spmmModuleText(variants), "sweep.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  ASSERT_EQ(compiled->kernels.size(), variants.size());
+
+  rt::CompileOptions options;
+  options.arch = GetParam();
+  auto binary = rt::compileCuda(compiled->source, "sweep.cu", options);
+  ASSERT_TRUE(binary) << binary.message();
+  // A cubin is an ELF image holding every kernel's entry point.
+  ASSERT_GE(binary->binary.size(), 4u);
+  EXPECT_EQ(binary->binary.substr(0, 4), "\x7f"
+                                         "ELF");
+  for (const rt::KernelSpec &spec : compiled->kernels)
+    EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
+        << spec.name << " is missing from the cubin";
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, CompileSweep,
+                         ::testing::Values("sm_80", "sm_90"));
+
+TEST(Compiler, ReportsDiagnosticsWithLocations) {
+  auto compiled = compileGnn("gnn.module @m {\n  gnn.bogus\n}\n", "bad.gnn");
+  ASSERT_FALSE(compiled);
+  EXPECT_NE(compiled.message().find("bad.gnn:2:3: error"), std::string::npos)
+      << compiled.message();
+}
+
+TEST(Compiler, FindsKernelsBySymbolOrEntryName) {
+  std::vector<test::SpmmVariant> variants = {{"f32", 8, false, "i64", ""}};
+  auto compiled = compileGnn(test::spmmModuleText(variants), "one.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  EXPECT_TRUE(findKernel(*compiled, "t_f32_w8_v_i64"));
+  EXPECT_TRUE(findKernel(*compiled, "f32_w8_v_i64"));
+  auto missing = findKernel(*compiled, "nope");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.message().find("t_f32_w8_v_i64"), std::string::npos);
+}
+
+} // namespace
