@@ -4,7 +4,7 @@ import lit.formats
 
 config.name = "gnnc"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir", ".gnn"]
+config.suffixes = [".mlir", ".gnn", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gnnc_obj_root, "test")
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py",

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs every gnnc test in a build directory: GoogleTest suites, lit tests and
+# Builds gnnc if needed and runs every test: GoogleTest suites, lit tests and
 # the GPU tests (ctest label "gpu"), which skip when no GPU is present. When
 # they skip, this says so and why.
-#
-#   bash test/run.sh [build-dir]
 set -uo pipefail
-build=${1:-build}
+cd "$(dirname "$0")/.."
+bash scripts/build.sh || exit 1
+build=${GNNC_BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 rc=$?
 probe="$build/bin/gnnc-runtime-gpu-tests"

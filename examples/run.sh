@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# gnnc's main job on data it generates itself:
+#   1. gnnc compiles examples/spmm.gnn to CUDA, a manifest and an sm_90 cubin;
+#   2. a host program compiles a kernel through the C++ API, generates an
+#      R-MAT graph (Graph500 parameters, scale 18: 262,144 nodes, ~4M edges)
+#      and, when a GPU is present, runs the kernel, checks every output
+#      against the CPU reference and times it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh >/dev/null
+build=${GNNC_BUILD_DIR:-build}
+out=${GNNC_EXAMPLE_OUT:-$build/example-out}
+"$build/bin/gnnc" examples/spmm.gnn -o "$out" --emit=cubin --arch=sm_90
+"$build/bin/gnnc-spmm-example" --gnn examples/spmm.gnn --kernel weighted_f16 --rmat 18

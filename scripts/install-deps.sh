@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what gnnc needs to build on Debian 12 (bookworm). The CUDA 13
+# toolkit is expected at /usr/local/cuda (NVIDIA's packages).
+set -euo pipefail
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends \
+  cmake ninja-build g++ python3 \
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
+  libgtest-dev nlohmann-json3-dev zlib1g-dev libzstd-dev
+if [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: the CUDA toolkit was not found at /usr/local/cuda" >&2
+  exit 1
+fi
