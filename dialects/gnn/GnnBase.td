@@ -84,7 +84,15 @@ def Gnn_DegreeScale : I32EnumAttr<"DegreeScale", "fused degree scaling", [
   let genSpecializedAttr = 0;
 }
 
+def Gnn_SddmmForm : I32EnumAttr<"SddmmForm", "how an edge value is formed", [
+    I32EnumAttrCase<"dot", 0>,
+    I32EnumAttrCase<"add", 1>]> {
+  let cppNamespace = "::gnnc::gnn";
+  let genSpecializedAttr = 0;
+}
+
 def Gnn_ReduceAttr : EnumAttr<Gnn_Dialect, Gnn_Reduce, "reduce">;
+def Gnn_SddmmFormAttr : EnumAttr<Gnn_Dialect, Gnn_SddmmForm, "sddmm_form">;
 def Gnn_DegreeScaleAttr : EnumAttr<Gnn_Dialect, Gnn_DegreeScale, "scale">;
 
 //===----------------------------------------------------------------------===//
@@ -175,12 +183,14 @@ def Gnn_VertexPlanAttr : AttrDef<Gnn_Dialect, "VertexPlan"> {
   let description = [{
     Derived from the schedule and the op by `gnn-lower-to-kernels`: `lanes`
     threads per row, `rows_per_block` rows per block, `vector_width`
-    elements per load, `chunks` vector chunks per row and `chunks_per_lane`
-    loop trips per lane. The CUDA printer prints exactly this.
+    elements per load, `chunks` vector chunks per row, `chunks_per_lane`
+    loop trips per lane, and `edge_unroll` neighbours in flight per thread
+    (the threads of a row load `lanes` column indices at once and pass them
+    round with shuffles). The CUDA printer prints exactly this.
   }];
   let parameters = (ins "int32_t":$lanes, "int32_t":$rows_per_block,
                         "int32_t":$vector_width, "int32_t":$chunks,
-                        "int32_t":$chunks_per_lane);
+                        "int32_t":$chunks_per_lane, "int32_t":$edge_unroll);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

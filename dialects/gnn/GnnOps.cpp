@@ -5,6 +5,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace gnnc::gnn;
 
@@ -104,25 +106,25 @@ Type SpmmOp::getElementType() {
   return cast<RankedTensorType>(getFeatures().getType()).getElementType();
 }
 
-/// Checks that `schedule` is one gnn.spmm can run today on `elementType`
+/// Checks that `schedule` is one `op` can run today on `elementType`
 /// features of width `width`, and says why not otherwise.
-static LogicalResult verifySpmmSchedule(SpmmOp op, ScheduleAttr schedule,
-                                        Type elementType, int64_t width) {
+static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
+                                          Type elementType, int64_t width) {
   if (schedule.getStrategy() != Strategy::vertex_parallel)
-    return op.emitOpError()
+    return op->emitOpError()
            << "schedule strategy '" << stringifyStrategy(schedule.getStrategy())
-           << "' is not implemented for gnn.spmm yet; implemented: "
-              "vertex_parallel";
+           << "' is not implemented for " << op->getName()
+           << " yet; implemented: vertex_parallel";
   if (schedule.getDiscBatch() != 0)
-    return op.emitOpError()
+    return op->emitOpError()
            << "discretized reduction (disc_batch = " << schedule.getDiscBatch()
            << ") is not implemented yet; use disc_batch = 0";
   if (schedule.getAccumulate() != Accumulate::f32)
-    return op.emitOpError()
+    return op->emitOpError()
            << "accumulate = f16 is not implemented yet; gnn.spmm "
               "accumulates in f32";
   if (schedule.getWrite() != WriteMode::direct)
-    return op.emitOpError()
+    return op->emitOpError()
            << "write = " << stringifyWriteMode(schedule.getWrite())
            << " is not implemented yet; vertex_parallel "
               "writes each row directly";
@@ -130,11 +132,11 @@ static LogicalResult verifySpmmSchedule(SpmmOp op, ScheduleAttr schedule,
   if (vw != 0) {
     int64_t bytes = vw * elementType.getIntOrFloatBitWidth() / 8;
     if (bytes > 16)
-      return op.emitOpError()
+      return op->emitOpError()
              << "vector_width " << vw << " of " << elementType << " is "
              << bytes << " bytes; a GPU loads at most 16 bytes per thread";
     if (width % vw != 0)
-      return op.emitOpError()
+      return op->emitOpError()
              << "vector_width " << vw << " does not divide the feature width "
              << width << "; padding odd widths is not implemented yet";
   }
@@ -182,7 +184,59 @@ LogicalResult SpmmOp::verify() {
     return emitOpError() << "the self term (self_weight) is not implemented "
                             "yet";
   if (ScheduleAttr schedule = getScheduleAttr())
-    return verifySpmmSchedule(*this, schedule, features.getElementType(),
-                              features.getDimSize(1));
+    return verifyVertexSchedule(*this, schedule, features.getElementType(),
+                                features.getDimSize(1));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SddmmOp
+//===----------------------------------------------------------------------===//
+
+int64_t SddmmOp::getFeatureWidth() {
+  return cast<RankedTensorType>(getRowFeatures().getType()).getDimSize(1);
+}
+
+Type SddmmOp::getElementType() {
+  return cast<RankedTensorType>(getRowFeatures().getType()).getElementType();
+}
+
+LogicalResult SddmmOp::verify() {
+  auto graphType = cast<GnnGraphType>(getGraph().getType());
+  if (graphType.getFormat() != GraphFormat::csr)
+    return emitOpError() << "graph format '"
+                         << stringifyGraphFormat(graphType.getFormat())
+                         << "' is not supported by gnn.sddmm yet; use csr";
+  auto a = cast<RankedTensorType>(getRowFeatures().getType());
+  auto b = cast<RankedTensorType>(getColFeatures().getType());
+  for (RankedTensorType t : {a, b})
+    if (t.getRank() != 2 || t.isDynamicDim(1) || t.getDimSize(1) < 1)
+      return emitOpError() << "features must be 2-D tensors with a static, "
+                              "positive width, got "
+                           << t;
+  if (a.getElementType() != b.getElementType() ||
+      a.getDimSize(1) != b.getDimSize(1))
+    return emitOpError() << "row features " << a << " and column features " << b
+                         << " must have the same element type and width";
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (result.getElementType() != a.getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " differs from the features' "
+                         << a.getElementType();
+  if (getForm() == SddmmForm::dot && result.getRank() != 1)
+    return emitOpError() << "form = dot gives one value per edge: the result "
+                            "must be 1-D, got "
+                         << result;
+  if (getForm() == SddmmForm::add &&
+      (result.getRank() != 2 || result.getDimSize(1) != a.getDimSize(1)))
+    return emitOpError() << "form = add gives one value per edge and column: "
+                            "the result must be 2-D with width "
+                         << a.getDimSize(1) << ", got " << result;
+  if (auto slope = getLeakyReluAttr())
+    if (!std::isfinite(slope.getValueAsDouble()))
+      return emitOpError() << "leaky_relu slope must be finite";
+  if (ScheduleAttr schedule = getScheduleAttr())
+    return verifyVertexSchedule(*this, schedule, a.getElementType(),
+                                a.getDimSize(1));
   return success();
 }

@@ -121,4 +121,44 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Per-edge values
+//===----------------------------------------------------------------------===//
+
+def Gnn_SddmmOp : Gnn_Op<"sddmm", [Pure]> {
+  let summary = "one value per edge from the features of its two endpoints";
+  let description = [{
+    For every non-zero e = (r, c) of the graph:
+    - `form = dot`: `out[e] = sum_f a[r, f] * b[c, f]` (result `tensor<?xT>`);
+    - `form = add`: `out[e, h] = a[r, h] + b[c, h]` (result `tensor<?xHxT>`),
+      the attention logits of GAT with H heads.
+    `leaky_relu = slope` applies a leaky ReLU to each value (GAT).
+
+    ```mlir
+    %e = gnn.sddmm %g, %a, %b {form = #gnn<sddmm_form dot>}
+           : !gnn.graph<csr, i64, i32>, tensor<?x64xf16>, tensor<?x64xf16>
+           -> tensor<?xf16>
+    ```
+  }];
+  let arguments = (ins Gnn_GraphType:$graph,
+                       Gnn_FeatureTensor:$rowFeatures,
+                       Gnn_FeatureTensor:$colFeatures,
+                       DefaultValuedAttr<Gnn_SddmmFormAttr,
+                         "::gnnc::gnn::SddmmForm::dot">:$form,
+                       OptionalAttr<F32Attr>:$leaky_relu,
+                       OptionalAttr<Gnn_ScheduleAttr>:$schedule);
+  let results = (outs Gnn_FeatureTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $rowFeatures `,` $colFeatures attr-dict `:`
+    qualified(type($graph)) `,` type($rowFeatures) `,` type($colFeatures)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The static feature width of both operands.
+    int64_t getFeatureWidth();
+    ::mlir::Type getElementType();
+  }];
+}
+
 #endif // GNNC_DIALECT_GNN_OPS_TD

@@ -55,22 +55,30 @@ namespace gnnc {
 namespace {
 struct GnnDefaultSchedulePass
     : public impl::GnnDefaultScheduleBase<GnnDefaultSchedulePass> {
+  /// Fills the schedule of `op`, an op with an optional `schedule`.
+  template <typename OpTy>
+  WalkResult complete(OpTy op, int64_t width, Type elementType) {
+    ScheduleAttr schedule = op.getScheduleAttr();
+    if (!schedule)
+      schedule = ScheduleAttr::get(op.getContext(), Strategy::vertex_parallel,
+                                   0, 0, 0, 0, 0, 0, 0, false, Accumulate::f32,
+                                   WriteMode::direct);
+    if (schedule.getStrategy() != Strategy::vertex_parallel) {
+      op.emitOpError() << "no default for strategy '"
+                       << stringifyStrategy(schedule.getStrategy()) << "'";
+      return WalkResult::interrupt();
+    }
+    op.setScheduleAttr(completeVertexParallel(
+        schedule, width, elementType.getIntOrFloatBitWidth()));
+    return WalkResult::advance();
+  }
+
   void runOnOperation() override {
-    MLIRContext *ctx = &getContext();
-    WalkResult result = getOperation().walk([&](SpmmOp op) {
-      ScheduleAttr schedule = op.getScheduleAttr();
-      if (!schedule)
-        schedule =
-            ScheduleAttr::get(ctx, Strategy::vertex_parallel, 0, 0, 0, 0, 0, 0,
-                              0, false, Accumulate::f32, WriteMode::direct);
-      if (schedule.getStrategy() != Strategy::vertex_parallel) {
-        op.emitOpError() << "no default for strategy '"
-                         << stringifyStrategy(schedule.getStrategy()) << "'";
-        return WalkResult::interrupt();
-      }
-      op.setScheduleAttr(
-          completeVertexParallel(schedule, op.getFeatureWidth(),
-                                 op.getElementType().getIntOrFloatBitWidth()));
+    WalkResult result = getOperation().walk([&](Operation *op) {
+      if (auto spmm = dyn_cast<SpmmOp>(op))
+        return complete(spmm, spmm.getFeatureWidth(), spmm.getElementType());
+      if (auto sddmm = dyn_cast<SddmmOp>(op))
+        return complete(sddmm, sddmm.getFeatureWidth(), sddmm.getElementType());
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

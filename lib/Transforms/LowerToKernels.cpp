@@ -17,6 +17,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <optional>
+
 namespace gnnc {
 #define GEN_PASS_DEF_GNNLOWERTOKERNELS
 #include "gnnc/Transforms/Passes.h.inc"
@@ -30,6 +32,9 @@ namespace {
 
 /// Most accumulators (floats) one thread keeps in registers.
 constexpr int64_t kMaxAccumulatorsPerThread = 128;
+/// Neighbours whose feature loads a thread keeps in flight: enough to hide
+/// the latency of the dependent index -> feature load chain.
+constexpr int32_t kEdgeUnroll = 4;
 
 std::string numbered(StringRef base, unsigned index) {
   return index == 0 ? base.str() : (base + Twine(index)).str();
@@ -78,39 +83,61 @@ FailureOr<SmallVector<Attribute>> computeParams(KernelOp kernel) {
   return names;
 }
 
+/// What lowering needs to know of an op the CUDA printer can emit.
+struct EmittableOp {
+  Operation *op = nullptr;
+  Value graph;
+  int64_t width = 0;
+  ScheduleAttr schedule;
+};
+
+std::optional<EmittableOp> asEmittable(Operation &op) {
+  if (auto spmm = dyn_cast<SpmmOp>(op))
+    return EmittableOp{&op, spmm.getGraph(), spmm.getFeatureWidth(),
+                       spmm.getScheduleAttr()};
+  if (auto sddmm = dyn_cast<SddmmOp>(op))
+    return EmittableOp{&op, sddmm.getGraph(), sddmm.getFeatureWidth(),
+                       sddmm.getScheduleAttr()};
+  return std::nullopt;
+}
+
 LogicalResult lowerKernel(KernelOp kernel) {
   Block &body = kernel.getBody().front();
   auto ops = body.without_terminator();
-  SpmmOp spmm;
+  std::optional<EmittableOp> found;
   for (Operation &op : ops) {
-    if (spmm || !isa<SpmmOp>(op))
+    std::optional<EmittableOp> e = asEmittable(op);
+    if (found || !e)
       return op.emitOpError()
              << "cannot be emitted: a kernel currently holds exactly one "
-                "gnn.spmm (fusing several ops is not implemented yet)";
-    spmm = cast<SpmmOp>(op);
+                "gnn.spmm or gnn.sddmm (fusing several ops is not implemented "
+                "yet)";
+    found = e;
   }
-  if (!spmm)
+  if (!found)
     return kernel.emitOpError() << "has no op to emit";
+  Operation *target = found->op;
   auto ret = cast<ReturnOp>(body.getTerminator());
-  if (ret.getNumOperands() != 1 || ret.getOperand(0) != spmm.getResult())
-    return ret.emitOpError() << "must return exactly the gnn.spmm result";
-  for (Value operand : spmm->getOperands())
+  if (ret.getNumOperands() != 1 || ret.getOperand(0) != target->getResult(0))
+    return ret.emitOpError()
+           << "must return exactly the result of " << target->getName();
+  for (Value operand : target->getOperands())
     if (!isa<BlockArgument>(operand))
-      return spmm.emitOpError() << "operands must be kernel arguments";
+      return target->emitOpError() << "operands must be kernel arguments";
 
-  ScheduleAttr schedule = spmm.getScheduleAttr();
+  ScheduleAttr schedule = found->schedule;
   if (!schedule || !schedule.isComplete())
-    return spmm.emitOpError()
+    return target->emitOpError()
            << "has no complete schedule; run gnn-default-schedule first";
 
-  int64_t width = spmm.getFeatureWidth();
+  int64_t width = found->width;
   int32_t vw = schedule.getVectorWidth();
   int32_t lanes = schedule.getDimWorkers();
   int32_t threads = schedule.getThreadsPerBlock();
   int64_t chunks = width / vw;
   int64_t chunksPerLane = (chunks + lanes - 1) / lanes;
   if (chunksPerLane * vw > kMaxAccumulatorsPerThread)
-    return spmm.emitOpError()
+    return target->emitOpError()
            << "feature width " << width << " needs " << chunksPerLane * vw
            << " accumulators per thread with vector_width " << vw
            << " and dim_workers " << lanes << "; at most "
@@ -118,16 +145,17 @@ LogicalResult lowerKernel(KernelOp kernel) {
            << " fit in registers (raise dim_workers or vector_width)";
 
   MLIRContext *ctx = kernel.getContext();
-  spmm->setAttr(kPlanAttrName,
-                VertexPlanAttr::get(ctx, lanes, threads / lanes, vw,
-                                    static_cast<int32_t>(chunks),
-                                    static_cast<int32_t>(chunksPerLane)));
+  target->setAttr(kPlanAttrName,
+                  VertexPlanAttr::get(ctx, lanes, threads / lanes, vw,
+                                      static_cast<int32_t>(chunks),
+                                      static_cast<int32_t>(chunksPerLane),
+                                      kEdgeUnroll));
 
   FailureOr<SmallVector<Attribute>> params = computeParams(kernel);
   if (failed(params))
     return failure();
   // The grid counts rows of the graph the op aggregates over.
-  auto graphArg = cast<BlockArgument>(spmm.getGraph());
+  auto graphArg = cast<BlockArgument>(found->graph);
   unsigned graphIndex = 0;
   for (unsigned i = 0; i < graphArg.getArgNumber(); ++i)
     graphIndex += isa<GnnGraphType>(kernel.getArgumentTypes()[i]) ? 3 : 1;

@@ -1,6 +1,7 @@
 //===- CompileSweepTest.cpp - Every generated kernel compiles -------------===//
 //
-// Compiles the whole schedule x type x width space of gnn.spmm through the
+// Compiles the whole schedule x type x width space of gnn.spmm and gnn.sddmm
+// through the
 // compiler and NVRTC, for sm_80 and sm_90. Needs no GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +20,8 @@ class CompileSweep : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CompileSweep, EveryVariantCompiles) {
   std::vector<test::SpmmVariant> variants = test::allSpmmVariants();
+  for (const test::SpmmVariant &v : test::allSddmmVariants())
+    variants.push_back(v);
   auto compiled = compileGnn(test::spmmModuleText(variants), "sweep.gnn");
   ASSERT_TRUE(compiled) << compiled.message();
   ASSERT_EQ(compiled->kernels.size(), variants.size());
@@ -50,11 +53,11 @@ TEST(Compiler, FindsKernelsBySymbolOrEntryName) {
   std::vector<test::SpmmVariant> variants = {{"f32", 8, false, "i64", ""}};
   auto compiled = compileGnn(test::spmmModuleText(variants), "one.gnn");
   ASSERT_TRUE(compiled) << compiled.message();
-  EXPECT_TRUE(findKernel(*compiled, "t_f32_w8_v_i64"));
-  EXPECT_TRUE(findKernel(*compiled, "f32_w8_v_i64"));
+  EXPECT_TRUE(findKernel(*compiled, "t_spmm_f32_w8_v_i64"));
+  EXPECT_TRUE(findKernel(*compiled, "spmm_f32_w8_v_i64"));
   auto missing = findKernel(*compiled, "nope");
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.message().find("t_f32_w8_v_i64"), std::string::npos);
+  EXPECT_NE(missing.message().find("t_spmm_f32_w8_v_i64"), std::string::npos);
 }
 
 } // namespace

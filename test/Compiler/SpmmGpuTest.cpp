@@ -1,9 +1,9 @@
 //===- SpmmGpuTest.cpp - Generated SpMM kernels on a GPU ------------------===//
 //
-// Compiles the whole gnn.spmm variant space (types x widths x edge values x
-// schedules x offset widths), runs every kernel on real and adversarial
-// graphs with fresh random inputs and NaN-poisoned outputs, and compares
-// each element with the double-precision CPU reference.
+// Compiles the whole gnn.spmm and gnn.sddmm variant space (types x widths x
+// edge values or leaky ReLU x schedules x offset widths), runs every kernel on
+// real and adversarial graphs with fresh random inputs and NaN-poisoned
+// outputs, and compares each element with the double-precision CPU reference.
 //
 // Skips, saying why, when no GPU is present or a dataset is missing.
 //
@@ -13,6 +13,7 @@
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Rmat.h"
+#include "gnnc/ops/Sddmm.h"
 #include "gnnc/ops/Spmm.h"
 
 #include <gtest/gtest.h>
@@ -53,8 +54,10 @@ Suite &suite() {
       return s;
     }
     s->runtime = std::make_unique<rt::Runtime>(runtime.take());
-    auto compiled =
-        compileGnn(test::spmmModuleText(test::allSpmmVariants()), "gpu.gnn");
+    std::vector<test::SpmmVariant> variants = test::allSpmmVariants();
+    for (const test::SpmmVariant &v : test::allSddmmVariants())
+      variants.push_back(v);
+    auto compiled = compileGnn(test::spmmModuleText(variants), "gpu.gnn");
     if (!compiled) {
       s->error = compiled.message();
       return s;
@@ -80,7 +83,10 @@ void checkAllKernels(const graph::CsrGraph &g, uint64_t seed) {
   ASSERT_TRUE(s.error.empty()) << s.error;
   int passed = 0;
   for (size_t i = 0; i < s.kernels.size(); ++i) {
-    auto check = ops::checkSpmm(*s.runtime, s.kernels[i], g, seed + i);
+    const rt::LoadedKernel &kernel = s.kernels[i];
+    auto check = kernel.spec.info.at("op") == "spmm"
+                     ? ops::checkSpmm(*s.runtime, kernel, g, seed + i)
+                     : ops::checkSddmm(*s.runtime, kernel, g, seed + i);
     ASSERT_TRUE(check) << check.message();
     EXPECT_TRUE(check->ok) << check->report;
     passed += check->ok;

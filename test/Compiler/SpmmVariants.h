@@ -8,13 +8,14 @@
 
 namespace gnnc::test {
 
-/// One gnn.spmm kernel to generate.
+/// One gnn.spmm or gnn.sddmm kernel to generate.
 struct SpmmVariant {
-  std::string type;     // f32, f16, bf16
-  int64_t width = 0;    // feature width
-  bool values = false;  // with edge values
-  std::string offsets;  // i32 or i64
-  std::string schedule; // "" = default, else #gnn.schedule<...> body
+  std::string type;        // f32, f16, bf16
+  int64_t width = 0;       // feature width
+  bool values = false;     // spmm: with edge values; sddmm: with leaky ReLU
+  std::string offsets;     // i32 or i64
+  std::string schedule;    // "" = default, else #gnn.schedule<...> body
+  std::string op = "spmm"; // spmm, sddmm_dot, sddmm_add
   std::string kernelName() const;
 };
 
@@ -23,6 +24,10 @@ struct SpmmVariant {
 /// default schedule and a one-element-per-lane schedule, i64 and (for some)
 /// i32 row offsets.
 std::vector<SpmmVariant> allSpmmVariants();
+
+/// The SDDMM space: dot and add forms, every type and width above, with and
+/// without leaky ReLU, two schedules.
+std::vector<SpmmVariant> allSddmmVariants();
 
 /// A .gnn module (`gnn.module @t`) holding one kernel per variant.
 std::string spmmModuleText(const std::vector<SpmmVariant> &variants);

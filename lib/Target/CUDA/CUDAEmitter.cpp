@@ -73,12 +73,25 @@ public:
   LogicalResult emitModule(ModuleOp module, std::vector<rt::KernelSpec> *specs);
 
 private:
-  LogicalResult collectHelpers(SpmmOp op);
+  LogicalResult collectHelpers(Operation *op, Type elementType);
   void emitLoadHelper(const ElementSpelling &e, int64_t vw);
   void emitStoreHelper(const ElementSpelling &e, int64_t vw);
   LogicalResult emitKernel(GnnModuleOp module, KernelOp kernel,
                            std::vector<rt::KernelSpec> *specs);
   LogicalResult emitSpmm(SpmmOp op);
+  LogicalResult emitSddmm(SddmmOp op);
+  /// Prints the row/lane prologue shared by vertex-parallel kernels.
+  void emitVertexPrologue(VertexPlanAttr plan, StringRef prefix,
+                          StringRef comment);
+  /// Prints the cooperative neighbour loop head: the threads of a row load
+  /// up to `lanes` column indices at once and pass them round; leaves the
+  /// printer inside `for (int t ...)` with `col` defined.
+  void emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
+                             StringRef indexType, StringRef valuesParam,
+                             const ElementSpelling &e,
+                             bool perEdgeOutput = false);
+  /// Name of the kernel parameter bound to block argument `v`.
+  StringRef paramName(KernelOp kernel, Value v);
 
   raw_indented_ostream os;
   /// Element types (by tag) that need a header.
@@ -168,12 +181,12 @@ void CUDAEmitter::emitStoreHelper(const ElementSpelling &e, int64_t vw) {
   os << "}\n\n";
 }
 
-LogicalResult CUDAEmitter::collectHelpers(SpmmOp op) {
+LogicalResult CUDAEmitter::collectHelpers(Operation *op, Type elementType) {
   auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
   if (!plan)
-    return op.emitOpError()
+    return op->emitOpError()
            << "has no gnn.plan; run gnn-lower-to-kernels before printing";
-  FailureOr<ElementSpelling> e = spellElement(op.getElementType(), op);
+  FailureOr<ElementSpelling> e = spellElement(elementType, op);
   if (failed(e))
     return failure();
   headers.insert(e->tag);
@@ -181,87 +194,220 @@ LogicalResult CUDAEmitter::collectHelpers(SpmmOp op) {
   return success();
 }
 
+StringRef CUDAEmitter::paramName(KernelOp kernel, Value v) {
+  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  auto arg = cast<BlockArgument>(v);
+  unsigned index = 0;
+  for (unsigned i = 0; i < arg.getArgNumber(); ++i)
+    index += isa<GnnGraphType>(kernel.getArgumentTypes()[i]) ? 3 : 1;
+  return cast<StringAttr>(params[index]).getValue();
+}
+
+void CUDAEmitter::emitVertexPrologue(VertexPlanAttr plan, StringRef prefix,
+                                     StringRef comment) {
+  int64_t lanes = plan.getLanes();
+  os << "// " << comment << ", vertex_parallel: " << lanes << " thread"
+     << (lanes == 1 ? "" : "s") << " per row, " << plan.getRowsPerBlock()
+     << " rows per block, " << plan.getVectorWidth() << " elements per load\n";
+  os << "const long long row = (long long)blockIdx.x * "
+     << plan.getRowsPerBlock() << " + threadIdx.x / " << lanes << ";\n";
+  os << "const int lane = threadIdx.x % " << lanes << ";\n";
+  os << "if (row >= " << prefix << "num_rows)\n";
+  os << "  return;\n";
+}
+
+void CUDAEmitter::emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
+                                        StringRef indexType,
+                                        StringRef valuesParam,
+                                        const ElementSpelling &e,
+                                        bool perEdgeOutput) {
+  int64_t lanes = plan.getLanes();
+  os << "const long long begin = " << prefix << "row_ptr[row];\n";
+  os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
+  if (lanes == 32)
+    os << "const unsigned group_mask = 0xffffffffu;\n";
+  else
+    os << "const unsigned group_mask = " << ((1ull << lanes) - 1)
+       << "u << (threadIdx.x % 32 / " << lanes << " * " << lanes << ");\n";
+  os << "for (long long base = begin; base < end; base += " << lanes << ") {\n";
+  os.indent();
+  os << "const int n = (int)min((long long)" << lanes << ", end - base);\n";
+  os << indexType << " my_col = 0;\n";
+  if (!valuesParam.empty())
+    os << "float my_w = 0.0f;\n";
+  os << "if (lane < n) {\n";
+  os.indent();
+  os << "my_col = " << prefix << "col_idx[base + lane];\n";
+  if (!valuesParam.empty()) {
+    if (e.tag == "f32")
+      os << "my_w = __ldg(" << valuesParam << " + base + lane);\n";
+    else
+      os << "my_w = " << e.toFloat << "(" << valuesParam << "[base + lane]);\n";
+  }
+  os.unindent();
+  os << "}\n";
+  if (perEdgeOutput)
+    os << "float my_out = 0.0f;\n";
+  os << "#pragma unroll " << plan.getEdgeUnroll() << "\n";
+  os << "for (int t = 0; t < n; ++t) {\n";
+  os.indent();
+  os << "const long long col = __shfl_sync(group_mask, my_col, t, " << lanes
+     << ");\n";
+  if (!valuesParam.empty())
+    os << "const float w = __shfl_sync(group_mask, my_w, t, " << lanes
+       << ");\n";
+}
+
+/// Prints `for (k ...) { chunk; [ragged break] ` opening a loop over the
+/// vector chunks a lane owns.
+static void openChunkLoop(raw_indented_ostream &os, VertexPlanAttr plan) {
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
+  os.indent();
+  os << "const int chunk = lane + k * " << plan.getLanes() << ";\n";
+  if (plan.getChunks() % plan.getLanes() != 0) {
+    os << "if (chunk >= " << plan.getChunks() << ")\n";
+    os << "  break;\n";
+  }
+}
+
+static void closeBlock(raw_indented_ostream &os) {
+  os.unindent();
+  os << "}\n";
+}
+
 LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
   auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
   auto kernel = op->getParentOfType<KernelOp>();
   auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
-  auto paramName = [&](Value v) -> StringRef {
-    auto arg = cast<BlockArgument>(v);
-    unsigned index = 0;
-    for (unsigned i = 0; i < arg.getArgNumber(); ++i)
-      index += isa<GnnGraphType>(kernel.getArgumentTypes()[i]) ? 3 : 1;
-    return cast<StringAttr>(params[index]).getValue();
-  };
-  StringRef graph = paramName(op.getGraph());
+  StringRef graph = paramName(kernel, op.getGraph());
   std::string prefix = graph.drop_back(strlen("row_ptr")).str();
-  StringRef x = paramName(op.getFeatures());
-  StringRef y =
-      cast<StringAttr>(params[params.size() - 1]).getValue(); // one result
+  StringRef x = paramName(kernel, op.getFeatures());
+  StringRef y = cast<StringAttr>(params[params.size() - 1]).getValue();
   ElementSpelling e = *spellElement(op.getElementType(), op);
-
+  StringRef values = op.getValues() ? paramName(kernel, op.getValues()) : "";
   int64_t width = op.getFeatureWidth();
-  int64_t lanes = plan.getLanes(), vw = plan.getVectorWidth();
-  int64_t chunks = plan.getChunks(), perLane = plan.getChunksPerLane();
-  int64_t rowsPerBlock = plan.getRowsPerBlock();
-  bool ragged = chunks % lanes != 0;
+  int64_t vw = plan.getVectorWidth();
+  int64_t accs = plan.getChunksPerLane() * vw;
 
-  os << "// gnn.spmm, vertex_parallel: " << lanes << " thread"
-     << (lanes == 1 ? "" : "s") << " per row, " << rowsPerBlock
-     << " rows per block, " << vw << " x " << e.tag << " per load\n";
-  os << "const long long row = (long long)blockIdx.x * " << rowsPerBlock
-     << " + threadIdx.x / " << lanes << ";\n";
-  os << "const int lane = threadIdx.x % " << lanes << ";\n";
-  os << "if (row >= " << prefix << "num_rows)\n";
-  os << "  return;\n";
-  os << "float acc[" << perLane * vw << "];\n";
+  emitVertexPrologue(plan, prefix, "gnn.spmm");
+  os << "float acc[" << accs << "];\n";
   os << "#pragma unroll\n";
-  os << "for (int i = 0; i < " << perLane * vw << "; ++i)\n";
+  os << "for (int i = 0; i < " << accs << "; ++i)\n";
   os << "  acc[i] = 0.0f;\n";
-  os << "const long long begin = " << prefix << "row_ptr[row];\n";
-  os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
-  os << "for (long long e = begin; e < end; ++e) {\n";
-  os.indent();
-  os << "const long long col = " << prefix << "col_idx[e];\n";
-  if (Value values = op.getValues()) {
-    StringRef v = paramName(values);
-    if (e.tag == "f32")
-      os << "const float w = __ldg(" << v << " + e);\n";
-    else
-      os << "const float w = " << e.toFloat << "(" << v << "[e]);\n";
-  }
+  emitNeighbourLoopHead(
+      plan, prefix,
+      spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType()),
+      values, e);
   os << "const " << e.cType << " *src = " << x << " + col * " << width << ";\n";
-  os << "#pragma unroll\n";
-  os << "for (int k = 0; k < " << perLane << "; ++k) {\n";
-  os.indent();
-  os << "const int chunk = lane + k * " << lanes << ";\n";
-  if (ragged) {
-    os << "if (chunk >= " << chunks << ")\n";
-    os << "  break;\n";
-  }
+  openChunkLoop(os, plan);
   os << "float f[" << vw << "];\n";
   os << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
      << ", f);\n";
   os << "#pragma unroll\n";
   os << "for (int j = 0; j < " << vw << "; ++j)\n";
-  os << "  acc[k * " << vw << " + j] += " << (op.getValues() ? "w * " : "")
+  os << "  acc[k * " << vw << " + j] += " << (values.empty() ? "" : "w * ")
      << "f[j];\n";
-  os.unindent();
-  os << "}\n";
-  os.unindent();
-  os << "}\n";
+  closeBlock(os); // chunks
+  closeBlock(os); // neighbours
+  closeBlock(os); // index batches
   os << e.cType << " *dst = " << y << " + row * " << width << ";\n";
-  os << "#pragma unroll\n";
-  os << "for (int k = 0; k < " << perLane << "; ++k) {\n";
-  os.indent();
-  os << "const int chunk = lane + k * " << lanes << ";\n";
-  if (ragged) {
-    os << "if (chunk >= " << chunks << ")\n";
-    os << "  break;\n";
-  }
+  openChunkLoop(os, plan);
   os << "gnnc_store_" << e.tag << "x" << vw << "(dst + chunk * " << vw
      << ", acc + k * " << vw << ");\n";
-  os.unindent();
-  os << "}\n";
+  closeBlock(os);
+  return success();
+}
+
+/// Spells `v = leaky_relu(v)` with the op's slope, if it has one.
+static void emitLeakyRelu(raw_indented_ostream &os, FloatAttr slope,
+                          StringRef v) {
+  if (!slope)
+    return;
+  char literal[32];
+  std::snprintf(literal, sizeof(literal), "%.9gf", slope.getValueAsDouble());
+  os << v << " = " << v << " > 0.0f ? " << v << " : " << v << " * " << literal
+     << ";\n";
+}
+
+LogicalResult CUDAEmitter::emitSddmm(SddmmOp op) {
+  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  auto kernel = op->getParentOfType<KernelOp>();
+  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  StringRef graph = paramName(kernel, op.getGraph());
+  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
+  StringRef a = paramName(kernel, op.getRowFeatures());
+  StringRef b = paramName(kernel, op.getColFeatures());
+  StringRef y = cast<StringAttr>(params[params.size() - 1]).getValue();
+  ElementSpelling e = *spellElement(op.getElementType(), op);
+  int64_t width = op.getFeatureWidth();
+  int64_t vw = plan.getVectorWidth();
+  int64_t lanes = plan.getLanes();
+  int64_t regs = plan.getChunksPerLane() * vw;
+  bool dot = op.getForm() == SddmmForm::dot;
+
+  emitVertexPrologue(plan, prefix, dot ? "gnn.sddmm (dot)" : "gnn.sddmm (add)");
+  // The row's features stay in registers for all its edges.
+  os << "float ra[" << regs << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int i = 0; i < " << regs << "; ++i)\n";
+  os << "  ra[i] = 0.0f;\n";
+  openChunkLoop(os, plan);
+  os << "gnnc_load_" << e.tag << "x" << vw << "(" << a << " + row * " << width
+     << " + chunk * " << vw << ", ra + k * " << vw << ");\n";
+  closeBlock(os);
+  emitNeighbourLoopHead(
+      plan, prefix,
+      spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType()),
+      "", e, /*perEdgeOutput=*/dot);
+  os << "const " << e.cType << " *src = " << b << " + col * " << width << ";\n";
+  if (dot) {
+    // Lane t keeps the value of edge base + t; the stores coalesce.
+    os << "float partial = 0.0f;\n";
+    openChunkLoop(os, plan);
+    os << "float f[" << vw << "];\n";
+    os << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
+       << ", f);\n";
+    os << "#pragma unroll\n";
+    os << "for (int j = 0; j < " << vw << "; ++j)\n";
+    os << "  partial += ra[k * " << vw << " + j] * f[j];\n";
+    closeBlock(os);
+    if (lanes > 1) {
+      os << "#pragma unroll\n";
+      os << "for (int offset = " << lanes / 2 << "; offset > 0; offset /= 2)\n";
+      os << "  partial += __shfl_xor_sync(group_mask, partial, offset, "
+         << lanes << ");\n";
+    }
+    emitLeakyRelu(os, op.getLeakyReluAttr(), "partial");
+    os << "if (lane == t)\n";
+    os << "  my_out = partial;\n";
+    closeBlock(os); // neighbours
+    os << "if (lane < n)\n";
+    if (e.tag == "f32")
+      os << "  " << y << "[base + lane] = my_out;\n";
+    else
+      os << "  " << y << "[base + lane] = "
+         << (e.tag == "f16" ? "__float2half_rn" : "__float2bfloat16_rn")
+         << "(my_out);\n";
+    closeBlock(os); // index batches
+  } else {
+    os << e.cType << " *dst = " << y << " + (base + t) * " << width << ";\n";
+    openChunkLoop(os, plan);
+    os << "float f[" << vw << "];\n";
+    os << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
+       << ", f);\n";
+    os << "#pragma unroll\n";
+    os << "for (int j = 0; j < " << vw << "; ++j) {\n";
+    os.indent();
+    os << "f[j] += ra[k * " << vw << " + j];\n";
+    emitLeakyRelu(os, op.getLeakyReluAttr(), "f[j]");
+    closeBlock(os);
+    os << "gnnc_store_" << e.tag << "x" << vw << "(dst + chunk * " << vw
+       << ", f);\n";
+    closeBlock(os); // chunks
+    closeBlock(os); // neighbours
+    closeBlock(os); // index batches
+  }
   return success();
 }
 
@@ -329,24 +475,43 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
   os << ") {\n";
   os.indent();
   for (Operation &op : kernel.getBody().front().without_terminator()) {
-    auto spmm = dyn_cast<SpmmOp>(op);
-    if (!spmm)
+    Value graph;
+    Type elementType;
+    int64_t width = 0;
+    ScheduleAttr schedule;
+    if (auto spmm = dyn_cast<SpmmOp>(op)) {
+      if (failed(emitSpmm(spmm)))
+        return failure();
+      spec.info["op"] = "spmm";
+      spec.info["edge_values"] = spmm.getValues() ? "yes" : "no";
+      graph = spmm.getGraph();
+      elementType = spmm.getElementType();
+      width = spmm.getFeatureWidth();
+      schedule = spmm.getScheduleAttr();
+    } else if (auto sddmm = dyn_cast<SddmmOp>(op)) {
+      if (failed(emitSddmm(sddmm)))
+        return failure();
+      spec.info["op"] = "sddmm";
+      spec.info["form"] = stringifySddmmForm(sddmm.getForm()).str();
+      if (auto slope = sddmm.getLeakyReluAttr())
+        spec.info["leaky_relu"] = std::to_string(slope.getValueAsDouble());
+      graph = sddmm.getGraph();
+      elementType = sddmm.getElementType();
+      width = sddmm.getFeatureWidth();
+      schedule = sddmm.getScheduleAttr();
+    } else {
       return op.emitOpError() << "no CUDA emission pattern for this op";
-    if (failed(emitSpmm(spmm)))
-      return failure();
-    spec.info["op"] = "spmm";
-    spec.info["element_type"] =
-        spellElement(spmm.getElementType(), &op)->tag.str();
-    spec.info["feature_width"] = std::to_string(spmm.getFeatureWidth());
-    spec.info["edge_values"] = spmm.getValues() ? "yes" : "no";
-    auto graphType = cast<GnnGraphType>(spmm.getGraph().getType());
+    }
+    spec.info["element_type"] = spellElement(elementType, &op)->tag.str();
+    spec.info["feature_width"] = std::to_string(width);
+    auto graphType = cast<GnnGraphType>(graph.getType());
     spec.info["offset_type"] =
         "i" + std::to_string(graphType.getOffsetType().getWidth());
     spec.info["index_type"] =
         "i" + std::to_string(graphType.getIndexType().getWidth());
     std::string text;
-    llvm::raw_string_ostream s(text);
-    s << spmm.getScheduleAttr();
+    llvm::raw_string_ostream stream(text);
+    stream << schedule;
     spec.schedule = text;
   }
   os.unindent();
@@ -363,7 +528,10 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
     if (isa<KernelOp>(op))
       any = true;
     if (auto spmm = dyn_cast<SpmmOp>(op))
-      if (failed(collectHelpers(spmm)))
+      if (failed(collectHelpers(spmm, spmm.getElementType())))
+        return WalkResult::interrupt();
+    if (auto sddmm = dyn_cast<SddmmOp>(op))
+      if (failed(collectHelpers(sddmm, sddmm.getElementType())))
         return WalkResult::interrupt();
     return WalkResult::advance();
   });

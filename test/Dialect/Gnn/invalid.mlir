@@ -183,3 +183,43 @@ gnn.module @m {
 gnn.kernel @orphan() {
   gnn.return
 }
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{form = dot gives one value per edge: the result must be 1-D, got 'tensor<?x8xf32>'}}
+    %e = gnn.sddmm %g, %a, %b : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %e : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?xf32> {
+    // expected-error @+1 {{form = add gives one value per edge and column: the result must be 2-D with width 8, got 'tensor<?xf32>'}}
+    %e = gnn.sddmm %g, %a, %b {form = #gnn<sddmm_form add>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
+    gnn.return %e : tensor<?xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf32>, %b: tensor<?x16xf32>) -> tensor<?xf32> {
+    // expected-error @+1 {{row features 'tensor<?x8xf32>' and column features 'tensor<?x16xf32>' must have the same element type and width}}
+    %e = gnn.sddmm %g, %a, %b : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x16xf32> -> tensor<?xf32>
+    gnn.return %e : tensor<?xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?xf32> {
+    // expected-error @+1 {{schedule strategy 'neighbor_group' is not implemented for gnn.sddmm yet; implemented: vertex_parallel}}
+    %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
+    gnn.return %e : tensor<?xf32>
+  }
+}

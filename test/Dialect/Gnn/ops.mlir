@@ -30,6 +30,20 @@ gnn.module @ops {
   }
 }
 
+// CHECK-LABEL: gnn.module @sddmm
+gnn.module @sddmm {
+  // CHECK: gnn.sddmm %{{.*}}, %{{.*}}, %{{.*}} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16>, tensor<?x64xf16> -> tensor<?xf16>
+  gnn.kernel @dot(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x64xf16>, %b: tensor<?x64xf16>) -> tensor<?xf16> {
+    %e = gnn.sddmm %g, %a, %b : !gnn.graph<csr, i64, i32>, tensor<?x64xf16>, tensor<?x64xf16> -> tensor<?xf16>
+    gnn.return %e : tensor<?xf16>
+  }
+  // CHECK: gnn.sddmm %{{.*}}, %{{.*}}, %{{.*}} {form = #gnn<sddmm_form add>, leaky_relu = 2.000000e-01 : f32}
+  gnn.kernel @gat(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    %e = gnn.sddmm %g, %a, %b {form = #gnn<sddmm_form add>, leaky_relu = 0.2 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    gnn.return %e : tensor<?x4xf32>
+  }
+}
+
 // Graph types of formats no op consumes yet still parse and print.
 // CHECK-LABEL: gnn.module @formats
 gnn.module @formats {

@@ -70,11 +70,13 @@ double spmmTolerance(ElementType type);
 /// The absolute error always allowed for `type` outputs (f16 subnormals).
 double spmmAbsoluteTolerance(ElementType type);
 
-struct SpmmCheck {
+/// The outcome of checking a kernel against the CPU reference.
+struct KernelCheck {
   bool ok = false;
   /// What was compared and, on failure, the first mismatches.
   std::string report;
 };
+using SpmmCheck = KernelCheck;
 
 /// Runs `kernel` on `g` with fresh random features (and edge values, if the
 /// kernel takes them) drawn from `seed`, the output poisoned with NaN first,
