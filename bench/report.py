@@ -1,0 +1,350 @@
+#!/usr/bin/env python3
+"""Merges gnn-bench's and torch_baseline.py's JSON into a results folder.
+
+Writes OUT/<gpu-name-slug>/<YYYY-MM-DD>/:
+  results.json  both inputs, unchanged, plus one summary row per case
+  results.md    a table per element type (graph, width, gnnc's best schedule,
+                cuSPARSE default and fastest, torch.sparse, PyG scatter,
+                index_add, speedups, bandwidth against the compulsory and
+                gather bounds as GB/s and as fractions of the measured copy
+                bandwidth), cuSPARSE SDDMM, failures and what was skipped
+  speedup.png   gnnc's best over cuSPARSE's fastest per graph, grouped by
+                type (width 64 when it was run, else the first width)
+and prints the markdown. Needs numpy and matplotlib only.
+
+usage: python3 bench/report.py --bench gnn-bench.json [--torch torch.json]
+                               --out DIR
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bench", required=True, help="gnn-bench --out JSON")
+    p.add_argument("--torch", default="", help="torch_baseline.py JSON")
+    p.add_argument("--out", required=True,
+                   help="root folder; results go to OUT/<gpu>/<date>/")
+    p.add_argument("--plot-width", type=int, default=64)
+    return p.parse_args(argv)
+
+
+def slug(text):
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return s or "unknown-gpu"
+
+
+def median(entry):
+    """The median time in ms of a record with 'time_ms', or None."""
+    if not entry:
+        return None
+    t = entry.get("time_ms")
+    if isinstance(t, dict):
+        return t.get("median")
+    return entry.get("median_ms")
+
+
+def ratio(num, den):
+    if num is None or den is None or den <= 0:
+        return None
+    return num / den
+
+
+def fmt_ms(ms):
+    return "-" if ms is None else ("%.4f" % ms if ms < 10 else "%.2f" % ms)
+
+
+def fmt_x(x):
+    return "-" if x is None else "%.2f×" % x
+
+
+def fmt_bw(gbs, frac):
+    if gbs is None:
+        return "-"
+    return "%.0f (%.2f)" % (gbs, frac) if frac is not None else "%.0f" % gbs
+
+
+def summarize(bench, torch_doc):
+    """One flat row per gnn-bench case, joined with the torch case."""
+    torch_cases = {}
+    if torch_doc:
+        for c in torch_doc.get("cases", []):
+            torch_cases[(c["graph"], c["type"], int(c["width"]))] = c
+    copy_gbs = bench.get("copy_bandwidth_gbs") or None
+    rows = []
+    for c in bench.get("cases", []):
+        key = (c["graph"], c["type"], int(c["width"]))
+        best = c.get("gnnc_best")
+        cs_default = c.get("cusparse_default")
+        cs_fastest = c.get("cusparse_fastest")
+        tc = torch_cases.get(key, {}).get("methods", {})
+        ve = [k for k in c.get("gnnc", [])
+              if k.get("edge_values") and k.get("status") == "ok"]
+        wrong = [k for k in c.get("gnnc", []) if k.get("status") != "ok"]
+
+        def torch_ms(method):
+            m = tc.get(method)
+            return median(m) if m and m.get("status") == "ok" else None
+
+        def torch_status(method):
+            m = tc.get(method)
+            return None if m is None else m.get("status")
+
+        row = {
+            "graph": c["graph"], "type": c["type"], "width": c["width"],
+            "nnz": c.get("nnz"),
+            "gnnc_best_ms": median(best),
+            "gnnc_best_schedule": best.get("label") if best else None,
+            "gnnc_best_schedule_text": best.get("schedule") if best else None,
+            "gnnc_ve_ms": median(ve[0]) if ve else None,
+            "gnnc_failures": len(wrong),
+            "cusparse_default_ms": median(cs_default),
+            "cusparse_fastest_ms": median(cs_fastest),
+            "cusparse_fastest_alg": (cs_fastest or {}).get("algorithm"),
+            "torch_sparse_mm_ms": torch_ms("torch_sparse_mm"),
+            "pyg_scatter_ms": torch_ms("pyg_scatter"),
+            "index_add_ms": torch_ms("index_add"),
+            "torch_sparse_mm_status": torch_status("torch_sparse_mm"),
+            "pyg_scatter_status": torch_status("pyg_scatter"),
+            "gbs_compulsory": best.get("gbs_compulsory") if best else None,
+            "gbs_gather": best.get("gbs_gather") if best else None,
+        }
+        row["frac_copy_compulsory"] = ratio(row["gbs_compulsory"], copy_gbs)
+        row["frac_copy_gather"] = ratio(row["gbs_gather"], copy_gbs)
+        g = row["gnnc_best_ms"]
+        row["speedup_vs_cusparse_default"] = ratio(row["cusparse_default_ms"], g)
+        row["speedup_vs_cusparse_fastest"] = ratio(row["cusparse_fastest_ms"], g)
+        row["speedup_vs_torch_sparse_mm"] = ratio(row["torch_sparse_mm_ms"], g)
+        row["speedup_vs_pyg_scatter"] = ratio(row["pyg_scatter_ms"], g)
+        rows.append(row)
+    return rows
+
+
+def markdown(bench, torch_doc, rows):
+    dev = bench.get("device", {})
+    out = []
+    out.append("# gnn-bench results: %s" % dev.get("name", "unknown GPU"))
+    out.append("")
+    copy = bench.get("copy_bandwidth_gbs")
+    out.append("- date: %s; device: %s, %s SMs, %.0f MB L2, %s; driver %s; "
+               "NVRTC %s; cuSPARSE %s" % (
+                   bench.get("date", "?"), dev.get("name", "?"),
+                   dev.get("sm_count", "?"), dev.get("l2_bytes", 0) / 1e6,
+                   dev.get("compute_capability", "?"),
+                   dev.get("driver_version", "?"),
+                   dev.get("nvrtc_version", "?"),
+                   dev.get("cusparse_version", "?")))
+    out.append("- copy bandwidth (device-to-device, read + write): %s GB/s" %
+               ("%.0f" % copy if copy else "not measured"))
+    opts = bench.get("options", {})
+    out.append("- timing: %s warm-ups, median of %s runs, L2 flushed before "
+               "each run: %s; gnnc row offsets %s; gnnc kernels checked "
+               "against a float64 CPU reference before timing (%s)" % (
+                   opts.get("warmups"), opts.get("runs"),
+                   opts.get("flush_l2"), opts.get("gnnc_offsets"),
+                   opts.get("check")))
+    if torch_doc:
+        out.append("- PyTorch %s (CUDA %s), PyG %s" % (
+            torch_doc.get("torch_version"), torch_doc.get("torch_cuda_version"),
+            torch_doc.get("pyg_version")))
+    else:
+        out.append("- PyTorch baselines: not run")
+    out.append("- times in ms (median); speedups = baseline time / gnnc "
+               "time; GB/s of gnnc's best against the compulsory and the "
+               "gather byte counts, with the fraction of the copy bandwidth "
+               "in parentheses (bench/NOTES.md)")
+    out.append("")
+    for type_name in ("f32", "f16", "bf16"):
+        typed = [r for r in rows if r["type"] == type_name]
+        if not typed:
+            continue
+        out.append("## %s" % type_name)
+        out.append("")
+        out.append("| graph | w | gnnc best (schedule) | gnnc SpMMve | "
+                   "cuSPARSE default | cuSPARSE fastest (alg) | torch.sparse "
+                   "| PyG scatter | index_add | × cuSP def | × cuSP fastest "
+                   "| × torch.sparse | × PyG | GB/s compulsory | GB/s gather |")
+        out.append("|---|--:|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|"
+                   "--:|--:|")
+        for r in typed:
+            best = ("%s (%s)" % (fmt_ms(r["gnnc_best_ms"]),
+                                 r["gnnc_best_schedule"])
+                    if r["gnnc_best_ms"] is not None else "**WRONG/none**")
+            fastest = ("%s (%s)" % (fmt_ms(r["cusparse_fastest_ms"]),
+                                    r["cusparse_fastest_alg"])
+                       if r["cusparse_fastest_ms"] is not None else "-")
+            tsm = fmt_ms(r["torch_sparse_mm_ms"])
+            if r["torch_sparse_mm_ms"] is None and r["torch_sparse_mm_status"]:
+                tsm = "n/a"
+            out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | "
+                       "%s | %s | %s | %s | %s |" % (
+                           r["graph"], r["width"], best, fmt_ms(r["gnnc_ve_ms"]),
+                           fmt_ms(r["cusparse_default_ms"]), fastest, tsm,
+                           fmt_ms(r["pyg_scatter_ms"]),
+                           fmt_ms(r["index_add_ms"]),
+                           fmt_x(r["speedup_vs_cusparse_default"]),
+                           fmt_x(r["speedup_vs_cusparse_fastest"]),
+                           fmt_x(r["speedup_vs_torch_sparse_mm"]),
+                           fmt_x(r["speedup_vs_pyg_scatter"]),
+                           fmt_bw(r["gbs_compulsory"], r["frac_copy_compulsory"]),
+                           fmt_bw(r["gbs_gather"], r["frac_copy_gather"])))
+        out.append("")
+
+    # cuSPARSE SDDMM (no gnnc counterpart yet).
+    sddmm = []
+    for c in bench.get("cases", []):
+        for s in c.get("cusparse_sddmm", []):
+            sddmm.append((c, s))
+    if sddmm:
+        out.append("## cuSPARSE SDDMM (no gnnc kernel yet)")
+        out.append("")
+        out.append("| graph | type | w | types | ms | GB/s compulsory | "
+                   "GB/s gather | check | status |")
+        out.append("|---|---|--:|---|--:|--:|--:|---|---|")
+        for c, s in sddmm:
+            check = ("ok" if s.get("check_ok") else "OFF") if s.get(
+                "checked") else "-"
+            out.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s |" % (
+                c["graph"], c["type"], c["width"], s.get("types", ""),
+                fmt_ms(median(s)),
+                fmt_bw(s.get("gbs_compulsory"), s.get("frac_copy_compulsory")),
+                fmt_bw(s.get("gbs_gather"), s.get("frac_copy_gather")),
+                check, s.get("status", "")[:80]))
+        out.append("")
+
+    # Library configurations that were refused, once each.
+    refused = {}
+    for c in bench.get("cases", []):
+        for s in c.get("cusparse_spmm", []) + c.get("cusparse_sddmm", []):
+            if s.get("status") != "ok":
+                k = (c["type"], s.get("algorithm"), s.get("types"),
+                     s.get("status"))
+                refused.setdefault(k, 0)
+                refused[k] += 1
+            elif s.get("checked") and not s.get("check_ok"):
+                k = (c["type"], s.get("algorithm"), s.get("types"),
+                     "ran, but differs from the reference")
+                refused.setdefault(k, 0)
+                refused[k] += 1
+    if torch_doc:
+        for c in torch_doc.get("cases", []):
+            for name, m in c.get("methods", {}).items():
+                if m.get("status") != "ok":
+                    k = (c["type"], name, "torch", m.get("status"))
+                    refused.setdefault(k, 0)
+                    refused[k] += 1
+                elif not m.get("check_ok", True):
+                    k = (c["type"], name, "torch",
+                         "ran, but rows differ from the float64 reference")
+                    refused.setdefault(k, 0)
+                    refused[k] += 1
+    if refused:
+        out.append("## Baselines refused or off")
+        out.append("")
+        for (t, alg, types, status), n in sorted(refused.items(),
+                                                  key=lambda kv: str(kv[0])):
+            out.append("- %s %s (%s): %s — %d case%s" % (
+                t, alg, types, status, n, "" if n == 1 else "s"))
+        out.append("")
+
+    failures = []
+    for c in bench.get("cases", []):
+        for k in c.get("gnnc", []):
+            if k.get("status") != "ok":
+                failures.append((c, k))
+    out.append("## gnnc kernels that failed the check or did not run")
+    out.append("")
+    if not failures:
+        out.append("None: every gnnc kernel matched the CPU reference.")
+    for c, k in failures:
+        report = (k.get("report") or "").splitlines()
+        out.append("- %s %s w%d %s [%s]: **%s** — %s" % (
+            c["graph"], c["type"], c["width"], k.get("kernel"),
+            k.get("label"), k.get("status"), report[0] if report else ""))
+    out.append("")
+    skipped = bench.get("skipped", []) + (torch_doc or {}).get("skipped", [])
+    if skipped:
+        out.append("## Skipped (time limit)")
+        out.append("")
+        for s in skipped:
+            out.append("- %s %s %s: %s" % (s.get("graph"), s.get("type", ""),
+                                           s.get("width", ""), s.get("why")))
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def plot(rows, path, width):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    widths = sorted(set(r["width"] for r in rows))
+    if not widths:
+        return False
+    chosen = width if width in widths else widths[0]
+    picked = [r for r in rows if r["width"] == chosen]
+    graphs = []
+    for r in picked:
+        if r["graph"] not in graphs:
+            graphs.append(r["graph"])
+    types = [t for t in ("f32", "f16", "bf16")
+             if any(r["type"] == t for r in picked)]
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(graphs) + 2), 4.5))
+    bar = 0.8 / max(1, len(types))
+    x = np.arange(len(graphs))
+    for i, t in enumerate(types):
+        values = []
+        for g in graphs:
+            match = [r for r in picked if r["graph"] == g and r["type"] == t]
+            v = match[0]["speedup_vs_cusparse_fastest"] if match else None
+            values.append(v if v is not None else 0.0)
+        ax.bar(x + (i - (len(types) - 1) / 2) * bar, values, bar, label=t)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(x)
+    ax.set_xticklabels(graphs, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("speedup (cuSPARSE fastest / gnnc best)")
+    ax.set_title("gnnc SpMM vs cuSPARSE, feature width %d" % chosen)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def main(argv):
+    args = parse_args(argv)
+    with open(args.bench) as f:
+        bench = json.load(f)
+    torch_doc = None
+    if args.torch and os.path.exists(args.torch):
+        with open(args.torch) as f:
+            torch_doc = json.load(f)
+    elif args.torch:
+        print("report: no torch results at %s; leaving those columns empty"
+              % args.torch, file=sys.stderr)
+    name = bench.get("device", {}).get("name", "unknown GPU")
+    date = (bench.get("date") or "0000-00-00")[:10]
+    folder = os.path.join(args.out, slug(name), date)
+    os.makedirs(folder, exist_ok=True)
+    rows = summarize(bench, torch_doc)
+    with open(os.path.join(folder, "results.json"), "w") as f:
+        json.dump({"summary": rows, "gnn_bench": bench, "torch": torch_doc},
+                  f, indent=1)
+        f.write("\n")
+    text = markdown(bench, torch_doc, rows)
+    with open(os.path.join(folder, "results.md"), "w") as f:
+        f.write(text)
+    if not plot(rows, os.path.join(folder, "speedup.png"), args.plot_width):
+        print("report: no cases to plot", file=sys.stderr)
+    sys.stdout.write(text)
+    print("report: wrote %s/{results.json,results.md,speedup.png}" % folder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

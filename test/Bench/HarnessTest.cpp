@@ -1,0 +1,284 @@
+//===- HarnessTest.cpp - Tests of gnn-bench's harness ---------------------===//
+//
+// Anywhere: the byte formulas, the timing summary, the JSON records, the
+// .npy writer (read back with the project's reader), the schedule variants
+// (compiled by gnnc and by NVRTC for sm_90).
+// On a GPU: a kernel that writes one wrong value is voided (status "wrong",
+// no timing) and a correct kernel is timed.
+//
+//===----------------------------------------------------------------------===//
+#include "Harness.h"
+#include "NpyWriter.h"
+#include "Suite.h"
+
+#include "gnnc/graph/Readers.h"
+#include "gnnc/graph/Rmat.h"
+#include "gnnc/runtime/Nvrtc.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
+
+using namespace gnnc;
+using namespace gnnc::bench;
+
+namespace {
+
+ProblemShape smallShape(bool edgeValues) {
+  ProblemShape s;
+  s.numRows = 10;
+  s.numCols = 20;
+  s.nnz = 50;
+  s.width = 8;
+  s.elementBytes = 4;
+  s.offsetBytes = 8;
+  s.indexBytes = 4;
+  s.edgeValues = edgeValues;
+  return s;
+}
+
+/// A copy of `spec` whose kernel, after computing every row correctly,
+/// overwrites Y[0][0] with 12345 (thread 0 of block 0 owns that element, so
+/// the write lands last). Same name, parameters and launch rule.
+rt::KernelSpec breakKernel(const rt::KernelSpec &spec) {
+  rt::KernelSpec broken = spec;
+  size_t start = broken.source.find(spec.name + "(");
+  EXPECT_NE(start, std::string::npos);
+  size_t end = broken.source.find("\n}\n", start);
+  EXPECT_NE(end, std::string::npos);
+  broken.source.insert(end + 1, "  if (blockIdx.x == 0 && threadIdx.x == 0)\n"
+                                "    y[0] = 12345.0f;\n");
+  return broken;
+}
+
+} // namespace
+
+TEST(BenchBytes, SpmmBounds) {
+  // row_ptr 11 * 8 = 88, col_idx 50 * 4 = 200, X 20 rows * 32 = 640,
+  // Y 10 rows * 32 = 320, X per edge 50 * 32 = 1600, values 50 * 4 = 200.
+  ByteCounts v = spmmBytes(smallShape(false));
+  EXPECT_DOUBLE_EQ(v.compulsory, 88 + 200 + 640 + 320);
+  EXPECT_DOUBLE_EQ(v.gather, 88 + 200 + 1600 + 320);
+  ByteCounts ve = spmmBytes(smallShape(true));
+  EXPECT_DOUBLE_EQ(ve.compulsory, v.compulsory + 200);
+  EXPECT_DOUBLE_EQ(ve.gather, v.gather + 200);
+}
+
+TEST(BenchBytes, SddmmBounds) {
+  // Values written 200; A = 10 rows * 32 = 320 once; B = 20 rows * 32 = 640
+  // once (compulsory) or 50 * 32 = 1600 (gather).
+  ByteCounts b = sddmmBytes(smallShape(false));
+  EXPECT_DOUBLE_EQ(b.compulsory, 88 + 200 + 200 + 320 + 640);
+  EXPECT_DOUBLE_EQ(b.gather, 88 + 200 + 200 + 320 + 1600);
+}
+
+TEST(BenchBytes, BandwidthAndJson) {
+  EXPECT_DOUBLE_EQ(gigabytesPerSecond(2e9, 1000.0), 2.0);
+  EXPECT_DOUBLE_EQ(gigabytesPerSecond(1e6, 0.0), 0.0);
+  ByteCounts bytes{3e9, 6e9};
+  nlohmann::json j = bandwidthJson(bytes, 1.0, 3000.0);
+  EXPECT_DOUBLE_EQ(j["gbs_compulsory"].get<double>(), 3000.0);
+  EXPECT_DOUBLE_EQ(j["gbs_gather"].get<double>(), 6000.0);
+  EXPECT_DOUBLE_EQ(j["frac_copy_compulsory"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["frac_copy_gather"].get<double>(), 2.0);
+  EXPECT_FALSE(bandwidthJson(bytes, 1.0, 0.0).contains("frac_copy_gather"));
+}
+
+TEST(BenchTiming, Summary) {
+  TimingStats odd = summarizeTimes({3, 1, 2});
+  EXPECT_DOUBLE_EQ(odd.medianMs, 2);
+  EXPECT_DOUBLE_EQ(odd.minMs, 1);
+  EXPECT_DOUBLE_EQ(odd.maxMs, 3);
+  EXPECT_EQ(odd.runs, 3);
+  TimingStats even = summarizeTimes({4, 1, 2, 3});
+  EXPECT_DOUBLE_EQ(even.medianMs, 2.5);
+  EXPECT_EQ(summarizeTimes({}).runs, 0);
+}
+
+TEST(BenchJson, KernelRecords) {
+  KernelResult wrong;
+  wrong.label = "default";
+  wrong.status = "wrong";
+  wrong.report = "1 of 64 elements differ";
+  nlohmann::json w = toJson(wrong, ByteCounts{1e6, 2e6}, 3000, 1.0, 0.5);
+  EXPECT_EQ(w["status"], "wrong");
+  EXPECT_TRUE(w["time_ms"].is_null());
+  EXPECT_FALSE(w.contains("gbs_compulsory"));
+  EXPECT_FALSE(w.contains("speedup_vs_cusparse_default"));
+
+  KernelResult ok;
+  ok.status = "ok";
+  ok.timing = TimingStats{0.5, 0.4, 0.7, 20};
+  nlohmann::json o = toJson(ok, ByteCounts{1e6, 2e6}, 4.0, 1.0, 0.25);
+  EXPECT_DOUBLE_EQ(o["time_ms"]["median"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(o["speedup_vs_cusparse_default"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(o["speedup_vs_cusparse_fastest"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(o["gbs_compulsory"].get<double>(), 2.0); // 1e6 B / 0.5 ms
+  EXPECT_DOUBLE_EQ(o["frac_copy_compulsory"].get<double>(), 0.5);
+}
+
+TEST(BenchNpy, HeaderAndRoundTrip) {
+  std::string header = npyHeader("<i8", {5});
+  EXPECT_EQ(header.size() % 64, 0u);
+  EXPECT_EQ(header.substr(0, 6), "\x93NUMPY");
+  EXPECT_EQ(header.back(), '\n');
+
+  graph::CsrGraph g = graph::generateRmat(8, 4, 3);
+  g.name = "tiny";
+  std::string dir =
+      ::testing::TempDir() + "/gnnc-bench-npy-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(writeGraphNpy(g, dir, "tiny").isOk());
+  auto indptr = graph::readNpy(dir + "/tiny.indptr.npy");
+  ASSERT_TRUE(indptr.isOk()) << indptr.message();
+  EXPECT_EQ(indptr->dtype, "<i8");
+  ASSERT_EQ(indptr->shape, std::vector<int64_t>{g.numRows + 1});
+  auto indices = graph::readNpy(dir + "/tiny.indices.npy");
+  ASSERT_TRUE(indices.isOk()) << indices.message();
+  EXPECT_EQ(indices->dtype, "<i4");
+  EXPECT_EQ(*indptr->asInt64(), g.rowPtr);
+  EXPECT_EQ(*indices->asInt64(), g.colIdx);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BenchSchedules, Variants) {
+  auto resolved = parseSchedule("#gnn.schedule<vector_width = 4, dim_workers "
+                                "= 16, threads_per_block = 256>");
+  ASSERT_TRUE(resolved.isOk()) << resolved.message();
+  EXPECT_EQ(resolved->vectorWidth, 4);
+  EXPECT_EQ(resolved->dimWorkers, 16);
+  EXPECT_EQ(resolved->threadsPerBlock, 256);
+  EXPECT_FALSE(parseSchedule("#gnn.schedule<>").isOk());
+
+  auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 4);
+  ASSERT_EQ(f32.size(), 4u);
+  EXPECT_EQ(f32[0].label, "default");
+  EXPECT_EQ(f32[1].dimWorkers, 32);
+  EXPECT_EQ(f32[2].dimWorkers, 8);
+  EXPECT_EQ(f32[3].vectorWidth, 2);
+  EXPECT_EQ(f32[3].dimWorkers, 32);
+
+  // At 32 workers there is no x2; f16 x8 is legal, f32 x8 is not.
+  ScheduleChoice wide{"default", 4, 32, 256};
+  for (const ScheduleChoice &s :
+       scheduleVariants(wide, ElementType::F32, 128, 4)) {
+    EXPECT_TRUE(isLegalSchedule(s, ElementType::F32, 128)) << s.attribute();
+    EXPECT_LE(s.dimWorkers, 32);
+  }
+  EXPECT_FALSE(isLegalSchedule({"", 8, 8, 256}, ElementType::F32, 64));
+  EXPECT_TRUE(isLegalSchedule({"", 8, 8, 256}, ElementType::F16, 64));
+  EXPECT_FALSE(isLegalSchedule({"", 4, 8, 256}, ElementType::F32, 66));
+  EXPECT_EQ(scheduleVariants(*resolved, ElementType::F32, 64, 1).size(), 1u);
+}
+
+// Every kernel gnn-bench generates compiles with gnnc and with NVRTC.
+TEST(BenchSchedules, GeneratedKernelsCompile) {
+  for (ElementType type :
+       {ElementType::F32, ElementType::F16, ElementType::BF16})
+    for (int64_t width : {32, 64, 128}) {
+      auto kernels = compileSpmmKernels(type, width, 4, true, true);
+      ASSERT_TRUE(kernels.isOk()) << kernels.message();
+      ASSERT_GE(kernels->size(), 3u);
+      EXPECT_LE(kernels->size(), 5u);
+      EXPECT_TRUE(kernels->back().request.edgeValues);
+      rt::CompileOptions options;
+      options.arch = "sm_90";
+      auto cubin =
+          rt::compileCuda(kernels->front().spec.source, "bench.cu", options);
+      ASSERT_TRUE(cubin.isOk()) << cubin.message();
+    }
+}
+
+// The planted bug of the GPU test compiles (so a GPU run tests the gate,
+// not NVRTC).
+TEST(BenchSchedules, BrokenKernelCompiles) {
+  auto kernels = compileSpmmKernels(ElementType::F32, 64, 1, false, true);
+  ASSERT_TRUE(kernels.isOk()) << kernels.message();
+  rt::KernelSpec bad = breakKernel(kernels->front().spec);
+  EXPECT_NE(bad.source, kernels->front().spec.source);
+  rt::CompileOptions options;
+  options.arch = "sm_90";
+  auto cubin = rt::compileCuda(bad.source, "broken.cu", options);
+  ASSERT_TRUE(cubin.isOk()) << cubin.message();
+}
+
+//===----------------------------------------------------------------------===//
+// GPU
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class BenchGpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why;
+    if (!rt::gpuAvailable(&why))
+      GTEST_SKIP() << "no GPU: " << why;
+  }
+};
+
+} // namespace
+
+TEST_F(BenchGpu, WrongKernelIsVoidedAndRightKernelIsTimed) {
+  TimingOptions timing;
+  timing.warmups = 1;
+  timing.runs = 3;
+  auto bench = Bench::create(timing);
+  ASSERT_TRUE(bench.isOk()) << bench.message();
+
+  auto kernels = compileSpmmKernels(ElementType::F32, 64, 1, false, true);
+  ASSERT_TRUE(kernels.isOk()) << kernels.message();
+  ASSERT_EQ(kernels->size(), 1u);
+  const rt::KernelSpec &good = kernels->front().spec;
+  rt::KernelSpec bad = breakKernel(good);
+
+  graph::CsrGraph g = graph::generateRmat(12, 8, 5);
+  g.name = "rmat12";
+  auto graphs = uploadGraphs(g, true);
+  ASSERT_TRUE(graphs.isOk()) << graphs.message();
+  auto problem = makeSpmmProblem(*graphs, ElementType::F32, 64, false, 9);
+  ASSERT_TRUE(problem.isOk()) << problem.message();
+
+  for (CheckMode mode : {CheckMode::Shared, CheckMode::PerKernel}) {
+    KernelResult wrong = runGnncKernel(*bench, bad, *problem, mode, "broken");
+    EXPECT_EQ(wrong.status, "wrong") << wrong.report;
+    EXPECT_FALSE(wrong.timing.has_value());
+    EXPECT_NE(wrong.report.find("(row 0, col 0)"), std::string::npos)
+        << wrong.report;
+
+    KernelResult right = runGnncKernel(*bench, good, *problem, mode, "default");
+    EXPECT_EQ(right.status, "ok") << right.report;
+    ASSERT_TRUE(right.timing.has_value());
+    EXPECT_EQ(right.timing->runs, 3);
+    EXPECT_GT(right.timing->medianMs, 0.0);
+  }
+
+  // A whole case: the broken kernel counts as a failure and its record has
+  // no time; the correct one in the same case is the best.
+  std::vector<BenchKernel> pair{kernels->front(), kernels->front()};
+  pair[1].spec = bad;
+  pair[1].request.schedule.label = "broken";
+  CaseOptions options;
+  auto libraries = CudaLibraries::create(*bench);
+  CaseOutcome outcome =
+      runCase(*bench, libraries.isOk() ? &*libraries : nullptr, *graphs,
+              ElementType::F32, 64, pair, "", options);
+  EXPECT_EQ(outcome.failures, 1);
+  const nlohmann::json &records = outcome.record["gnnc"];
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["status"], "ok");
+  EXPECT_FALSE(records[0]["time_ms"].is_null());
+  EXPECT_EQ(records[1]["status"], "wrong");
+  EXPECT_TRUE(records[1]["time_ms"].is_null());
+  EXPECT_EQ(outcome.record["gnnc_best"]["label"], "default");
+  if (libraries.isOk()) {
+    // cuSPARSE f32 CSR SpMM runs and agrees with the reference.
+    EXPECT_FALSE(outcome.record["cusparse_default"].is_null())
+        << outcome.record["cusparse_spmm"].dump(1);
+    for (const nlohmann::json &alg : outcome.record["cusparse_spmm"])
+      if (alg["status"] == "ok")
+        EXPECT_TRUE(alg["check_ok"].get<bool>()) << alg.dump(1);
+  }
+}

@@ -1,0 +1,342 @@
+//===- Harness.h - Timing and checking sparse kernels -----------*- C++ -*-===//
+//
+// The reusable part of gnn-bench: the byte counts behind the bandwidth
+// bounds, CUDA-event timing with L2 flushes, SpMM problems whose CPU
+// reference is computed once and shared by every kernel that solves them,
+// the correctness gate (a kernel whose output is wrong gets no timing), the
+// generation of gnn.spmm kernels and their schedule variants, and the JSON
+// records of the results. See bench/NOTES.md for what is measured and why.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_BENCH_HARNESS_H
+#define GNNC_BENCH_HARNESS_H
+
+#include "gnnc/graph/Csr.h"
+#include "gnnc/ops/Spmm.h"
+#include "gnnc/runtime/Float16.h"
+#include "gnnc/runtime/Runtime.h"
+#include "gnnc/runtime/Status.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gnnc::bench {
+
+//===----------------------------------------------------------------------===//
+// Byte counts and bandwidth
+//===----------------------------------------------------------------------===//
+
+/// The shape of one SpMM (or SDDMM) problem, enough to count its bytes.
+struct ProblemShape {
+  int64_t numRows = 0;
+  int64_t numCols = 0;
+  int64_t nnz = 0;
+  int64_t width = 0;
+  size_t elementBytes = 4;
+  size_t offsetBytes = 8;
+  size_t indexBytes = 4;
+  /// Whether the kernel reads one value per edge (SpMMve, cuSPARSE).
+  bool edgeValues = false;
+};
+
+/// The two traffic bounds of a problem, in bytes.
+struct ByteCounts {
+  /// Every input and output touched once: row_ptr + col_idx (+ values) +
+  /// X + Y. No kernel can move less.
+  double compulsory = 0;
+  /// As if every edge read its whole feature row of X from memory (no
+  /// reuse through the caches): row_ptr + col_idx (+ values) + nnz rows of
+  /// X + Y once.
+  double gather = 0;
+};
+
+/// Bytes of SpMM: Y (numRows x width) = A (numRows x numCols, CSR) * X
+/// (numCols x width).
+ByteCounts spmmBytes(const ProblemShape &shape);
+
+/// Bytes of SDDMM on CSR: for every edge (r, c), C[e] = dot(A[r, :], B[c, :])
+/// with A numRows x width and B numCols x width. The edge values are
+/// written (counted once); compulsory reads A and B once, gather reads A once
+/// and one row of B per edge.
+ByteCounts sddmmBytes(const ProblemShape &shape);
+
+/// `bytes` moved in `ms` milliseconds, in GB/s (1e9 bytes per second).
+double gigabytesPerSecond(double bytes, double ms);
+
+//===----------------------------------------------------------------------===//
+// Timing
+//===----------------------------------------------------------------------===//
+
+/// How every timed region is measured.
+struct TimingOptions {
+  /// Untimed runs before the timed ones.
+  int warmups = 5;
+  /// Timed runs (each one CUDA-event pair).
+  int runs = 20;
+  /// Overwrite a buffer of twice the L2 size before every run (outside the
+  /// timed region) so no run finds its inputs in the L2 left by the last.
+  bool flushL2 = true;
+};
+
+/// Summary of a set of timed runs, in milliseconds.
+struct TimingStats {
+  double medianMs = 0;
+  double minMs = 0;
+  double maxMs = 0;
+  int runs = 0;
+};
+
+/// The median (mean of the middle two for an even count), min and max.
+TimingStats summarizeTimes(std::vector<float> timesMs);
+
+/// A device with a kernel cache, an event timer, an L2 flush buffer and a
+/// record of the most device memory seen in use.
+class Bench {
+public:
+  /// Opens device 0 (through Runtime::create) and prepares the timer and the
+  /// flush buffer.
+  static Expected<Bench> create(const TimingOptions &options,
+                                std::string cacheDir = "");
+
+  rt::Runtime &runtime() { return runtime_; }
+  const rt::Device &device() const { return runtime_.device(); }
+  const TimingOptions &options() const { return options_; }
+
+  /// Times `work`, which must only enqueue GPU work on the default stream:
+  /// options().warmups untimed runs, then options().runs runs each between
+  /// two events, with the L2 flushed before each run. Waits for the device
+  /// at the end and reports errors raised by the work.
+  Expected<TimingStats> time(const std::function<Status()> &work);
+
+  /// Samples the device memory in use (total - free) and returns it; the
+  /// largest sample is kept in peakUsedBytes().
+  size_t sampleMemory();
+  size_t peakUsedBytes() const { return peakUsed_; }
+  /// Forgets the samples so far (for per-case peaks); returns the old peak.
+  size_t resetPeak();
+
+private:
+  Bench(rt::Runtime runtime, rt::EventTimer timer, rt::DeviceBuffer flush,
+        TimingOptions options)
+      : runtime_(std::move(runtime)), timer_(std::move(timer)),
+        flush_(std::move(flush)), options_(options) {}
+  rt::Runtime runtime_;
+  rt::EventTimer timer_;
+  rt::DeviceBuffer flush_;
+  TimingOptions options_;
+  size_t peakUsed_ = 0;
+  unsigned flushCount_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Host helpers
+//===----------------------------------------------------------------------===//
+
+/// Runs fn(begin, end) over [0, n) split into contiguous pieces on all
+/// hardware threads (one piece when n is small).
+void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &fn);
+
+/// `n` floats uniform in [-1, 1), rounded to `type`, deterministic for the
+/// seed; generated in parallel, in pieces of 2^20 elements with their own
+/// seeds (so the values do not depend on the thread count).
+std::vector<float> randomInputs(int64_t n, uint64_t seed, ElementType type);
+
+/// Uploads floats converted to `type` (conversion on all threads); at least
+/// one byte is allocated so that empty tensors still have an address.
+Expected<rt::DeviceBuffer> uploadConverted(const std::vector<float> &host,
+                                           ElementType type);
+
+/// Downloads `count` elements of `type` as floats (decoding on all threads).
+Expected<std::vector<float>> downloadConverted(const rt::DeviceBuffer &buffer,
+                                               size_t count, ElementType type);
+
+/// Compares `got` with a reference the way ops::checkSpmm does (element i
+/// passes when |got - ref| <= tol * magnitude[i] + absTol; NaN never
+/// passes), on all threads. On failure the report lists the first
+/// mismatches (from ref::compareToReferenceScaled).
+ops::SpmmCheck compareScaled(const std::vector<float> &got,
+                             const std::vector<double> &expected,
+                             const std::vector<double> &magnitude,
+                             int64_t width, double tol, double absTol);
+
+//===----------------------------------------------------------------------===//
+// Problems
+//===----------------------------------------------------------------------===//
+
+/// A graph on the device in the layouts the kernels need.
+struct DeviceGraphs {
+  const graph::CsrGraph *host = nullptr;
+  /// For gnnc kernels: 64- or 32-bit offsets, 32-bit indices.
+  ops::DeviceGraph gnnc;
+  /// 32-bit row offsets for cuSPARSE (its column indices are gnnc.colIdx).
+  rt::DeviceBuffer rowPtr32;
+  /// Total bytes allocated above.
+  size_t bytes = 0;
+};
+
+/// Uploads `g` (which must outlive the result).
+Expected<DeviceGraphs> uploadGraphs(const graph::CsrGraph &g, bool offsets64);
+
+/// One SpMM problem: a graph, random features (and edge values) of one type
+/// and width on the device and on the host, an output buffer, and the
+/// double-precision CPU reference (computed on first use).
+struct SpmmProblem {
+  const DeviceGraphs *graphs = nullptr;
+  ElementType type = ElementType::F32;
+  int64_t width = 0;
+  bool edgeValues = false;
+  uint64_t seed = 0;
+  /// Host inputs, already rounded to `type`.
+  std::vector<float> hostX, hostValues;
+  rt::DeviceBuffer x, values, y;
+  /// The reference and the sum of |terms| per output element.
+  std::vector<double> expected, magnitude;
+  bool hasReference = false;
+  /// Seconds spent on the CPU reference.
+  double referenceSeconds = 0;
+
+  const graph::CsrGraph &graph() const { return *graphs->host; }
+  size_t outputCount() const {
+    return static_cast<size_t>(graphs->host->numRows * width);
+  }
+  /// Bytes of x, values and y on the device.
+  size_t deviceBytes() const { return x.size() + values.size() + y.size(); }
+};
+
+/// Makes a problem with fresh random inputs drawn from `seed`.
+Expected<SpmmProblem> makeSpmmProblem(const DeviceGraphs &graphs,
+                                      ElementType type, int64_t width,
+                                      bool edgeValues, uint64_t seed);
+
+/// Computes the CPU reference of `problem` (multithreaded) unless present.
+void ensureReference(SpmmProblem &problem);
+
+/// Poisons problem.y with NaN, runs `kernel` on the problem's inputs and
+/// compares every output element with the reference.
+Expected<ops::SpmmCheck> checkOnProblem(Bench &bench,
+                                        const rt::LoadedKernel &kernel,
+                                        SpmmProblem &problem);
+
+//===----------------------------------------------------------------------===//
+// gnnc kernels
+//===----------------------------------------------------------------------===//
+
+/// A vertex_parallel schedule; zeros leave the choice to gnnc (the default
+/// schedule is all zeros).
+struct ScheduleChoice {
+  /// "default", "dw*2", "dw/2", "vw=2", ...
+  std::string label = "default";
+  int vectorWidth = 0;
+  int dimWorkers = 0;
+  int threadsPerBlock = 0;
+
+  /// The #gnn.schedule attribute text; empty for the default.
+  std::string attribute() const;
+};
+
+/// Reads vector_width, dim_workers and threads_per_block from a complete
+/// schedule as KernelSpec::schedule prints it.
+Expected<ScheduleChoice> parseSchedule(const std::string &text);
+
+/// Whether a complete schedule is legal for the element type and width
+/// (the verifier's and the lowering's rules).
+bool isLegalSchedule(const ScheduleChoice &s, ElementType type, int64_t width);
+
+/// The default (which must be complete, read back from a compiled kernel)
+/// followed by legal variants in order of preference: dim_workers x2 and /2,
+/// then vector_width 2 and 1 (each with enough dim_workers to cover a row).
+/// At most `maxCount` entries, without duplicates.
+std::vector<ScheduleChoice> scheduleVariants(const ScheduleChoice &resolved,
+                                             ElementType type, int64_t width,
+                                             size_t maxCount);
+
+/// One gnn.spmm kernel to generate.
+struct SpmmKernelRequest {
+  ElementType type = ElementType::F32;
+  int64_t width = 64;
+  bool edgeValues = false;
+  bool offsets64 = true;
+  ScheduleChoice schedule;
+
+  /// The kernel's symbol in the module, e.g. "f16_w64_v_dw_x2".
+  std::string symbol() const;
+};
+
+/// The .gnn text of a module `@moduleName` holding the requested kernels.
+std::string spmmModuleText(const std::string &moduleName,
+                           const std::vector<SpmmKernelRequest> &requests);
+
+/// A compiled kernel and how it was asked for.
+struct BenchKernel {
+  SpmmKernelRequest request;
+  rt::KernelSpec spec;
+};
+
+/// Compiles the default kernel for (type, width), reads back its schedule,
+/// and compiles the default plus up to maxSchedules - 1 variants of the
+/// SpMMv kernel, and (with edgeValues) the default SpMMve kernel, as one
+/// module.
+Expected<std::vector<BenchKernel>>
+compileSpmmKernels(ElementType type, int64_t width, size_t maxSchedules,
+                   bool edgeValues, bool offsets64);
+
+/// How the correctness gate checks a kernel.
+enum class CheckMode {
+  /// Against the problem's shared reference (checkOnProblem).
+  Shared,
+  /// With ops::checkSpmm (its own inputs and reference, per kernel).
+  PerKernel
+};
+
+/// What happened to one gnnc kernel.
+struct KernelResult {
+  std::string label;
+  std::string kernelName;
+  std::string schedule;
+  bool edgeValues = false;
+  /// "ok" (checked and timed), "wrong" (failed the check: no timing) or
+  /// "error" (could not be compiled, loaded or run).
+  std::string status;
+  /// The check report or the error.
+  std::string report;
+  std::optional<TimingStats> timing;
+  double loadMs = 0;
+};
+
+/// Loads `spec`, checks it on `problem` (the gate), and times it only if it
+/// passed. Never fails: problems are recorded in the result.
+KernelResult runGnncKernel(Bench &bench, const rt::KernelSpec &spec,
+                           SpmmProblem &problem, CheckMode mode,
+                           const std::string &label = "");
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+/// {"median": .., "min": .., "max": .., "runs": ..} in ms.
+nlohmann::json toJson(const TimingStats &stats);
+
+/// Bandwidth figures of one timing against a problem's bounds and the
+/// measured copy bandwidth (GB/s; copyGbs <= 0 leaves the fractions out).
+nlohmann::json bandwidthJson(const ByteCounts &bytes, double medianMs,
+                             double copyGbs);
+
+/// The record of one gnnc kernel, with its bandwidth figures and, when the
+/// cuSPARSE times are positive, its speedups over them.
+nlohmann::json toJson(const KernelResult &result, const ByteCounts &bytes,
+                      double copyGbs, double cusparseDefaultMs,
+                      double cusparseFastestMs);
+
+/// The current UTC time as "YYYY-MM-DDTHH:MM:SSZ".
+std::string utcTimestamp();
+
+} // namespace gnnc::bench
+
+#endif // GNNC_BENCH_HARNESS_H

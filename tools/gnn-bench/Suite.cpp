@@ -1,0 +1,344 @@
+//===- Suite.cpp - The gnn-bench cases ------------------------------------===//
+#include "Suite.h"
+
+#include "gnnc/graph/Readers.h"
+#include "gnnc/graph/Rmat.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+using namespace gnnc;
+using namespace gnnc::bench;
+using nlohmann::json;
+
+namespace {
+
+json shapeJson(const ByteCounts &bytes) {
+  return {{"compulsory", bytes.compulsory}, {"gather", bytes.gather}};
+}
+
+json libraryJson(const LibraryResult &r, const ByteCounts &bytes,
+                 double copyGbs) {
+  json j;
+  j["algorithm"] = r.algorithm;
+  j["status"] = r.status;
+  j["types"] = r.types;
+  j["buffer_bytes"] = r.bufferBytes;
+  if (!r.note.empty())
+    j["note"] = r.note;
+  j["checked"] = r.checked;
+  if (r.checked) {
+    j["check_ok"] = r.checkOk;
+    j["check_report"] = r.checkReport;
+  }
+  if (r.timing) {
+    j["time_ms"] = toJson(*r.timing);
+    j.update(bandwidthJson(bytes, r.timing->medianMs, copyGbs));
+  } else {
+    j["time_ms"] = nullptr;
+  }
+  return j;
+}
+
+/// The fastest timed entry of `results` (nullptr if none).
+const LibraryResult *fastest(const std::vector<LibraryResult> &results) {
+  const LibraryResult *best = nullptr;
+  for (const LibraryResult &r : results)
+    if (r.timing && (!best || r.timing->medianMs < best->timing->medianMs))
+      best = &r;
+  return best;
+}
+
+} // namespace
+
+std::string gnnc::bench::tableHeader() {
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "%-28s %-4s %4s | %9s %-8s | %9s | %9s %-8s | %6s %6s | "
+                "%7s %5s %7s %5s",
+                "graph", "type", "w", "gnnc ms", "sched", "cuSP def",
+                "cuSP best", "alg", "x def", "x best", "GB/s c", "frac",
+                "GB/s g", "frac");
+  return line;
+}
+
+CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
+                                 const DeviceGraphs &graphs, ElementType type,
+                                 int64_t width,
+                                 const std::vector<BenchKernel> &kernels,
+                                 const std::string &compileError,
+                                 const CaseOptions &options) {
+  const graph::CsrGraph &g = *graphs.host;
+  CaseOutcome out;
+  json &rec = out.record;
+  rec["graph"] = g.name;
+  rec["type"] = elementTypeName(type);
+  rec["width"] = width;
+  rec["num_rows"] = g.numRows;
+  rec["num_cols"] = g.numCols;
+  rec["nnz"] = g.nnz();
+  bench.resetPeak();
+
+  ProblemShape shapeV;
+  shapeV.numRows = g.numRows;
+  shapeV.numCols = g.numCols;
+  shapeV.nnz = g.nnz();
+  shapeV.width = width;
+  shapeV.elementBytes = elementSize(type);
+  shapeV.offsetBytes = graphs.gnnc.offsets64 ? 8 : 4;
+  shapeV.indexBytes = 4;
+  ProblemShape shapeVe = shapeV;
+  shapeVe.edgeValues = true;
+  // cuSPARSE always reads a value per edge and 32-bit offsets.
+  ProblemShape shapeCusparse = shapeVe;
+  shapeCusparse.offsetBytes = 4;
+  const ByteCounts bytesV = spmmBytes(shapeV), bytesVe = spmmBytes(shapeVe),
+                   bytesCusparse = spmmBytes(shapeCusparse);
+  rec["bytes"] = {{"gnnc_spmm_v", shapeJson(bytesV)},
+                  {"gnnc_spmm_ve", shapeJson(bytesVe)},
+                  {"cusparse_spmm", shapeJson(bytesCusparse)}};
+  rec["gnnc_offsets"] = graphs.gnnc.offsets64 ? "i64" : "i32";
+
+  std::vector<KernelResult> gnncResults;
+  std::vector<LibraryResult> spmmResults;
+  double referenceSeconds = 0;
+  size_t problemBytes = 0;
+  auto recordError = [&](const BenchKernel &k, const std::string &why) {
+    KernelResult r;
+    r.label = k.request.schedule.label;
+    r.kernelName = k.spec.name;
+    r.schedule = k.spec.schedule;
+    r.edgeValues = k.request.edgeValues;
+    r.status = "error";
+    r.report = why;
+    gnncResults.push_back(r);
+  };
+  if (!compileError.empty()) {
+    KernelResult r;
+    r.label = "default";
+    r.status = "error";
+    r.report = "compile: " + compileError;
+    gnncResults.push_back(r);
+  }
+
+  // SpMMv: the schedule variants and cuSPARSE on the same inputs.
+  {
+    auto problem = makeSpmmProblem(graphs, type, width, false, options.seed);
+    if (!problem) {
+      for (const BenchKernel &k : kernels)
+        if (!k.request.edgeValues)
+          recordError(k, "inputs: " + problem.message());
+    } else {
+      bench.sampleMemory();
+      problemBytes = std::max(problemBytes, problem->deviceBytes());
+      for (const BenchKernel &k : kernels)
+        if (!k.request.edgeValues)
+          gnncResults.push_back(runGnncKernel(bench, k.spec, *problem,
+                                              options.checkMode,
+                                              k.request.schedule.label));
+      if (libraries)
+        spmmResults = libraries->spmm(bench, *problem);
+      referenceSeconds += problem->referenceSeconds;
+    }
+  }
+  // SpMMve: the default schedule with random edge values.
+  if (options.edgeValues) {
+    bool any = false;
+    for (const BenchKernel &k : kernels)
+      any |= k.request.edgeValues;
+    if (any) {
+      auto problem =
+          makeSpmmProblem(graphs, type, width, true, options.seed + 1);
+      for (const BenchKernel &k : kernels) {
+        if (!k.request.edgeValues)
+          continue;
+        if (!problem) {
+          recordError(k, "inputs: " + problem.message());
+          continue;
+        }
+        bench.sampleMemory();
+        problemBytes = std::max(problemBytes, problem->deviceBytes());
+        gnncResults.push_back(runGnncKernel(bench, k.spec, *problem,
+                                            options.checkMode,
+                                            k.request.schedule.label));
+      }
+      if (problem)
+        referenceSeconds += problem->referenceSeconds;
+    }
+  }
+
+  // cuSPARSE SpMM: default and fastest algorithm.
+  const LibraryResult *defaultAlg = nullptr;
+  for (const LibraryResult &r : spmmResults)
+    if (r.algorithm == "default" && r.timing)
+      defaultAlg = &r;
+  const LibraryResult *fastestAlg = fastest(spmmResults);
+  const double cusparseDefaultMs =
+      defaultAlg ? defaultAlg->timing->medianMs : 0;
+  const double cusparseFastestMs =
+      fastestAlg ? fastestAlg->timing->medianMs : 0;
+  json cusparse = json::array();
+  for (const LibraryResult &r : spmmResults)
+    cusparse.push_back(libraryJson(r, bytesCusparse, options.copyGbs));
+  rec["cusparse_spmm"] = cusparse;
+  rec["cusparse_default"] = defaultAlg ? json{{"algorithm", "default"},
+                                              {"median_ms", cusparseDefaultMs}}
+                                       : json(nullptr);
+  rec["cusparse_fastest"] = fastestAlg
+                                ? json{{"algorithm", fastestAlg->algorithm},
+                                       {"median_ms", cusparseFastestMs}}
+                                : json(nullptr);
+  if (!libraries)
+    rec["cusparse_note"] = "cuSPARSE not available in this run";
+
+  // gnnc: every kernel, and the best SpMMv kernel that passed.
+  json gnnc = json::array();
+  const KernelResult *best = nullptr;
+  for (const KernelResult &r : gnncResults) {
+    gnnc.push_back(toJson(r, r.edgeValues ? bytesVe : bytesV, options.copyGbs,
+                          cusparseDefaultMs, cusparseFastestMs));
+    if (r.status != "ok")
+      ++out.failures;
+    else if (!r.edgeValues &&
+             (!best || r.timing->medianMs < best->timing->medianMs))
+      best = &r;
+  }
+  rec["gnnc"] = gnnc;
+  if (best) {
+    json b = toJson(*best, bytesV, options.copyGbs, cusparseDefaultMs,
+                    cusparseFastestMs);
+    b.erase("report");
+    rec["gnnc_best"] = b;
+  } else {
+    rec["gnnc_best"] = nullptr;
+  }
+
+  // cuSPARSE SDDMM on the same graph (no gnnc counterpart yet).
+  json sddmm = json::array();
+  if (libraries && options.sddmm &&
+      (type == ElementType::F32 || type == ElementType::F16)) {
+    ProblemShape shape = shapeCusparse;
+    for (const LibraryResult &r :
+         libraries->sddmm(bench, graphs, type, width, options.seed + 2)) {
+      // Output values are f32 when the f16 output was refused.
+      ByteCounts bytes = sddmmBytes(shape);
+      bool f32Out = r.types.find("C f32") != std::string::npos;
+      double extra = f32Out ? double(g.nnz()) * (4.0 - elementSize(type)) : 0;
+      bytes.compulsory += extra;
+      bytes.gather += extra;
+      sddmm.push_back(libraryJson(r, bytes, options.copyGbs));
+    }
+  }
+  rec["cusparse_sddmm"] = sddmm;
+  rec["reference_seconds"] = referenceSeconds;
+  rec["case_device_bytes"] = graphs.bytes + problemBytes;
+  rec["peak_device_used_bytes"] = bench.peakUsedBytes();
+
+  // The stdout row.
+  char row[320];
+  double frac = options.copyGbs > 0 ? 1.0 / options.copyGbs : 0;
+  if (best) {
+    double ms = best->timing->medianMs;
+    double gc = gigabytesPerSecond(bytesV.compulsory, ms);
+    double gg = gigabytesPerSecond(bytesV.gather, ms);
+    std::snprintf(row, sizeof(row),
+                  "%-28.28s %-4s %4lld | %9.4f %-8.8s | %9.4f | %9.4f %-8.8s | "
+                  "%5.2fx %5.2fx | %7.1f %5.2f %7.1f %5.2f",
+                  g.name.c_str(), elementTypeName(type), (long long)width, ms,
+                  best->label.c_str(), cusparseDefaultMs, cusparseFastestMs,
+                  fastestAlg ? fastestAlg->algorithm.c_str() : "-",
+                  cusparseDefaultMs > 0 ? cusparseDefaultMs / ms : 0.0,
+                  cusparseFastestMs > 0 ? cusparseFastestMs / ms : 0.0, gc,
+                  gc * frac, gg, gg * frac);
+  } else {
+    std::snprintf(row, sizeof(row),
+                  "%-28.28s %-4s %4lld | %9s %-8s | %9.4f | %9.4f %-8.8s | "
+                  "(no gnnc kernel passed)",
+                  g.name.c_str(), elementTypeName(type), (long long)width, "-",
+                  "WRONG", cusparseDefaultMs, cusparseFastestMs,
+                  fastestAlg ? fastestAlg->algorithm.c_str() : "-");
+  }
+  out.row = row;
+  for (const KernelResult &r : gnncResults)
+    if (r.status != "ok")
+      out.row += "\n    " + r.status + ": " + r.kernelName + " [" + r.label +
+                 "] " + r.report;
+  return out;
+}
+
+Expected<std::vector<GraphSource>>
+gnnc::bench::datasetSources(const std::string &dir, bool relabel,
+                            std::vector<std::string> *skipped) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return Status::error(dir + ": not a directory");
+  std::vector<std::string> files;
+  for (const fs::directory_entry &entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".npz")
+      files.push_back(entry.path().string());
+  if (ec)
+    return Status::error(dir + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  std::vector<GraphSource> sources;
+  for (const std::string &file : files) {
+    std::string stem = fs::path(file).stem().string();
+    auto note = [&](const std::string &why) {
+      if (skipped)
+        skipped->push_back(fs::path(file).filename().string() + ": " + why);
+    };
+    if (stem.rfind("hetero_", 0) == 0 || stem.rfind("temporal_", 0) == 0) {
+      note("heterogeneous or temporal");
+      continue;
+    }
+    auto npz = graph::readNpz(file);
+    if (!npz) {
+      note(npz.message());
+      continue;
+    }
+    if (!npz->has("indptr") || !npz->has("indices")) {
+      note("no indptr/indices members");
+      continue;
+    }
+    sources.push_back({stem, file, 0, false});
+    if (relabel)
+      sources.push_back({stem + "-relabeled", file, 0, true});
+  }
+  return sources;
+}
+
+uint64_t gnnc::bench::rmatSeed(int scale) {
+  return 0x5eed0000ull + static_cast<uint64_t>(scale);
+}
+
+Expected<graph::CsrGraph> gnnc::bench::loadGraph(const GraphSource &source,
+                                                 graph::CsrGraph *base) {
+  graph::CsrGraph g;
+  const std::string baseName =
+      source.path.empty() ? "rmat" + std::to_string(source.rmatScale)
+                          : std::filesystem::path(source.path).stem().string();
+  if (base && base->name == baseName) {
+    g = *base;
+  } else if (source.path.empty()) {
+    if (source.rmatScale < 1 || source.rmatScale > 30)
+      return Status::error("R-MAT scale " + std::to_string(source.rmatScale) +
+                           " is out of range [1, 30]");
+    g = graph::generateRmat(source.rmatScale, 16, rmatSeed(source.rmatScale));
+  } else {
+    auto loaded = graph::readNpzCsr(source.path);
+    if (!loaded)
+      return loaded.status();
+    g = loaded.take();
+  }
+  g.values.clear();
+  g.name = baseName;
+  if (base && !source.relabel && !source.path.empty())
+    *base = g; // datasets are followed by their relabeled copy
+  if (source.relabel) {
+    g = graph::permuteRandomly(g, kRelabelSeed);
+    g.values.clear();
+  }
+  g.name = source.name;
+  return g;
+}

@@ -1,0 +1,91 @@
+//===- Suite.h - The gnn-bench cases ----------------------------*- C++ -*-===//
+//
+// One case = one graph x element type x feature width: gnnc's SpMM kernels
+// (schedule variants, SpMMv and SpMMve), cuSPARSE SpMM with every CSR
+// algorithm and cuSPARSE SDDMM, all on the same inputs, with the derived
+// numbers (speedups, bandwidth against the two bounds) as one JSON record.
+// Also the list of graphs the suite runs on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_BENCH_SUITE_H
+#define GNNC_BENCH_SUITE_H
+
+#include "Cusparse.h"
+#include "Harness.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gnnc::bench {
+
+/// What each case runs.
+struct CaseOptions {
+  /// Also run the default SpMMve kernel (edge values).
+  bool edgeValues = true;
+  /// Run cuSPARSE SDDMM (for f32 and f16).
+  bool sddmm = true;
+  CheckMode checkMode = CheckMode::Shared;
+  uint64_t seed = 1;
+  /// The measured copy bandwidth in GB/s (<= 0: unknown).
+  double copyGbs = 0;
+};
+
+/// The outcome of one case.
+struct CaseOutcome {
+  nlohmann::json record;
+  /// gnnc kernels that were wrong or failed to run.
+  int failures = 0;
+  /// One row for the stdout table.
+  std::string row;
+};
+
+/// Runs one case. `kernels` are the compiled kernels for (type, width)
+/// (SpMMv variants and optionally the SpMMve default); `libraries` may be
+/// null (no cuSPARSE). `compileError`, when not empty, says why there are
+/// no kernels (recorded, counted as a failure).
+CaseOutcome runCase(Bench &bench, CudaLibraries *libraries,
+                    const DeviceGraphs &graphs, ElementType type, int64_t width,
+                    const std::vector<BenchKernel> &kernels,
+                    const std::string &compileError,
+                    const CaseOptions &options);
+
+/// The header of the stdout table (matches CaseOutcome::row).
+std::string tableHeader();
+
+/// Where a benchmarked graph comes from.
+struct GraphSource {
+  /// The name used in reports and dump files.
+  std::string name;
+  /// A dataset file (.npz CSR), or empty for R-MAT.
+  std::string path;
+  /// The R-MAT scale (when path is empty).
+  int rmatScale = 0;
+  /// Apply graph::permuteRandomly to the loaded graph.
+  bool relabel = false;
+};
+
+/// The static graphs in `dir`: every .npz with top-level `indptr` and
+/// `indices` members, except hetero_* and temporal_* files, sorted by name;
+/// each followed by its relabeled copy when `relabel`. `skipped` receives
+/// "file: why" for files that were left out.
+Expected<std::vector<GraphSource>>
+datasetSources(const std::string &dir, bool relabel,
+               std::vector<std::string> *skipped);
+
+/// The R-MAT seed for a scale (fixed, so every run sees the same graphs).
+uint64_t rmatSeed(int scale);
+/// The seed of the random relabeling.
+constexpr uint64_t kRelabelSeed = 0x7e1abe1ull;
+
+/// Loads or generates a graph; drops stored edge values (the suite
+/// benchmarks patterns), names it source.name. `base` (optional) caches the
+/// last unpermuted graph so a relabeled copy does not reload it.
+Expected<graph::CsrGraph> loadGraph(const GraphSource &source,
+                                    graph::CsrGraph *base = nullptr);
+
+} // namespace gnnc::bench
+
+#endif // GNNC_BENCH_SUITE_H

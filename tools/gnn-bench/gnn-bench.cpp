@@ -1,0 +1,599 @@
+//===- gnn-bench.cpp - Benchmark gnnc's kernels against cuSPARSE ----------===//
+//
+// Times gnnc's SpMM kernels next to cuSPARSE (SpMM with every CSR algorithm,
+// SDDMM) on the datasets and on R-MAT graphs, checks every gnnc kernel
+// before timing it, and writes one JSON file plus a table on stdout. See
+// bench/NOTES.md; bench/run.sh runs it together with the PyTorch baseline.
+//
+//===----------------------------------------------------------------------===//
+#include "Cusparse.h"
+#include "Harness.h"
+#include "NpyWriter.h"
+#include "Suite.h"
+
+#include "gnnc/graph/Csr.h"
+#include "gnnc/runtime/Nvrtc.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+using namespace gnnc;
+using namespace gnnc::bench;
+using nlohmann::json;
+
+namespace {
+
+void usage() {
+  std::printf(
+      "usage: gnn-bench [options]\n"
+      "Times gnnc's gnn.spmm kernels against cuSPARSE (SpMM, every CSR\n"
+      "algorithm; SDDMM) on real and R-MAT graphs. Every gnnc kernel is\n"
+      "checked against a double-precision CPU reference before it is timed;\n"
+      "a wrong kernel gets no time and makes the exit status 1.\n"
+      "\n"
+      "graphs:\n"
+      "  --datasets DIR      every static CSR graph (*.npz with indptr and\n"
+      "                      indices; hetero_* and temporal_* are skipped)\n"
+      "  --no-relabel        skip the randomly relabeled copy of each dataset\n"
+      "  --rmat LIST         R-MAT scales, Graph500 parameters, 16 edges per\n"
+      "                      node (default 18,19,20,21,22; 'none')\n"
+      "  --graphs LIST       only these graph names (comma-separated)\n"
+      "cases:\n"
+      "  --widths LIST       feature widths (default 32,64,128)\n"
+      "  --types LIST        f32,f16,bf16 (default all three)\n"
+      "  --schedules N       gnnc schedules per case, default first (4)\n"
+      "  --large-nnz N       graphs with more edges than N (30000000) run\n"
+      "  --large-schedules K only the first K schedules (2)\n"
+      "  --no-edge-values    skip the SpMMve kernel (edge values)\n"
+      "  --no-sddmm          skip cuSPARSE SDDMM\n"
+      "  --no-cusparse       skip cuSPARSE altogether\n"
+      "  --offsets i64|i32   row offset width of the gnnc kernels (i64)\n"
+      "  --check shared|per-kernel\n"
+      "                      the reference is computed once per problem\n"
+      "                      (shared, default) or by ops::checkSpmm per "
+      "kernel\n"
+      "timing:\n"
+      "  --warmups N         untimed runs (5)\n"
+      "  --runs N            timed runs (20)\n"
+      "  --no-flush          do not flush the L2 before each run\n"
+      "  --copy-mib N        size of the bandwidth copy in MiB (1024)\n"
+      "  --seed N            input seed (1)\n"
+      "  --time-limit S      skip the cases that would start after S seconds\n"
+      "                      (recorded as skipped; 0 = no limit)\n"
+      "  --cache-dir DIR     NVRTC kernel cache ('off': none)\n"
+      "output:\n"
+      "  --out FILE          JSON results\n"
+      "  --dump-graphs DIR   write every graph as DIR/<name>.indptr.npy "
+      "(int64)\n"
+      "                      and .indices.npy (int32), plus DIR/graphs.json\n"
+      "  --dump-only         only write the graphs (no GPU needed)\n"
+      "  --quick             cora_planetoid + rmat18, width 64, f32 + f16,\n"
+      "                      the default schedule, no SpMMve\n"
+      "  -h, --help\n");
+}
+
+int fail(const std::string &message, int code = 2) {
+  std::fprintf(stderr, "gnn-bench: error: %s\n", message.c_str());
+  return code;
+}
+
+std::vector<std::string> splitList(const std::string &text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ','))
+    if (!item.empty())
+      items.push_back(item);
+  return items;
+}
+
+bool parseInt(const std::string &text, long long &value) {
+  char *end = nullptr;
+  value = std::strtoll(text.c_str(), &end, 10);
+  return !text.empty() && end && *end == '\0';
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+struct Options {
+  std::string datasets, outFile, dumpDir, cacheDir;
+  bool relabel = true, quick = false, dumpOnly = false, cusparse = true;
+  std::vector<int> rmatScales{18, 19, 20, 21, 22};
+  std::set<std::string> onlyGraphs;
+  std::vector<int64_t> widths{32, 64, 128};
+  std::vector<ElementType> types{ElementType::F32, ElementType::F16,
+                                 ElementType::BF16};
+  size_t schedules = 4;
+  int64_t largeNnz = 30000000;
+  size_t largeSchedules = 2;
+  double timeLimit = 0;
+  bool offsets64 = true;
+  CaseOptions caseOptions;
+  TimingOptions timing;
+  size_t copyMiB = 1024;
+};
+
+/// Parses the command line; returns an error message or "" (and sets
+/// `help` for --help).
+std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
+  bool explicitRmat = false, explicitGraphs = false, explicitWidths = false,
+       explicitTypes = false, explicitSchedules = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto next = [&](std::string &value) {
+      if (i + 1 >= argc)
+        return false;
+      value = argv[++i];
+      return true;
+    };
+    std::string v;
+    long long n = 0;
+    if (arg == "-h" || arg == "--help") {
+      help = true;
+      return "";
+    } else if (arg == "--quick") {
+      o.quick = true;
+    } else if (arg == "--dump-only") {
+      o.dumpOnly = true;
+    } else if (arg == "--no-relabel") {
+      o.relabel = false;
+    } else if (arg == "--no-edge-values") {
+      o.caseOptions.edgeValues = false;
+    } else if (arg == "--no-sddmm") {
+      o.caseOptions.sddmm = false;
+    } else if (arg == "--no-cusparse") {
+      o.cusparse = false;
+    } else if (arg == "--no-flush") {
+      o.timing.flushL2 = false;
+    } else if (!next(v)) {
+      return "unknown option or missing value: '" + arg + "'";
+    } else if (arg == "--datasets") {
+      o.datasets = v;
+    } else if (arg == "--out") {
+      o.outFile = v;
+    } else if (arg == "--dump-graphs") {
+      o.dumpDir = v;
+    } else if (arg == "--cache-dir") {
+      o.cacheDir = v;
+    } else if (arg == "--rmat") {
+      explicitRmat = true;
+      o.rmatScales.clear();
+      if (v != "none")
+        for (const std::string &s : splitList(v)) {
+          if (!parseInt(s, n) || n < 1 || n > 30)
+            return "--rmat: bad scale '" + s + "' (1 to 30)";
+          o.rmatScales.push_back(static_cast<int>(n));
+        }
+    } else if (arg == "--graphs") {
+      explicitGraphs = true;
+      for (const std::string &s : splitList(v))
+        o.onlyGraphs.insert(s);
+    } else if (arg == "--widths") {
+      explicitWidths = true;
+      o.widths.clear();
+      for (const std::string &s : splitList(v)) {
+        if (!parseInt(s, n) || n < 1 || n > 4096)
+          return "--widths: bad width '" + s + "'";
+        o.widths.push_back(n);
+      }
+    } else if (arg == "--types") {
+      explicitTypes = true;
+      o.types.clear();
+      for (const std::string &s : splitList(v)) {
+        auto type = parseElementType(s);
+        if (!type)
+          return "--types: " + type.message();
+        o.types.push_back(*type);
+      }
+    } else if (arg == "--schedules") {
+      explicitSchedules = true;
+      if (!parseInt(v, n) || n < 1 || n > 8)
+        return "--schedules: expected 1 to 8";
+      o.schedules = static_cast<size_t>(n);
+    } else if (arg == "--large-nnz") {
+      if (!parseInt(v, n) || n < 0)
+        return "--large-nnz: expected a count";
+      o.largeNnz = n;
+    } else if (arg == "--large-schedules") {
+      if (!parseInt(v, n) || n < 1 || n > 8)
+        return "--large-schedules: expected 1 to 8";
+      o.largeSchedules = static_cast<size_t>(n);
+    } else if (arg == "--time-limit") {
+      if (!parseInt(v, n) || n < 0)
+        return "--time-limit: expected seconds";
+      o.timeLimit = static_cast<double>(n);
+    } else if (arg == "--offsets") {
+      if (v != "i64" && v != "i32")
+        return "--offsets: expected i64 or i32";
+      o.offsets64 = v == "i64";
+    } else if (arg == "--check") {
+      if (v != "shared" && v != "per-kernel")
+        return "--check: expected shared or per-kernel";
+      o.caseOptions.checkMode =
+          v == "shared" ? CheckMode::Shared : CheckMode::PerKernel;
+    } else if (arg == "--warmups") {
+      if (!parseInt(v, n) || n < 0 || n > 1000)
+        return "--warmups: expected 0 to 1000";
+      o.timing.warmups = static_cast<int>(n);
+    } else if (arg == "--runs") {
+      if (!parseInt(v, n) || n < 1 || n > 100000)
+        return "--runs: expected a positive count";
+      o.timing.runs = static_cast<int>(n);
+    } else if (arg == "--copy-mib") {
+      if (!parseInt(v, n) || n < 1 || n > (1 << 20))
+        return "--copy-mib: expected a positive size";
+      o.copyMiB = static_cast<size_t>(n);
+    } else if (arg == "--seed") {
+      if (!parseInt(v, n))
+        return "--seed: expected an integer";
+      o.caseOptions.seed = static_cast<uint64_t>(n);
+    } else {
+      return "unknown option '" + arg + "'";
+    }
+  }
+  if (o.quick) {
+    if (!explicitRmat)
+      o.rmatScales = {18};
+    if (!explicitGraphs)
+      o.onlyGraphs = {"cora_planetoid", "rmat18"};
+    if (!explicitWidths)
+      o.widths = {64};
+    if (!explicitTypes)
+      o.types = {ElementType::F32, ElementType::F16};
+    if (!explicitSchedules)
+      o.schedules = 1;
+    o.caseOptions.edgeValues = false;
+    o.relabel = false;
+  }
+  if (o.dumpOnly && o.dumpDir.empty())
+    return "--dump-only needs --dump-graphs DIR";
+  return "";
+}
+
+/// The graphs to run, in order: datasets (each with its relabeled copy),
+/// then R-MAT by increasing scale; filtered by --graphs.
+Expected<std::vector<GraphSource>> graphSources(const Options &o) {
+  std::vector<GraphSource> all;
+  if (!o.datasets.empty()) {
+    std::vector<std::string> skipped;
+    auto found = datasetSources(o.datasets, o.relabel, &skipped);
+    if (!found)
+      return found.status();
+    for (const std::string &s : skipped)
+      std::printf("skip     %s\n", s.c_str());
+    all = found.take();
+  }
+  for (int scale : o.rmatScales)
+    all.push_back({"rmat" + std::to_string(scale), "", scale, false});
+  if (o.onlyGraphs.empty())
+    return all;
+  std::vector<GraphSource> chosen;
+  for (const GraphSource &s : all)
+    if (o.onlyGraphs.count(s.name))
+      chosen.push_back(s);
+  return chosen;
+}
+
+json optionsJson(const Options &o) {
+  json types = json::array();
+  for (ElementType t : o.types)
+    types.push_back(elementTypeName(t));
+  return {{"widths", o.widths},
+          {"types", types},
+          {"rmat_scales", o.rmatScales},
+          {"rmat_edge_factor", 16},
+          {"relabel", o.relabel},
+          {"relabel_seed", kRelabelSeed},
+          {"schedules", o.schedules},
+          {"large_nnz", o.largeNnz},
+          {"large_schedules", o.largeSchedules},
+          {"time_limit_seconds", o.timeLimit},
+          {"edge_values", o.caseOptions.edgeValues},
+          {"sddmm", o.caseOptions.sddmm},
+          {"cusparse", o.cusparse},
+          {"gnnc_offsets", o.offsets64 ? "i64" : "i32"},
+          {"check", o.caseOptions.checkMode == CheckMode::Shared
+                        ? "shared"
+                        : "per-kernel"},
+          {"warmups", o.timing.warmups},
+          {"runs", o.timing.runs},
+          {"flush_l2", o.timing.flushL2},
+          {"seed", o.caseOptions.seed},
+          {"quick", o.quick}};
+}
+
+Status writeText(const std::string &path, const std::string &text) {
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+  file.close();
+  if (!file)
+    return Status::error(path + ": write failed");
+  return Status::ok();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  bool help = false;
+  std::string error = parseArgs(argc, argv, o, help);
+  if (help) {
+    usage();
+    return 0;
+  }
+  if (!error.empty()) {
+    usage();
+    return fail(error);
+  }
+  const auto start = std::chrono::steady_clock::now();
+
+  std::string why;
+  if (!o.dumpOnly && !rt::gpuAvailable(&why))
+    return fail("no GPU: " + why, 3);
+  if (!o.dumpDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.dumpDir, ec);
+    if (ec)
+      return fail(o.dumpDir + ": " + ec.message());
+  }
+  auto sources = graphSources(o);
+  if (!sources)
+    return fail(sources.message());
+  if (sources->empty())
+    return fail("no graphs to run (check --datasets, --rmat and --graphs)");
+
+  // The device, its yardstick, and the kernels.
+  std::optional<Bench> bench;
+  std::optional<CudaLibraries> libraries;
+  json doc;
+  doc["tool"] = "gnn-bench";
+  doc["format_version"] = 1;
+  doc["date"] = utcTimestamp();
+  doc["options"] = optionsJson(o);
+  std::map<std::pair<int, int64_t>, std::vector<BenchKernel>> kernels;
+  std::map<std::pair<int, int64_t>, std::string> compileErrors;
+  if (!o.dumpOnly) {
+    auto created = Bench::create(o.timing, o.cacheDir);
+    if (!created)
+      return fail(created.message(), 3);
+    bench.emplace(created.take());
+    const rt::Device &device = bench->device();
+    auto driver = rt::driverVersion();
+    json deviceJson = {{"name", device.name()},
+                       {"sm_count", device.smCount()},
+                       {"l2_bytes", device.l2Bytes()},
+                       {"total_memory_bytes", device.totalMemory()},
+                       {"compute_capability", device.archString()},
+                       {"driver_version", driver ? *driver : 0},
+                       {"nvrtc_version", rt::nvrtcVersionString()},
+                       {"host_threads", std::thread::hardware_concurrency()}};
+    std::printf("device   %s (%s), %d SMs, %.0f MB L2, %.1f GiB; driver %d\n",
+                device.name().c_str(), device.archString().c_str(),
+                device.smCount(), device.l2Bytes() / 1e6,
+                device.totalMemory() / double(1 << 30), driver ? *driver : 0);
+    if (o.cusparse) {
+      auto libs = CudaLibraries::create(*bench);
+      if (libs) {
+        libraries.emplace(libs.take());
+        deviceJson["cuda_runtime_version"] = libraries->runtimeVersion();
+        deviceJson["cusparse_version"] = libraries->cusparseVersion();
+      } else {
+        std::printf("warning  no cuSPARSE in this run: %s\n",
+                    libs.message().c_str());
+        doc["cusparse_error"] = libs.message();
+      }
+    }
+    doc["device"] = deviceJson;
+
+    // Copy bandwidth: the yardstick for the bandwidth fractions.
+    double copyGbs = 0;
+    if (libraries) {
+      size_t bytes = o.copyMiB << 20;
+      auto copy = libraries->timeCopy(*bench, bytes, &copyGbs);
+      if (copy) {
+        doc["copy"] = {{"bytes_each_way", bytes},
+                       {"gbs", copyGbs},
+                       {"time_ms", toJson(*copy)},
+                       {"method", "cudaMemcpyAsync device to device; GB/s "
+                                  "count read + write bytes (2 x size), "
+                                  "median"}};
+        std::printf("copy     %.0f GB/s (read + write, %zu MiB, median of "
+                    "%d)\n",
+                    copyGbs, o.copyMiB, copy->runs);
+      } else {
+        doc["copy"] = {{"error", copy.message()}};
+        std::printf("warning  copy bandwidth: %s\n", copy.message().c_str());
+      }
+    }
+    doc["copy_bandwidth_gbs"] = copyGbs;
+    o.caseOptions.copyGbs = copyGbs;
+
+    for (ElementType type : o.types)
+      for (int64_t width : o.widths) {
+        auto key = std::make_pair(static_cast<int>(type), width);
+        auto compiled = compileSpmmKernels(
+            type, width, o.schedules, o.caseOptions.edgeValues, o.offsets64);
+        if (!compiled) {
+          compileErrors[key] = compiled.message();
+          std::printf("error    compiling %s width %lld: %s\n",
+                      elementTypeName(type), (long long)width,
+                      compiled.message().c_str());
+          continue;
+        }
+        kernels[key] = compiled.take();
+        // Load now so that NVRTC time is not mixed into the cases.
+        auto loadStart = std::chrono::steady_clock::now();
+        for (const BenchKernel &k : kernels[key]) {
+          auto loaded = bench->runtime().load(k.spec);
+          if (!loaded)
+            std::printf("error    loading %s: %s\n", k.spec.name.c_str(),
+                        loaded.message().c_str());
+        }
+        std::printf("kernels  %s width %lld: %zu kernels ready in %.1f s\n",
+                    elementTypeName(type), (long long)width,
+                    kernels[key].size(), secondsSince(loadStart));
+      }
+    std::printf("\n%s\n", tableHeader().c_str());
+  }
+
+  json cases = json::array(), graphsJson = json::array(),
+       dumped = json::array(), skippedCases = json::array();
+  auto overTime = [&]() {
+    return o.timeLimit > 0 && secondsSince(start) > o.timeLimit;
+  };
+  int failures = 0;
+  size_t peakUsed = 0;
+  graph::CsrGraph base;
+  for (const GraphSource &source : *sources) {
+    auto graphStart = std::chrono::steady_clock::now();
+    auto loaded = loadGraph(source, &base);
+    if (!loaded) {
+      std::printf("error    %s: %s\n", source.name.c_str(),
+                  loaded.message().c_str());
+      graphsJson.push_back(
+          {{"name", source.name}, {"error", loaded.message()}});
+      ++failures;
+      continue;
+    }
+    const graph::CsrGraph &g = *loaded;
+    graph::Stats stats = graph::computeStats(g);
+    double loadSeconds = secondsSince(graphStart);
+    json graphJson = {
+        {"name", g.name},
+        {"source", source.path.empty()
+                       ? "generateRmat(" + std::to_string(source.rmatScale) +
+                             ", 16, " +
+                             std::to_string(rmatSeed(source.rmatScale)) + ")"
+                       : source.path},
+        {"relabeled", source.relabel},
+        {"num_rows", g.numRows},
+        {"num_cols", g.numCols},
+        {"nnz", g.nnz()},
+        {"max_degree", stats.maxDegree},
+        {"mean_degree", stats.meanDegree},
+        {"empty_rows", stats.emptyRows},
+        {"stats", graph::formatStats(stats)},
+        {"load_seconds", loadSeconds}};
+    if (!o.dumpDir.empty()) {
+      Status written = writeGraphNpy(g, o.dumpDir, g.name);
+      if (!written) {
+        std::printf("error    dumping %s: %s\n", g.name.c_str(),
+                    written.message().c_str());
+        ++failures;
+      } else {
+        dumped.push_back({{"name", g.name},
+                          {"num_rows", g.numRows},
+                          {"num_cols", g.numCols},
+                          {"nnz", g.nnz()},
+                          {"indptr", g.name + ".indptr.npy"},
+                          {"indices", g.name + ".indices.npy"}});
+      }
+    }
+    graphsJson.push_back(graphJson);
+    if (o.dumpOnly) {
+      std::printf("graph    %-28s %s (%.1f s)\n", g.name.c_str(),
+                  graph::formatStats(stats).c_str(), loadSeconds);
+      continue;
+    }
+
+    if (overTime()) {
+      std::printf("skip     %s: past the time limit of %.0f s\n",
+                  g.name.c_str(), o.timeLimit);
+      skippedCases.push_back({{"graph", g.name}, {"why", "time limit"}});
+      continue;
+    }
+    auto graphs = uploadGraphs(g, o.offsets64);
+    if (!graphs) {
+      std::printf("error    %s: %s\n", g.name.c_str(),
+                  graphs.message().c_str());
+      ++failures;
+      continue;
+    }
+    for (ElementType type : o.types)
+      for (int64_t width : o.widths) {
+        if (overTime()) {
+          skippedCases.push_back({{"graph", g.name},
+                                  {"type", elementTypeName(type)},
+                                  {"width", width},
+                                  {"why", "time limit"}});
+          continue;
+        }
+        auto key = std::make_pair(static_cast<int>(type), width);
+        // Large graphs run the first schedules only (and SpMMve).
+        std::vector<BenchKernel> chosen;
+        if (auto found = kernels.find(key); found != kernels.end()) {
+          size_t variants = 0;
+          size_t limit = g.nnz() > o.largeNnz ? o.largeSchedules : o.schedules;
+          for (const BenchKernel &k : found->second)
+            if (k.request.edgeValues || variants++ < limit)
+              chosen.push_back(k);
+        }
+        auto errorIt = compileErrors.find(key);
+        CaseOutcome outcome = runCase(
+            *bench, libraries ? &*libraries : nullptr, *graphs, type, width,
+            chosen, errorIt == compileErrors.end() ? "" : errorIt->second,
+            o.caseOptions);
+        failures += outcome.failures;
+        peakUsed = std::max<size_t>(
+            peakUsed,
+            outcome.record.value("peak_device_used_bytes", size_t(0)));
+        cases.push_back(std::move(outcome.record));
+        std::printf("%s\n", outcome.row.c_str());
+        std::fflush(stdout);
+      }
+    std::printf("         (%s: %.1f s, %.0f s so far)\n", g.name.c_str(),
+                secondsSince(graphStart), secondsSince(start));
+  }
+
+  if (!o.dumpDir.empty()) {
+    json types = json::array();
+    for (ElementType t : o.types)
+      types.push_back(elementTypeName(t));
+    json manifest = {{"graphs", dumped},      {"widths", o.widths},
+                     {"types", types},        {"warmups", o.timing.warmups},
+                     {"runs", o.timing.runs}, {"seed", o.caseOptions.seed}};
+    Status written =
+        writeText(o.dumpDir + "/graphs.json", manifest.dump(1) + "\n");
+    if (!written)
+      return fail(written.message(), 1);
+    std::printf("dumped   %zu graphs to %s\n", dumped.size(),
+                o.dumpDir.c_str());
+  }
+  if (o.dumpOnly)
+    return failures ? 1 : 0;
+
+  doc["graphs"] = graphsJson;
+  doc["cases"] = cases;
+  doc["skipped"] = skippedCases;
+  doc["failures"] = failures;
+  doc["peak_device_used_bytes"] = peakUsed;
+  doc["wall_seconds"] = secondsSince(start);
+  if (!o.outFile.empty()) {
+    Status written = writeText(o.outFile, doc.dump(1) + "\n");
+    if (!written)
+      return fail(written.message(), 1);
+    std::printf("wrote    %s\n", o.outFile.c_str());
+  }
+  std::printf("done     %zu cases in %.0f s; %zu skipped; %d failure%s\n",
+              cases.size(), secondsSince(start), skippedCases.size(), failures,
+              failures == 1 ? "" : "s");
+  if (failures) {
+    std::fprintf(stderr,
+                 "gnn-bench: %d gnnc kernel%s failed the check or did not "
+                 "run (see \"status\" in the JSON)\n",
+                 failures, failures == 1 ? "" : "s");
+    return 1;
+  }
+  return 0;
+}
