@@ -184,9 +184,10 @@ def Gnn_VertexPlanAttr : AttrDef<Gnn_Dialect, "VertexPlan"> {
     Derived from the schedule and the op by `gnn-lower-to-kernels`: `lanes`
     threads per row, `rows_per_block` rows per block, `vector_width`
     elements per load, `chunks` vector chunks per row, `chunks_per_lane`
-    loop trips per lane, and `edge_unroll` neighbours in flight per thread
-    (the threads of a row load `lanes` column indices at once and pass them
-    round with shuffles). The CUDA printer prints exactly this.
+    loop trips per lane, and `edge_unroll` neighbours whose feature loads a
+    thread issues before using the first (the threads of a row load `lanes`
+    column indices at once and pass them round with shuffles). The CUDA
+    printer prints exactly this.
   }];
   let parameters = (ins "int32_t":$lanes, "int32_t":$rows_per_block,
                         "int32_t":$vector_width, "int32_t":$chunks,

@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace gnnc {
@@ -32,9 +33,10 @@ namespace {
 
 /// Most accumulators (floats) one thread keeps in registers.
 constexpr int64_t kMaxAccumulatorsPerThread = 128;
-/// Neighbours whose feature loads a thread keeps in flight: enough to hide
-/// the latency of the dependent index -> feature load chain.
-constexpr int32_t kEdgeUnroll = 4;
+/// Most neighbours whose feature loads a thread keeps in flight, and most
+/// registers (floats) those loads may occupy.
+constexpr int64_t kMaxEdgeBatch = 8;
+constexpr int64_t kMaxPrefetchRegisters = 64;
 
 std::string numbered(StringRef base, unsigned index) {
   return index == 0 ? base.str() : (base + Twine(index)).str();
@@ -144,12 +146,20 @@ LogicalResult lowerKernel(KernelOp kernel) {
            << kMaxAccumulatorsPerThread
            << " fit in registers (raise dim_workers or vector_width)";
 
+  // A long row costs one dependent load chain per neighbour batch: issue as
+  // many loads as the registers allow (and as the row's threads fetch
+  // indices at once) before using the first.
+  int64_t edgeBatch =
+      std::clamp<int64_t>(std::min(kMaxPrefetchRegisters / (chunksPerLane * vw),
+                                   static_cast<int64_t>(lanes)),
+                          1, kMaxEdgeBatch);
+
   MLIRContext *ctx = kernel.getContext();
   target->setAttr(kPlanAttrName,
                   VertexPlanAttr::get(ctx, lanes, threads / lanes, vw,
                                       static_cast<int32_t>(chunks),
                                       static_cast<int32_t>(chunksPerLane),
-                                      kEdgeUnroll));
+                                      static_cast<int32_t>(edgeBatch)));
 
   FailureOr<SmallVector<Attribute>> params = computeParams(kernel);
   if (failed(params))

@@ -246,16 +246,14 @@ void CUDAEmitter::emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
   }
   os.unindent();
   os << "}\n";
-  if (perEdgeOutput)
+  if (perEdgeOutput) {
     os << "float my_out = 0.0f;\n";
-  os << "#pragma unroll " << plan.getEdgeUnroll() << "\n";
-  os << "for (int t = 0; t < n; ++t) {\n";
-  os.indent();
-  os << "const long long col = __shfl_sync(group_mask, my_col, t, " << lanes
-     << ");\n";
-  if (!valuesParam.empty())
-    os << "const float w = __shfl_sync(group_mask, my_w, t, " << lanes
+    os << "#pragma unroll " << plan.getEdgeUnroll() << "\n";
+    os << "for (int t = 0; t < n; ++t) {\n";
+    os.indent();
+    os << "const long long col = __shfl_sync(group_mask, my_col, t, " << lanes
        << ");\n";
+  }
 }
 
 /// Prints `for (k ...) { chunk; [ragged break] ` opening a loop over the
@@ -299,17 +297,56 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
       plan, prefix,
       spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType()),
       values, e);
-  os << "const " << e.cType << " *src = " << x << " + col * " << width << ";\n";
-  openChunkLoop(os, plan);
-  os << "float f[" << vw << "];\n";
-  os << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
-     << ", f);\n";
+  // Neighbours are taken `batch` at a time: every feature load of a batch
+  // is issued before the first is used, so a long row keeps `batch` loads
+  // per thread in flight instead of one.
+  int64_t batch = plan.getEdgeUnroll();
+  int64_t lanes = plan.getLanes();
+  bool ragged = plan.getChunks() % lanes != 0;
+  os << "for (int t0 = 0; t0 < n; t0 += " << batch << ") {\n";
+  os.indent();
+  os << "float f[" << batch << "][" << accs << "];\n";
+  if (!values.empty())
+    os << "float wb[" << batch << "];\n";
   os << "#pragma unroll\n";
-  os << "for (int j = 0; j < " << vw << "; ++j)\n";
-  os << "  acc[k * " << vw << " + j] += " << (values.empty() ? "" : "w * ")
-     << "f[j];\n";
+  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os.indent();
+  os << "const int t = t0 + u < n ? t0 + u : n - 1;\n";
+  os << "const long long col = __shfl_sync(group_mask, my_col, t, " << lanes
+     << ");\n";
+  if (!values.empty())
+    os << "wb[u] = __shfl_sync(group_mask, my_w, t, " << lanes << ");\n";
+  os << "const " << e.cType << " *src = " << x << " + col * " << width << ";\n";
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
+  os.indent();
+  os << "const int chunk = lane + k * " << lanes << ";\n";
+  if (ragged) {
+    os << "if (chunk < " << plan.getChunks() << ")\n";
+    os << "  gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
+       << ", f[u] + k * " << vw << ");\n";
+    os << "else\n";
+    os << "  for (int j = 0; j < " << vw << "; ++j)\n";
+    os << "    f[u][k * " << vw << " + j] = 0.0f;\n";
+  } else {
+    os << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
+       << ", f[u] + k * " << vw << ");\n";
+  }
   closeBlock(os); // chunks
-  closeBlock(os); // neighbours
+  closeBlock(os); // loads of the batch
+  os << "#pragma unroll\n";
+  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os.indent();
+  // The last neighbour pads a short batch; it must not count twice (nor
+  // be multiplied by zero: an infinite feature would turn into NaN).
+  os << "if (t0 + u < n) {\n";
+  os.indent();
+  os << "#pragma unroll\n";
+  os << "for (int i = 0; i < " << accs << "; ++i)\n";
+  os << "  acc[i] += " << (values.empty() ? "" : "wb[u] * ") << "f[u][i];\n";
+  closeBlock(os);
+  closeBlock(os); // accumulation
+  closeBlock(os); // batches
   closeBlock(os); // index batches
   os << e.cType << " *dst = " << y << " + row * " << width << ";\n";
   openChunkLoop(os, plan);
@@ -359,7 +396,7 @@ LogicalResult CUDAEmitter::emitSddmm(SddmmOp op) {
   emitNeighbourLoopHead(
       plan, prefix,
       spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType()),
-      "", e, /*perEdgeOutput=*/dot);
+      "", e, /*perEdgeOutput=*/true);
   os << "const " << e.cType << " *src = " << b << " + col * " << width << ";\n";
   if (dot) {
     // Lane t keeps the value of edge base + t; the stores coalesce.
