@@ -67,11 +67,9 @@ Expected<KernelCheck> gnnc::ops::checkSddmm(rt::Runtime &runtime,
   if (!db)
     return db.status();
   const size_t outCount = static_cast<size_t>(g.nnz() * sig->outputsPerEdge());
-  auto dout = rt::DeviceBuffer::allocate(
-      std::max<size_t>(outCount * elementSize(sig->type), 1));
+  auto dout = allocatePoisoned(outCount, sig->type);
   if (!dout)
     return dout.status();
-  GNNC_RETURN_IF_ERROR(dout->fill(0xff)); // NaN in every element type
   GNNC_RETURN_IF_ERROR(launchSddmm(runtime, kernel, *dg, *da, *db, *dout));
   auto got = downloadTensor(*dout, outCount, sig->type);
   if (!got)
@@ -80,16 +78,6 @@ Expected<KernelCheck> gnnc::ops::checkSddmm(rt::Runtime &runtime,
   std::vector<double> expected, magnitude;
   ref::sddmm(g, a.data(), b.data(), width, sig->form, sig->leakyRelu, expected,
              &magnitude);
-  KernelCheck check;
-  std::string report;
-  Status cmp = ref::compareToReferenceScaled(
-      *got, expected, magnitude, sig->outputsPerEdge(),
-      spmmTolerance(sig->type), &report, spmmAbsoluteTolerance(sig->type));
-  check.ok = cmp.isOk();
-  check.report = kernel.spec.name + " on '" + g.name + "' (" +
-                 std::to_string(g.numRows) + " rows, " +
-                 std::to_string(g.nnz()) + " nnz, width " +
-                 std::to_string(width) + ", " + elementTypeName(sig->type) +
-                 "): " + (cmp.isOk() ? report : cmp.message());
-  return check;
+  return compareWithReference(kernel.spec, g, width, sig->type, *got, expected,
+                              magnitude, sig->outputsPerEdge());
 }

@@ -192,12 +192,9 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
       return dv.status();
   }
   const size_t outCount = static_cast<size_t>(g.numRows * width);
-  auto dy = rt::DeviceBuffer::allocate(
-      std::max<size_t>(outCount * elementSize(sig->type), 1));
+  auto dy = allocatePoisoned(outCount, sig->type);
   if (!dy)
     return dy.status();
-  // All-ones bytes are NaN in f32, f16 and bf16: an unwritten output fails.
-  GNNC_RETURN_IF_ERROR(dy->fill(0xff));
   GNNC_RETURN_IF_ERROR(launchSpmm(runtime, kernel, *dg, *dx,
                                   sig->edgeValues ? &*dv : nullptr, *dy));
   auto got = downloadTensor(*dy, outCount, sig->type);
@@ -207,16 +204,35 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
   std::vector<double> expected, magnitude;
   ref::spmmSum(g, sig->edgeValues ? values.data() : nullptr, x.data(), width,
                expected, &magnitude);
-  SpmmCheck check;
+  return compareWithReference(kernel.spec, g, width, sig->type, *got, expected,
+                              magnitude, width);
+}
+
+Expected<rt::DeviceBuffer> gnnc::ops::allocatePoisoned(size_t count,
+                                                       ElementType type) {
+  auto buffer = rt::DeviceBuffer::allocate(
+      std::max<size_t>(count * elementSize(type), 1));
+  if (!buffer)
+    return buffer.status();
+  GNNC_RETURN_IF_ERROR(buffer->fill(0xff));
+  return buffer;
+}
+
+KernelCheck gnnc::ops::compareWithReference(
+    const rt::KernelSpec &spec, const graph::CsrGraph &g, int64_t width,
+    ElementType type, const std::vector<float> &got,
+    const std::vector<double> &expected, const std::vector<double> &magnitude,
+    int64_t groupWidth) {
   std::string report;
-  Status cmp = ref::compareToReferenceScaled(*got, expected, magnitude, width,
-                                             spmmTolerance(sig->type), &report,
-                                             spmmAbsoluteTolerance(sig->type));
+  Status cmp = ref::compareToReferenceScaled(
+      got, expected, magnitude, groupWidth, spmmTolerance(type), &report,
+      spmmAbsoluteTolerance(type));
+  KernelCheck check;
   check.ok = cmp.isOk();
-  check.report = kernel.spec.name + " on '" + g.name + "' (" +
+  check.report = spec.name + " on '" + g.name + "' (" +
                  std::to_string(g.numRows) + " rows, " +
                  std::to_string(g.nnz()) + " nnz, width " +
-                 std::to_string(width) + ", " + elementTypeName(sig->type) +
+                 std::to_string(width) + ", " + elementTypeName(type) +
                  "): " + (cmp.isOk() ? report : cmp.message());
   return check;
 }

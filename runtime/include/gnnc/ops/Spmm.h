@@ -78,6 +78,22 @@ struct KernelCheck {
 };
 using SpmmCheck = KernelCheck;
 
+/// Allocates room for `count` elements of `type` filled with NaN (all-ones
+/// bytes are NaN in f32, f16 and bf16), so an unwritten output fails a check.
+Expected<rt::DeviceBuffer> allocatePoisoned(size_t count, ElementType type);
+
+/// Compares a kernel's output `got` (groups of `groupWidth` elements) with
+/// the reference `expected`, allowing `spmmTolerance(type)` of each output's
+/// term `magnitude` plus `spmmAbsoluteTolerance(type)`, and says what was
+/// compared (kernel, graph, width) and the first mismatches.
+KernelCheck compareWithReference(const rt::KernelSpec &spec,
+                                 const graph::CsrGraph &g, int64_t width,
+                                 ElementType type,
+                                 const std::vector<float> &got,
+                                 const std::vector<double> &expected,
+                                 const std::vector<double> &magnitude,
+                                 int64_t groupWidth);
+
 /// Runs `kernel` on `g` with fresh random features (and edge values, if the
 /// kernel takes them) drawn from `seed`, the output poisoned with NaN first,
 /// and compares every element with the double-precision CPU reference.
