@@ -18,3 +18,5 @@ config.environment["PATH"] = path
 config.environment["GNNC_CACHE_DIR"] = os.path.join(config.test_exec_root,
                                                     "kernel-cache")
 config.substitutions.append(("%gnnc_src", config.gnnc_src_root))
+import sys
+config.substitutions.append(("%python", sys.executable))
