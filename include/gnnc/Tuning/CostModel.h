@@ -1,0 +1,121 @@
+//===- CostModel.h - Predicted time of a vertex_parallel SpMM ---*- C++ -*-===//
+//
+// A first-principles model of gnnc's vertex_parallel gnn.spmm kernel: each
+// row is processed by one group of `dim_workers` lanes, each lane owns
+// `chunks_per_lane` vectors of `vector_width` features, and the group issues
+// the feature loads of `edge batch` neighbours before using the first. The
+// predicted time is the largest of four lower bounds (memory traffic, the
+// longest row's dependent load chain, waves of resident blocks, load-issue
+// throughput including warp divergence) plus the launch overhead. No
+// constant is fitted to measured kernel times; the GPU numbers come from a
+// GpuModel (datasheets and micro-benchmarks). See bench/NOTES.md, section
+// "Cost model".
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_TUNING_COSTMODEL_H
+#define GNNC_TUNING_COSTMODEL_H
+
+#include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/graph/Analysis.h"
+#include "gnnc/runtime/Float16.h"
+
+#include <cstdint>
+#include <string>
+
+namespace gnnc::tuning {
+
+/// What is computed: one gnn.spmm (sum) over a CSR graph.
+struct Problem {
+  /// "spmm" (the only op modelled so far).
+  std::string op = "spmm";
+  ElementType type = ElementType::F32;
+  int64_t width = 64;
+  /// Whether the kernel reads one value per edge (SpMMve).
+  bool edgeValues = false;
+  /// Bytes of a row offset and of a column index.
+  int offsetBytes = 8;
+  int indexBytes = 4;
+};
+
+/// A complete vertex_parallel schedule.
+struct Schedule {
+  int vectorWidth = 0;
+  int dimWorkers = 0;
+  int threadsPerBlock = 0;
+
+  /// `#gnn.schedule<strategy = vertex_parallel, vector_width = .., ...>`.
+  std::string attribute() const;
+  /// `vw=4 dw=16 tpb=256`, for tables.
+  std::string shortText() const;
+  bool operator==(const Schedule &o) const {
+    return vectorWidth == o.vectorWidth && dimWorkers == o.dimWorkers &&
+           threadsPerBlock == o.threadsPerBlock;
+  }
+};
+
+/// The kernel plan the lowering derives from a schedule (mirrors
+/// lib/Transforms/LowerToKernels.cpp).
+struct Plan {
+  int lanes = 1;
+  int rowsPerBlock = 1;
+  int64_t chunks = 1;
+  int64_t chunksPerLane = 1;
+  int edgeBatch = 1;
+};
+
+/// The plan of `s` for `problem`: lanes = dim_workers, rows_per_block =
+/// threads / lanes, chunks = width / vw, chunks_per_lane = ceil(chunks /
+/// lanes), edge batch = clamp(min(64 / (chunks_per_lane * vw), lanes), 1, 8).
+Plan planFor(const Problem &problem, const Schedule &s);
+
+/// Whether `s` passes the verifier and the lowering for `problem`:
+/// vw in {1,2,4,8}, vw * element bytes <= 16, vw divides the width;
+/// dim_workers a power of two <= 32 and <= threads; threads a multiple of 32
+/// in [32, 1024]; chunks_per_lane * vw <= 128 accumulators. On failure
+/// `why` (when given) says which rule.
+bool isLegal(const Problem &problem, const Schedule &s,
+             std::string *why = nullptr);
+
+/// The predicted time and its parts, in seconds.
+struct Prediction {
+  /// max(bandwidth, latency, waves, issue) + launch.
+  double seconds = 0;
+  /// Bytes from DRAM (compulsory + missed feature gathers) / DRAM bandwidth.
+  double bandwidthSeconds = 0;
+  /// The longest row's chain of dependent neighbour batches.
+  double latencySeconds = 0;
+  /// Waves of resident blocks, each as long as a typical warp's chain.
+  double wavesSeconds = 0;
+  /// Load instructions (with divergence) over the SMs' L1 throughput.
+  double issueSeconds = 0;
+  double launchSeconds = 0;
+
+  // Inputs behind the terms, for reports and tests.
+  double dramBytes = 0;
+  double gatherHitRate = 0;
+  double waves = 0;
+  int blocksPerSm = 0;
+  /// E[max degree among the rows of one warp] / mean degree (>= 1).
+  double warpImbalance = 1;
+  Plan plan;
+  /// The largest term's name: "bandwidth", "latency", "waves" or "issue".
+  std::string bound;
+  /// One line: the bound and the numbers behind it.
+  std::string why;
+};
+
+/// Analysis options whose reuse window is the share of the L2 that feature
+/// rows of `problem` can use (the L2 minus the streamed CSR arrays' working
+/// set, at most 3/4 of it) in rows of width * element bytes.
+graph::AnalysisOptions profileOptionsFor(const GpuModel &gpu,
+                                         const Problem &problem);
+
+/// Predicts the time of the vertex_parallel gnn.spmm with schedule `s` on a
+/// graph with profile `profile` (best made with profileOptionsFor; without
+/// a reuse estimate every gather is assumed to miss).
+Prediction predict(const GpuModel &gpu, const graph::GraphProfile &profile,
+                   const Problem &problem, const Schedule &s);
+
+} // namespace gnnc::tuning
+
+#endif // GNNC_TUNING_COSTMODEL_H

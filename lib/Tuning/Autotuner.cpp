@@ -1,0 +1,65 @@
+//===- Autotuner.cpp - Enumerate and rank SpMM schedules ------------------===//
+#include "gnnc/Tuning/Autotuner.h"
+
+#include <algorithm>
+
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+std::vector<Schedule> gnnc::tuning::enumerateSchedules(const Problem &problem) {
+  std::vector<Schedule> out;
+  for (int vw : {8, 4, 2, 1}) {
+    if (vw * static_cast<int64_t>(elementSize(problem.type)) > 16 ||
+        problem.width <= 0 || problem.width % vw != 0)
+      continue;
+    int64_t chunks = problem.width / vw;
+    int64_t maxLanes = 1;
+    while (maxLanes < chunks && maxLanes < 32)
+      maxLanes *= 2;
+    for (int dw = static_cast<int>(maxLanes); dw >= 1; dw /= 2) {
+      for (int tpb : {256, 128, 512, 64}) {
+        Schedule s{vw, dw, tpb};
+        if (isLegal(problem, s))
+          out.push_back(s);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Candidate> gnnc::tuning::rankSchedules(
+    const GpuModel &gpu, const graph::GraphProfile &profile,
+    const Problem &problem, const std::vector<Schedule> &schedules) {
+  std::vector<Candidate> ranked;
+  ranked.reserve(schedules.size());
+  for (const Schedule &s : schedules)
+    ranked.push_back({s, predict(gpu, profile, problem, s), std::nullopt, ""});
+  // By predicted time; among equal times, the schedule whose other terms
+  // are smaller (more slack if the model's largest term is wrong); then the
+  // enumeration's order.
+  auto slack = [](const Prediction &p) {
+    return p.bandwidthSeconds + p.latencySeconds + p.wavesSeconds +
+           p.issueSeconds;
+  };
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const Candidate &a, const Candidate &b) {
+                     if (a.prediction.seconds != b.prediction.seconds)
+                       return a.prediction.seconds < b.prediction.seconds;
+                     return slack(a.prediction) < slack(b.prediction);
+                   });
+  return ranked;
+}
+
+size_t gnnc::tuning::chooseCandidate(const std::vector<Candidate> &ranked) {
+  size_t best = 0;
+  bool anyMeasured = false;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (!ranked[i].measuredSeconds)
+      continue;
+    if (!anyMeasured ||
+        *ranked[i].measuredSeconds < *ranked[best].measuredSeconds)
+      best = i;
+    anyMeasured = true;
+  }
+  return anyMeasured ? best : 0;
+}

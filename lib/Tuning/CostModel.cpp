@@ -1,0 +1,306 @@
+//===- CostModel.cpp - Predicted time of a vertex_parallel SpMM -----------===//
+//
+// The kernel being modelled (lib/Target/CUDA): a group of `lanes` threads
+// owns one row. It walks the row's neighbours `lanes` at a time: every lane
+// loads one column index (one dependent load), then the group takes those
+// neighbours `edge batch` at a time, broadcasting each index with a shuffle
+// and issuing `edge batch * chunks_per_lane` vector loads of X per lane
+// before accumulating any of them. Rows are independent; a block holds
+// `rows_per_block` groups; warps and blocks finish when their longest row
+// does.
+//
+// The time is the largest of four bounds, each a different resource that
+// can saturate, plus the launch overhead:
+//  - bandwidth: bytes that must come from DRAM over the DRAM bandwidth (and
+//    all gathered bytes over the L2 bandwidth);
+//  - latency: the longest row's chain of dependent loads (one group cannot
+//    go faster than its loads come back);
+//  - waves: how many rounds of resident blocks the grid needs, each as long
+//    as the slowest row of a typical block (Little's law for the many short
+//    rows: too few loads in flight for the bandwidth);
+//  - issue: load instructions through the SMs' L1 (a wavefront per distinct
+//    128-byte line per clock), including the issue slots that warps waste on
+//    lanes whose row is already done.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Tuning/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+namespace {
+
+/// Mirrors kMaxPrefetchRegisters, kMaxEdgeBatch and kMaxAccumulatorsPerThread
+/// of lib/Transforms/LowerToKernels.cpp.
+constexpr int64_t kMaxPrefetchRegisters = 64;
+constexpr int64_t kMaxEdgeBatch = 8;
+constexpr int64_t kMaxAccumulatorsPerThread = 128;
+/// The granularity of DRAM and L2 traffic.
+constexpr double kSectorBytes = 32;
+/// The unit of L1 throughput (one wavefront per line per clock).
+constexpr double kLineBytes = 128;
+
+bool isPowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// A typical degree of histogram bucket `k` (degrees [2^(k-1), 2^k), bucket
+/// 0 = empty rows): the middle of the bucket, capped at the largest degree.
+double bucketDegree(size_t k, int64_t maxDegree) {
+  if (k == 0)
+    return 0;
+  double lo = std::ldexp(1.0, static_cast<int>(k) - 1);
+  double hi = std::min(std::ldexp(1.0, static_cast<int>(k)) - 1,
+                       static_cast<double>(maxDegree));
+  return std::max(lo, 0.5 * (lo + hi));
+}
+
+/// E[max of `m` row degrees] with the rows drawn independently from the
+/// degree histogram: P(max in bucket <= k) = F(k)^m. Neighbouring rows of
+/// real graphs are correlated; this is the unordered estimate.
+double expectedMaxDegree(const graph::GraphProfile &p, int64_t m) {
+  if (p.numRows == 0 || p.degreeHistogram.empty())
+    return 0;
+  m = std::max<int64_t>(1, std::min<int64_t>(m, p.numRows));
+  double cumulative = 0, previous = 0, expected = 0;
+  for (size_t k = 0; k < p.degreeHistogram.size(); ++k) {
+    cumulative += static_cast<double>(p.degreeHistogram[k]) /
+                  static_cast<double>(p.numRows);
+    double now = std::pow(std::min(1.0, cumulative), static_cast<double>(m));
+    expected += bucketDegree(k, p.maxDegree) * (now - previous);
+    previous = now;
+  }
+  return std::min(expected, static_cast<double>(p.maxDegree));
+}
+
+/// Clock cycles the L1 needs for one warp-wide load of X: each of the warp's
+/// 32 / lanes groups reads its own row of X (distinct lines), lanes * vw *
+/// elementBytes contiguous bytes each, one wavefront per 128-byte line.
+double cyclesPerWarpLoad(const Plan &plan, int vw, double elementBytes) {
+  double groups = 32.0 / plan.lanes;
+  double bytesPerGroup = plan.lanes * vw * elementBytes;
+  return groups * std::max(1.0, std::ceil(bytesPerGroup / kLineBytes));
+}
+
+/// Registers per thread, roughly: a fixed 32 for addresses and loop state,
+/// one f32 accumulator per owned feature, and the prefetched batch of X.
+int estimateRegisters(const Plan &plan, int vw, double elementBytes) {
+  double acc = static_cast<double>(plan.chunksPerLane) * vw;
+  double prefetch = plan.edgeBatch * acc * elementBytes / 4.0;
+  int regs = static_cast<int>(32 + acc + prefetch);
+  regs = (regs + 7) / 8 * 8;
+  return std::min(255, regs);
+}
+
+std::string formatSeconds(double s) {
+  char buf[32];
+  if (s >= 1e-3)
+    std::snprintf(buf, sizeof(buf), "%.3g ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3g us", s * 1e6);
+  return buf;
+}
+
+} // namespace
+
+std::string Schedule::attribute() const {
+  std::ostringstream os;
+  os << "#gnn.schedule<strategy = vertex_parallel, vector_width = "
+     << vectorWidth << ", dim_workers = " << dimWorkers
+     << ", threads_per_block = " << threadsPerBlock << ">";
+  return os.str();
+}
+
+std::string Schedule::shortText() const {
+  std::ostringstream os;
+  os << "vw=" << vectorWidth << " dw=" << dimWorkers
+     << " tpb=" << threadsPerBlock;
+  return os.str();
+}
+
+Plan gnnc::tuning::planFor(const Problem &problem, const Schedule &s) {
+  Plan plan;
+  plan.lanes = std::max(1, s.dimWorkers);
+  plan.rowsPerBlock = std::max(1, s.threadsPerBlock / plan.lanes);
+  int vw = std::max(1, s.vectorWidth);
+  plan.chunks = std::max<int64_t>(1, problem.width / vw);
+  plan.chunksPerLane = ceilDiv(plan.chunks, plan.lanes);
+  plan.edgeBatch = static_cast<int>(std::clamp<int64_t>(
+      std::min<int64_t>(kMaxPrefetchRegisters / (plan.chunksPerLane * vw),
+                        plan.lanes),
+      1, kMaxEdgeBatch));
+  return plan;
+}
+
+bool gnnc::tuning::isLegal(const Problem &problem, const Schedule &s,
+                           std::string *why) {
+  auto no = [&](const std::string &reason) {
+    if (why)
+      *why = reason;
+    return false;
+  };
+  int vw = s.vectorWidth;
+  if (!isPowerOfTwo(vw) || vw > 8)
+    return no("vector_width must be 1, 2, 4 or 8");
+  if (vw * static_cast<int64_t>(elementSize(problem.type)) > 16)
+    return no("vector_width * element bytes exceeds 16");
+  if (problem.width <= 0 || problem.width % vw != 0)
+    return no("vector_width does not divide the feature width");
+  if (!isPowerOfTwo(s.dimWorkers) || s.dimWorkers > 32)
+    return no("dim_workers must be a power of two from 1 to 32");
+  int t = s.threadsPerBlock;
+  if (t < 32 || t > 1024 || t % 32 != 0)
+    return no("threads_per_block must be a multiple of 32 from 32 to 1024");
+  if (s.dimWorkers > t)
+    return no("dim_workers exceeds threads_per_block");
+  Plan plan = planFor(problem, s);
+  if (plan.chunksPerLane * vw > kMaxAccumulatorsPerThread)
+    return no("more than 128 accumulators per thread");
+  return true;
+}
+
+graph::AnalysisOptions gnnc::tuning::profileOptionsFor(const GpuModel &gpu,
+                                                       const Problem &problem) {
+  graph::AnalysisOptions options;
+  int64_t rowBytes =
+      std::max<int64_t>(1, problem.width * elementSize(problem.type));
+  // The CSR arrays and Y stream through the L2 and are not reused; X rows
+  // compete with their recently touched lines. Give feature rows 3/4 of the
+  // L2 (the rest holds the streams in flight).
+  double share = 0.75 * gpu.l2Bytes;
+  options.reuseWindowRows =
+      std::max<int64_t>(1, static_cast<int64_t>(share / rowBytes));
+  options.featureBytesPerRow = rowBytes;
+  options.estimateReuse = true;
+  return options;
+}
+
+Prediction gnnc::tuning::predict(const GpuModel &gpu,
+                                 const graph::GraphProfile &profile,
+                                 const Problem &problem, const Schedule &s) {
+  Prediction p;
+  Plan plan = planFor(problem, s);
+  p.plan = plan;
+  const double elem = static_cast<double>(elementSize(problem.type));
+  const int vw = std::max(1, s.vectorWidth);
+  const double rows = static_cast<double>(profile.numRows);
+  const double edges = static_cast<double>(profile.nnz);
+  const double clock = gpu.clockHz;
+
+  // Bandwidth. Compulsory: row offsets, column indices (and edge values)
+  // once, Y written once. Gathered: every edge reads its neighbour's row of
+  // X, rounded up to whole 32-byte sectors; the fraction the reuse estimate
+  // (an LRU of the L2's feature-row capacity, see profileOptionsFor) finds
+  // in cache is served by the L2, the rest comes from DRAM, but never less
+  // than every referenced row once.
+  double rowBytes = static_cast<double>(problem.width) * elem;
+  double sectorRowBytes = std::ceil(rowBytes / kSectorBytes) * kSectorBytes;
+  double csrBytes = (rows + 1) * problem.offsetBytes +
+                    edges * problem.indexBytes +
+                    (problem.edgeValues ? edges * elem : 0);
+  double yBytes = rows * rowBytes;
+  double hit = profile.reuse.loads > 0 ? profile.reuse.hitRate : 0.0;
+  p.gatherHitRate = hit;
+  double gatherBytes = edges * sectorRowBytes;
+  double referenced = static_cast<double>(profile.referencedColumns > 0
+                                              ? profile.referencedColumns
+                                              : profile.numCols);
+  double gatherDram =
+      std::max(gatherBytes * (1 - hit),
+               std::min(gatherBytes, referenced * sectorRowBytes));
+  p.dramBytes = csrBytes + yBytes + gatherDram;
+  p.bandwidthSeconds =
+      std::max(p.dramBytes / gpu.dramBytesPerSecond,
+               (gatherBytes + csrBytes + yBytes) / gpu.l2BytesPerSecond);
+
+  // Latency of one X load: L2 hits and misses mixed as the reuse estimate
+  // says. Column indices are read once, contiguously: a DRAM miss.
+  double xLatency =
+      hit * gpu.l2LatencySeconds + (1 - hit) * gpu.loadLatencySeconds;
+  double indexLatency = gpu.loadLatencySeconds;
+  // A batch's loads leave one lane one after another: edge batch *
+  // chunks_per_lane instructions, each waiting for its L1 wavefronts.
+  double batchIssue = plan.edgeBatch * static_cast<double>(plan.chunksPerLane) *
+                      cyclesPerWarpLoad(plan, vw, elem) / clock;
+  // The dependent chain of a row of degree d: ceil(d / lanes) index loads,
+  // each followed by ceil(lanes / edge batch) batches of X loads (a group
+  // processes exactly one row, so no serial rows are added).
+  auto rowChain = [&](double degree) {
+    if (degree <= 0)
+      return indexLatency;
+    double outer = std::ceil(degree / plan.lanes);
+    double inner =
+        std::ceil(std::min<double>(degree, plan.lanes) / plan.edgeBatch);
+    return outer * (indexLatency + inner * (xLatency + batchIssue));
+  };
+  p.latencySeconds = rowChain(static_cast<double>(profile.maxDegree));
+
+  // Waves. Resident blocks per SM are limited by threads, blocks and
+  // registers; a block's slot frees when its longest row is done, so each
+  // wave lasts the chain of the expected longest of rows_per_block rows.
+  int regs = estimateRegisters(plan, vw, elem);
+  int byThreads = gpu.maxThreadsPerSm / std::max(1, s.threadsPerBlock);
+  int byRegisters =
+      gpu.registersPerSm / std::max(1, regs * std::max(1, s.threadsPerBlock));
+  p.blocksPerSm =
+      std::max(1, std::min({gpu.maxBlocksPerSm, byThreads, byRegisters}));
+  double blocks = std::ceil(rows / plan.rowsPerBlock);
+  double resident = static_cast<double>(gpu.smCount) * p.blocksPerSm;
+  p.waves = std::ceil(blocks / resident);
+  double blockMax = expectedMaxDegree(profile, plan.rowsPerBlock);
+  p.wavesSeconds = rows > 0 ? p.waves * rowChain(blockMax) : 0;
+
+  // Issue. Every edge costs each group chunks_per_lane loads of
+  // ceil(lanes * vw * elem / 128) wavefronts; a warp also spends one issue
+  // slot per instruction for as long as its longest row (32 / lanes rows per
+  // warp) runs, whether or not its other rows are done.
+  int64_t rowsPerWarp = std::max(1, 32 / plan.lanes);
+  double warpMax = expectedMaxDegree(profile, rowsPerWarp);
+  p.warpImbalance = profile.meanDegree > 0
+                        ? std::max(1.0, warpMax / profile.meanDegree)
+                        : 1.0;
+  double wavefronts =
+      edges * plan.chunksPerLane *
+      std::max(1.0, std::ceil(plan.lanes * vw * elem / kLineBytes));
+  double warps = std::ceil(rows / rowsPerWarp);
+  double issueSlots = warps * warpMax * plan.chunksPerLane;
+  p.issueSeconds = std::max(wavefronts, issueSlots) / (gpu.smCount * clock);
+
+  p.launchSeconds = gpu.launchSeconds;
+  struct Term {
+    const char *name;
+    double seconds;
+  } terms[] = {{"bandwidth", p.bandwidthSeconds},
+               {"latency", p.latencySeconds},
+               {"waves", p.wavesSeconds},
+               {"issue", p.issueSeconds}};
+  const Term *top = &terms[0];
+  for (const Term &t : terms)
+    if (t.seconds > top->seconds)
+      top = &t;
+  p.bound = top->name;
+  p.seconds = top->seconds + p.launchSeconds;
+
+  std::ostringstream why;
+  why << p.bound << "-bound: ";
+  if (p.bound == "bandwidth")
+    why << p.dramBytes / 1e6 << " MB from DRAM (gather hit rate "
+        << static_cast<int>(hit * 100 + 0.5) << "%)";
+  else if (p.bound == "latency")
+    why << "longest row (" << profile.maxDegree << " neighbours) in batches of "
+        << plan.edgeBatch << " over " << plan.lanes << " lanes";
+  else if (p.bound == "waves")
+    why << p.waves << " waves of " << resident << " blocks, slowest row of a "
+        << plan.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
+        << " neighbours";
+  else
+    why << "load issue, warp imbalance " << p.warpImbalance << "x";
+  why << "; " << formatSeconds(top->seconds) << " + launch";
+  p.why = why.str();
+  return p;
+}

@@ -1,0 +1,283 @@
+//===- GpuModel.cpp - GPU descriptions and calibration files --------------===//
+//
+// The built-in numbers below are the same as lib/Tuning/calibration/*.txt
+// (a test checks that they agree). Machine shape: public datasheets (A100
+// SXM for sm_80, H200 SXM for sm_90). Calibration constants: for sm_90 the
+// copy bandwidth measured by gnn-bench (bench/NOTES.md, 4231 GB/s on an
+// H200) and the ~0.5 us dependent-load latency stated there; for sm_80
+// about 85% of the datasheet bandwidth and published micro-benchmark
+// latencies. `gnn-tune --calibrate` replaces them with local measurements.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Tuning/GpuModel.h"
+
+#include "gnnc/runtime/Driver.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <unistd.h>
+
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+namespace {
+
+/// One floating-point calibration key and the field it sets.
+struct Field {
+  const char *key;
+  std::function<double &(GpuModel &)> number;
+};
+
+const std::vector<Field> &fields() {
+  static const std::vector<Field> all = [] {
+    std::vector<Field> f;
+    f.push_back(
+        {"l2_bytes", [](GpuModel &m) -> double & { return m.l2Bytes; }});
+    f.push_back(
+        {"clock_hz", [](GpuModel &m) -> double & { return m.clockHz; }});
+    f.push_back({"l1_bytes_per_clock",
+                 [](GpuModel &m) -> double & { return m.l1BytesPerClock; }});
+    f.push_back({"dram_bytes_per_second",
+                 [](GpuModel &m) -> double & { return m.dramBytesPerSecond; }});
+    f.push_back({"l2_bytes_per_second",
+                 [](GpuModel &m) -> double & { return m.l2BytesPerSecond; }});
+    f.push_back({"load_latency_seconds",
+                 [](GpuModel &m) -> double & { return m.loadLatencySeconds; }});
+    f.push_back({"l2_latency_seconds",
+                 [](GpuModel &m) -> double & { return m.l2LatencySeconds; }});
+    f.push_back({"launch_seconds",
+                 [](GpuModel &m) -> double & { return m.launchSeconds; }});
+    return f;
+  }();
+  return all;
+}
+
+/// The integer keys and their fields.
+struct IntField {
+  const char *key;
+  int GpuModel::*member;
+};
+const IntField kIntFields[] = {
+    {"sm_count", &GpuModel::smCount},
+    {"max_threads_per_sm", &GpuModel::maxThreadsPerSm},
+    {"max_blocks_per_sm", &GpuModel::maxBlocksPerSm},
+    {"registers_per_sm", &GpuModel::registersPerSm},
+};
+
+bool isArch(const std::string &a) {
+  if (a.size() < 5 || a.compare(0, 3, "sm_") != 0)
+    return false;
+  for (size_t i = 3; i < a.size(); ++i)
+    if (!(std::isdigit(static_cast<unsigned char>(a[i])) ||
+          (i + 1 == a.size() && a[i] == 'a')))
+      return false;
+  return true;
+}
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos)
+    return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::string formatNumber(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+} // namespace
+
+const std::vector<std::string> &gnnc::tuning::gpuModelKeys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = {"arch"};
+    for (const IntField &f : kIntFields)
+      k.push_back(f.key);
+    for (const Field &f : fields())
+      k.push_back(f.key);
+    return k;
+  }();
+  return keys;
+}
+
+Expected<GpuModel> gnnc::tuning::builtinGpuModel(const std::string &arch) {
+  GpuModel m;
+  if (arch == "sm_90" || arch == "sm_90a") {
+    // H200 SXM: 132 SMs, 50 MiB L2, 1.98 GHz boost, 4.8 TB/s HBM3e
+    // (4.23 TB/s measured copy).
+    m.arch = "sm_90";
+    m.smCount = 132;
+    m.l2Bytes = 50.0 * 1024 * 1024;
+    m.maxThreadsPerSm = 2048;
+    m.maxBlocksPerSm = 32;
+    m.registersPerSm = 65536;
+    m.clockHz = 1.98e9;
+    m.l1BytesPerClock = 128;
+    m.dramBytesPerSecond = 4.231e12;
+    m.l2BytesPerSecond = 10.0e12;
+    m.loadLatencySeconds = 0.5e-6;
+    m.l2LatencySeconds = 0.25e-6;
+    m.launchSeconds = 3.0e-6;
+  } else if (arch == "sm_80") {
+    // A100 SXM 80 GB: 108 SMs, 40 MiB L2, 1.41 GHz boost, 2.04 TB/s HBM2e.
+    m.arch = "sm_80";
+    m.smCount = 108;
+    m.l2Bytes = 40.0 * 1024 * 1024;
+    m.maxThreadsPerSm = 2048;
+    m.maxBlocksPerSm = 32;
+    m.registersPerSm = 65536;
+    m.clockHz = 1.41e9;
+    m.l1BytesPerClock = 128;
+    m.dramBytesPerSecond = 1.73e12;
+    m.l2BytesPerSecond = 5.0e12;
+    m.loadLatencySeconds = 0.55e-6;
+    m.l2LatencySeconds = 0.25e-6;
+    m.launchSeconds = 3.0e-6;
+  } else {
+    return Status::error("no built-in GPU model for '" + arch +
+                         "' (known: sm_80, sm_90); give a calibration file");
+  }
+  m.source = "built-in " + m.arch + " defaults";
+  return m;
+}
+
+Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
+                                                  const std::string &name,
+                                                  GpuModel base) {
+  std::istringstream in(text);
+  std::string line;
+  int lineNo = 0;
+  auto fail = [&](const std::string &message) {
+    return Status::error(name + ":" + std::to_string(lineNo) + ": " + message);
+  };
+  while (std::getline(in, line)) {
+    ++lineNo;
+    size_t hash = line.find('#');
+    if (hash != std::string::npos)
+      line = line.substr(0, hash);
+    line = trim(line);
+    if (line.empty())
+      continue;
+    size_t eq = line.find('=');
+    if (eq == std::string::npos)
+      return fail("expected 'key = value', got '" + line + "'");
+    std::string key = trim(line.substr(0, eq));
+    std::string value = trim(line.substr(eq + 1));
+    if (value.empty())
+      return fail("'" + key + "' has no value");
+    if (key == "arch") {
+      if (!isArch(value))
+        return fail("arch must read sm_XX, got '" + value + "'");
+      base.arch = value;
+      continue;
+    }
+    errno = 0;
+    char *end = nullptr;
+    double number = std::strtod(value.c_str(), &end);
+    bool parsed = end && *end == '\0' && errno == 0 && std::isfinite(number);
+    bool known = false;
+    for (const IntField &f : kIntFields) {
+      if (key != f.key)
+        continue;
+      known = true;
+      if (!parsed || number < 1 || number != std::floor(number) || number > 1e9)
+        return fail("'" + key + "' must be a positive integer, got '" + value +
+                    "'");
+      base.*f.member = static_cast<int>(number);
+    }
+    for (const Field &f : fields()) {
+      if (key != f.key)
+        continue;
+      known = true;
+      if (!parsed || number <= 0)
+        return fail("'" + key + "' must be a positive number, got '" + value +
+                    "'");
+      f.number(base) = number;
+    }
+    if (!known)
+      return fail("unknown key '" + key + "'");
+  }
+  base.source = name;
+  return base;
+}
+
+Expected<GpuModel>
+gnnc::tuning::loadGpuModel(const std::string &arch,
+                           const std::optional<std::string> &path) {
+  Expected<GpuModel> base = builtinGpuModel(arch);
+  if (!path) {
+    return base;
+  }
+  GpuModel start = base ? *base : GpuModel();
+  if (!base)
+    start.arch = arch;
+  std::ifstream in(*path);
+  if (!in)
+    return Status::error(*path + ": cannot read calibration file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parseCalibration(buffer.str(), *path, start);
+}
+
+GpuModel gnnc::tuning::fromDevice(const rt::Device &device) {
+  Expected<GpuModel> builtin = builtinGpuModel(device.archString());
+  GpuModel m = builtin ? *builtin : *builtinGpuModel("sm_90");
+  m.arch = device.archString();
+  if (device.smCount() > 0)
+    m.smCount = device.smCount();
+  if (device.l2Bytes() > 0)
+    m.l2Bytes = static_cast<double>(device.l2Bytes());
+  m.source = "device " + device.name() + " (" + m.arch + "; " +
+             (builtin ? "built-in constants" : "sm_90 constants") + ")";
+  return m;
+}
+
+std::string gnnc::tuning::formatCalibration(const GpuModel &model,
+                                            const std::string &comment) {
+  std::ostringstream os;
+  os << "# gnnc cost-model calibration, one `key = value` per line.\n";
+  if (!comment.empty()) {
+    std::istringstream lines(comment);
+    std::string line;
+    while (std::getline(lines, line))
+      os << "# " << line << "\n";
+  }
+  os << "arch = " << model.arch << "\n";
+  GpuModel copy = model;
+  for (const IntField &f : kIntFields)
+    os << f.key << " = " << copy.*f.member << "\n";
+  for (const Field &f : fields())
+    os << f.key << " = " << formatNumber(f.number(copy)) << "\n";
+  return os.str();
+}
+
+Status gnnc::tuning::writeCalibration(const GpuModel &model,
+                                      const std::string &path,
+                                      const std::string &comment) {
+  std::string temp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    if (!out)
+      return Status::error(temp + ": cannot write");
+    out << formatCalibration(model, comment);
+    if (!out.flush())
+      return Status::error(temp + ": write failed");
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    return Status::error(path + ": cannot rename the temporary file into "
+                                "place");
+  }
+  return Status::ok();
+}
+
+std::string gnnc::tuning::calibrationSourceDir() {
+  return GNNC_TUNING_CALIBRATION_DIR;
+}

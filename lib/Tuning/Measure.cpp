@@ -1,0 +1,235 @@
+//===- Measure.cpp - Timing schedules and calibrating on a GPU ------------===//
+//
+// Everything here needs a GPU. It is compiled everywhere but, in this
+// repository's CI without a GPU, never run: the tests that call it skip.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Tuning/Autotuner.h"
+
+#include "gnnc/Compiler/Compiler.h"
+#include "gnnc/ops/Spmm.h"
+#include "gnnc/runtime/Driver.h"
+#include "gnnc/runtime/Nvrtc.h"
+#include "gnnc/runtime/Runtime.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <random>
+
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+namespace {
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  if (n == 0)
+    return 0;
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Times `work` `runs` times after `warmups`, each run between two events,
+/// with `flush` overwritten before each (outside the timed region).
+Expected<std::vector<float>> timeRuns(rt::EventTimer &timer,
+                                      rt::DeviceBuffer *flush, int warmups,
+                                      int runs,
+                                      const std::function<Status()> &work) {
+  std::vector<float> times;
+  for (int i = 0; i < warmups + runs; ++i) {
+    if (flush)
+      GNNC_RETURN_IF_ERROR(flush->fill(static_cast<uint8_t>(i)));
+    GNNC_RETURN_IF_ERROR(timer.start());
+    GNNC_RETURN_IF_ERROR(work());
+    GNNC_RETURN_IF_ERROR(timer.stop());
+    Expected<float> ms = timer.elapsedMs();
+    if (!ms)
+      return ms.status();
+    if (i >= warmups)
+      times.push_back(*ms);
+  }
+  return times;
+}
+
+/// The calibration kernels: a grid-stride copy of 16-byte vectors, a
+/// one-thread pointer chase and an empty kernel.
+const char *kCalibrationSource = R"(
+extern "C" __global__ void gnnc_copy(const int4 *__restrict__ in,
+                                     int4 *__restrict__ out, long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    out[i] = in[i];
+}
+extern "C" __global__ void gnnc_chase(const unsigned long long *next,
+                                      long long steps,
+                                      unsigned long long *sink) {
+  unsigned long long p = 0;
+  for (long long i = 0; i < steps; ++i)
+    p = next[p];
+  *sink = p;
+}
+extern "C" __global__ void gnnc_empty() {}
+)";
+
+} // namespace
+
+Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
+                                               const std::string &kernelText,
+                                               const std::string &entryName,
+                                               const graph::CsrGraph &g,
+                                               const Problem &problem,
+                                               const MeasureOptions &options) {
+  Expected<CompiledModule> compiled = compileGnn(kernelText, entryName);
+  if (!compiled)
+    return compiled.status();
+  Expected<rt::KernelSpec> spec = findKernel(*compiled, entryName);
+  if (!spec)
+    return spec.status();
+  Expected<rt::LoadedKernel> kernel = runtime.load(*spec);
+  if (!kernel)
+    return kernel.status();
+  // The correctness gate: a schedule that computes a wrong result is never
+  // timed.
+  Expected<ops::SpmmCheck> check =
+      ops::checkSpmm(runtime, *kernel, g, options.seed);
+  if (!check)
+    return check.status();
+  if (!check->ok)
+    return Status::error("wrong result: " + check->report);
+
+  Expected<ops::DeviceGraph> dg =
+      ops::uploadGraph(g, problem.offsetBytes == 8, problem.indexBytes == 8);
+  if (!dg)
+    return dg.status();
+  std::mt19937 rng(static_cast<unsigned>(options.seed));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(g.numCols * problem.width));
+  for (float &v : x)
+    v = dist(rng);
+  Expected<rt::DeviceBuffer> dx = ops::uploadTensor(x, problem.type);
+  if (!dx)
+    return dx.status();
+  std::optional<rt::DeviceBuffer> dv;
+  if (problem.edgeValues) {
+    std::vector<float> w(static_cast<size_t>(std::max<int64_t>(1, g.nnz())));
+    for (float &v : w)
+      v = dist(rng);
+    Expected<rt::DeviceBuffer> up = ops::uploadTensor(w, problem.type);
+    if (!up)
+      return up.status();
+    dv = up.take();
+  }
+  Expected<rt::DeviceBuffer> dy = ops::allocatePoisoned(
+      static_cast<size_t>(g.numRows * problem.width), problem.type);
+  if (!dy)
+    return dy.status();
+  Expected<rt::DeviceBuffer> flush =
+      rt::DeviceBuffer::allocate(2 * runtime.device().l2Bytes() + 1);
+  if (!flush)
+    return flush.status();
+  Expected<rt::EventTimer> timer = rt::EventTimer::create();
+  if (!timer)
+    return timer.status();
+  Expected<std::vector<float>> times =
+      timeRuns(*timer, &*flush, options.warmups, options.runs, [&] {
+        return ops::launchSpmm(runtime, *kernel, *dg, *dx, dv ? &*dv : nullptr,
+                               *dy,
+                               /*synchronize=*/false);
+      });
+  if (!times)
+    return times.status();
+  GNNC_RETURN_IF_ERROR(runtime.synchronize());
+  return median(*times) * 1e-3;
+}
+
+Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
+  const rt::Device &device = runtime.device();
+  GpuModel model = fromDevice(device);
+  rt::CompileOptions options;
+  options.arch = device.archString();
+  Expected<rt::CompiledKernel> binary =
+      rt::compileCuda(kCalibrationSource, "gnnc_calibration.cu", options);
+  if (!binary)
+    return binary.status();
+  Expected<rt::Module> module = rt::Module::load(binary->binary);
+  if (!module)
+    return module.status();
+  Expected<rt::Function> copy = module->function("gnnc_copy");
+  Expected<rt::Function> chase = module->function("gnnc_chase");
+  Expected<rt::Function> empty = module->function("gnnc_empty");
+  if (!copy || !chase || !empty)
+    return Status::error("calibration kernels missing from the module");
+  Expected<rt::EventTimer> timer = rt::EventTimer::create();
+  if (!timer)
+    return timer.status();
+
+  // Copy bandwidth: 1 GiB in, 1 GiB out; bytes read plus written.
+  const size_t copyBytes = size_t(1) << 30;
+  Expected<rt::DeviceBuffer> in = rt::DeviceBuffer::allocate(copyBytes);
+  Expected<rt::DeviceBuffer> out = rt::DeviceBuffer::allocate(copyBytes);
+  if (!in || !out)
+    return (!in ? in.status() : out.status());
+  GNNC_RETURN_IF_ERROR(in->fill(1));
+  {
+    uint64_t inAddr = in->address(), outAddr = out->address();
+    long long n = static_cast<long long>(copyBytes / 16);
+    void *args[] = {&inAddr, &outAddr, &n};
+    unsigned grid = static_cast<unsigned>(device.smCount() * 8);
+    Expected<std::vector<float>> t = timeRuns(*timer, nullptr, 3, 10, [&] {
+      return rt::launch(*copy, {grid, 1, 1}, {256, 1, 1}, 0, args, false);
+    });
+    if (!t)
+      return t.status();
+    model.dramBytesPerSecond = 2.0 * copyBytes / (median(*t) * 1e-3);
+  }
+
+  // Dependent-load latency: one thread follows a random cycle. Over 4x the
+  // L2 nearly every step misses; over 1/4 of the L2 (after a warm-up pass)
+  // nearly every step hits.
+  auto chaseLatency = [&](size_t bytes, long long steps) -> Expected<double> {
+    size_t n = bytes / 8;
+    std::vector<uint64_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    // A random cycle over all 8-byte slots: consecutive steps rarely share
+    // a sector.
+    std::mt19937_64 rng(7);
+    std::shuffle(order.begin() + 1, order.end(), rng);
+    std::vector<uint64_t> next(n);
+    for (size_t i = 0; i < n; ++i)
+      next[order[i]] = order[(i + 1) % n];
+    Expected<rt::DeviceBuffer> buf = rt::DeviceBuffer::allocate(n * 8);
+    Expected<rt::DeviceBuffer> sink = rt::DeviceBuffer::allocate(8);
+    if (!buf || !sink)
+      return !buf ? buf.status() : sink.status();
+    GNNC_RETURN_IF_ERROR(buf->copyFromHost(next.data(), n * 8));
+    uint64_t addr = buf->address(), sinkAddr = sink->address();
+    void *args[] = {&addr, &steps, &sinkAddr};
+    Expected<std::vector<float>> t = timeRuns(*timer, nullptr, 1, 3, [&] {
+      return rt::launch(*chase, {1, 1, 1}, {1, 1, 1}, 0, args, false);
+    });
+    if (!t)
+      return t.status();
+    return median(*t) * 1e-3 / static_cast<double>(steps);
+  };
+  Expected<double> dram =
+      chaseLatency(static_cast<size_t>(4 * model.l2Bytes), 100000);
+  if (!dram)
+    return dram.status();
+  model.loadLatencySeconds = *dram;
+  Expected<double> l2 =
+      chaseLatency(static_cast<size_t>(model.l2Bytes / 4), 100000);
+  if (!l2)
+    return l2.status();
+  model.l2LatencySeconds = *l2;
+
+  // Launch overhead: an empty kernel between two events.
+  Expected<std::vector<float>> t = timeRuns(*timer, nullptr, 10, 50, [&] {
+    return rt::launch(*empty, {1, 1, 1}, {32, 1, 1}, 0, nullptr, false);
+  });
+  if (!t)
+    return t.status();
+  model.launchSeconds = median(*t) * 1e-3;
+  model.source = "calibrated on " + device.name();
+  return model;
+}

@@ -1,0 +1,399 @@
+//===- TuningTest.cpp - Cost model, search, database, calibration ---------===//
+#include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Tuning/Autotuner.h"
+#include "gnnc/Tuning/GnnRewrite.h"
+#include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/Tuning/TuningDb.h"
+#include "gnnc/graph/Analysis.h"
+#include "gnnc/graph/Rmat.h"
+#include "gnnc/runtime/Driver.h"
+#include "gnnc/runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+namespace {
+
+/// A one-kernel .gnn module for `problem`.
+std::string kernelText(const Problem &p) {
+  std::string t = elementTypeName(p.type);
+  std::string x = "tensor<?x" + std::to_string(p.width) + "x" + t + ">";
+  std::ostringstream os;
+  os << "gnn.module @m {\n  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: "
+     << x << (p.edgeValues ? ", %w: tensor<?x" + t + ">" : "") << ") -> " << x
+     << " {\n    %y = gnn.spmm %g, %x"
+     << (p.edgeValues ? " values(%w : tensor<?x" + t + ">)" : "")
+     << " : !gnn.graph<csr, i64, i32>, " << x << " -> " << x
+     << "\n    gnn.return %y : " << x << "\n  }\n}\n";
+  return os.str();
+}
+
+/// Row 0 points to every column; every other row has one neighbour.
+graph::CsrGraph starGraph(int64_t n) {
+  graph::CsrGraph g;
+  g.numRows = g.numCols = n;
+  g.rowPtr.push_back(0);
+  for (int64_t c = 0; c < n; ++c)
+    g.colIdx.push_back(c);
+  g.rowPtr.push_back(n);
+  for (int64_t r = 1; r < n; ++r) {
+    g.colIdx.push_back((r * 7919) % n);
+    g.rowPtr.push_back(static_cast<int64_t>(g.colIdx.size()));
+  }
+  return g;
+}
+
+graph::GraphProfile profileOf(const graph::CsrGraph &g, const GpuModel &gpu,
+                              const Problem &p) {
+  return graph::analyzeGraph(g, profileOptionsFor(gpu, p));
+}
+
+std::string tempPath(const std::string &name) {
+  return ::testing::TempDir() + "/gnnc-tuning-" + std::to_string(::getpid()) +
+         "-" + name;
+}
+
+GpuModel sm90() { return *builtinGpuModel("sm_90"); }
+
+} // namespace
+
+TEST(TuningEnumerate, EverySchedulePassesTheVerifierRules) {
+  for (ElementType type :
+       {ElementType::F32, ElementType::F16, ElementType::BF16}) {
+    for (int64_t width : {1, 6, 32, 64, 100, 128, 256, 1024}) {
+      Problem p;
+      p.type = type;
+      p.width = width;
+      std::vector<Schedule> all = enumerateSchedules(p);
+      ASSERT_FALSE(all.empty()) << elementTypeName(type) << " " << width;
+      for (const Schedule &s : all) {
+        SCOPED_TRACE(s.shortText());
+        EXPECT_TRUE(isLegal(p, s));
+        EXPECT_TRUE(s.vectorWidth == 1 || s.vectorWidth == 2 ||
+                    s.vectorWidth == 4 || s.vectorWidth == 8);
+        EXPECT_LE(s.vectorWidth * static_cast<int>(elementSize(type)), 16);
+        EXPECT_EQ(width % s.vectorWidth, 0);
+        EXPECT_EQ(s.dimWorkers & (s.dimWorkers - 1), 0);
+        EXPECT_LE(s.dimWorkers, 32);
+        EXPECT_EQ(s.threadsPerBlock % 32, 0);
+        EXPECT_GE(s.threadsPerBlock, 64);
+        EXPECT_LE(s.threadsPerBlock, 512);
+        // No lane idles beyond one trip of a row.
+        EXPECT_LE(s.dimWorkers,
+                  std::max<int64_t>(1, 2 * (width / s.vectorWidth) - 1));
+      }
+    }
+  }
+}
+
+TEST(TuningEnumerate, SampleCompilesThroughCompileGnn) {
+  for (ElementType type : {ElementType::F32, ElementType::F16}) {
+    for (bool values : {false, true}) {
+      Problem p;
+      p.type = type;
+      p.width = 64;
+      p.edgeValues = values;
+      std::string text = kernelText(p);
+      std::vector<Schedule> all = enumerateSchedules(p);
+      for (size_t i = 0; i < all.size(); i += 3) {
+        const Schedule &s = all[i];
+        SCOPED_TRACE(s.shortText());
+        Expected<std::string> tuned =
+            applySchedules(text, "t.gnn", {{"m_k", s}});
+        ASSERT_TRUE(tuned) << tuned.message();
+        Expected<CompiledModule> compiled = compileGnn(*tuned, "t.gnn");
+        ASSERT_TRUE(compiled) << compiled.message() << "\n" << *tuned;
+        ASSERT_EQ(compiled->kernels.size(), 1u);
+        const std::string &sched = compiled->kernels[0].schedule;
+        EXPECT_NE(sched.find("vector_width = " + std::to_string(s.vectorWidth)),
+                  std::string::npos)
+            << sched;
+        EXPECT_NE(sched.find("dim_workers = " + std::to_string(s.dimWorkers)),
+                  std::string::npos)
+            << sched;
+        EXPECT_EQ(compiled->kernels[0].launch.blockX,
+                  static_cast<unsigned>(s.threadsPerBlock));
+      }
+    }
+  }
+}
+
+TEST(TuningRewrite, FindsSpmmSites) {
+  Problem p;
+  p.type = ElementType::BF16;
+  p.width = 32;
+  p.edgeValues = true;
+  Expected<std::vector<SpmmSite>> sites = findSpmmSites(kernelText(p), "t");
+  ASSERT_TRUE(sites) << sites.message();
+  ASSERT_EQ(sites->size(), 1u);
+  EXPECT_EQ((*sites)[0].entryName, "m_k");
+  EXPECT_EQ((*sites)[0].problem.type, ElementType::BF16);
+  EXPECT_EQ((*sites)[0].problem.width, 32);
+  EXPECT_TRUE((*sites)[0].problem.edgeValues);
+  EXPECT_EQ((*sites)[0].problem.offsetBytes, 8);
+  EXPECT_EQ((*sites)[0].problem.indexBytes, 4);
+  EXPECT_TRUE((*sites)[0].tunable);
+  Expected<std::vector<SpmmSite>> bad = findSpmmSites("gnn.module {", "b.gnn");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("b.gnn:1"), std::string::npos) << bad.message();
+}
+
+TEST(TuningCostModel, PlanMirrorsTheLowering) {
+  Problem p;
+  p.width = 64;
+  Plan plan = planFor(p, {4, 16, 256});
+  EXPECT_EQ(plan.lanes, 16);
+  EXPECT_EQ(plan.rowsPerBlock, 16);
+  EXPECT_EQ(plan.chunks, 16);
+  EXPECT_EQ(plan.chunksPerLane, 1);
+  EXPECT_EQ(plan.edgeBatch, 8);
+  plan = planFor(p, {4, 1, 256});
+  EXPECT_EQ(plan.chunksPerLane, 16);
+  EXPECT_EQ(plan.edgeBatch, 1);
+}
+
+TEST(TuningCostModel, MoreBandwidthIsNeverSlower) {
+  graph::CsrGraph g = graph::generateRmat(12, 16, 3);
+  Problem p;
+  GpuModel slow = sm90(), fast = sm90();
+  fast.dramBytesPerSecond *= 2;
+  fast.l2BytesPerSecond *= 2;
+  graph::GraphProfile profile = profileOf(g, slow, p);
+  for (const Schedule &s : enumerateSchedules(p)) {
+    Prediction a = predict(slow, profile, p, s);
+    Prediction b = predict(fast, profile, p, s);
+    EXPECT_LE(b.seconds, a.seconds) << s.shortText();
+    EXPECT_LT(b.bandwidthSeconds, a.bandwidthSeconds);
+    EXPECT_GT(a.seconds, 0);
+  }
+}
+
+TEST(TuningCostModel, HubRowRaisesTheLatencyTerm) {
+  GpuModel gpu = sm90();
+  Problem p;
+  graph::CsrGraph uniform = graph::generateUniformRandom(20000, 20000, 16, 5);
+  graph::CsrGraph star = starGraph(20000);
+  Schedule s{4, 16, 256};
+  Prediction u = predict(gpu, profileOf(uniform, gpu, p), p, s);
+  Prediction h = predict(gpu, profileOf(star, gpu, p), p, s);
+  EXPECT_GT(h.latencySeconds, 10 * u.latencySeconds);
+  EXPECT_EQ(h.bound, "latency");
+  EXPECT_NE(h.why.find("longest row (20000 neighbours)"), std::string::npos)
+      << h.why;
+}
+
+TEST(TuningCostModel, WiderFeaturesMoveMoreBytes) {
+  GpuModel gpu = sm90();
+  graph::CsrGraph g = graph::generateRmat(12, 16, 4);
+  double lastBytes = 0, lastSeconds = 0;
+  for (int64_t width : {16, 32, 64, 128}) {
+    Problem p;
+    p.width = width;
+    // The same schedule for every width: more bytes and no faster. (The
+    // best schedule of a wider problem may be faster: narrow rows limit
+    // the lanes and so the edge batch.)
+    Prediction pr = predict(gpu, profileOf(g, gpu, p), p, {4, 4, 256});
+    EXPECT_GT(pr.dramBytes, lastBytes) << width;
+    EXPECT_GE(pr.seconds, lastSeconds) << width;
+    lastBytes = pr.dramBytes;
+    lastSeconds = pr.seconds;
+  }
+}
+
+TEST(TuningCostModel, NoReuseEstimateMeansEveryGatherMisses) {
+  GpuModel gpu = sm90();
+  graph::CsrGraph g = graph::generateRmat(10, 16, 2);
+  Problem p;
+  graph::AnalysisOptions options = profileOptionsFor(gpu, p);
+  graph::GraphProfile with = graph::analyzeGraph(g, options);
+  options.estimateReuse = false;
+  graph::GraphProfile without = graph::analyzeGraph(g, options);
+  Schedule s{4, 16, 256};
+  EXPECT_GE(predict(gpu, without, p, s).dramBytes,
+            predict(gpu, with, p, s).dramBytes);
+  EXPECT_EQ(predict(gpu, without, p, s).gatherHitRate, 0);
+}
+
+TEST(TuningRank, StarGraphPrefersMoreLanesAndLongerBatches) {
+  GpuModel gpu = sm90();
+  Problem p;
+  p.width = 64;
+  graph::CsrGraph star = starGraph(200000);
+  graph::GraphProfile profile = profileOf(star, gpu, p);
+  std::vector<Candidate> ranked =
+      rankSchedules(gpu, profile, p, enumerateSchedules(p));
+  ASSERT_FALSE(ranked.empty());
+  const Candidate &top = ranked[0];
+  EXPECT_EQ(top.prediction.plan.edgeBatch, 8) << top.schedule.shortText();
+  EXPECT_GE(top.schedule.dimWorkers, 8) << top.schedule.shortText();
+  for (size_t i = 1; i < ranked.size(); ++i)
+    EXPECT_LE(ranked[i - 1].prediction.seconds, ranked[i].prediction.seconds);
+  // One lane per row: a batch of one neighbour, far slower.
+  Prediction oneLane = predict(gpu, profile, p, {4, 1, 256});
+  EXPECT_GT(oneLane.seconds, 4 * top.prediction.seconds);
+  EXPECT_EQ(chooseCandidate(ranked), 0u);
+  ranked[2].measuredSeconds = 1e-6;
+  ranked[1].measuredSeconds = 2e-6;
+  EXPECT_EQ(chooseCandidate(ranked), 2u);
+}
+
+TEST(TuningDb, RoundTrip) {
+  std::string path = tempPath("db/sub/tuning.db");
+  std::remove(path.c_str());
+  Expected<TuningDb> db = TuningDb::load(path);
+  ASSERT_TRUE(db) << db.message();
+  EXPECT_TRUE(db->entries().empty());
+  TuningEntry a;
+  a.key = {"0123456789abcdef", "spmm", "f16", 64, true, "sm_90"};
+  a.schedule = {8, 8, 256};
+  a.predictedSeconds = 1.25e-3;
+  TuningEntry b = a;
+  b.schedule = {4, 16, 128};
+  b.measuredSeconds = 2.5e-4;
+  ASSERT_TRUE(db->store(a));
+  ASSERT_TRUE(db->store(b));
+  Expected<TuningDb> again = TuningDb::load(path);
+  ASSERT_TRUE(again) << again.message();
+  EXPECT_TRUE(again->warnings().empty());
+  ASSERT_EQ(again->entries().size(), 2u);
+  std::optional<TuningEntry> found = again->lookup(a.key);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->schedule, b.schedule); // the later entry wins
+  ASSERT_TRUE(found->measuredSeconds);
+  EXPECT_DOUBLE_EQ(*found->measuredSeconds, 2.5e-4);
+  EXPECT_NEAR(found->predictedSeconds, 1.25e-3, 1e-9);
+  TuningKey other = a.key;
+  other.width = 128;
+  EXPECT_FALSE(again->lookup(other));
+}
+
+TEST(TuningDb, MalformedLinesAreReportedAndSkipped) {
+  std::string path = tempPath("bad.db");
+  {
+    std::ofstream out(path);
+    out << "# a comment\n"
+        << "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 "
+           "1.0e-03 -\n"
+        << "garbage\n"
+        << "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 "
+           "soon -\n"
+        << "XYZ3456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 1e-3 -\n"
+        << "\n"
+        << "0123456789abcdef spmm f99 64 novalues sm_90 -> 4 16 256 1e-3 -\n"
+        << "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 1e-3 "
+           "2e-3";
+  }
+  Expected<TuningDb> db = TuningDb::load(path);
+  ASSERT_TRUE(db) << db.message();
+  ASSERT_EQ(db->entries().size(), 2u);
+  ASSERT_EQ(db->warnings().size(), 4u);
+  EXPECT_NE(db->warnings()[0].find(path + ":3: expected 12 fields"),
+            std::string::npos)
+      << db->warnings()[0];
+  EXPECT_NE(db->warnings()[1].find(path + ":4: predicted time 'soon'"),
+            std::string::npos)
+      << db->warnings()[1];
+  EXPECT_NE(db->warnings()[2].find(path + ":5: fingerprint"),
+            std::string::npos);
+  EXPECT_NE(db->warnings()[3].find(path + ":7: unknown element type"),
+            std::string::npos);
+}
+
+TEST(TuningDb, DefaultPathFollowsTheEnvironment) {
+  ::setenv("GNNC_TUNE_DB", "/tmp/x.db", 1);
+  EXPECT_EQ(defaultDatabasePath(), "/tmp/x.db");
+  ::unsetenv("GNNC_TUNE_DB");
+  EXPECT_NE(defaultDatabasePath().find(".cache/gnnc/tuning.db"),
+            std::string::npos);
+}
+
+TEST(TuningCalibration, ShippedFilesMatchTheBuiltInDefaults) {
+  for (std::string arch : {"sm_80", "sm_90"}) {
+    SCOPED_TRACE(arch);
+    std::string path = calibrationSourceDir() + "/" + arch + ".txt";
+    Expected<GpuModel> file = loadGpuModel(arch, path);
+    ASSERT_TRUE(file) << file.message();
+    GpuModel builtin = *builtinGpuModel(arch);
+    EXPECT_EQ(file->arch, builtin.arch);
+    EXPECT_EQ(file->smCount, builtin.smCount);
+    EXPECT_EQ(file->maxThreadsPerSm, builtin.maxThreadsPerSm);
+    EXPECT_DOUBLE_EQ(file->l2Bytes, builtin.l2Bytes);
+    EXPECT_DOUBLE_EQ(file->dramBytesPerSecond, builtin.dramBytesPerSecond);
+    EXPECT_DOUBLE_EQ(file->loadLatencySeconds, builtin.loadLatencySeconds);
+    EXPECT_DOUBLE_EQ(file->l2LatencySeconds, builtin.l2LatencySeconds);
+    EXPECT_DOUBLE_EQ(file->launchSeconds, builtin.launchSeconds);
+    EXPECT_DOUBLE_EQ(file->clockHz, builtin.clockHz);
+  }
+  EXPECT_FALSE(builtinGpuModel("sm_75"));
+}
+
+TEST(TuningCalibration, FormatParseRoundTrip) {
+  GpuModel m = sm90();
+  m.dramBytesPerSecond = 3.5e12;
+  m.smCount = 114;
+  std::string path = tempPath("cal.txt");
+  ASSERT_TRUE(writeCalibration(m, path, "test"));
+  Expected<GpuModel> back = loadGpuModel("sm_90", path);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(back->smCount, 114);
+  EXPECT_DOUBLE_EQ(back->dramBytesPerSecond, 3.5e12);
+  EXPECT_EQ(back->source, path);
+}
+
+TEST(TuningCalibration, ParseErrorsNameFileAndLine) {
+  GpuModel base = sm90();
+  struct Case {
+    const char *text;
+    const char *error;
+  } cases[] = {
+      {"# c\narch = sm_90\nsm_count 132\n",
+       "cal.txt:3: expected 'key = value'"},
+      {"\n\nbogus = 1\n", "cal.txt:3: unknown key 'bogus'"},
+      {"sm_count = 13.5\n", "cal.txt:1: 'sm_count' must be a positive integer"},
+      {"launch_seconds = -1\n",
+       "cal.txt:1: 'launch_seconds' must be a positive"},
+      {"dram_bytes_per_second = fast\n",
+       "cal.txt:1: 'dram_bytes_per_second' must be a positive number"},
+      {"arch = volta\n", "cal.txt:1: arch must read sm_XX"},
+      {"clock_hz =\n", "cal.txt:1: 'clock_hz' has no value"},
+  };
+  for (const Case &c : cases) {
+    Expected<GpuModel> m = parseCalibration(c.text, "cal.txt", base);
+    ASSERT_FALSE(m) << c.text;
+    EXPECT_NE(m.message().find(c.error), std::string::npos) << m.message();
+  }
+  Expected<GpuModel> ok =
+      parseCalibration("sm_count = 7 # tiny\n\n  clock_hz = 1e9\n", "c", base);
+  ASSERT_TRUE(ok) << ok.message();
+  EXPECT_EQ(ok->smCount, 7);
+  EXPECT_DOUBLE_EQ(ok->clockHz, 1e9);
+  EXPECT_FALSE(loadGpuModel("sm_90", std::string("/nonexistent/cal.txt")));
+}
+
+TEST(TuningCalibration, MeasuresOnTheGpu) {
+  std::string why;
+  if (!rt::gpuAvailable(&why))
+    GTEST_SKIP() << "no GPU (" << why
+                 << "): calibrate() and measureSchedule() are untested here";
+  Expected<rt::Runtime> runtime = rt::Runtime::create(0, "off");
+  ASSERT_TRUE(runtime) << runtime.message();
+  Expected<GpuModel> m = calibrate(*runtime);
+  ASSERT_TRUE(m) << m.message();
+  EXPECT_GT(m->dramBytesPerSecond, 1e11);
+  EXPECT_GT(m->loadLatencySeconds, m->l2LatencySeconds);
+  Problem p;
+  graph::CsrGraph g = graph::generateRmat(12, 16, 1);
+  Expected<std::string> text =
+      applySchedules(kernelText(p), "t.gnn", {{"m_k", Schedule{4, 16, 256}}});
+  ASSERT_TRUE(text) << text.message();
+  Expected<double> t = measureSchedule(*runtime, *text, "m_k", g, p);
+  ASSERT_TRUE(t) << t.message();
+  EXPECT_GT(*t, 0);
+}

@@ -1,0 +1,456 @@
+//===- gnn-tune.cpp - Choose schedules for gnn.spmm kernels ---------------===//
+//
+// gnn-tune KERNEL.gnn [GRAPH | DIR ...] [--rmat S] [-o OUTDIR] [--top-k K]
+//          [--db FILE] [--no-measure] [--arch sm_XX] [--calibration FILE]
+// gnn-tune --calibrate FILE
+//
+// For every gnn.spmm of KERNEL.gnn and every graph: profile the graph, rank
+// every legal vertex_parallel schedule with the cost model, measure the
+// best K on the GPU (when there is one and --no-measure is not given),
+// print the leaders, write OUTDIR/<stem>.<graph>.gnn with the chosen
+// schedules and record them in the tuning database. Files in OUTDIR are
+// replaced only if a gnnc tool wrote them (a `.gnnc-output` stamp) or with
+// --force.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Tuning/Autotuner.h"
+#include "gnnc/Tuning/GnnRewrite.h"
+#include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/Tuning/TuningDb.h"
+#include "gnnc/graph/Analysis.h"
+#include "gnnc/graph/Readers.h"
+#include "gnnc/graph/Rmat.h"
+#include "gnnc/runtime/Driver.h"
+#include "gnnc/runtime/Runtime.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <optional>
+
+using namespace llvm;
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+namespace {
+
+cl::OptionCategory category("gnn-tune options");
+
+cl::opt<std::string> kernelFile(cl::Positional, cl::desc("<kernel.gnn>"),
+                                cl::cat(category));
+cl::list<std::string> graphPaths(cl::Positional,
+                                 cl::desc("<graph file or directory>..."),
+                                 cl::cat(category));
+cl::list<int> rmatScales("rmat",
+                         cl::desc("Also tune on an R-MAT graph of this scale "
+                                  "(Graph500 parameters, 16 edges per node)"),
+                         cl::value_desc("S"), cl::cat(category));
+cl::opt<std::string> outputDir("o",
+                               cl::desc("Output directory (default: "
+                                        "<stem>-tuned)"),
+                               cl::value_desc("dir"), cl::cat(category));
+cl::opt<unsigned> topK("top-k",
+                       cl::desc("Schedules measured on the GPU (default 3)"),
+                       cl::init(3), cl::cat(category));
+cl::opt<std::string> dbPath("db",
+                            cl::desc("Tuning database (default: $GNNC_TUNE_DB "
+                                     "or ~/.cache/gnnc/tuning.db)"),
+                            cl::value_desc("file"), cl::cat(category));
+cl::opt<bool> noDb("no-db", cl::desc("Do not read or write the database"),
+                   cl::cat(category));
+cl::opt<bool> noMeasure("no-measure",
+                        cl::desc("Choose by the cost model alone"),
+                        cl::cat(category));
+cl::opt<std::string> arch("arch",
+                          cl::desc("GPU to model without a GPU (default "
+                                   "sm_90; with a GPU, the device's)"),
+                          cl::value_desc("sm_XX"), cl::init(""),
+                          cl::cat(category));
+cl::opt<std::string>
+    calibrationFile("calibration",
+                    cl::desc("Calibration file overriding the built-in "
+                             "GPU constants"),
+                    cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string>
+    calibrateOut("calibrate",
+                 cl::desc("Measure the GPU's constants, write them to this "
+                          "calibration file and exit (needs a GPU)"),
+                 cl::value_desc("file"), cl::cat(category));
+cl::opt<bool> force("force",
+                    cl::desc("Replace files in the output directory even if "
+                             "no gnnc tool wrote them"),
+                    cl::cat(category));
+cl::opt<unsigned> showRows("show", cl::desc("Leaders printed (default 5)"),
+                           cl::init(5), cl::cat(category));
+
+constexpr const char *kStampName = ".gnnc-output";
+
+int fail(const std::string &message) {
+  errs() << "gnn-tune: error: " << message << "\n";
+  return 1;
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  if (s >= 1e-3)
+    snprintf(buf, sizeof(buf), "%.3f ms", s * 1e3);
+  else
+    snprintf(buf, sizeof(buf), "%.2f us", s * 1e6);
+  return buf;
+}
+
+std::string pad(std::string s, size_t n) {
+  if (s.size() < n)
+    s.append(n - s.size(), ' ');
+  return s;
+}
+
+/// A graph to tune on.
+struct GraphInput {
+  std::string name;
+  std::string path; // empty for generated graphs
+  int rmatScale = 0;
+};
+
+/// The graph files of `path`: itself, or the graph files in a directory.
+gnnc::Status collectGraphs(const std::string &path,
+                           std::vector<GraphInput> &out) {
+  if (!sys::fs::is_directory(path)) {
+    if (!sys::fs::exists(path))
+      return Status::error(path + ": no such graph file or directory");
+    std::string name = sys::path::filename(path).str();
+    for (const char *ext :
+         {".gz", ".npz", ".mtx", ".txt", ".el", ".edges", ".snap"})
+      if (StringRef(name).ends_with(ext))
+        name.resize(name.size() - strlen(ext));
+    out.push_back({name, path, 0});
+    return Status::ok();
+  }
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (sys::fs::directory_iterator it(path, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef p = it->path();
+    if (p.ends_with(".npz") || p.ends_with(".mtx") || p.ends_with(".mtx.gz"))
+      files.push_back(p.str());
+  }
+  if (ec)
+    return Status::error(path + ": cannot list: " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const std::string &f : files)
+    GNNC_RETURN_IF_ERROR(collectGraphs(f, out));
+  return Status::ok();
+}
+
+/// Writes `contents` to dir/name unless a file there was not written by a
+/// gnnc tool.
+gnnc::Status writeOutput(const std::string &dir, const std::string &name,
+                         const std::string &contents, bool dirIsOurs) {
+  SmallString<256> path(dir);
+  sys::path::append(path, name);
+  if (sys::fs::exists(path) && !dirIsOurs && !force)
+    return Status::error(std::string(path) +
+                         ": refusing to overwrite a file gnn-tune did not "
+                         "write (use --force or another -o directory)");
+  std::error_code ec;
+  raw_fd_ostream os(path, ec, sys::fs::OF_None);
+  if (ec)
+    return Status::error(std::string(path) + ": cannot write: " + ec.message());
+  os << contents;
+  os.close();
+  if (os.has_error())
+    return Status::error(std::string(path) + ": write failed");
+  return Status::ok();
+}
+
+double cpuSeconds() {
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "gnn-tune: choose schedules for the gnn.spmm kernels of a .gnn file\n\n"
+      "  gnn-tune spmm.gnn cora.npz -o out   writes out/spmm.cora.gnn\n"
+      "  gnn-tune spmm.gnn --rmat 18         tunes on an R-MAT graph\n"
+      "  gnn-tune --calibrate sm_90.txt      measures this GPU's constants\n");
+
+  std::string gpuWhy;
+  bool haveGpu = rt::gpuAvailable(&gpuWhy);
+
+  if (!calibrateOut.empty()) {
+    if (!haveGpu)
+      return fail("no GPU: cannot calibrate (" + gpuWhy + ")");
+    gnnc::Expected<rt::Runtime> runtime = rt::Runtime::create();
+    if (!runtime)
+      return fail(runtime.message());
+    gnnc::Expected<GpuModel> model = calibrate(*runtime);
+    if (!model)
+      return fail("calibration failed: " + model.message());
+    gnnc::Status s = writeCalibration(*model, calibrateOut, model->source);
+    if (!s)
+      return fail(s.message());
+    outs() << "wrote " << calibrateOut << "\n" << formatCalibration(*model);
+    return 0;
+  }
+  if (kernelFile.empty())
+    return fail("no kernel file given (gnn-tune KERNEL.gnn GRAPH...)");
+
+  std::vector<GraphInput> inputs;
+  for (const std::string &p : graphPaths) {
+    gnnc::Status s = collectGraphs(p, inputs);
+    if (!s)
+      return fail(s.message());
+  }
+  for (int scale : rmatScales) {
+    if (scale < 1 || scale > 26)
+      return fail("--rmat " + std::to_string(scale) + ": scale must be 1-26");
+    inputs.push_back({"rmat" + std::to_string(scale), "", scale});
+  }
+  if (inputs.empty())
+    return fail("no graph given (a file, a directory of graphs or --rmat S)");
+
+  auto buffer = MemoryBuffer::getFile(kernelFile, /*IsText=*/true);
+  if (!buffer)
+    return fail(kernelFile + ": cannot read: " + buffer.getError().message());
+  std::string text = (*buffer)->getBuffer().str();
+  gnnc::Expected<std::vector<SpmmSite>> sites = findSpmmSites(text, kernelFile);
+  if (!sites)
+    return fail(sites.message());
+  bool anyTunable = false;
+  for (const SpmmSite &site : *sites) {
+    if (!site.tunable)
+      outs() << "skip   " << site.entryName << ": " << site.note << "\n";
+    anyTunable |= site.tunable;
+  }
+  if (!anyTunable)
+    return fail(kernelFile + ": no tunable gnn.spmm kernel");
+
+  // The GPU model: the device's when measuring, else the named arch.
+  bool measure = haveGpu && !noMeasure && topK > 0;
+  std::optional<rt::Runtime> runtime;
+  GpuModel gpu;
+  std::optional<std::string> calibration;
+  if (!calibrationFile.empty())
+    calibration = calibrationFile.getValue();
+  if (measure) {
+    gnnc::Expected<rt::Runtime> rtm = rt::Runtime::create();
+    if (!rtm)
+      return fail(rtm.message());
+    runtime.emplace(rtm.take());
+    gpu = fromDevice(runtime->device());
+    if (calibration) {
+      std::ifstream in(*calibration);
+      std::string body((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
+      gnnc::Expected<GpuModel> m = parseCalibration(body, *calibration, gpu);
+      if (!in || !m)
+        return fail(!in ? *calibration + ": cannot read" : m.message());
+      gpu = *m;
+    }
+  } else {
+    gnnc::Expected<GpuModel> m =
+        loadGpuModel(arch.empty() ? "sm_90" : arch.getValue(), calibration);
+    if (!m)
+      return fail(m.message());
+    gpu = *m;
+  }
+  std::string reason;
+  if (!measure)
+    reason = !haveGpu ? "no GPU: chose by the cost model alone (" + gpuWhy + ")"
+                      : "chose by the cost model alone (--no-measure)";
+  outs() << "gpu    " << gpu.arch << ": " << gpu.smCount << " SMs, "
+         << static_cast<int64_t>(gpu.l2Bytes / (1024 * 1024)) << " MiB L2, "
+         << formatv("{0:f0}", gpu.dramBytesPerSecond / 1e9).str()
+         << " GB/s, load latency " << seconds(gpu.loadLatencySeconds) << " ["
+         << gpu.source << "]\n";
+  if (!measure)
+    outs() << reason << "\n";
+
+  std::optional<TuningDb> db;
+  if (!noDb) {
+    gnnc::Expected<TuningDb> loaded =
+        TuningDb::load(dbPath.empty() ? defaultDatabasePath() : dbPath);
+    if (!loaded)
+      return fail(loaded.message());
+    for (const std::string &w : loaded->warnings())
+      errs() << "gnn-tune: warning: " << w << "\n";
+    db.emplace(loaded.take());
+  }
+
+  std::string stem = sys::path::stem(kernelFile).str();
+  std::string dir = outputDir.empty() ? stem + "-tuned" : outputDir.getValue();
+  if (std::error_code ec = sys::fs::create_directories(dir))
+    return fail(dir + ": cannot create directory: " + ec.message());
+  SmallString<256> stamp(dir);
+  sys::path::append(stamp, kStampName);
+  bool dirIsOurs = sys::fs::exists(stamp);
+
+  int exitCode = 0;
+  for (const GraphInput &input : inputs) {
+    auto loadStart = std::chrono::steady_clock::now();
+    graph::CsrGraph g;
+    if (input.rmatScale) {
+      g = graph::generateRmat(input.rmatScale, 16, /*seed=*/1);
+    } else {
+      gnnc::Expected<graph::CsrGraph> loaded = graph::readGraph(input.path);
+      if (!loaded)
+        return fail(loaded.message());
+      g = loaded.take();
+    }
+    double loadSeconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - loadStart)
+                             .count();
+    outs() << "graph  " << input.name << ": " << g.numRows << " rows, "
+           << g.nnz() << " non-zeros (" << seconds(loadSeconds) << " to "
+           << (input.rmatScale ? "generate" : "read") << ")\n";
+
+    std::map<std::string, Schedule> chosen;
+    // Profiles by feature-row bytes (the reuse window depends on them).
+    std::map<int64_t, graph::GraphProfile> profiles;
+    for (const SpmmSite &site : *sites) {
+      if (!site.tunable)
+        continue;
+      double cpu0 = cpuSeconds();
+      auto wall0 = std::chrono::steady_clock::now();
+      graph::AnalysisOptions options = profileOptionsFor(gpu, site.problem);
+      auto found = profiles.find(options.featureBytesPerRow);
+      if (found == profiles.end())
+        found = profiles
+                    .emplace(options.featureBytesPerRow,
+                             graph::analyzeGraph(g, options))
+                    .first;
+      const graph::GraphProfile &profile = found->second;
+      double cpuProfile = cpuSeconds() - cpu0;
+      std::vector<Schedule> schedules = enumerateSchedules(site.problem);
+      std::vector<Candidate> ranked =
+          rankSchedules(gpu, profile, site.problem, schedules);
+      double cpuTotal = cpuSeconds() - cpu0;
+      double wallTotal = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - wall0)
+                             .count();
+      if (ranked.empty()) {
+        errs() << "gnn-tune: warning: " << site.entryName
+               << ": no legal schedule\n";
+        exitCode = 1;
+        continue;
+      }
+      if (measure) {
+        size_t k = std::min<size_t>(topK, ranked.size());
+        for (size_t i = 0; i < k; ++i) {
+          gnnc::Expected<std::string> one = applySchedules(
+              text, kernelFile, {{site.entryName, ranked[i].schedule}});
+          if (!one) {
+            ranked[i].note = one.message();
+            continue;
+          }
+          gnnc::Expected<double> t =
+              measureSchedule(*runtime, *one, site.entryName, g, site.problem);
+          if (t)
+            ranked[i].measuredSeconds = *t;
+          else
+            ranked[i].note = t.message();
+        }
+      }
+      size_t pick = chooseCandidate(ranked);
+      const Candidate &best = ranked[pick];
+      chosen[site.entryName] = best.schedule;
+
+      outs() << "kernel " << site.entryName << " ("
+             << elementTypeName(site.problem.type) << ", width "
+             << site.problem.width
+             << (site.problem.edgeValues ? ", edge values" : "") << ") on "
+             << input.name << ": " << ranked.size() << " schedules; max degree "
+             << profile.maxDegree << ", gather hit rate "
+             << static_cast<int>(profile.reuse.hitRate * 100 + 0.5) << "%\n";
+      outs() << "  " << pad("#", 4) << pad("schedule", 22)
+             << pad("predicted", 12) << pad("bandwidth", 12)
+             << pad("latency", 12) << pad("waves", 12) << pad("issue", 12)
+             << pad("measured", 12) << "bound\n";
+      size_t rows = std::min<size_t>(
+          ranked.size(), std::max<size_t>(showRows, measure ? topK : 0));
+      for (size_t i = 0; i < rows; ++i) {
+        const Candidate &c = ranked[i];
+        const Prediction &p = c.prediction;
+        outs() << "  " << pad(std::to_string(i + 1), 4)
+               << pad(c.schedule.shortText(), 22) << pad(seconds(p.seconds), 12)
+               << pad(seconds(p.bandwidthSeconds), 12)
+               << pad(seconds(p.latencySeconds), 12)
+               << pad(seconds(p.wavesSeconds), 12)
+               << pad(seconds(p.issueSeconds), 12)
+               << pad(c.measuredSeconds ? seconds(*c.measuredSeconds)
+                                        : (c.note.empty() ? "-" : "failed"),
+                      12)
+               << p.bound << "\n";
+        if (!c.note.empty())
+          outs() << "      (" << c.note << ")\n";
+      }
+      outs() << "choice " << site.entryName << ": " << best.schedule.shortText()
+             << "; "
+             << (best.measuredSeconds
+                     ? "fastest measured (" + seconds(*best.measuredSeconds) +
+                           ")"
+                     : (measure ? "no measurement succeeded: chose by the "
+                                  "cost model alone"
+                                : reason))
+             << "; model: " << best.prediction.why << "\n";
+      outs() << "time   model " << formatv("{0:f3}", cpuTotal).str()
+             << " s CPU (profile " << formatv("{0:f3}", cpuProfile).str()
+             << " s), " << formatv("{0:f3}", wallTotal).str() << " s wall\n";
+
+      if (db) {
+        TuningEntry entry;
+        entry.key = {profile.fingerprintHex,
+                     "spmm",
+                     elementTypeName(site.problem.type),
+                     site.problem.width,
+                     site.problem.edgeValues,
+                     gpu.arch};
+        if (std::optional<TuningEntry> old = db->lookup(entry.key))
+          outs() << "db     previous choice " << old->schedule.shortText()
+                 << "\n";
+        entry.schedule = best.schedule;
+        entry.predictedSeconds = best.prediction.seconds;
+        entry.measuredSeconds = best.measuredSeconds;
+        gnnc::Status s = db->store(entry);
+        if (!s) {
+          errs() << "gnn-tune: warning: " << s.message() << "\n";
+          exitCode = 1;
+        }
+      }
+    }
+
+    gnnc::Expected<std::string> tuned =
+        applySchedules(text, kernelFile, chosen);
+    if (!tuned)
+      return fail(tuned.message());
+    std::string name = stem + "." + input.name + ".gnn";
+    std::string header = "// Tuned by gnn-tune for graph " + input.name +
+                         " on " + gpu.arch + " from " +
+                         sys::path::filename(kernelFile).str() + ".\n";
+    gnnc::Status s = writeOutput(dir, name, header + *tuned, dirIsOurs);
+    if (!s)
+      return fail(s.message());
+    outs() << "wrote  " << dir << "/" << name << "\n";
+  }
+  if (!dirIsOurs)
+    std::ofstream(std::string(stamp))
+        << "This directory holds files written by gnnc tools; they may "
+           "replace them.\n";
+  return exitCode;
+}
