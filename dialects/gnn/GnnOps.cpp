@@ -173,13 +173,6 @@ LogicalResult SpmmOp::verify() {
                            << features.getElementType() << ", got "
                            << valuesType;
   }
-  if (getReduce() != Reduce::sum)
-    return emitOpError() << "reduce = " << stringifyReduce(getReduce())
-                         << " is not implemented yet; implemented: sum";
-  if (getScale() != DegreeScale::none)
-    return emitOpError() << "degree scaling (scale = "
-                         << stringifyDegreeScale(getScale())
-                         << ") is not implemented yet";
   if (getSelfWeight())
     return emitOpError() << "the self term (self_weight) is not implemented "
                             "yet";
@@ -238,5 +231,47 @@ LogicalResult SddmmOp::verify() {
   if (ScheduleAttr schedule = getScheduleAttr())
     return verifyVertexSchedule(*this, schedule, a.getElementType(),
                                 a.getDimSize(1));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// EdgeSoftmaxOp
+//===----------------------------------------------------------------------===//
+
+int64_t EdgeSoftmaxOp::getNumHeads() {
+  auto logits = cast<RankedTensorType>(getLogits().getType());
+  return logits.getRank() == 2 ? logits.getDimSize(1) : 1;
+}
+
+Type EdgeSoftmaxOp::getElementType() {
+  return cast<RankedTensorType>(getLogits().getType()).getElementType();
+}
+
+LogicalResult EdgeSoftmaxOp::verify() {
+  auto graphType = cast<GnnGraphType>(getGraph().getType());
+  if (graphType.getFormat() != GraphFormat::csr)
+    return emitOpError() << "graph format '"
+                         << stringifyGraphFormat(graphType.getFormat())
+                         << "' is not supported by gnn.edge_softmax yet; use "
+                            "csr";
+  auto logits = cast<RankedTensorType>(getLogits().getType());
+  if (logits.getRank() < 1 || logits.getRank() > 2 ||
+      (logits.getRank() == 2 &&
+       (logits.isDynamicDim(1) || logits.getDimSize(1) < 1)))
+    return emitOpError() << "logits must be a 1-D tensor (one value per edge) "
+                            "or a 2-D tensor with a static, positive number "
+                            "of heads, got "
+                         << logits;
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (result.getRank() != logits.getRank() ||
+      result.getElementType() != logits.getElementType() ||
+      (logits.getRank() == 2 && result.getDimSize(1) != logits.getDimSize(1)))
+    return emitOpError() << "result " << result
+                         << " must have the rank, element type and number of "
+                            "heads of the logits "
+                         << logits;
+  if (ScheduleAttr schedule = getScheduleAttr())
+    return verifyVertexSchedule(*this, schedule, logits.getElementType(),
+                                getNumHeads());
   return success();
 }

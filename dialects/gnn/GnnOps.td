@@ -97,6 +97,22 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
 
     `reduce` is sum, mean or max; `scale` fuses degree scaling (GCN: both);
     `self_weight` adds (1 + eps) * x[r] (GIN). `schedule` says how it runs.
+
+    With `deg_out(r)` the number of non-zeros of row r and `deg_in(c)` the
+    number of non-zeros in column c:
+    - `reduce = mean` divides row r's sum by `deg_out(r)`; an empty row
+      gives 0.
+    - `reduce = max` takes, per feature, the largest of row r's terms
+      `value[e] * x[col[e]]` (times the right factor); an empty row gives 0.
+    - `scale = left` multiplies row r's result by `1/sqrt(deg_out(r))`;
+      `scale = right` multiplies each neighbour term of column c by
+      `1/sqrt(deg_in(c))`; `scale = both` does both (GCN's
+      `D^-1/2 A D^-1/2`). A degree of 0 gives the factor 0.
+    - `reduce` and `scale` compose: the row factors multiply.
+    The right factor needs the column degrees: `gnn-lower-to-kernels` adds a
+    kernel parameter `<p>col_norm` (after the results) holding
+    `1/sqrt(deg_in(c))` for every column c as f32, computed on the host.
+    `self_weight` is not implemented yet.
   }];
   let arguments = (ins Gnn_GraphType:$graph,
                        Gnn_FeatureTensor:$features,
@@ -157,6 +173,46 @@ def Gnn_SddmmOp : Gnn_Op<"sddmm", [Pure]> {
   let extraClassDeclaration = [{
     /// The static feature width of both operands.
     int64_t getFeatureWidth();
+    ::mlir::Type getElementType();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Edge softmax
+//===----------------------------------------------------------------------===//
+
+def Gnn_EdgeSoftmaxOp : Gnn_Op<"edge_softmax", [Pure]> {
+  let summary = "softmax of per-edge logits over each destination row";
+  let description = [{
+    For every row r of the graph and head h, a numerically stable softmax
+    over the non-zeros e of row r:
+    `out[e, h] = exp(x[e, h] - m) / sum_{e' in row r} exp(x[e', h] - m)`
+    with `m = max_{e' in row r} x[e', h]`. Logits are `tensor<?xHxT>` for H
+    heads (GAT) or `tensor<?xT>` for one; the result has the logits' type.
+    An empty row has no edges and produces nothing.
+
+    ```mlir
+    %a = gnn.edge_softmax %g, %e
+           : !gnn.graph<csr, i64, i32>, tensor<?x8xf16> -> tensor<?x8xf16>
+    ```
+
+    Under the vertex_parallel schedule the `dim_workers` threads of a row
+    share its edges (lane i takes edges i, i + dim_workers, ...) and each
+    thread loops over the H heads of an edge (`vector_width` heads per load),
+    keeping the running maximum and sum of every head in registers.
+  }];
+  let arguments = (ins Gnn_GraphType:$graph,
+                       Gnn_FeatureTensor:$logits,
+                       OptionalAttr<Gnn_ScheduleAttr>:$schedule);
+  let results = (outs Gnn_FeatureTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $logits attr-dict `:` qualified(type($graph)) `,`
+    type($logits) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of heads: the static width of 2-D logits, 1 for 1-D.
+    int64_t getNumHeads();
     ::mlir::Type getElementType();
   }];
 }

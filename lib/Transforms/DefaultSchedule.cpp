@@ -3,7 +3,9 @@
 // Chooses a value for every schedule parameter an op leaves at 0. The
 // choices are simple rules, not tuning: the widest vector load that divides
 // the feature width, enough dimension workers to cover a row in one trip,
-// 256 threads per block.
+// 256 threads per block. gnn.edge_softmax spreads a row's edges (not its
+// features) over the threads of the row: its default is a warp per row,
+// with the widest load of heads that divides the number of heads.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Transforms/Passes.h"
@@ -30,13 +32,19 @@ int32_t chooseVectorWidth(int64_t width, unsigned elementBits) {
   return 1;
 }
 
+/// Completes `s` for features of `width` elements of `elementBits` bits;
+/// `edgeWorkers`, when non-zero, is the default number of threads per row
+/// for ops whose threads share a row's edges rather than its features.
 ScheduleAttr completeVertexParallel(ScheduleAttr s, int64_t width,
-                                    unsigned elementBits) {
+                                    unsigned elementBits,
+                                    int32_t edgeWorkers = 0) {
   int32_t vw = s.getVectorWidth();
   if (vw == 0)
     vw = chooseVectorWidth(width, elementBits);
   int32_t workers = s.getDimWorkers();
-  if (workers == 0) {
+  if (workers == 0 && edgeWorkers != 0) {
+    workers = edgeWorkers;
+  } else if (workers == 0) {
     int64_t chunks = (width + vw - 1) / vw;
     workers = static_cast<int32_t>(
         std::min<uint64_t>(32, llvm::PowerOf2Ceil(chunks)));
@@ -57,7 +65,8 @@ struct GnnDefaultSchedulePass
     : public impl::GnnDefaultScheduleBase<GnnDefaultSchedulePass> {
   /// Fills the schedule of `op`, an op with an optional `schedule`.
   template <typename OpTy>
-  WalkResult complete(OpTy op, int64_t width, Type elementType) {
+  WalkResult complete(OpTy op, int64_t width, Type elementType,
+                      int32_t edgeWorkers = 0) {
     ScheduleAttr schedule = op.getScheduleAttr();
     if (!schedule)
       schedule = ScheduleAttr::get(op.getContext(), Strategy::vertex_parallel,
@@ -69,7 +78,7 @@ struct GnnDefaultSchedulePass
       return WalkResult::interrupt();
     }
     op.setScheduleAttr(completeVertexParallel(
-        schedule, width, elementType.getIntOrFloatBitWidth()));
+        schedule, width, elementType.getIntOrFloatBitWidth(), edgeWorkers));
     return WalkResult::advance();
   }
 
@@ -79,6 +88,9 @@ struct GnnDefaultSchedulePass
         return complete(spmm, spmm.getFeatureWidth(), spmm.getElementType());
       if (auto sddmm = dyn_cast<SddmmOp>(op))
         return complete(sddmm, sddmm.getFeatureWidth(), sddmm.getElementType());
+      if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op))
+        return complete(softmax, softmax.getNumHeads(),
+                        softmax.getElementType(), /*edgeWorkers=*/32);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

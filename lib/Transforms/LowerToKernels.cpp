@@ -9,7 +9,14 @@
 // `<p>col_idx` and `<p>num_rows` (prefix empty for the first graph, `g<i>_`
 // after); 2-D tensors are `x`, `x1`, ...; 1-D tensors `values`, `values1`,
 // ...; results `y`, `y1`, .... An argument attribute `gnn.name = "..."`
-// overrides the name (or the prefix, for a graph).
+// overrides the name (or the prefix, for a graph). Parameters the op needs
+// beyond its operands follow the results: a gnn.spmm with scale = right or
+// both reads `<p>col_norm` (const float *, 1/sqrt(deg_in(c)) per column c of
+// graph `<p>`, 0 for an empty column), computed by the host.
+//
+// gnn.edge_softmax maps the `dim_workers` threads of a row onto its edges;
+// each thread holds all H heads of an edge: its plan has
+// `chunks_per_lane = chunks = H / vector_width` and `edge_unroll = 1`.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Transforms/Passes.h"
@@ -18,6 +25,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 namespace gnnc {
@@ -37,6 +45,9 @@ constexpr int64_t kMaxAccumulatorsPerThread = 128;
 /// registers (floats) those loads may occupy.
 constexpr int64_t kMaxEdgeBatch = 8;
 constexpr int64_t kMaxPrefetchRegisters = 64;
+/// Most heads gnn.edge_softmax keeps (a running maximum and sum each) per
+/// thread.
+constexpr int64_t kMaxSoftmaxHeads = 64;
 
 std::string numbered(StringRef base, unsigned index) {
   return index == 0 ? base.str() : (base + Twine(index)).str();
@@ -100,6 +111,9 @@ std::optional<EmittableOp> asEmittable(Operation &op) {
   if (auto sddmm = dyn_cast<SddmmOp>(op))
     return EmittableOp{&op, sddmm.getGraph(), sddmm.getFeatureWidth(),
                        sddmm.getScheduleAttr()};
+  if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op))
+    return EmittableOp{&op, softmax.getGraph(), softmax.getNumHeads(),
+                       softmax.getScheduleAttr()};
   return std::nullopt;
 }
 
@@ -137,22 +151,32 @@ LogicalResult lowerKernel(KernelOp kernel) {
   int32_t lanes = schedule.getDimWorkers();
   int32_t threads = schedule.getThreadsPerBlock();
   int64_t chunks = width / vw;
-  int64_t chunksPerLane = (chunks + lanes - 1) / lanes;
-  if (chunksPerLane * vw > kMaxAccumulatorsPerThread)
-    return target->emitOpError()
-           << "feature width " << width << " needs " << chunksPerLane * vw
-           << " accumulators per thread with vector_width " << vw
-           << " and dim_workers " << lanes << "; at most "
-           << kMaxAccumulatorsPerThread
-           << " fit in registers (raise dim_workers or vector_width)";
-
-  // A long row costs one dependent load chain per neighbour batch: issue as
-  // many loads as the registers allow (and as the row's threads fetch
-  // indices at once) before using the first.
-  int64_t edgeBatch =
-      std::clamp<int64_t>(std::min(kMaxPrefetchRegisters / (chunksPerLane * vw),
-                                   static_cast<int64_t>(lanes)),
-                          1, kMaxEdgeBatch);
+  int64_t chunksPerLane = 0, edgeBatch = 1;
+  if (isa<EdgeSoftmaxOp>(target)) {
+    // The threads of a row share its edges; one thread holds every head.
+    if (width > kMaxSoftmaxHeads)
+      return target->emitOpError()
+             << width << " heads need " << 2 * width
+             << " running values per thread; at most " << kMaxSoftmaxHeads
+             << " heads fit in registers";
+    chunksPerLane = chunks;
+  } else {
+    chunksPerLane = (chunks + lanes - 1) / lanes;
+    if (chunksPerLane * vw > kMaxAccumulatorsPerThread)
+      return target->emitOpError()
+             << "feature width " << width << " needs " << chunksPerLane * vw
+             << " accumulators per thread with vector_width " << vw
+             << " and dim_workers " << lanes << "; at most "
+             << kMaxAccumulatorsPerThread
+             << " fit in registers (raise dim_workers or vector_width)";
+    // A long row costs one dependent load chain per neighbour batch: issue
+    // as many loads as the registers allow (and as the row's threads fetch
+    // indices at once) before using the first.
+    edgeBatch = std::clamp<int64_t>(
+        std::min(kMaxPrefetchRegisters / (chunksPerLane * vw),
+                 static_cast<int64_t>(lanes)),
+        1, kMaxEdgeBatch);
+  }
 
   MLIRContext *ctx = kernel.getContext();
   target->setAttr(kPlanAttrName,
@@ -170,6 +194,20 @@ LogicalResult lowerKernel(KernelOp kernel) {
   for (unsigned i = 0; i < graphArg.getArgNumber(); ++i)
     graphIndex += isa<GnnGraphType>(kernel.getArgumentTypes()[i]) ? 3 : 1;
   auto numRows = cast<StringAttr>((*params)[graphIndex + 2]);
+  // Right degree scaling reads precomputed column factors of the graph.
+  if (auto spmm = dyn_cast<SpmmOp>(target);
+      spmm && (spmm.getScale() == DegreeScale::right ||
+               spmm.getScale() == DegreeScale::both)) {
+    StringRef rowPtr = cast<StringAttr>((*params)[graphIndex]).getValue();
+    std::string name = (rowPtr.drop_back(strlen("row_ptr")) + "col_norm").str();
+    for (Attribute existing : *params)
+      if (cast<StringAttr>(existing).getValue() == name)
+        return kernel.emitOpError()
+               << "a kernel parameter is named '" << name
+               << "', which degree scaling needs for the column factors; "
+                  "rename it with gnn.name";
+    params->push_back(StringAttr::get(ctx, name));
+  }
   kernel->setAttr(kLaunchAttrName,
                   LaunchAttr::get(ctx, threads, numRows.getValue(),
                                   threads / lanes, /*shared=*/0));

@@ -6,15 +6,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <thread>
 
 using namespace gnnc;
 using namespace gnnc::ref;
 
-void gnnc::ref::spmmSum(const graph::CsrGraph &g, const float *edgeValues,
-                        const float *x, int64_t featWidth,
-                        std::vector<double> &y, std::vector<double> *absRef,
-                        int numThreads) {
+namespace {
+
+/// spmmSum with optional factors: each term of column c is multiplied by
+/// colScale[c] and each output of row r by rowScale[r] (null: no factor).
+void spmmScaled(const graph::CsrGraph &g, const float *edgeValues,
+                const float *x, int64_t featWidth, std::vector<double> &y,
+                std::vector<double> *absRef, int numThreads,
+                const double *colScale, const double *rowScale,
+                bool max = false) {
   const float *vals =
       edgeValues ? edgeValues : (g.hasValues() ? g.values.data() : nullptr);
   size_t outSize = static_cast<size_t>(g.numRows * featWidth);
@@ -34,14 +40,33 @@ void gnnc::ref::spmmSum(const graph::CsrGraph &g, const float *edgeValues,
     for (int64_t r = lo; r < hi; ++r) {
       double *out = y.data() + r * featWidth;
       double *absOut = absRef ? absRef->data() + r * featWidth : nullptr;
+      if (max && g.rowPtr[r + 1] > g.rowPtr[r])
+        std::fill(out, out + featWidth,
+                  -std::numeric_limits<double>::infinity());
       for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e) {
         double v = vals ? static_cast<double>(vals[e]) : 1.0;
+        if (colScale)
+          v *= colScale[g.colIdx[e]];
         const float *xr = x + g.colIdx[e] * featWidth;
         for (int64_t j = 0; j < featWidth; ++j) {
           double term = v * static_cast<double>(xr[j]);
+          if (max) {
+            out[j] = std::fmax(out[j], term);
+            continue;
+          }
           out[j] += term;
           if (absOut)
             absOut[j] += std::fabs(term);
+        }
+      }
+      if (max && absOut)
+        for (int64_t j = 0; j < featWidth; ++j)
+          absOut[j] = std::fabs(out[j]);
+      if (rowScale) {
+        for (int64_t j = 0; j < featWidth; ++j) {
+          out[j] *= rowScale[r];
+          if (absOut)
+            absOut[j] *= std::fabs(rowScale[r]);
         }
       }
     }
@@ -71,6 +96,57 @@ void gnnc::ref::spmmSum(const graph::CsrGraph &g, const float *edgeValues,
     threads.emplace_back(runRows, bounds[t], bounds[t + 1]);
   for (std::thread &th : threads)
     th.join();
+}
+
+} // namespace
+
+void gnnc::ref::spmmSum(const graph::CsrGraph &g, const float *edgeValues,
+                        const float *x, int64_t featWidth,
+                        std::vector<double> &y, std::vector<double> *absRef,
+                        int numThreads) {
+  spmmScaled(g, edgeValues, x, featWidth, y, absRef, numThreads,
+             /*colScale=*/nullptr, /*rowScale=*/nullptr);
+}
+
+std::vector<double> gnnc::ref::columnNormFactors(const graph::CsrGraph &g) {
+  std::vector<int64_t> degree(static_cast<size_t>(g.numCols), 0);
+  for (int64_t e = 0; e < g.nnz(); ++e)
+    ++degree[g.colIdx[e]];
+  std::vector<double> factors(degree.size(), 0.0);
+  for (size_t c = 0; c < degree.size(); ++c)
+    if (degree[c] > 0)
+      factors[c] = 1.0 / std::sqrt(static_cast<double>(degree[c]));
+  return factors;
+}
+
+void gnnc::ref::spmm(const graph::CsrGraph &g, const float *edgeValues,
+                     const float *x, int64_t featWidth, SpmmReduce reduce,
+                     DegreeScale scale, std::vector<double> &y,
+                     std::vector<double> *absRef, int numThreads) {
+  bool left = scale == DegreeScale::Left || scale == DegreeScale::Both;
+  bool right = scale == DegreeScale::Right || scale == DegreeScale::Both;
+  bool mean = reduce == SpmmReduce::Mean;
+  bool max = reduce == SpmmReduce::Max;
+  std::vector<double> colScale, rowScale;
+  if (right)
+    colScale = columnNormFactors(g);
+  if (left || mean) {
+    rowScale.assign(static_cast<size_t>(g.numRows), 0.0);
+    for (int64_t r = 0; r < g.numRows; ++r) {
+      double degree = static_cast<double>(g.degree(r));
+      if (degree == 0)
+        continue;
+      double factor = 1.0;
+      if (mean)
+        factor /= degree;
+      if (left)
+        factor /= std::sqrt(degree);
+      rowScale[r] = factor;
+    }
+  }
+  spmmScaled(g, edgeValues, x, featWidth, y, absRef, numThreads,
+             right ? colScale.data() : nullptr,
+             left || mean ? rowScale.data() : nullptr, max);
 }
 
 namespace {

@@ -122,15 +122,34 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
   sig.edgeValues = *values == "yes";
   sig.offsets64 = *offsets == "i64";
   sig.indices64 = *indices == "i64";
+  if (auto it = spec.info.find("reduce"); it != spec.info.end()) {
+    if (it->second == "mean")
+      sig.reduce = ref::SpmmReduce::Mean;
+    else if (it->second == "max")
+      sig.reduce = ref::SpmmReduce::Max;
+    else if (it->second != "sum")
+      return Status::error("kernel '" + spec.name + "' has reduce = " +
+                           it->second + ", which the host does not know");
+  }
+  if (auto it = spec.info.find("scale"); it != spec.info.end()) {
+    if (it->second == "left")
+      sig.scale = ref::DegreeScale::Left;
+    else if (it->second == "right")
+      sig.scale = ref::DegreeScale::Right;
+    else if (it->second == "both")
+      sig.scale = ref::DegreeScale::Both;
+    else if (it->second != "none")
+      return Status::error("kernel '" + spec.name + "' has scale = " +
+                           it->second + ", which the host does not know");
+  }
   return sig;
 }
 
-Status gnnc::ops::launchSpmm(rt::Runtime &runtime,
-                             const rt::LoadedKernel &kernel,
-                             const DeviceGraph &graph,
-                             const rt::DeviceBuffer &x,
-                             const rt::DeviceBuffer *values,
-                             rt::DeviceBuffer &y, bool synchronize) {
+Status
+gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+                      const DeviceGraph &graph, const rt::DeviceBuffer &x,
+                      const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
+                      bool synchronize, const rt::DeviceBuffer *colNorm) {
   rt::ArgPack args;
   args.bind("row_ptr", graph.rowPtr)
       .bind("col_idx", graph.colIdx)
@@ -139,7 +158,15 @@ Status gnnc::ops::launchSpmm(rt::Runtime &runtime,
       .bind("y", y);
   if (values)
     args.bind("values", *values);
+  if (colNorm)
+    args.bind("col_norm", *colNorm);
   return runtime.launch(kernel, args, synchronize);
+}
+
+Expected<rt::DeviceBuffer>
+gnnc::ops::uploadColumnNorm(const graph::CsrGraph &g) {
+  std::vector<double> factors = ref::columnNormFactors(g);
+  return uploadVector(std::vector<float>(factors.begin(), factors.end()));
 }
 
 double gnnc::ops::spmmTolerance(ElementType type) {
@@ -191,19 +218,26 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
     if (!dv)
       return dv.status();
   }
+  Expected<rt::DeviceBuffer> dn = Status::error("unused");
+  if (sig->needsColumnNorm()) {
+    dn = uploadColumnNorm(g);
+    if (!dn)
+      return dn.status();
+  }
   const size_t outCount = static_cast<size_t>(g.numRows * width);
   auto dy = allocatePoisoned(outCount, sig->type);
   if (!dy)
     return dy.status();
-  GNNC_RETURN_IF_ERROR(launchSpmm(runtime, kernel, *dg, *dx,
-                                  sig->edgeValues ? &*dv : nullptr, *dy));
+  GNNC_RETURN_IF_ERROR(launchSpmm(
+      runtime, kernel, *dg, *dx, sig->edgeValues ? &*dv : nullptr, *dy,
+      /*synchronize=*/true, sig->needsColumnNorm() ? &*dn : nullptr));
   auto got = downloadTensor(*dy, outCount, sig->type);
   if (!got)
     return got.status();
 
   std::vector<double> expected, magnitude;
-  ref::spmmSum(g, sig->edgeValues ? values.data() : nullptr, x.data(), width,
-               expected, &magnitude);
+  ref::spmm(g, sig->edgeValues ? values.data() : nullptr, x.data(), width,
+            sig->reduce, sig->scale, expected, &magnitude);
   return compareWithReference(kernel.spec, g, width, sig->type, *got, expected,
                               magnitude, width);
 }

@@ -1,7 +1,8 @@
 //===- SpmmGpuTest.cpp - Generated SpMM kernels on a GPU ------------------===//
 //
-// Compiles the whole gnn.spmm and gnn.sddmm variant space (types x widths x
-// edge values or leaky ReLU x schedules x offset widths), runs every kernel on
+// Compiles the whole gnn.spmm (sum, mean, degree scaling), gnn.sddmm and
+// gnn.edge_softmax variant space (types x widths or heads x edge values or
+// leaky ReLU x schedules x offset widths), runs every kernel on
 // real and adversarial graphs with fresh random inputs and NaN-poisoned
 // outputs, and compares each element with the double-precision CPU reference.
 //
@@ -13,6 +14,7 @@
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Rmat.h"
+#include "gnnc/ops/EdgeSoftmax.h"
 #include "gnnc/ops/Sddmm.h"
 #include "gnnc/ops/Spmm.h"
 
@@ -54,9 +56,7 @@ Suite &suite() {
       return s;
     }
     s->runtime = std::make_unique<rt::Runtime>(runtime.take());
-    std::vector<test::SpmmVariant> variants = test::allSpmmVariants();
-    for (const test::SpmmVariant &v : test::allSddmmVariants())
-      variants.push_back(v);
+    std::vector<test::SpmmVariant> variants = test::allVariants();
     auto compiled = compileGnn(test::spmmModuleText(variants), "gpu.gnn");
     if (!compiled) {
       s->error = compiled.message();
@@ -98,10 +98,15 @@ void checkAllKernels(const graph::CsrGraph &g, uint64_t seed) {
         continue;
     }
     ++checked;
-    auto check = kernel.spec.info.at("op") == "spmm"
-                     ? ops::checkSpmm(*s.runtime, kernel, g, seed + i)
-                     : ops::checkSddmm(*s.runtime, kernel, g, seed + i);
-    ASSERT_TRUE(check) << check.message();
+    const std::string &op = kernel.spec.info.at("op");
+    Expected<ops::KernelCheck> check = Status::error("unknown op '" + op + "'");
+    if (op == "spmm")
+      check = ops::checkSpmm(*s.runtime, kernel, g, seed + i);
+    else if (op == "sddmm")
+      check = ops::checkSddmm(*s.runtime, kernel, g, seed + i);
+    else if (op == "edge_softmax")
+      check = ops::checkEdgeSoftmax(*s.runtime, kernel, g, seed + i);
+    ASSERT_TRUE(check) << kernel.spec.name << ": " << check.message();
     EXPECT_TRUE(check->ok) << check->report;
     passed += check->ok;
   }

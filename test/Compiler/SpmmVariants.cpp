@@ -8,6 +8,10 @@ using namespace gnnc::test;
 std::string SpmmVariant::kernelName() const {
   std::string name = op + "_" + type + "_w" + std::to_string(width) +
                      (values ? "_ve" : "_v") + "_" + offsets;
+  if (!reduce.empty())
+    name += "_" + reduce;
+  if (!scale.empty())
+    name += "_" + scale;
   if (!schedule.empty())
     name += "_scalar";
   return name;
@@ -43,6 +47,52 @@ std::vector<SpmmVariant> gnnc::test::allSddmmVariants() {
   return variants;
 }
 
+std::vector<SpmmVariant> gnnc::test::allScaledSpmmVariants() {
+  std::vector<SpmmVariant> variants;
+  const std::pair<const char *, const char *> kinds[] = {
+      {"mean", ""},     {"", "left"}, {"", "right"},  {"", "both"},
+      {"mean", "both"}, {"max", ""},  {"max", "both"}};
+  for (const auto &[reduce, scale] : kinds)
+    for (const char *type : {"f32", "f16", "bf16"})
+      for (int64_t width : {1, 41, 64})
+        for (bool values : {false, true}) {
+          SpmmVariant v{type, width, values, "i64", ""};
+          v.reduce = reduce;
+          v.scale = scale;
+          variants.push_back(v);
+          v.schedule = "vector_width = 1, dim_workers = 32, "
+                       "threads_per_block = 128";
+          variants.push_back(v);
+        }
+  return variants;
+}
+
+std::vector<SpmmVariant> gnnc::test::allEdgeSoftmaxVariants() {
+  std::vector<SpmmVariant> variants;
+  for (const char *type : {"f32", "f16", "bf16"})
+    for (int64_t heads : {1, 4, 8}) {
+      SpmmVariant v{type, heads, false, "i64", "", "edge_softmax"};
+      variants.push_back(v);
+      if (heads == 4) {
+        v.offsets = "i32";
+        variants.push_back(v);
+        v.offsets = "i64";
+      }
+      v.schedule = "vector_width = 1, dim_workers = 8, "
+                   "threads_per_block = 128";
+      variants.push_back(v);
+    }
+  return variants;
+}
+
+std::vector<SpmmVariant> gnnc::test::allVariants() {
+  std::vector<SpmmVariant> variants = allSpmmVariants();
+  for (auto more :
+       {allSddmmVariants(), allScaledSpmmVariants(), allEdgeSoftmaxVariants()})
+    variants.insert(variants.end(), more.begin(), more.end());
+  return variants;
+}
+
 std::string
 gnnc::test::spmmModuleText(const std::vector<SpmmVariant> &variants) {
   std::ostringstream os;
@@ -54,6 +104,17 @@ gnnc::test::spmmModuleText(const std::vector<SpmmVariant> &variants) {
     std::string sched = v.schedule.empty()
                             ? ""
                             : "schedule = #gnn.schedule<" + v.schedule + ">";
+    if (v.op == "edge_softmax") {
+      std::string t = v.width == 1 ? w : x;
+      os << "  gnn.kernel @" << v.kernelName() << "(%g: " << graph
+         << ", %e: " << t << ") -> " << t << " {\n";
+      os << "    %a = gnn.edge_softmax %g, %e";
+      if (!sched.empty())
+        os << " {" << sched << "}";
+      os << " : " << graph << ", " << t << " -> " << t << "\n";
+      os << "    gnn.return %a : " << t << "\n  }\n";
+      continue;
+    }
     if (v.op != "spmm") {
       bool add = v.op == "sddmm_add";
       std::string out = add ? x : w;
@@ -80,8 +141,16 @@ gnnc::test::spmmModuleText(const std::vector<SpmmVariant> &variants) {
     os << "    %y = gnn.spmm %g, %x";
     if (v.values)
       os << " values(%w : " << w << ")";
+    std::string attrs;
+    if (!v.reduce.empty())
+      attrs = "reduce = #gnn<reduce " + v.reduce + ">";
+    if (!v.scale.empty())
+      attrs += std::string(attrs.empty() ? "" : ", ") + "scale = #gnn<scale " +
+               v.scale + ">";
     if (!sched.empty())
-      os << " {" << sched << "}";
+      attrs += (attrs.empty() ? "" : ", ") + sched;
+    if (!attrs.empty())
+      os << " {" << attrs << "}";
     os << " : " << graph << ", " << x << " -> " << x << "\n";
     os << "    gnn.return %y : " << x << "\n  }\n";
   }

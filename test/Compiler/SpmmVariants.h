@@ -8,14 +8,16 @@
 
 namespace gnnc::test {
 
-/// One gnn.spmm or gnn.sddmm kernel to generate.
+/// One gnn.spmm, gnn.sddmm or gnn.edge_softmax kernel to generate.
 struct SpmmVariant {
   std::string type;        // f32, f16, bf16
-  int64_t width = 0;       // feature width
+  int64_t width = 0;       // feature width; edge_softmax: heads (1: 1-D)
   bool values = false;     // spmm: with edge values; sddmm: with leaky ReLU
   std::string offsets;     // i32 or i64
   std::string schedule;    // "" = default, else #gnn.schedule<...> body
-  std::string op = "spmm"; // spmm, sddmm_dot, sddmm_add
+  std::string op = "spmm"; // spmm, sddmm_dot, sddmm_add, edge_softmax
+  std::string reduce;      // spmm: "" (sum), mean or max
+  std::string scale;       // spmm: "" (none), left, right or both
   std::string kernelName() const;
 };
 
@@ -28,6 +30,20 @@ std::vector<SpmmVariant> allSpmmVariants();
 /// The SDDMM space: dot and add forms, every type and width above, with and
 /// without leaky ReLU, two schedules.
 std::vector<SpmmVariant> allSddmmVariants();
+
+/// gnn.spmm with reduce = mean and max and with scale = left, right and
+/// both (and mean and max with both): every type, widths {1, 41, 64}, with and
+/// without edge values, the default and the one-element-per-lane schedule.
+std::vector<SpmmVariant> allScaledSpmmVariants();
+
+/// gnn.edge_softmax: every type, 1 (1-D logits), 4 and 8 heads, the default
+/// schedule and one with 8 threads per row and scalar loads, i64 and (for 4
+/// heads) i32 row offsets.
+std::vector<SpmmVariant> allEdgeSoftmaxVariants();
+
+/// All of the above: allSpmmVariants, allSddmmVariants,
+/// allScaledSpmmVariants and allEdgeSoftmaxVariants.
+std::vector<SpmmVariant> allVariants();
 
 /// A .gnn module (`gnn.module @t`) holding one kernel per variant.
 std::string spmmModuleText(const std::vector<SpmmVariant> &variants);

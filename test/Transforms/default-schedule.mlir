@@ -37,3 +37,26 @@ gnn.module @m {
     gnn.return %y : tensor<?x64xf16>
   }
 }
+
+// gnn.edge_softmax: a warp per row over its edges; the widest load of heads.
+gnn.module @softmax {
+  // CHECK-LABEL: gnn.kernel @f16_8
+  // CHECK: gnn.edge_softmax {{.*}}schedule = #gnn.schedule<vector_width = 8, dim_workers = 32, threads_per_block = 256>
+  gnn.kernel @f16_8(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x8xf16>) -> tensor<?x8xf16> {
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?x8xf16> -> tensor<?x8xf16>
+    gnn.return %a : tensor<?x8xf16>
+  }
+  // CHECK-LABEL: gnn.kernel @f32_1
+  // CHECK: schedule = #gnn.schedule<vector_width = 1, dim_workers = 32, threads_per_block = 256>
+  gnn.kernel @f32_1(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?xf32>) -> tensor<?xf32> {
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?xf32> -> tensor<?xf32>
+    gnn.return %a : tensor<?xf32>
+  }
+  // An explicit dim_workers is kept.
+  // CHECK-LABEL: gnn.kernel @given
+  // CHECK: schedule = #gnn.schedule<vector_width = 4, dim_workers = 4, threads_per_block = 256>
+  gnn.kernel @given(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    %a = gnn.edge_softmax %g, %e {schedule = #gnn.schedule<dim_workers = 4>} : !gnn.graph<csr, i64, i32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    gnn.return %a : tensor<?x4xf32>
+  }
+}

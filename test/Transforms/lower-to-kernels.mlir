@@ -56,3 +56,68 @@ gnn.module @m {
     gnn.return %y : tensor<?x8xf32>
   }
 }
+
+// -----
+
+// Right degree scaling adds the graph's column factors after the results.
+// CHECK-LABEL: gnn.kernel @gcn
+// CHECK-SAME: gnn.params = ["row_ptr", "col_idx", "num_rows", "x", "values", "y", "col_norm"]
+gnn.module @m {
+  gnn.kernel @gcn(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<?xf32>) -> tensor<?x64xf32> {
+    %y = gnn.spmm %g, %x values(%w : tensor<?xf32>) {scale = #gnn<scale both>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+// The factors take the graph's prefix; left scaling and mean need none.
+// CHECK-LABEL: gnn.kernel @named_right
+// CHECK-SAME: gnn.params = ["adj_row_ptr", "adj_col_idx", "adj_num_rows", "x", "y", "adj_col_norm"]
+// CHECK-LABEL: gnn.kernel @left_mean
+// CHECK-SAME: gnn.params = ["row_ptr", "col_idx", "num_rows", "x", "y"]
+gnn.module @m {
+  gnn.kernel @named_right(%g: !gnn.graph<csr, i64, i32> {gnn.name = "adj"}, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    %y = gnn.spmm %g, %x {scale = #gnn<scale right>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+  gnn.kernel @left_mean(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce mean>, scale = #gnn<scale left>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @clash(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32> {gnn.name = "col_norm"}) -> tensor<?x8xf32> {
+    // expected-error @-1 {{a kernel parameter is named 'col_norm', which degree scaling needs for the column factors}}
+    %y = gnn.spmm %g, %x {scale = #gnn<scale right>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+// Edge softmax: lanes over a row's edges, each holding every head.
+// CHECK-LABEL: gnn.kernel @softmax
+// CHECK-SAME: gnn.launch = #gnn.launch<block = 256, grid = "num_rows", per_block = 8, shared = 0>
+// CHECK-SAME: gnn.params = ["row_ptr", "col_idx", "num_rows", "x", "y"]
+// CHECK: gnn.edge_softmax
+// CHECK-SAME: gnn.plan = #gnn.vertex_plan<lanes = 32, rows_per_block = 8, vector_width = 4, chunks = 2, chunks_per_lane = 2, edge_unroll = 1>
+gnn.module @m {
+  gnn.kernel @softmax(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %a : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @many_heads(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x128xf32>) -> tensor<?x128xf32> {
+    // expected-error @+1 {{128 heads need 256 running values per thread; at most 64 heads fit in registers}}
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?x128xf32> -> tensor<?x128xf32>
+    gnn.return %a : tensor<?x128xf32>
+  }
+}

@@ -80,18 +80,25 @@ private:
                            std::vector<rt::KernelSpec> *specs);
   LogicalResult emitSpmm(SpmmOp op);
   LogicalResult emitSddmm(SddmmOp op);
+  LogicalResult emitEdgeSoftmax(EdgeSoftmaxOp op);
   /// Prints the row/lane prologue shared by vertex-parallel kernels.
   void emitVertexPrologue(VertexPlanAttr plan, StringRef prefix,
                           StringRef comment);
   /// Prints the cooperative neighbour loop head: the threads of a row load
   /// up to `lanes` column indices at once and pass them round; leaves the
-  /// printer inside `for (int t ...)` with `col` defined.
+  /// printer inside `for (int t ...)` with `col` defined. With
+  /// `colNormParam`, each thread also loads the column factor of its index
+  /// into `my_n`.
   void emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
                              StringRef indexType, StringRef valuesParam,
                              const ElementSpelling &e,
-                             bool perEdgeOutput = false);
+                             bool perEdgeOutput = false,
+                             StringRef colNormParam = "");
   /// Name of the kernel parameter bound to block argument `v`.
   StringRef paramName(KernelOp kernel, Value v);
+  /// Index in gnn.params of the first result's parameter; the parameters
+  /// the op needs beyond its operands follow the results.
+  static unsigned firstResultParam(KernelOp kernel);
 
   raw_indented_ostream os;
   /// Element types (by tag) that need a header.
@@ -203,6 +210,19 @@ StringRef CUDAEmitter::paramName(KernelOp kernel, Value v) {
   return cast<StringAttr>(params[index]).getValue();
 }
 
+unsigned CUDAEmitter::firstResultParam(KernelOp kernel) {
+  unsigned index = 0;
+  for (Type type : kernel.getArgumentTypes())
+    index += isa<GnnGraphType>(type) ? 3 : 1;
+  return index;
+}
+
+/// True when `op` scales each neighbour term by its column's factor.
+static bool scalesColumns(SpmmOp op) {
+  return op.getScale() == DegreeScale::right ||
+         op.getScale() == DegreeScale::both;
+}
+
 void CUDAEmitter::emitVertexPrologue(VertexPlanAttr plan, StringRef prefix,
                                      StringRef comment) {
   int64_t lanes = plan.getLanes();
@@ -220,7 +240,8 @@ void CUDAEmitter::emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
                                         StringRef indexType,
                                         StringRef valuesParam,
                                         const ElementSpelling &e,
-                                        bool perEdgeOutput) {
+                                        bool perEdgeOutput,
+                                        StringRef colNormParam) {
   int64_t lanes = plan.getLanes();
   os << "const long long begin = " << prefix << "row_ptr[row];\n";
   os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
@@ -235,6 +256,8 @@ void CUDAEmitter::emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
   os << indexType << " my_col = 0;\n";
   if (!valuesParam.empty())
     os << "float my_w = 0.0f;\n";
+  if (!colNormParam.empty())
+    os << "float my_n = 0.0f;\n";
   os << "if (lane < n) {\n";
   os.indent();
   os << "my_col = " << prefix << "col_idx[base + lane];\n";
@@ -244,6 +267,8 @@ void CUDAEmitter::emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
     else
       os << "my_w = " << e.toFloat << "(" << valuesParam << "[base + lane]);\n";
   }
+  if (!colNormParam.empty())
+    os << "my_n = __ldg(" << colNormParam << " + my_col);\n";
   os.unindent();
   os << "}\n";
   if (perEdgeOutput) {
@@ -281,22 +306,31 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
   StringRef graph = paramName(kernel, op.getGraph());
   std::string prefix = graph.drop_back(strlen("row_ptr")).str();
   StringRef x = paramName(kernel, op.getFeatures());
-  StringRef y = cast<StringAttr>(params[params.size() - 1]).getValue();
+  unsigned resultIndex = firstResultParam(kernel);
+  StringRef y = cast<StringAttr>(params[resultIndex]).getValue();
+  // Column factors, when scaling columns: the parameter after the result.
+  StringRef colNorm = scalesColumns(op)
+                          ? cast<StringAttr>(params[resultIndex + 1]).getValue()
+                          : StringRef();
   ElementSpelling e = *spellElement(op.getElementType(), op);
   StringRef values = op.getValues() ? paramName(kernel, op.getValues()) : "";
   int64_t width = op.getFeatureWidth();
   int64_t vw = plan.getVectorWidth();
   int64_t accs = plan.getChunksPerLane() * vw;
 
+  bool max = op.getReduce() == Reduce::max;
   emitVertexPrologue(plan, prefix, "gnn.spmm");
   os << "float acc[" << accs << "];\n";
   os << "#pragma unroll\n";
   os << "for (int i = 0; i < " << accs << "; ++i)\n";
-  os << "  acc[i] = 0.0f;\n";
+  if (max)
+    os << "  acc[i] = __int_as_float(0xff800000); // -infinity\n";
+  else
+    os << "  acc[i] = 0.0f;\n";
   emitNeighbourLoopHead(
       plan, prefix,
       spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType()),
-      values, e);
+      values, e, /*perEdgeOutput=*/false, colNorm);
   // Neighbours are taken `batch` at a time: every feature load of a batch
   // is issued before the first is used, so a long row keeps `batch` loads
   // per thread in flight instead of one.
@@ -308,6 +342,8 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
   os << "float f[" << batch << "][" << accs << "];\n";
   if (!values.empty())
     os << "float wb[" << batch << "];\n";
+  if (!colNorm.empty())
+    os << "float nb[" << batch << "];\n";
   os << "#pragma unroll\n";
   os << "for (int u = 0; u < " << batch << "; ++u) {\n";
   os.indent();
@@ -316,6 +352,8 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
      << ");\n";
   if (!values.empty())
     os << "wb[u] = __shfl_sync(group_mask, my_w, t, " << lanes << ");\n";
+  if (!colNorm.empty())
+    os << "nb[u] = __shfl_sync(group_mask, my_n, t, " << lanes << ");\n";
   os << "const " << e.cType << " *src = " << x << " + col * " << width << ";\n";
   os << "#pragma unroll\n";
   os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
@@ -343,11 +381,43 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
   os.indent();
   os << "#pragma unroll\n";
   os << "for (int i = 0; i < " << accs << "; ++i)\n";
-  os << "  acc[i] += " << (values.empty() ? "" : "wb[u] * ") << "f[u][i];\n";
+  std::string term = std::string(values.empty() ? "" : "wb[u] * ") +
+                     (colNorm.empty() ? "" : "nb[u] * ") + "f[u][i]";
+  if (max)
+    os << "  acc[i] = fmaxf(acc[i], " << term << ");\n";
+  else
+    os << "  acc[i] += " << term << ";\n";
   closeBlock(os);
   closeBlock(os); // accumulation
   closeBlock(os); // batches
   closeBlock(os); // index batches
+  // Mean and left degree scaling multiply the row by one factor of its
+  // degree; an empty row (all-zero accumulators) gets the factor 0.
+  if (max) {
+    os << "// max: an empty row gives 0\n";
+    os << "if (end == begin)\n";
+    os << "  for (int i = 0; i < " << accs << "; ++i)\n";
+    os << "    acc[i] = 0.0f;\n";
+  }
+  bool mean = op.getReduce() == Reduce::mean;
+  bool left =
+      op.getScale() == DegreeScale::left || op.getScale() == DegreeScale::both;
+  if (mean || left) {
+    os << "// " << (mean ? "mean" : "") << (mean && left ? ", " : "")
+       << (left ? "left degree scaling" : "") << "\n";
+    os << "const long long deg = end - begin;\n";
+    os << "const float row_scale = deg > 0 ? 1.0f / ";
+    if (mean && left)
+      os << "((float)deg * sqrtf((float)deg))";
+    else if (mean)
+      os << "(float)deg";
+    else
+      os << "sqrtf((float)deg)";
+    os << " : 0.0f;\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << accs << "; ++i)\n";
+    os << "  acc[i] *= row_scale;\n";
+  }
   os << e.cType << " *dst = " << y << " + row * " << width << ";\n";
   openChunkLoop(os, plan);
   os << "gnnc_store_" << e.tag << "x" << vw << "(dst + chunk * " << vw
@@ -448,6 +518,105 @@ LogicalResult CUDAEmitter::emitSddmm(SddmmOp op) {
   return success();
 }
 
+LogicalResult CUDAEmitter::emitEdgeSoftmax(EdgeSoftmaxOp op) {
+  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  auto kernel = op->getParentOfType<KernelOp>();
+  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  StringRef graph = paramName(kernel, op.getGraph());
+  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
+  StringRef x = paramName(kernel, op.getLogits());
+  StringRef y = cast<StringAttr>(params[firstResultParam(kernel)]).getValue();
+  ElementSpelling e = *spellElement(op.getElementType(), op);
+  int64_t heads = op.getNumHeads();
+  int64_t vw = plan.getVectorWidth();
+  int64_t lanes = plan.getLanes();
+  int64_t chunks = plan.getChunks();
+
+  os << "// gnn.edge_softmax, vertex_parallel: " << lanes << " thread"
+     << (lanes == 1 ? "" : "s") << " per row over its edges, "
+     << plan.getRowsPerBlock() << " rows per block, " << heads << " head"
+     << (heads == 1 ? "" : "s") << " per edge, " << vw
+     << " elements per load\n";
+  os << "const long long row = (long long)blockIdx.x * "
+     << plan.getRowsPerBlock() << " + threadIdx.x / " << lanes << ";\n";
+  os << "const int lane = threadIdx.x % " << lanes << ";\n";
+  os << "if (row >= " << prefix << "num_rows)\n";
+  os << "  return;\n";
+  os << "const long long begin = " << prefix << "row_ptr[row];\n";
+  os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
+  if (lanes == 32)
+    os << "const unsigned group_mask = 0xffffffffu;\n";
+  else
+    os << "const unsigned group_mask = " << ((1ull << lanes) - 1)
+       << "u << (threadIdx.x % 32 / " << lanes << " * " << lanes << ");\n";
+  // Per head: the running maximum and sum of exponentials, in f32.
+  os << "float m[" << heads << "];\n";
+  os << "float s[" << heads << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << heads << "; ++h) {\n";
+  os << "  m[h] = __int_as_float(0xff800000); // -infinity\n";
+  os << "  s[h] = 0.0f;\n";
+  os << "}\n";
+  // Opens a loop over this lane's edges that loads the edge's heads into v.
+  auto openEdgeLoop = [&]() {
+    os << "for (long long edge = begin + lane; edge < end; edge += " << lanes
+       << ") {\n";
+    os.indent();
+    os << "float v[" << heads << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int k = 0; k < " << chunks << "; ++k)\n";
+    os << "  gnnc_load_" << e.tag << "x" << vw << "(" << x << " + edge * "
+       << heads << " + k * " << vw << ", v + k * " << vw << ");\n";
+  };
+  // Combines every thread's value of `var[h]` across the row: with fmaxf
+  // when `max`, by addition otherwise.
+  auto reduceAcrossRow = [&](StringRef var, bool max) {
+    if (lanes == 1)
+      return;
+    os << "#pragma unroll\n";
+    os << "for (int offset = " << lanes / 2 << "; offset > 0; offset /= 2) {\n";
+    os.indent();
+    os << "#pragma unroll\n";
+    os << "for (int h = 0; h < " << heads << "; ++h)\n";
+    std::string other = ("__shfl_xor_sync(group_mask, " + var +
+                         "[h], offset, " + Twine(lanes) + ")")
+                            .str();
+    if (max)
+      os << "  " << var << "[h] = fmaxf(" << var << "[h], " << other << ");\n";
+    else
+      os << "  " << var << "[h] += " << other << ";\n";
+    closeBlock(os);
+  };
+  os << "// Pass 1: the maximum of each head over the row's edges.\n";
+  openEdgeLoop();
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << heads << "; ++h)\n";
+  os << "  m[h] = fmaxf(m[h], v[h]);\n";
+  closeBlock(os);
+  reduceAcrossRow("m", /*max=*/true);
+  os << "// Pass 2: the sum of exp(x - max) <= 1 per edge.\n";
+  openEdgeLoop();
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << heads << "; ++h)\n";
+  os << "  s[h] += expf(v[h] - m[h]);\n";
+  closeBlock(os);
+  reduceAcrossRow("s", /*max=*/false);
+  os << "// Pass 3: write exp(x - max) / sum.\n";
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << heads << "; ++h)\n";
+  os << "  s[h] = 1.0f / s[h];\n";
+  openEdgeLoop();
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << heads << "; ++h)\n";
+  os << "  v[h] = expf(v[h] - m[h]) * s[h];\n";
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << chunks << "; ++k)\n";
+  os << "  gnnc_store_" << e.tag << "x" << vw << "(" << y << " + edge * "
+     << heads << " + k * " << vw << ", v + k * " << vw << ");\n";
+  closeBlock(os);
+  return success();
+}
+
 LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
                                       std::vector<rt::KernelSpec> *specs) {
   auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
@@ -502,6 +671,10 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
     addParam((e->cType + " *__restrict__ ").str(), name(),
              rt::ParamKind::Pointer);
   }
+  // Parameters an op needs beyond its operands, in the order of gnn.params.
+  for (Operation &op : kernel.getBody().front().without_terminator())
+    if (auto spmm = dyn_cast<SpmmOp>(op); spmm && scalesColumns(spmm))
+      addParam("const float *__restrict__ ", name(), rt::ParamKind::Pointer);
 
   os << "// @" << module.getSymName() << "::@" << kernel.getSymName() << "\n";
   os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock()
@@ -521,6 +694,12 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
         return failure();
       spec.info["op"] = "spmm";
       spec.info["edge_values"] = spmm.getValues() ? "yes" : "no";
+      // Recorded only when not the default, so that the description of a
+      // plain sum is unchanged.
+      if (spmm.getReduce() != Reduce::sum)
+        spec.info["reduce"] = stringifyReduce(spmm.getReduce()).str();
+      if (spmm.getScale() != DegreeScale::none)
+        spec.info["scale"] = stringifyDegreeScale(spmm.getScale()).str();
       graph = spmm.getGraph();
       elementType = spmm.getElementType();
       width = spmm.getFeatureWidth();
@@ -536,6 +715,15 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
       elementType = sddmm.getElementType();
       width = sddmm.getFeatureWidth();
       schedule = sddmm.getScheduleAttr();
+    } else if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op)) {
+      if (failed(emitEdgeSoftmax(softmax)))
+        return failure();
+      spec.info["op"] = "edge_softmax";
+      spec.info["heads"] = std::to_string(softmax.getNumHeads());
+      graph = softmax.getGraph();
+      elementType = softmax.getElementType();
+      width = softmax.getNumHeads();
+      schedule = softmax.getScheduleAttr();
     } else {
       return op.emitOpError() << "no CUDA emission pattern for this op";
     }
@@ -569,6 +757,9 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
         return WalkResult::interrupt();
     if (auto sddmm = dyn_cast<SddmmOp>(op))
       if (failed(collectHelpers(sddmm, sddmm.getElementType())))
+        return WalkResult::interrupt();
+    if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op))
+      if (failed(collectHelpers(softmax, softmax.getElementType())))
         return WalkResult::interrupt();
     return WalkResult::advance();
   });

@@ -142,8 +142,8 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-    // expected-error @+1 {{reduce = max is not implemented yet; implemented: sum}}
-    %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    // expected-error @+1 {{the self term (self_weight) is not implemented yet}}
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>, self_weight = 0.5 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
   }
 }
@@ -152,9 +152,59 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-    // expected-error @+1 {{degree scaling (scale = both) is not implemented yet}}
-    %y = gnn.spmm %g, %x {scale = #gnn<scale both>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    // expected-error @+1 {{discretized reduction (disc_batch = 8) is not implemented yet}}
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce mean>, scale = #gnn<scale both>, schedule = #gnn.schedule<disc_batch = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x4xf32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{result 'tensor<?x8xf32>' must have the rank, element type and number of heads of the logits 'tensor<?x4xf32>'}}
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?x4xf32> -> tensor<?x8xf32>
+    gnn.return %a : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x?xf16>) -> tensor<?x?xf16> {
+    // expected-error @+1 {{logits must be a 1-D tensor (one value per edge) or a 2-D tensor with a static, positive number of heads, got 'tensor<?x?xf16>'}}
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?x?xf16> -> tensor<?x?xf16>
+    gnn.return %a : tensor<?x?xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?xf16>) -> tensor<?xf32> {
+    // expected-error @+1 {{must have the rank, element type and number of heads of the logits}}
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?xf16> -> tensor<?xf32>
+    gnn.return %a : tensor<?xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<sliced_csr, i64, i32>, %e: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    // expected-error @+1 {{graph format 'sliced_csr' is not supported by gnn.edge_softmax yet; use csr}}
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<sliced_csr, i64, i32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    gnn.return %a : tensor<?x4xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    // expected-error @+1 {{vector_width 8 of 'f32' is 32 bytes; a GPU loads at most 16 bytes per thread}}
+    %a = gnn.edge_softmax %g, %e {schedule = #gnn.schedule<vector_width = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    gnn.return %a : tensor<?x4xf32>
   }
 }
 

@@ -44,6 +44,49 @@ gnn.module @sddmm {
   }
 }
 
+// CHECK-LABEL: gnn.module @gcn
+gnn.module @gcn {
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} {reduce = #gnn<reduce mean>} :
+  gnn.kernel @mean(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x16xf32>) -> tensor<?x16xf32> {
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce mean>} : !gnn.graph<csr, i64, i32>, tensor<?x16xf32> -> tensor<?x16xf32>
+    gnn.return %y : tensor<?x16xf32>
+  }
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} values(%{{.*}} : tensor<?xf16>) {scale = #gnn<scale both>} :
+  gnn.kernel @both(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x16xf16>, %w: tensor<?xf16>) -> tensor<?x16xf16> {
+    %y = gnn.spmm %g, %x values(%w : tensor<?xf16>) {scale = #gnn<scale both>} : !gnn.graph<csr, i64, i32>, tensor<?x16xf16> -> tensor<?x16xf16>
+    gnn.return %y : tensor<?x16xf16>
+  }
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} {reduce = #gnn<reduce mean>, scale = #gnn<scale left>} :
+  gnn.kernel @left(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x16xbf16>) -> tensor<?x16xbf16> {
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce mean>, scale = #gnn<scale left>} : !gnn.graph<csr, i64, i32>, tensor<?x16xbf16> -> tensor<?x16xbf16>
+    gnn.return %y : tensor<?x16xbf16>
+  }
+}
+
+// CHECK-LABEL: gnn.module @sage
+gnn.module @sage {
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} {reduce = #gnn<reduce max>, scale = #gnn<scale right>} :
+  gnn.kernel @max(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x16xf32>) -> tensor<?x16xf32> {
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>, scale = #gnn<scale right>} : !gnn.graph<csr, i64, i32>, tensor<?x16xf32> -> tensor<?x16xf32>
+    gnn.return %y : tensor<?x16xf32>
+  }
+}
+
+// CHECK-LABEL: gnn.module @softmax
+gnn.module @softmax {
+  // CHECK: %[[A:.*]] = gnn.edge_softmax %{{.*}}, %{{.*}} : !gnn.graph<csr, i64, i32>, tensor<?x8xf16> -> tensor<?x8xf16>
+  // CHECK-NEXT: gnn.return %[[A]] : tensor<?x8xf16>
+  gnn.kernel @heads(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x8xf16>) -> tensor<?x8xf16> {
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?x8xf16> -> tensor<?x8xf16>
+    gnn.return %a : tensor<?x8xf16>
+  }
+  // CHECK: gnn.edge_softmax %{{.*}}, %{{.*}} {schedule = #gnn.schedule<vector_width = 1, dim_workers = 8>} : !gnn.graph<csr, i32, i32>, tensor<?xf32> -> tensor<?xf32>
+  gnn.kernel @one(%g: !gnn.graph<csr, i32, i32>, %e: tensor<?xf32>) -> tensor<?xf32> {
+    %a = gnn.edge_softmax %g, %e {schedule = #gnn.schedule<vector_width = 1, dim_workers = 8>} : !gnn.graph<csr, i32, i32>, tensor<?xf32> -> tensor<?xf32>
+    gnn.return %a : tensor<?xf32>
+  }
+}
+
 // Graph types of formats no op consumes yet still parse and print.
 // CHECK-LABEL: gnn.module @formats
 gnn.module @formats {
@@ -57,3 +100,4 @@ gnn.module @formats {
 // GENERIC: "gnn.kernel"()
 // GENERIC: "gnn.spmm"(%{{.*}}, %{{.*}})
 // GENERIC: "gnn.return"(%{{.*}})
+// GENERIC: "gnn.edge_softmax"(%{{.*}}, %{{.*}})

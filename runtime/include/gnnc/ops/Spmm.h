@@ -9,6 +9,7 @@
 #define GNNC_OPS_SPMM_H
 
 #include "gnnc/graph/Csr.h"
+#include "gnnc/reference/Spmm.h"
 #include "gnnc/runtime/Float16.h"
 #include "gnnc/runtime/Runtime.h"
 #include "gnnc/runtime/Status.h"
@@ -50,18 +51,34 @@ struct SpmmSignature {
   bool edgeValues = false;
   bool offsets64 = true;
   bool indices64 = false;
+  /// `reduce` and `scale` of the op (absent from `spec.info`: sum, none).
+  /// For max, the reference comparison scales by |result| rather than by the
+  /// sum of the magnitudes of the terms.
+  ref::SpmmReduce reduce = ref::SpmmReduce::Sum;
+  ref::DegreeScale scale = ref::DegreeScale::None;
+  /// Whether the kernel reads the column factors `col_norm`.
+  bool needsColumnNorm() const {
+    return scale == ref::DegreeScale::Right || scale == ref::DegreeScale::Both;
+  }
 };
 
 /// Reads the signature of a gnn.spmm kernel from `spec.info`.
 Expected<SpmmSignature> spmmSignature(const rt::KernelSpec &spec);
 
+/// Uploads the `col_norm` factors of `g` that a gnn.spmm kernel with
+/// scale = right or both reads: 1/sqrt(deg_in(c)) as f32 for every column c
+/// (deg_in(c): the non-zeros in column c), 0 for a column without any.
+Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g);
+
 /// Launches a compiled spmm kernel whose parameters carry the default names
-/// (row_ptr, col_idx, num_rows, x, values, y). `values` may be null when the
-/// kernel takes no edge values.
+/// (row_ptr, col_idx, num_rows, x, values, y, col_norm). `values` may be
+/// null when the kernel takes no edge values; `colNorm` (from
+/// uploadColumnNorm) must be given exactly when the kernel scales columns.
 Status launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                   const DeviceGraph &graph, const rt::DeviceBuffer &x,
                   const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
-                  bool synchronize = true);
+                  bool synchronize = true,
+                  const rt::DeviceBuffer *colNorm = nullptr);
 
 /// The tolerance used for `type` outputs, relative to the sum of the
 /// magnitudes of each output's terms (the scale of its rounding error).

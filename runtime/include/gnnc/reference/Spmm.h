@@ -41,6 +41,33 @@ void spmmSum(const graph::CsrGraph &g, const float *edgeValues, const float *x,
              int64_t featWidth, std::vector<double> &y,
              std::vector<double> *absRef = nullptr, int numThreads = 0);
 
+/// The neighbour reduction of gnn.spmm: a sum, the sum divided by the row's
+/// degree, or the largest term (0 for an empty row, in each case).
+enum class SpmmReduce { Sum, Mean, Max };
+
+/// gnn.spmm's fused degree scaling: Left multiplies row r by
+/// 1/sqrt(deg_out(r)), Right multiplies each term of column c by
+/// 1/sqrt(deg_in(c)), Both does both (GCN). A degree of 0 gives factor 0.
+enum class DegreeScale { None, Left, Right, Both };
+
+/// 1/sqrt(deg_in(c)) for every column c of `g` (deg_in(c): non-zeros in
+/// column c), 0 for a column without non-zeros: the `col_norm` factors of
+/// gnn.spmm with scale = right or both.
+std::vector<double> columnNormFactors(const graph::CsrGraph &g);
+
+/// spmmSum with gnn.spmm's reduction and degree scaling:
+/// Y[r, :] = rowFactor(r) * sum over e = (r, c) of val_e * colFactor(c) *
+/// X[c, :], where rowFactor is 1/deg_out(r) for Mean times 1/sqrt(deg_out(r))
+/// for Left/Both (0 for an empty row) and colFactor is 1/sqrt(deg_in(c)) for
+/// Right/Both (0 for an empty column), 1 otherwise. Max takes the largest
+/// term instead of the sum (then the row factor of Left/Both). `absRef`
+/// receives rowFactor(r) * sum |val_e * colFactor(c) * X[c, j]|, or for Max
+/// |Y[r, j]| (the result is one term, rounded on its own scale).
+void spmm(const graph::CsrGraph &g, const float *edgeValues, const float *x,
+          int64_t featWidth, SpmmReduce reduce, DegreeScale scale,
+          std::vector<double> &y, std::vector<double> *absRef = nullptr,
+          int numThreads = 0);
+
 /// Checks every element: |got - ref| <= absTol + relTol * |ref|; NaN or
 /// infinity in `got` never passes (unless ref is the same infinity). On
 /// mismatch returns an error saying how many elements differ and listing the

@@ -1,0 +1,102 @@
+//===- EdgeSoftmax.cpp - Host side of compiled edge softmax ---------------===//
+#include "gnnc/ops/EdgeSoftmax.h"
+#include "gnnc/reference/EdgeSoftmax.h"
+#include "gnnc/reference/Spmm.h"
+
+using namespace gnnc;
+using namespace gnnc::ops;
+
+Expected<EdgeSoftmaxSignature>
+gnnc::ops::edgeSoftmaxSignature(const rt::KernelSpec &spec) {
+  auto get = [&](const char *key) -> std::string {
+    auto it = spec.info.find(key);
+    return it == spec.info.end() ? std::string() : it->second;
+  };
+  if (get("op") != "edge_softmax")
+    return Status::error("kernel '" + spec.name +
+                         "' is not a gnn.edge_softmax kernel");
+  EdgeSoftmaxSignature sig;
+  auto type = parseElementType(get("element_type"));
+  if (!type)
+    return type.status().withContext("kernel '" + spec.name + "'");
+  sig.type = *type;
+  sig.heads = std::atoll(get("heads").c_str());
+  if (sig.heads <= 0)
+    return Status::error("kernel '" + spec.name + "' has no number of heads");
+  sig.offsets64 = get("offset_type") == "i64";
+  sig.indices64 = get("index_type") == "i64";
+  // The kernel takes one graph (three parameters), the logits and the
+  // output, in that order.
+  if (spec.params.size() != 5)
+    return Status::error("kernel '" + spec.name + "' has " +
+                         std::to_string(spec.params.size()) +
+                         " parameters; an edge softmax kernel has 5");
+  sig.logitsParam = spec.params[3].name;
+  sig.outputParam = spec.params[4].name;
+  return sig;
+}
+
+Status gnnc::ops::launchEdgeSoftmax(rt::Runtime &runtime,
+                                    const rt::LoadedKernel &kernel,
+                                    const DeviceGraph &graph,
+                                    const rt::DeviceBuffer &logits,
+                                    rt::DeviceBuffer &out, bool synchronize) {
+  auto sig = edgeSoftmaxSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  rt::ArgPack args;
+  args.bind("row_ptr", graph.rowPtr)
+      .bind("col_idx", graph.colIdx)
+      .bind("num_rows", static_cast<int64_t>(graph.numRows))
+      .bind(sig->logitsParam, logits)
+      .bind(sig->outputParam, out);
+  return runtime.launch(kernel, args, synchronize);
+}
+
+double gnnc::ops::edgeSoftmaxTolerance(ElementType type) {
+  // f32: expf and the reciprocal cost a few ulps of 2^-24 of values <= 1;
+  // f16 and bf16: the final rounding costs 2^-12 (2^-9) of values <= 1.
+  return spmmTolerance(type);
+}
+
+Expected<KernelCheck>
+gnnc::ops::checkEdgeSoftmax(rt::Runtime &runtime,
+                            const rt::LoadedKernel &kernel,
+                            const graph::CsrGraph &g, uint64_t seed) {
+  auto sig = edgeSoftmaxSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  const size_t count = static_cast<size_t>(g.nnz() * sig->heads);
+  std::vector<float> logits = ref::roundThrough(
+      ref::randomFeatures(static_cast<int64_t>(count), seed, -8.0f, 8.0f),
+      sig->type);
+  auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
+  if (!dg)
+    return dg.status();
+  auto dlogits = uploadTensor(logits, sig->type);
+  if (!dlogits)
+    return dlogits.status();
+  auto dout = allocatePoisoned(count, sig->type);
+  if (!dout)
+    return dout.status();
+  GNNC_RETURN_IF_ERROR(
+      launchEdgeSoftmax(runtime, kernel, *dg, *dlogits, *dout));
+  auto got = downloadTensor(*dout, count, sig->type);
+  if (!got)
+    return got.status();
+
+  std::vector<double> expected;
+  ref::edgeSoftmax(g, logits.data(), sig->heads, expected);
+  std::string report;
+  Status cmp = ref::compareToReference(
+      *got, expected, sig->heads,
+      /*relTol=*/0.0, edgeSoftmaxTolerance(sig->type), &report);
+  KernelCheck check;
+  check.ok = cmp.isOk();
+  check.report =
+      kernel.spec.name + " on '" + g.name + "' (" + std::to_string(g.numRows) +
+      " rows, " + std::to_string(g.nnz()) + " nnz, " +
+      std::to_string(sig->heads) + " heads, " + elementTypeName(sig->type) +
+      "): " + (cmp.isOk() ? report : cmp.message());
+  return check;
+}
