@@ -3,6 +3,7 @@
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/GnnRewrite.h"
 #include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/Tuning/TuningDb.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Rmat.h"
@@ -396,4 +397,104 @@ TEST(TuningCalibration, MeasuresOnTheGpu) {
   Expected<double> t = measureSchedule(*runtime, *text, "m_k", g, p);
   ASSERT_TRUE(t) << t.message();
   EXPECT_GT(*t, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// compileForGraph: the C++ API tunes what the source leaves unscheduled
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+const char *kTwoKernels = R"(
+gnn.module @m {
+  gnn.kernel @free(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+  gnn.kernel @fixed(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<vector_width = 1, dim_workers = 32, threads_per_block = 128>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+)";
+
+const rt::KernelSpec *kernelNamed(const CompiledModule &m,
+                                  const std::string &name) {
+  for (const rt::KernelSpec &spec : m.kernels)
+    if (spec.name == name)
+      return &spec;
+  return nullptr;
+}
+
+} // namespace
+
+TEST(TunedCompile, TunesUnscheduledOpsAndKeepsWrittenSchedules) {
+  graph::CsrGraph star = starGraph(50000);
+  TunedCompileOptions options;
+  options.arch = "sm_90";
+  options.useDatabase = false;
+  TuningChoices choices;
+  Expected<CompiledModule> m =
+      compileForGraph(kTwoKernels, "two.gnn", star, options, &choices);
+  ASSERT_TRUE(m) << m.message();
+  ASSERT_EQ(choices.size(), 1u);
+  ASSERT_TRUE(choices.count("m_free"));
+  EXPECT_NE(choices["m_free"].find("(cost model)"), std::string::npos);
+  const rt::KernelSpec *fixed = kernelNamed(*m, "m_fixed");
+  ASSERT_TRUE(fixed);
+  EXPECT_NE(fixed->schedule.find(
+                "vector_width = 1, dim_workers = 32, threads_per_block = 128"),
+            std::string::npos)
+      << fixed->schedule;
+  // The tuned kernel carries exactly the model's best schedule.
+  GpuModel gpu = *builtinGpuModel("sm_90");
+  Problem p;
+  p.type = ElementType::F32;
+  p.width = 64;
+  std::vector<Candidate> ranked =
+      rankSchedules(gpu, graph::analyzeGraph(star, profileOptionsFor(gpu, p)),
+                    p, enumerateSchedules(p));
+  ASSERT_FALSE(ranked.empty());
+  const Schedule &best = ranked[chooseCandidate(ranked)].schedule;
+  const rt::KernelSpec *tuned = kernelNamed(*m, "m_free");
+  ASSERT_TRUE(tuned);
+  std::string expected =
+      "vector_width = " + std::to_string(best.vectorWidth) +
+      ", dim_workers = " + std::to_string(best.dimWorkers) +
+      ", threads_per_block = " + std::to_string(best.threadsPerBlock);
+  EXPECT_NE(tuned->schedule.find(expected), std::string::npos)
+      << tuned->schedule << " vs " << expected;
+}
+
+TEST(TunedCompile, PrefersTheDatabaseEntryForThisGraph) {
+  graph::CsrGraph star = starGraph(5000);
+  std::string path = tempPath("db/api/tuning.db");
+  std::remove(path.c_str());
+  Expected<TuningDb> db = TuningDb::load(path);
+  ASSERT_TRUE(db) << db.message();
+  TuningEntry entry;
+  entry.key = {graph::analyzeGraph(star).fingerprintHex,
+               "spmm",
+               "f32",
+               64,
+               false,
+               "sm_90"};
+  entry.schedule = {2, 8, 64};
+  entry.predictedSeconds = 1e-3;
+  ASSERT_TRUE(db->store(entry));
+
+  TunedCompileOptions options;
+  options.arch = "sm_90";
+  options.databasePath = path;
+  TuningChoices choices;
+  Expected<CompiledModule> m =
+      compileForGraph(kTwoKernels, "two.gnn", star, options, &choices);
+  ASSERT_TRUE(m) << m.message();
+  EXPECT_EQ(choices["m_free"], "vw=2 dw=8 tpb=64 (database)");
+  const rt::KernelSpec *tuned = kernelNamed(*m, "m_free");
+  ASSERT_TRUE(tuned);
+  EXPECT_NE(tuned->schedule.find(
+                "vector_width = 2, dim_workers = 8, threads_per_block = 64"),
+            std::string::npos)
+      << tuned->schedule;
 }

@@ -1,0 +1,44 @@
+//===- TunedCompile.h - Compile .gnn text tuned for a graph -----*- C++ -*-===//
+//
+// The C++ API's way to "never pick by hand": every gnn.spmm that has no
+// schedule gets one chosen for the graph it will run on (the tuning
+// database's entry for this graph, else the cost model's best), then the
+// module is compiled as by compileGnn. Schedules written in the source are
+// kept.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_TUNING_TUNEDCOMPILE_H
+#define GNNC_TUNING_TUNEDCOMPILE_H
+
+#include "gnnc/Compiler/Compiler.h"
+#include "gnnc/graph/Csr.h"
+
+#include <map>
+#include <string>
+
+namespace gnnc::tuning {
+
+struct TunedCompileOptions {
+  /// GPU architecture whose model ranks the schedules ("sm_90"); empty: the
+  /// GPU present, else sm_90.
+  std::string arch;
+  /// Consult (never write) the tuning database; "" = defaultDatabasePath().
+  bool useDatabase = true;
+  std::string databasePath;
+};
+
+/// What compileForGraph chose for each tuned kernel, by entry name:
+/// the schedule text and where it came from ("database" or "cost model").
+using TuningChoices = std::map<std::string, std::string>;
+
+/// Compiles `text` with every unscheduled, tunable gnn.spmm scheduled for
+/// graph `g`. `choices`, when given, receives what was chosen and why.
+Expected<CompiledModule>
+compileForGraph(const std::string &text, const std::string &bufferName,
+                const graph::CsrGraph &g,
+                const TunedCompileOptions &options = {},
+                TuningChoices *choices = nullptr);
+
+} // namespace gnnc::tuning
+
+#endif // GNNC_TUNING_TUNEDCOMPILE_H
