@@ -13,6 +13,7 @@
 // --force.
 //
 //===----------------------------------------------------------------------===//
+#include "gnnc/Compiler/OutputDirectory.h"
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/GnnRewrite.h"
 #include "gnnc/Tuning/GpuModel.h"
@@ -94,8 +95,6 @@ cl::opt<bool> force("force",
 cl::opt<unsigned> showRows("show", cl::desc("Leaders printed (default 5)"),
                            cl::init(5), cl::cat(category));
 
-constexpr const char *kStampName = ".gnnc-output";
-
 int fail(const std::string &message) {
   errs() << "gnn-tune: error: " << message << "\n";
   return 1;
@@ -150,27 +149,6 @@ gnnc::Status collectGraphs(const std::string &path,
   std::sort(files.begin(), files.end());
   for (const std::string &f : files)
     GNNC_RETURN_IF_ERROR(collectGraphs(f, out));
-  return Status::ok();
-}
-
-/// Writes `contents` to dir/name unless a file there was not written by a
-/// gnnc tool.
-gnnc::Status writeOutput(const std::string &dir, const std::string &name,
-                         const std::string &contents, bool dirIsOurs) {
-  SmallString<256> path(dir);
-  sys::path::append(path, name);
-  if (sys::fs::exists(path) && !dirIsOurs && !force)
-    return Status::error(std::string(path) +
-                         ": refusing to overwrite a file gnn-tune did not "
-                         "write (use --force or another -o directory)");
-  std::error_code ec;
-  raw_fd_ostream os(path, ec, sys::fs::OF_None);
-  if (ec)
-    return Status::error(std::string(path) + ": cannot write: " + ec.message());
-  os << contents;
-  os.close();
-  if (os.has_error())
-    return Status::error(std::string(path) + ": write failed");
   return Status::ok();
 }
 
@@ -295,11 +273,9 @@ int main(int argc, char **argv) {
 
   std::string stem = sys::path::stem(kernelFile).str();
   std::string dir = outputDir.empty() ? stem + "-tuned" : outputDir.getValue();
-  if (std::error_code ec = sys::fs::create_directories(dir))
-    return fail(dir + ": cannot create directory: " + ec.message());
-  SmallString<256> stamp(dir);
-  sys::path::append(stamp, kStampName);
-  bool dirIsOurs = sys::fs::exists(stamp);
+  auto outDir = gnnc::OutputDirectory::open(dir, "gnn-tune", force);
+  if (!outDir)
+    return fail(outDir.message());
 
   int exitCode = 0;
   for (const GraphInput &input : inputs) {
@@ -443,14 +419,12 @@ int main(int argc, char **argv) {
     std::string header = "// Tuned by gnn-tune for graph " + input.name +
                          " on " + gpu.arch + " from " +
                          sys::path::filename(kernelFile).str() + ".\n";
-    gnnc::Status s = writeOutput(dir, name, header + *tuned, dirIsOurs);
+    gnnc::Status s = outDir->write(name, header + *tuned);
     if (!s)
       return fail(s.message());
     outs() << "wrote  " << dir << "/" << name << "\n";
   }
-  if (!dirIsOurs)
-    std::ofstream(std::string(stamp))
-        << "This directory holds files written by gnnc tools; they may "
-           "replace them.\n";
+  if (gnnc::Status s = outDir->finish(); !s)
+    return fail(s.message());
   return exitCode;
 }

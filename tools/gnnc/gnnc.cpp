@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Compiler/OutputDirectory.h"
 #include "gnnc/runtime/KernelSpec.h"
 #include "gnnc/runtime/Nvrtc.h"
 
@@ -18,7 +19,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <fstream>
 
 using namespace llvm;
 
@@ -53,8 +53,6 @@ cl::opt<bool> force("force",
                              "gnnc did not write them"),
                     cl::cat(category));
 
-constexpr const char *kStampName = ".gnnc-output";
-
 int fail(const std::string &message) {
   errs() << "gnnc: error: " << message << "\n";
   return 1;
@@ -67,29 +65,6 @@ bool isValidArch(StringRef a) {
   a.consume_back("a");
   unsigned value;
   return !a.getAsInteger(10, value) && value >= 50 && value < 1000;
-}
-
-/// Writes `contents` to `path`, refusing to replace a file gnnc did not write.
-gnnc::Status writeOutput(const std::string &dir, const std::string &name,
-                         const std::string &contents, bool dirIsOurs) {
-  SmallString<256> path(dir);
-  sys::path::append(path, name);
-  if (sys::fs::exists(path) && !dirIsOurs && !force)
-    return gnnc::Status::error(
-        std::string(path) +
-        ": refusing to overwrite a file gnnc did not write (use --force or "
-        "another -o directory)");
-  std::error_code ec;
-  raw_fd_ostream os(path, ec, sys::fs::OF_None);
-  if (ec)
-    return gnnc::Status::error(std::string(path) +
-                               ": cannot write: " + ec.message());
-  os << contents;
-  os.close();
-  if (os.has_error())
-    return gnnc::Status::error(std::string(path) +
-                               ": write failed: " + os.error().message());
-  return gnnc::Status::ok();
 }
 
 } // namespace
@@ -130,11 +105,9 @@ int main(int argc, char **argv) {
 
   std::string stem = sys::path::stem(inputFile).str();
   std::string dir = outputDir.empty() ? stem + "-gnnc" : outputDir.getValue();
-  if (std::error_code ec = sys::fs::create_directories(dir))
-    return fail(dir + ": cannot create directory: " + ec.message());
-  SmallString<256> stamp(dir);
-  sys::path::append(stamp, kStampName);
-  bool dirIsOurs = sys::fs::exists(stamp);
+  auto outDir = gnnc::OutputDirectory::open(dir, "gnnc", force);
+  if (!outDir)
+    return fail(outDir.message());
 
   std::string cuName = stem + ".cu";
   std::string binaryName;
@@ -160,15 +133,12 @@ int main(int argc, char **argv) {
   if (!binaryName.empty())
     outputs.push_back({binaryName, &binary});
   for (const Output &out : outputs) {
-    gnnc::Status status = writeOutput(dir, out.name, *out.contents, dirIsOurs);
+    gnnc::Status status = outDir->write(out.name, *out.contents);
     if (!status)
       return fail(status.message());
   }
-  if (!dirIsOurs) {
-    std::ofstream(std::string(stamp))
-        << "This directory holds files written by gnnc; gnnc may replace "
-           "them.\n";
-  }
+  if (gnnc::Status status = outDir->finish(); !status)
+    return fail(status.message());
   for (const Output &out : outputs)
     outs() << dir << "/" << out.name << "\n";
   return 0;
