@@ -22,6 +22,8 @@
 #include "gnnc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -212,6 +214,11 @@ LogicalResult lowerKernel(KernelOp kernel) {
                   LaunchAttr::get(ctx, threads, numRows.getValue(),
                                   threads / lanes, /*shared=*/0));
   kernel->setAttr(kParamsAttrName, ArrayAttr::get(ctx, *params));
+  kernel->setAttr(
+      kEntryAttrName,
+      StringAttr::get(
+          ctx,
+          kernelEntryName(kernel->getParentOfType<GnnModuleOp>(), kernel)));
   return success();
 }
 
@@ -226,6 +233,20 @@ struct GnnLowerToKernelsPass
       if (mlir::failed(lowerKernel(kernel)))
         failed = true;
     });
+    // Entry names share one CUDA translation unit: they must differ.
+    llvm::StringMap<KernelOp> entries;
+    getOperation().walk([&](KernelOp kernel) {
+      auto entry = kernel->getAttrOfType<StringAttr>(kEntryAttrName);
+      if (!entry)
+        return;
+      auto [it, inserted] = entries.try_emplace(entry.getValue(), kernel);
+      if (!inserted) {
+        kernel.emitOpError() << "has the CUDA entry name '" << entry.getValue()
+                             << "', like the kernel at " << it->second.getLoc()
+                             << "; rename one";
+        failed = true;
+      }
+    });
     if (failed)
       signalPassFailure();
   }
@@ -233,3 +254,12 @@ struct GnnLowerToKernelsPass
 
 } // namespace
 } // namespace gnnc
+
+std::string gnnc::kernelEntryName(gnn::GnnModuleOp module,
+                                  gnn::KernelOp kernel) {
+  std::string name = (module.getSymName() + "_" + kernel.getSymName()).str();
+  for (char &c : name)
+    if (!llvm::isAlnum(c) && c != '_')
+      c = '_';
+  return name;
+}

@@ -1,5 +1,6 @@
 //===- GnnRewrite.cpp - Find gnn.spmm ops and set their schedules ---------===//
 #include "gnnc/Tuning/GnnRewrite.h"
+#include "gnnc/Transforms/Passes.h"
 
 #include "gnnc/Compiler/Compiler.h"
 
@@ -54,7 +55,7 @@ Expected<Parsed> parse(const std::string &text, const std::string &name) {
 template <typename Fn> void forEachSpmm(ModuleOp module, Fn fn) {
   for (auto gm : module.getOps<gnn::GnnModuleOp>())
     gm.walk([&](gnn::KernelOp kernel) {
-      std::string entry = (gm.getSymName() + "_" + kernel.getSymName()).str();
+      std::string entry = kernelEntryName(gm, kernel);
       kernel.walk([&](gnn::SpmmOp op) { fn(entry, kernel, op); });
     });
 }

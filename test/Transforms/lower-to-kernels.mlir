@@ -1,6 +1,7 @@
 // RUN: gnn-opt %s --gnn-lower --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: gnn.kernel @agg
+// CHECK-SAME: gnn.entry = "m_agg"
 // CHECK-SAME: gnn.launch = #gnn.launch<block = 256, grid = "num_rows", per_block = 16, shared = 0>
 // CHECK-SAME: gnn.params = ["row_ptr", "col_idx", "num_rows", "x", "values", "y"]
 // CHECK: gnn.spmm
@@ -119,5 +120,32 @@ gnn.module @m {
     // expected-error @+1 {{128 heads need 256 running values per thread; at most 64 heads fit in registers}}
     %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?x128xf32> -> tensor<?x128xf32>
     gnn.return %a : tensor<?x128xf32>
+  }
+}
+
+// -----
+
+// Symbols may hold characters C identifiers may not; the entry name replaces
+// them, and two kernels that end up with one name are an error.
+// CHECK-LABEL: gnn.kernel @"a-b"
+// CHECK-SAME: gnn.entry = "m_a_b"
+gnn.module @m {
+  gnn.kernel @"a-b"(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @"a-b"(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+  // expected-error @+1 {{has the CUDA entry name 'm_a_b', like the kernel at}}
+  gnn.kernel @a_b(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
   }
 }

@@ -24,6 +24,12 @@ void buildLoweringPipeline(mlir::OpPassManager &pm);
 constexpr const char *kParamsAttrName = "gnn.params";
 constexpr const char *kLaunchAttrName = "gnn.launch";
 constexpr const char *kPlanAttrName = "gnn.plan";
+/// The kernel's extern "C" entry name, written by gnn-lower-to-kernels.
+constexpr const char *kEntryAttrName = "gnn.entry";
+
+/// The CUDA entry name of `kernel`: `<module>_<kernel>` with every character
+/// that is not a letter, digit or underscore replaced by an underscore.
+std::string kernelEntryName(gnn::GnnModuleOp module, gnn::KernelOp kernel);
 
 } // namespace gnnc
 

@@ -57,15 +57,6 @@ StringRef rawVectorType(int64_t bytes) {
   }
 }
 
-/// A valid C identifier for `module::kernel`.
-std::string entryName(GnnModuleOp module, KernelOp kernel) {
-  std::string name = (module.getSymName() + "_" + kernel.getSymName()).str();
-  for (char &c : name)
-    if (!isalnum(static_cast<unsigned char>(c)) && c != '_')
-      c = '_';
-  return name;
-}
-
 class CUDAEmitter {
 public:
   CUDAEmitter(raw_ostream &os) : os(os) {}
@@ -627,7 +618,11 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
               "before printing";
 
   rt::KernelSpec spec;
-  spec.name = entryName(module, kernel);
+  auto entry = kernel->getAttrOfType<StringAttr>(kEntryAttrName);
+  if (!entry)
+    return kernel.emitOpError()
+           << "has no gnn.entry; run gnn-lower-to-kernels before printing";
+  spec.name = entry.str();
   spec.launch.blockX = launch.getBlock();
   spec.launch.gridParam = launch.getGrid().str();
   spec.launch.itemsPerBlock = launch.getPerBlock();
