@@ -85,6 +85,8 @@ private:
                              const ElementSpelling &e,
                              bool perEdgeOutput = false,
                              StringRef colNormParam = "");
+  /// Prints `group_mask`: the bits of the `lanes` threads that share a row.
+  void emitGroupMask(int64_t lanes);
   /// Name of the kernel parameter bound to block argument `v`.
   StringRef paramName(KernelOp kernel, Value v);
   /// Index in gnn.params of the first result's parameter; the parameters
@@ -227,6 +229,14 @@ void CUDAEmitter::emitVertexPrologue(VertexPlanAttr plan, StringRef prefix,
   os << "  return;\n";
 }
 
+void CUDAEmitter::emitGroupMask(int64_t lanes) {
+  if (lanes == 32)
+    os << "const unsigned group_mask = 0xffffffffu;\n";
+  else
+    os << "const unsigned group_mask = " << ((1ull << lanes) - 1)
+       << "u << (threadIdx.x % 32 / " << lanes << " * " << lanes << ");\n";
+}
+
 void CUDAEmitter::emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
                                         StringRef indexType,
                                         StringRef valuesParam,
@@ -236,11 +246,7 @@ void CUDAEmitter::emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
   int64_t lanes = plan.getLanes();
   os << "const long long begin = " << prefix << "row_ptr[row];\n";
   os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
-  if (lanes == 32)
-    os << "const unsigned group_mask = 0xffffffffu;\n";
-  else
-    os << "const unsigned group_mask = " << ((1ull << lanes) - 1)
-       << "u << (threadIdx.x % 32 / " << lanes << " * " << lanes << ");\n";
+  emitGroupMask(lanes);
   os << "for (long long base = begin; base < end; base += " << lanes << ") {\n";
   os.indent();
   os << "const int n = (int)min((long long)" << lanes << ", end - base);\n";
@@ -523,23 +529,12 @@ LogicalResult CUDAEmitter::emitEdgeSoftmax(EdgeSoftmaxOp op) {
   int64_t lanes = plan.getLanes();
   int64_t chunks = plan.getChunks();
 
-  os << "// gnn.edge_softmax, vertex_parallel: " << lanes << " thread"
-     << (lanes == 1 ? "" : "s") << " per row over its edges, "
-     << plan.getRowsPerBlock() << " rows per block, " << heads << " head"
-     << (heads == 1 ? "" : "s") << " per edge, " << vw
-     << " elements per load\n";
-  os << "const long long row = (long long)blockIdx.x * "
-     << plan.getRowsPerBlock() << " + threadIdx.x / " << lanes << ";\n";
-  os << "const int lane = threadIdx.x % " << lanes << ";\n";
-  os << "if (row >= " << prefix << "num_rows)\n";
-  os << "  return;\n";
+  emitVertexPrologue(plan, prefix,
+                     "gnn.edge_softmax (" + std::to_string(heads) +
+                         " heads per edge; a row's threads split its edges)");
   os << "const long long begin = " << prefix << "row_ptr[row];\n";
   os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
-  if (lanes == 32)
-    os << "const unsigned group_mask = 0xffffffffu;\n";
-  else
-    os << "const unsigned group_mask = " << ((1ull << lanes) - 1)
-       << "u << (threadIdx.x % 32 / " << lanes << " * " << lanes << ");\n";
+  emitGroupMask(lanes);
   // Per head: the running maximum and sum of exponentials, in f32.
   os << "float m[" << heads << "];\n";
   os << "float s[" << heads << "];\n";
