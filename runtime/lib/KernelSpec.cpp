@@ -59,10 +59,41 @@ static bool isIdentifier(const std::string &text) {
   return true;
 }
 
+/// Checks one launch rule of `spec` (the main one or a follow-up's).
+static Status validateLaunch(const KernelSpec &spec, const std::string &entry,
+                             const LaunchRule &rule) {
+  if (rule.blockX == 0 || rule.blockY == 0 || rule.blockZ == 0)
+    return Status::error("kernel '" + entry +
+                         "': every block dimension must be positive");
+  if (rule.itemsPerBlock == 0)
+    return Status::error("kernel '" + entry +
+                         "': items per block must be at least 1");
+  if (!rule.gridParam.empty()) {
+    const KernelParam *param = spec.findParam(rule.gridParam);
+    if (!param)
+      return Status::error("kernel '" + entry + "': grid parameter '" +
+                           rule.gridParam + "' is not a parameter");
+    if (param->kind != ParamKind::Int32 && param->kind != ParamKind::Int64)
+      return Status::error("kernel '" + entry + "': grid parameter '" +
+                           rule.gridParam + "' must be i32 or i64, not " +
+                           paramKindName(param->kind));
+  }
+  return Status::ok();
+}
+
 Status validateKernelSpec(const KernelSpec &spec) {
   if (!isIdentifier(spec.name))
     return Status::error("kernel name '" + spec.name +
                          "' is not a valid C identifier");
+  std::set<std::string> entries = {spec.name};
+  for (const FollowUpKernel &next : spec.followUps) {
+    if (!isIdentifier(next.name))
+      return Status::error("kernel '" + spec.name + "': follow-up name '" +
+                           next.name + "' is not a valid C identifier");
+    if (!entries.insert(next.name).second)
+      return Status::error("kernel '" + spec.name + "': entry point '" +
+                           next.name + "' appears twice");
+  }
   std::set<std::string> seen;
   for (const KernelParam &param : spec.params) {
     if (!isIdentifier(param.name))
@@ -72,24 +103,35 @@ Status validateKernelSpec(const KernelSpec &spec) {
       return Status::error("kernel '" + spec.name + "': parameter '" +
                            param.name + "' appears twice");
   }
-  const LaunchRule &rule = spec.launch;
-  if (rule.blockX == 0 || rule.blockY == 0 || rule.blockZ == 0)
-    return Status::error("kernel '" + spec.name +
-                         "': every block dimension must be positive");
-  if (rule.itemsPerBlock == 0)
-    return Status::error("kernel '" + spec.name +
-                         "': items per block must be at least 1");
-  if (!rule.gridParam.empty()) {
-    const KernelParam *param = spec.findParam(rule.gridParam);
-    if (!param)
-      return Status::error("kernel '" + spec.name + "': grid parameter '" +
-                           rule.gridParam + "' is not a parameter");
-    if (param->kind != ParamKind::Int32 && param->kind != ParamKind::Int64)
-      return Status::error("kernel '" + spec.name + "': grid parameter '" +
-                           rule.gridParam + "' must be i32 or i64, not " +
-                           paramKindName(param->kind));
+  GNNC_RETURN_IF_ERROR(validateLaunch(spec, spec.name, spec.launch));
+  for (const FollowUpKernel &next : spec.followUps)
+    GNNC_RETURN_IF_ERROR(validateLaunch(spec, next.name, next.launch));
+  if (const std::optional<WorkspaceRule> &ws = spec.workspace) {
+    const KernelParam *param = spec.findParam(ws->param);
+    if (!param || param->kind != ParamKind::Pointer)
+      return Status::error("kernel '" + spec.name + "': workspace parameter '" +
+                           ws->param + "' is not a ptr parameter");
+    const KernelParam *count = spec.findParam(ws->countParam);
+    if (!count ||
+        (count->kind != ParamKind::Int32 && count->kind != ParamKind::Int64))
+      return Status::error("kernel '" + spec.name + "': workspace count '" +
+                           ws->countParam + "' is not an i32/i64 parameter");
+    if (ws->itemsPerUnit == 0)
+      return Status::error("kernel '" + spec.name +
+                           "': workspace items per unit must be at least 1");
   }
   return Status::ok();
+}
+
+static Json launchJson(const LaunchRule &rule) {
+  Json launch =
+      Json{{"block", Json::array({rule.blockX, rule.blockY, rule.blockZ})},
+           {"grid_param", rule.gridParam},
+           {"items_per_block", rule.itemsPerBlock},
+           {"shared_bytes", rule.sharedBytes}};
+  if (rule.minBlocks)
+    launch["min_blocks"] = rule.minBlocks;
+  return launch;
 }
 
 std::string writeManifest(const std::vector<KernelSpec> &kernels,
@@ -106,12 +148,20 @@ std::string writeManifest(const std::vector<KernelSpec> &kernels,
       params.push_back(
           Json{{"name", param.name}, {"kind", paramKindName(param.kind)}});
     kernel["params"] = std::move(params);
-    const LaunchRule &rule = spec.launch;
-    kernel["launch"] =
-        Json{{"block", Json::array({rule.blockX, rule.blockY, rule.blockZ})},
-             {"grid_param", rule.gridParam},
-             {"items_per_block", rule.itemsPerBlock},
-             {"shared_bytes", rule.sharedBytes}};
+    kernel["launch"] = launchJson(spec.launch);
+    if (!spec.followUps.empty()) {
+      Json next = Json::array();
+      for (const FollowUpKernel &f : spec.followUps)
+        next.push_back(
+            Json{{"name", f.name}, {"launch", launchJson(f.launch)}});
+      kernel["follow_ups"] = std::move(next);
+    }
+    if (const std::optional<WorkspaceRule> &ws = spec.workspace)
+      kernel["workspace"] = Json{{"param", ws->param},
+                                 {"count_param", ws->countParam},
+                                 {"items_per_unit", ws->itemsPerUnit},
+                                 {"bytes_per_unit", ws->bytesPerUnit},
+                                 {"min_units", ws->minUnits}};
     kernel["schedule"] = spec.schedule;
     Json info = Json::object();
     for (const auto &[key, value] : spec.info)
@@ -210,9 +260,9 @@ public:
 
   Status readLaunch(const Json &object, const std::string &field,
                     LaunchRule &rule) const {
-    GNNC_RETURN_IF_ERROR(checkObject(
-        object, field,
-        {"block", "grid_param", "items_per_block", "shared_bytes"}));
+    GNNC_RETURN_IF_ERROR(checkObject(object, field,
+                                     {"block", "grid_param", "items_per_block",
+                                      "shared_bytes", "min_blocks"}));
     auto block = object.find("block");
     if (block == object.end())
       return fail(field + ".block", "missing");
@@ -240,13 +290,55 @@ public:
                                       std::numeric_limits<unsigned>::max(), 0,
                                       shared));
     rule.sharedBytes = static_cast<unsigned>(shared);
+    GNNC_RETURN_IF_ERROR(readUnsigned(object, "min_blocks", field,
+                                      std::numeric_limits<int32_t>::max(), 0,
+                                      rule.minBlocks));
+    return Status::ok();
+  }
+
+  Status readFollowUps(const Json &list, const std::string &field,
+                       std::vector<FollowUpKernel> &out) const {
+    if (!list.is_array())
+      return fail(field, "expected an array");
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string itemField = field + "[" + std::to_string(i) + "]";
+      GNNC_RETURN_IF_ERROR(checkObject(list[i], itemField, {"name", "launch"}));
+      FollowUpKernel next;
+      GNNC_RETURN_IF_ERROR(
+          readString(list[i], "name", itemField, true, next.name));
+      auto launch = list[i].find("launch");
+      if (launch == list[i].end())
+        return fail(itemField + ".launch", "missing");
+      GNNC_RETURN_IF_ERROR(
+          readLaunch(*launch, itemField + ".launch", next.launch));
+      out.push_back(std::move(next));
+    }
+    return Status::ok();
+  }
+
+  Status readWorkspace(const Json &object, const std::string &field,
+                       WorkspaceRule &ws) const {
+    GNNC_RETURN_IF_ERROR(checkObject(object, field,
+                                     {"param", "count_param", "items_per_unit",
+                                      "bytes_per_unit", "min_units"}));
+    GNNC_RETURN_IF_ERROR(readString(object, "param", field, true, ws.param));
+    GNNC_RETURN_IF_ERROR(
+        readString(object, "count_param", field, true, ws.countParam));
+    const uint64_t most = uint64_t(1) << 48;
+    GNNC_RETURN_IF_ERROR(readUnsigned(object, "items_per_unit", field, most, 1,
+                                      ws.itemsPerUnit));
+    GNNC_RETURN_IF_ERROR(readUnsigned(object, "bytes_per_unit", field, most, 0,
+                                      ws.bytesPerUnit));
+    GNNC_RETURN_IF_ERROR(
+        readUnsigned(object, "min_units", field, most, 0, ws.minUnits));
     return Status::ok();
   }
 
   Status readKernel(const Json &object, const std::string &field,
                     KernelSpec &spec) const {
-    GNNC_RETURN_IF_ERROR(checkObject(
-        object, field, {"name", "params", "launch", "schedule", "info"}));
+    GNNC_RETURN_IF_ERROR(checkObject(object, field,
+                                     {"name", "params", "launch", "follow_ups",
+                                      "workspace", "schedule", "info"}));
     GNNC_RETURN_IF_ERROR(readString(object, "name", field, true, spec.name));
     auto params = object.find("params");
     if (params == object.end())
@@ -276,6 +368,14 @@ public:
     if (launch == object.end())
       return fail(field + ".launch", "missing");
     GNNC_RETURN_IF_ERROR(readLaunch(*launch, field + ".launch", spec.launch));
+    if (auto next = object.find("follow_ups"); next != object.end())
+      GNNC_RETURN_IF_ERROR(
+          readFollowUps(*next, field + ".follow_ups", spec.followUps));
+    if (auto ws = object.find("workspace"); ws != object.end()) {
+      WorkspaceRule rule;
+      GNNC_RETURN_IF_ERROR(readWorkspace(*ws, field + ".workspace", rule));
+      spec.workspace = std::move(rule);
+    }
     GNNC_RETURN_IF_ERROR(
         readString(object, "schedule", field, false, spec.schedule));
     auto info = object.find("info");
@@ -346,6 +446,10 @@ Expected<std::vector<KernelSpec>> readManifest(const std::string &json,
     if (!names.insert(spec.name).second)
       return reader.fail(field + ".name",
                          "kernel '" + spec.name + "' appears twice");
+    for (const FollowUpKernel &next : spec.followUps)
+      if (!names.insert(next.name).second)
+        return reader.fail(field + ".follow_ups",
+                           "entry point '" + next.name + "' appears twice");
     spec.source = source;
     specs.push_back(std::move(spec));
   }

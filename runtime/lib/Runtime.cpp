@@ -2,6 +2,7 @@
 
 #include "gnnc/runtime/Runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <vector>
@@ -73,28 +74,63 @@ static Status checkArguments(const KernelSpec &spec, const ArgPack &args) {
   return Status::ok();
 }
 
-Expected<uint64_t> gridBlocks(const KernelSpec &spec, const ArgPack &args) {
-  const LaunchRule &rule = spec.launch;
-  if (rule.gridParam.empty())
-    return uint64_t(1);
-  auto it = args.values().find(rule.gridParam);
+/// The value of the integer argument `name` of `spec`; `role` names its use
+/// in errors.
+static Expected<int64_t> integerArgument(const KernelSpec &spec,
+                                         const ArgPack &args,
+                                         const std::string &name,
+                                         const char *role) {
+  auto it = args.values().find(name);
   if (it == args.values().end())
-    return Status::error("kernel '" + spec.name + "': grid parameter '" +
-                         rule.gridParam + "' is not bound");
+    return Status::error("kernel '" + spec.name + "': " + role + " '" + name +
+                         "' is not bound");
   int64_t items = 0;
   if (it->second.kind == ParamKind::Int32)
     items = it->second.i32;
   else if (it->second.kind == ParamKind::Int64)
     items = it->second.i64;
   else
-    return Status::error("kernel '" + spec.name + "': grid parameter '" +
-                         rule.gridParam + "' must be bound to an integer");
+    return Status::error("kernel '" + spec.name + "': " + role + " '" + name +
+                         "' must be bound to an integer");
   if (items < 0)
-    return Status::error("kernel '" + spec.name + "': grid parameter '" +
-                         rule.gridParam + "' is negative (" +
-                         std::to_string(items) + ")");
+    return Status::error("kernel '" + spec.name + "': " + role + " '" + name +
+                         "' is negative (" + std::to_string(items) + ")");
+  return items;
+}
+
+Expected<uint64_t> gridBlocks(const KernelSpec &spec, const LaunchRule &rule,
+                              const ArgPack &args) {
+  if (rule.gridParam.empty())
+    return std::max<uint64_t>(1, rule.minBlocks);
+  Expected<int64_t> items =
+      integerArgument(spec, args, rule.gridParam, "grid parameter");
+  if (!items)
+    return items.status();
   uint64_t perBlock = rule.itemsPerBlock ? rule.itemsPerBlock : 1;
-  return (static_cast<uint64_t>(items) + perBlock - 1) / perBlock;
+  uint64_t blocks = (static_cast<uint64_t>(*items) + perBlock - 1) / perBlock;
+  return std::max(blocks, rule.minBlocks);
+}
+
+Expected<uint64_t> gridBlocks(const KernelSpec &spec, const ArgPack &args) {
+  return gridBlocks(spec, spec.launch, args);
+}
+
+Expected<uint64_t> workspaceBytes(const KernelSpec &spec, const ArgPack &args) {
+  if (!spec.workspace)
+    return uint64_t(0);
+  const WorkspaceRule &ws = *spec.workspace;
+  Expected<int64_t> items =
+      integerArgument(spec, args, ws.countParam, "workspace count");
+  if (!items)
+    return items.status();
+  uint64_t perUnit = ws.itemsPerUnit ? ws.itemsPerUnit : 1;
+  uint64_t units = std::max<uint64_t>(
+      (static_cast<uint64_t>(*items) + perUnit - 1) / perUnit, ws.minUnits);
+  if (ws.bytesPerUnit &&
+      units > std::numeric_limits<uint64_t>::max() / ws.bytesPerUnit)
+    return Status::error("kernel '" + spec.name +
+                         "': the workspace size overflows");
+  return units * ws.bytesPerUnit;
 }
 
 //===----------------------------------------------------------------------===//
@@ -153,22 +189,41 @@ Expected<LoadedKernel> Runtime::load(const KernelSpec &spec, LoadStats *stats) {
   LoadedKernel kernel;
   kernel.spec = spec;
   kernel.function = function.take();
+  for (const FollowUpKernel &next : spec.followUps) {
+    Expected<Function> f = module->function(next.name);
+    if (!f)
+      return f.status().withContext(what);
+    kernel.followUps.push_back(f.take());
+  }
   return kernel;
 }
 
-Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &args,
+Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &given,
                        bool synchronize) {
   const KernelSpec &spec = kernel.spec;
+  // An unbound workspace gets the runtime's scratch buffer.
+  const ArgPack *bound = &given;
+  ArgPack withWorkspace;
+  if (spec.workspace && !given.values().count(spec.workspace->param)) {
+    Expected<uint64_t> bytes = workspaceBytes(spec, given);
+    if (!bytes)
+      return bytes.status();
+    if (*bytes > scratch_.size()) {
+      // The old buffer may still be in use by queued kernels.
+      GNNC_RETURN_IF_ERROR(device_.synchronize());
+      scratch_ = DeviceBuffer();
+      Expected<DeviceBuffer> grown = DeviceBuffer::allocate(*bytes);
+      if (!grown)
+        return grown.status().withContext("kernel '" + spec.name +
+                                          "': allocating its workspace");
+      scratch_ = grown.take();
+    }
+    withWorkspace = given;
+    withWorkspace.bindAddress(spec.workspace->param, scratch_.address());
+    bound = &withWorkspace;
+  }
+  const ArgPack &args = *bound;
   GNNC_RETURN_IF_ERROR(checkArguments(spec, args));
-  Expected<uint64_t> blocks = gridBlocks(spec, args);
-  if (!blocks)
-    return blocks.status();
-  if (*blocks == 0)
-    return Status::ok();
-  if (*blocks > uint64_t(std::numeric_limits<int32_t>::max()))
-    return Status::error("kernel '" + spec.name + "': the grid needs " +
-                         std::to_string(*blocks) +
-                         " blocks, more than a launch allows");
 
   // Parameter storage in launch order; kernelParams points into it.
   std::vector<ArgPack::Value> storage;
@@ -193,10 +248,32 @@ Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &args,
       break;
     }
   }
-  const LaunchRule &rule = spec.launch;
-  return rt::launch(kernel.function, {static_cast<unsigned>(*blocks), 1u, 1u},
-                    {rule.blockX, rule.blockY, rule.blockZ}, rule.sharedBytes,
-                    pointers.empty() ? nullptr : pointers.data(), synchronize);
+  auto launchOne = [&](const std::string &entry, const Function &function,
+                       const LaunchRule &rule, bool last) -> Status {
+    Expected<uint64_t> blocks = gridBlocks(spec, rule, args);
+    if (!blocks)
+      return blocks.status();
+    if (*blocks == 0)
+      return last && synchronize ? device_.synchronize() : Status::ok();
+    if (*blocks > uint64_t(std::numeric_limits<int32_t>::max()))
+      return Status::error("kernel '" + entry + "': the grid needs " +
+                           std::to_string(*blocks) +
+                           " blocks, more than a launch allows");
+    return rt::launch(function, {static_cast<unsigned>(*blocks), 1u, 1u},
+                      {rule.blockX, rule.blockY, rule.blockZ}, rule.sharedBytes,
+                      pointers.empty() ? nullptr : pointers.data(),
+                      synchronize && last);
+  };
+  if (kernel.followUps.size() != spec.followUps.size())
+    return Status::error("kernel '" + spec.name +
+                         "' was not loaded with its follow-up kernels");
+  GNNC_RETURN_IF_ERROR(launchOne(spec.name, kernel.function, spec.launch,
+                                 spec.followUps.empty()));
+  for (size_t i = 0; i < spec.followUps.size(); ++i)
+    GNNC_RETURN_IF_ERROR(launchOne(spec.followUps[i].name, kernel.followUps[i],
+                                   spec.followUps[i].launch,
+                                   i + 1 == spec.followUps.size()));
+  return Status::ok();
 }
 
 } // namespace gnnc::rt

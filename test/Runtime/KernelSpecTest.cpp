@@ -131,6 +131,56 @@ TEST(Manifest, ReadsFileAndSource) {
   EXPECT_NE(missing.message().find("cannot open manifest"), std::string::npos);
 }
 
+TEST(Manifest, FollowUpsAndWorkspace) {
+  KernelSpec spec = makeSpmm();
+  spec.launch.gridParam = "nnz";
+  spec.launch.minBlocks = 1;
+  LaunchRule fixup = spec.launch;
+  fixup.blockX = 64;
+  spec.followUps.push_back({"spmm_fixup", fixup});
+  spec.workspace = WorkspaceRule{"rowPtr", "nnz", 256, 512, 1};
+  auto specs = readManifest(writeManifest({spec}, "k.cu"), "m.json", "");
+  ASSERT_TRUE(specs) << specs.message();
+  const KernelSpec &back = (*specs)[0];
+  EXPECT_EQ(back.launch.minBlocks, 1u);
+  ASSERT_EQ(back.followUps.size(), 1u);
+  EXPECT_EQ(back.followUps[0].name, "spmm_fixup");
+  EXPECT_EQ(back.followUps[0].launch.blockX, 64u);
+  ASSERT_TRUE(back.workspace.has_value());
+  EXPECT_EQ(back.workspace->countParam, "nnz");
+  EXPECT_EQ(back.workspace->itemsPerUnit, 256u);
+  EXPECT_EQ(back.workspace->bytesPerUnit, 512u);
+
+  // Workspace size and grid with the minimum: 1000 edges -> 4 units and
+  // 125 blocks, and a graph without edges still gets one block and one unit.
+  ArgPack args;
+  args.bind("nnz", int64_t(1000));
+  EXPECT_EQ(*workspaceBytes(back, args), 4u * 512u);
+  EXPECT_EQ(*gridBlocks(back, args), 125u);
+  args.bind("nnz", int64_t(0));
+  EXPECT_EQ(*workspaceBytes(back, args), 512u);
+  EXPECT_EQ(*gridBlocks(back, args), 1u);
+
+  // A follow-up named like the kernel, a workspace in an integer parameter.
+  KernelSpec twice = spec;
+  twice.followUps[0].name = spec.name;
+  Status st = validateKernelSpec(twice);
+  EXPECT_NE(st.message().find("appears twice"), std::string::npos)
+      << st.message();
+  KernelSpec badWorkspace = spec;
+  badWorkspace.workspace->param = "rows";
+  st = validateKernelSpec(badWorkspace);
+  EXPECT_NE(st.message().find("is not a ptr parameter"), std::string::npos)
+      << st.message();
+  std::string json = writeManifest({spec}, "k.cu");
+  const std::string from = "\"count_param\": \"nnz\"";
+  json.replace(json.find(from), from.size(), "\"count_param\": \"cols\"");
+  auto bad = readManifest(json, "m.json", "");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("workspace count 'cols'"), std::string::npos)
+      << bad.message();
+}
+
 TEST(ArgPack, GridFromLaunchRule) {
   KernelSpec spec = makeSpmm();
   ArgPack args;

@@ -34,15 +34,39 @@ struct KernelParam {
 };
 
 /// How a kernel is launched. The grid has ceil(value of the integer
-/// parameter `gridParam` / itemsPerBlock) blocks in x (and 1 in y and z); a
-/// value of 0 means the launch is skipped. An empty `gridParam` means a grid
-/// of exactly one block.
+/// parameter `gridParam` / itemsPerBlock) blocks in x (and 1 in y and z),
+/// raised to `minBlocks`; a grid of 0 blocks means the launch is skipped. An
+/// empty `gridParam` means a grid of exactly one block.
 struct LaunchRule {
   unsigned blockX = 256, blockY = 1, blockZ = 1;
   std::string gridParam;
   uint64_t itemsPerBlock = 1;
   /// Dynamic shared memory per block, in bytes.
   unsigned sharedBytes = 0;
+  /// The fewest blocks launched, whatever the grid parameter says (a kernel
+  /// over edges still has rows to write when a graph has no edges).
+  uint64_t minBlocks = 0;
+};
+
+/// A kernel launched after the main one, on the same stream and with the
+/// same arguments (for instance to finish rows split between blocks).
+struct FollowUpKernel {
+  /// Its extern "C" entry point, in the same translation unit.
+  std::string name;
+  LaunchRule launch;
+};
+
+/// Device scratch memory a kernel needs: ceil(value of the integer parameter
+/// `countParam` / itemsPerUnit), at least `minUnits`, times `bytesPerUnit`
+/// bytes, passed in the pointer parameter `param`. The runtime allocates it
+/// when the caller does not bind `param`; its contents on entry are
+/// unspecified.
+struct WorkspaceRule {
+  std::string param;
+  std::string countParam;
+  uint64_t itemsPerUnit = 1;
+  uint64_t bytesPerUnit = 0;
+  uint64_t minUnits = 0;
 };
 
 /// One generated kernel.
@@ -54,6 +78,10 @@ struct KernelSpec {
   /// The parameters, in launch order.
   std::vector<KernelParam> params;
   LaunchRule launch;
+  /// Kernels launched after this one, in order, with the same arguments.
+  std::vector<FollowUpKernel> followUps;
+  /// Scratch memory, if the kernel needs any.
+  std::optional<WorkspaceRule> workspace;
   /// The #gnn.schedule text, for reports.
   std::string schedule;
   /// Free-form facts (op, element type, feature width...).
@@ -63,17 +91,22 @@ struct KernelSpec {
   const KernelParam *findParam(const std::string &paramName) const;
 };
 
-/// Checks that `spec` is launchable: a valid C identifier as name, unique
-/// parameter names, a positive block, items per block >= 1, and a grid
-/// parameter (when given) that names an i32/i64 parameter.
+/// Checks that `spec` is launchable: valid C identifiers as kernel names
+/// (follow-ups included, all distinct), unique parameter names, positive
+/// blocks, items per block >= 1, grid parameters (when given) that name
+/// i32/i64 parameters, and a workspace (when given) whose parameter is a
+/// pointer and whose count is an i32/i64 parameter.
 Status validateKernelSpec(const KernelSpec &spec);
 
 /// Renders the manifest (pretty JSON, format version 1) of `kernels`, whose
 /// sources all live in the file `sourceFileName` (stored as "source"):
 ///   {"version":1,"source":"kernels.cu","kernels":[{"name":..,
 ///    "params":[{"name":..,"kind":"ptr"}],"launch":{"block":[x,y,z],
-///    "grid_param":..,"items_per_block":..,"shared_bytes":..},
-///    "schedule":..,"info":{..}}]}
+///    "grid_param":..,"items_per_block":..,"shared_bytes":..,
+///    "min_blocks":..}, "follow_ups":[{"name":..,"launch":{..}}],
+///    "workspace":{"param":..,"count_param":..,"items_per_unit":..,
+///    "bytes_per_unit":..,"min_units":..}, "schedule":..,"info":{..}}]}
+/// (min_blocks, follow_ups and workspace only when used).
 std::string writeManifest(const std::vector<KernelSpec> &kernels,
                           const std::string &sourceFileName);
 

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace gnnc::rt {
 
@@ -42,6 +43,8 @@ struct LoadStats {
 struct LoadedKernel {
   KernelSpec spec;
   Function function;
+  /// The entry points of spec.followUps, in order.
+  std::vector<Function> followUps;
 };
 
 /// Kernel arguments bound by parameter name.
@@ -76,6 +79,11 @@ private:
 
 /// The number of blocks `spec` launches with `args` (0: skip the launch).
 Expected<uint64_t> gridBlocks(const KernelSpec &spec, const ArgPack &args);
+/// The same for one launch rule of `spec` (its own or a follow-up's).
+Expected<uint64_t> gridBlocks(const KernelSpec &spec, const LaunchRule &rule,
+                              const ArgPack &args);
+/// The workspace bytes `spec` needs with `args` (0 without a workspace).
+Expected<uint64_t> workspaceBytes(const KernelSpec &spec, const ArgPack &args);
 
 /// A device plus a kernel cache.
 class Runtime {
@@ -98,8 +106,10 @@ public:
 
   /// Checks that every parameter of the kernel is bound with its kind and
   /// that nothing else is bound, computes the grid from the launch rule and
-  /// launches (nothing when the grid is empty); with `synchronize` waits for
-  /// the kernel and reports errors raised while it ran.
+  /// launches (nothing when the grid is empty), then its follow-ups; with
+  /// `synchronize` waits for them and reports errors raised while they ran.
+  /// A workspace parameter left unbound gets the runtime's scratch buffer
+  /// (grown as needed and reused by later launches on the same stream).
   Status launch(const LoadedKernel &kernel, const ArgPack &args,
                 bool synchronize = true);
 
@@ -115,6 +125,8 @@ private:
   /// Modules loaded so far, by cache key: kernels of one translation unit
   /// are compiled and loaded once.
   std::map<std::string, Module> modules_;
+  /// Workspace for kernels whose caller binds none.
+  DeviceBuffer scratch_;
 };
 
 } // namespace gnnc::rt
