@@ -169,11 +169,12 @@ def Gnn_LaunchAttr : AttrDef<Gnn_Dialect, "Launch"> {
   let summary = "launch configuration of a lowered kernel";
   let description = [{
     Written by `gnn-lower-to-kernels`: `block` threads per block, one block
-    per `per_block` items of the integer kernel parameter `grid`, and
-    `shared` bytes of dynamic shared memory.
+    per `per_block` items of the integer kernel parameter `grid` (at least
+    `min_blocks` blocks), and `shared` bytes of dynamic shared memory.
   }];
   let parameters = (ins "int32_t":$block, StringRefParameter<>:$grid,
-                        "int64_t":$per_block, "int32_t":$shared);
+                        "int64_t":$per_block, "int32_t":$shared,
+                        DefaultValuedParameter<"int64_t", "0">:$min_blocks);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

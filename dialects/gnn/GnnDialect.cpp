@@ -117,6 +117,9 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 bool ScheduleAttr::isComplete() const {
-  return getVectorWidth() != 0 && getDimWorkers() != 0 &&
-         getThreadsPerBlock() != 0;
+  bool common = getVectorWidth() != 0 && getDimWorkers() != 0 &&
+                getThreadsPerBlock() != 0;
+  if (getStrategy() == Strategy::edge_parallel)
+    return common && getEdgesPerWarp() != 0 && getWrite() != WriteMode::direct;
+  return common;
 }

@@ -106,28 +106,46 @@ Type SpmmOp::getElementType() {
   return cast<RankedTensorType>(getFeatures().getType()).getElementType();
 }
 
+/// Most edges one edge-parallel worker may take.
+static constexpr int32_t kMaxEdgesPerWorker = 1 << 20;
+
 /// Checks that `schedule` is one `op` can run today on `elementType`
-/// features of width `width`, and says why not otherwise.
+/// features of width `width`, and says why not otherwise. Only gnn.spmm
+/// (`edgeParallel`) has an edge_parallel schedule.
 static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
-                                          Type elementType, int64_t width) {
-  if (schedule.getStrategy() != Strategy::vertex_parallel)
+                                          Type elementType, int64_t width,
+                                          bool edgeParallel = false) {
+  Strategy strategy = schedule.getStrategy();
+  bool edge = edgeParallel && strategy == Strategy::edge_parallel;
+  if (strategy != Strategy::vertex_parallel && !edge)
     return op->emitOpError()
-           << "schedule strategy '" << stringifyStrategy(schedule.getStrategy())
+           << "schedule strategy '" << stringifyStrategy(strategy)
            << "' is not implemented for " << op->getName()
-           << " yet; implemented: vertex_parallel";
+           << " yet; implemented: vertex_parallel"
+           << (edgeParallel ? ", edge_parallel" : "");
   if (schedule.getDiscBatch() != 0)
     return op->emitOpError()
            << "discretized reduction (disc_batch = " << schedule.getDiscBatch()
            << ") is not implemented yet; use disc_batch = 0";
   if (schedule.getAccumulate() != Accumulate::f32)
-    return op->emitOpError()
-           << "accumulate = f16 is not implemented yet; gnn.spmm "
-              "accumulates in f32";
-  if (schedule.getWrite() != WriteMode::direct)
+    return op->emitOpError() << "accumulate = f16 is not implemented yet; "
+                             << op->getName() << " accumulates in f32";
+  if (edge) {
+    int32_t e = schedule.getEdgesPerWarp();
+    if (e != 0 && (e < 8 || e > kMaxEdgesPerWorker))
+      return op->emitOpError()
+             << "edges_per_warp must be from 8 to " << kMaxEdgesPerWorker
+             << " (0 = choose), got " << e;
+    if (schedule.getWrite() == WriteMode::atomic)
+      return op->emitOpError()
+             << "write = atomic is not implemented yet; edge_parallel "
+                "finishes split rows with write = staged";
+  } else if (schedule.getWrite() != WriteMode::direct) {
     return op->emitOpError()
            << "write = " << stringifyWriteMode(schedule.getWrite())
            << " is not implemented yet; vertex_parallel "
               "writes each row directly";
+  }
   int64_t vw = schedule.getVectorWidth();
   if (vw != 0) {
     int64_t bytes = vw * elementType.getIntOrFloatBitWidth() / 8;
@@ -178,7 +196,7 @@ LogicalResult SpmmOp::verify() {
                             "yet";
   if (ScheduleAttr schedule = getScheduleAttr())
     return verifyVertexSchedule(*this, schedule, features.getElementType(),
-                                features.getDimSize(1));
+                                features.getDimSize(1), /*edgeParallel=*/true);
   return success();
 }
 

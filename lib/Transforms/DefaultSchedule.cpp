@@ -5,7 +5,8 @@
 // the feature width, enough dimension workers to cover a row in one trip,
 // 256 threads per block. gnn.edge_softmax spreads a row's edges (not its
 // features) over the threads of the row: its default is a warp per row,
-// with the widest load of heads that divides the number of heads.
+// with the widest load of heads that divides the number of heads. An
+// edge_parallel schedule gets 256 edges per worker and staged writes.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Transforms/Passes.h"
@@ -22,6 +23,9 @@ using namespace gnnc;
 using namespace gnnc::gnn;
 
 namespace {
+
+/// Edges per worker of an edge_parallel schedule that leaves it open.
+constexpr int32_t kDefaultEdgesPerWorker = 256;
 
 /// The widest vector (in elements) of at most 16 bytes that divides `width`.
 int32_t chooseVectorWidth(int64_t width, unsigned elementBits) {
@@ -58,6 +62,19 @@ ScheduleAttr completeVertexParallel(ScheduleAttr s, int64_t width,
                            s.getTileRouting(), s.getAccumulate(), s.getWrite());
 }
 
+/// Fills what edge_parallel adds: `kDefaultEdgesPerWorker` edges per
+/// worker and staged writes of the rows split between workers.
+ScheduleAttr completeEdgeParallel(ScheduleAttr s) {
+  int32_t edges =
+      s.getEdgesPerWarp() ? s.getEdgesPerWarp() : kDefaultEdgesPerWorker;
+  WriteMode write =
+      s.getWrite() == WriteMode::direct ? WriteMode::staged : s.getWrite();
+  return ScheduleAttr::get(
+      s.getContext(), s.getStrategy(), s.getVectorWidth(), s.getDiscBatch(),
+      s.getGroupSize(), s.getDimWorkers(), s.getThreadsPerBlock(), edges,
+      s.getSliceSize(), s.getTileRouting(), s.getAccumulate(), write);
+}
+
 } // namespace
 namespace gnnc {
 namespace {
@@ -72,13 +89,18 @@ struct GnnDefaultSchedulePass
       schedule = ScheduleAttr::get(op.getContext(), Strategy::vertex_parallel,
                                    0, 0, 0, 0, 0, 0, 0, false, Accumulate::f32,
                                    WriteMode::direct);
-    if (schedule.getStrategy() != Strategy::vertex_parallel) {
+    Strategy strategy = schedule.getStrategy();
+    if (strategy != Strategy::vertex_parallel &&
+        strategy != Strategy::edge_parallel) {
       op.emitOpError() << "no default for strategy '"
-                       << stringifyStrategy(schedule.getStrategy()) << "'";
+                       << stringifyStrategy(strategy) << "'";
       return WalkResult::interrupt();
     }
-    op.setScheduleAttr(completeVertexParallel(
-        schedule, width, elementType.getIntOrFloatBitWidth(), edgeWorkers));
+    schedule = completeVertexParallel(
+        schedule, width, elementType.getIntOrFloatBitWidth(), edgeWorkers);
+    if (strategy == Strategy::edge_parallel)
+      schedule = completeEdgeParallel(schedule);
+    op.setScheduleAttr(schedule);
     return WalkResult::advance();
   }
 

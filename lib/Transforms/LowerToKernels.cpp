@@ -196,23 +196,43 @@ LogicalResult lowerKernel(KernelOp kernel) {
   for (unsigned i = 0; i < graphArg.getArgNumber(); ++i)
     graphIndex += isa<GnnGraphType>(kernel.getArgumentTypes()[i]) ? 3 : 1;
   auto numRows = cast<StringAttr>((*params)[graphIndex + 2]);
-  // Right degree scaling reads precomputed column factors of the graph.
-  if (auto spmm = dyn_cast<SpmmOp>(target);
-      spmm && (spmm.getScale() == DegreeScale::right ||
-               spmm.getScale() == DegreeScale::both)) {
-    StringRef rowPtr = cast<StringAttr>((*params)[graphIndex]).getValue();
-    std::string name = (rowPtr.drop_back(strlen("row_ptr")) + "col_norm").str();
+  StringRef rowPtr = cast<StringAttr>((*params)[graphIndex]).getValue();
+  StringRef graphPrefix = rowPtr.drop_back(strlen("row_ptr"));
+  // Parameters the op needs beyond its operands; their names must be free.
+  auto addExtra = [&](const std::string &name, StringRef why) -> LogicalResult {
     for (Attribute existing : *params)
       if (cast<StringAttr>(existing).getValue() == name)
         return kernel.emitOpError()
-               << "a kernel parameter is named '" << name
-               << "', which degree scaling needs for the column factors; "
-                  "rename it with gnn.name";
+               << "a kernel parameter is named '" << name << "', which " << why
+               << " needs; rename it with gnn.name";
     params->push_back(StringAttr::get(ctx, name));
+    return success();
+  };
+  // Right degree scaling reads precomputed column factors of the graph.
+  auto spmm = dyn_cast<SpmmOp>(target);
+  if (spmm && (spmm.getScale() == DegreeScale::right ||
+               spmm.getScale() == DegreeScale::both))
+    if (failed(addExtra((graphPrefix + "col_norm").str(),
+                        "degree scaling (the column factors)")))
+      return failure();
+  // An edge-parallel kernel runs over the graph's edges: it takes their
+  // number, and a workspace for the partial rows of split rows.
+  bool edgeParallel = schedule.getStrategy() == Strategy::edge_parallel;
+  std::string gridParam = numRows.getValue().str();
+  int64_t perBlock = threads / lanes;
+  int64_t minBlocks = 0;
+  if (edgeParallel) {
+    gridParam = (graphPrefix + "num_edges").str();
+    if (failed(addExtra(gridParam, "edge_parallel (the number of edges)")) ||
+        failed(addExtra("workspace", "edge_parallel (the split rows)")))
+      return failure();
+    perBlock *= schedule.getEdgesPerWarp();
+    // A graph without edges still has rows to zero.
+    minBlocks = 1;
   }
   kernel->setAttr(kLaunchAttrName,
-                  LaunchAttr::get(ctx, threads, numRows.getValue(),
-                                  threads / lanes, /*shared=*/0));
+                  LaunchAttr::get(ctx, threads, gridParam, perBlock,
+                                  /*shared=*/0, minBlocks));
   kernel->setAttr(kParamsAttrName, ArrayAttr::get(ctx, *params));
   kernel->setAttr(
       kEntryAttrName,

@@ -160,6 +160,10 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     args.bind("values", *values);
   if (colNorm)
     args.bind("col_norm", *colNorm);
+  // Edge-parallel kernels take the number of edges; the runtime provides
+  // their workspace.
+  if (kernel.spec.findParam("num_edges"))
+    args.bind("num_edges", static_cast<int64_t>(graph.nnz));
   return runtime.launch(kernel, args, synchronize);
 }
 

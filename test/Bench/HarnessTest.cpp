@@ -152,13 +152,28 @@ TEST(BenchSchedules, Variants) {
   EXPECT_EQ(resolved->threadsPerBlock, 256);
   EXPECT_FALSE(parseSchedule("#gnn.schedule<>").isOk());
 
-  auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 4);
-  ASSERT_EQ(f32.size(), 4u);
+  auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 8);
+  ASSERT_EQ(f32.size(), 7u);
   EXPECT_EQ(f32[0].label, "default");
-  EXPECT_EQ(f32[1].dimWorkers, 32);
-  EXPECT_EQ(f32[2].dimWorkers, 8);
-  EXPECT_EQ(f32[3].vectorWidth, 2);
+  EXPECT_EQ(f32[0].edgesPerWorker, 0);
+  // Edge-parallel next, with the default's loads.
+  EXPECT_EQ(f32[1].label, "ep256");
+  EXPECT_EQ(f32[1].edgesPerWorker, 256);
+  EXPECT_EQ(f32[1].dimWorkers, 16);
+  EXPECT_NE(f32[1].attribute().find("strategy = edge_parallel, "
+                                    "edges_per_warp = 256"),
+            std::string::npos);
+  EXPECT_EQ(f32[2].edgesPerWorker, 64);
   EXPECT_EQ(f32[3].dimWorkers, 32);
+  EXPECT_EQ(f32[4].dimWorkers, 8);
+  EXPECT_EQ(f32[5].vectorWidth, 2);
+  EXPECT_EQ(f32[5].dimWorkers, 32);
+  EXPECT_EQ(f32[6].vectorWidth, 1);
+  auto parsed = parseSchedule(
+      "#gnn.schedule<strategy = edge_parallel, vector_width = 4, dim_workers "
+      "= 16, threads_per_block = 256, edges_per_warp = 64, write = staged>");
+  ASSERT_TRUE(parsed.isOk()) << parsed.message();
+  EXPECT_EQ(parsed->edgesPerWorker, 64);
 
   // At 32 workers there is no x2; f16 x8 is legal, f32 x8 is not.
   ScheduleChoice wide{"default", 4, 32, 256};

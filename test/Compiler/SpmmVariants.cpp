@@ -13,8 +13,24 @@ std::string SpmmVariant::kernelName() const {
   if (!scale.empty())
     name += "_" + scale;
   if (!schedule.empty())
-    name += "_scalar";
+    name += "_" + (tag.empty() ? std::string("scalar") : tag);
   return name;
+}
+
+const char *const gnnc::test::kEdgeSchedule =
+    "strategy = edge_parallel, edges_per_warp = 64";
+const char *const gnnc::test::kSmallEdgeSchedule =
+    "strategy = edge_parallel, edges_per_warp = 8, vector_width = 1, "
+    "dim_workers = 8, threads_per_block = 64";
+
+/// Adds `v` with the two edge-parallel schedules.
+static void addEdgeParallel(std::vector<SpmmVariant> &variants, SpmmVariant v) {
+  v.schedule = kEdgeSchedule;
+  v.tag = "ep";
+  variants.push_back(v);
+  v.schedule = kSmallEdgeSchedule;
+  v.tag = "ep8";
+  variants.push_back(v);
 }
 
 std::vector<SpmmVariant> gnnc::test::allSpmmVariants() {
@@ -28,6 +44,9 @@ std::vector<SpmmVariant> gnnc::test::allSpmmVariants() {
                             "threads_per_block = 128"});
         if (width == 41 || width == 64)
           variants.push_back({type, width, values, "i32", ""});
+        addEdgeParallel(variants, {type, width, values, "i64", ""});
+        if (width == 64)
+          addEdgeParallel(variants, {type, width, values, "i32", ""});
       }
   return variants;
 }
@@ -63,6 +82,8 @@ std::vector<SpmmVariant> gnnc::test::allScaledSpmmVariants() {
           v.schedule = "vector_width = 1, dim_workers = 32, "
                        "threads_per_block = 128";
           variants.push_back(v);
+          v.schedule.clear();
+          addEdgeParallel(variants, v);
         }
   return variants;
 }

@@ -18,6 +18,8 @@ struct SpmmVariant {
   std::string op = "spmm"; // spmm, sddmm_dot, sddmm_add, edge_softmax
   std::string reduce;      // spmm: "" (sum), mean or max
   std::string scale;       // spmm: "" (none), left, right or both
+  /// Names a non-default schedule in the kernel name ("" = "scalar").
+  std::string tag;
   std::string kernelName() const;
 };
 
@@ -26,6 +28,12 @@ struct SpmmVariant {
 /// default schedule and a one-element-per-lane schedule, i64 and (for some)
 /// i32 row offsets.
 std::vector<SpmmVariant> allSpmmVariants();
+
+/// Edge-parallel gnn.spmm schedules: `kEdgeSchedule` (64 edges per warp,
+/// default loads) and `kSmallEdgeSchedule` (8 edges per worker of 8 scalar
+/// threads: a long row is split between very many workers).
+extern const char *const kEdgeSchedule;
+extern const char *const kSmallEdgeSchedule;
 
 /// The SDDMM space: dot and add forms, every type and width above, with and
 /// without leaky ReLU, two schedules.

@@ -92,7 +92,7 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @clash(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32> {gnn.name = "col_norm"}) -> tensor<?x8xf32> {
-    // expected-error @-1 {{a kernel parameter is named 'col_norm', which degree scaling needs for the column factors}}
+    // expected-error @-1 {{a kernel parameter is named 'col_norm', which degree scaling (the column factors) needs; rename it with gnn.name}}
     %y = gnn.spmm %g, %x {scale = #gnn<scale right>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
   }

@@ -406,6 +406,9 @@ gnnc::bench::checkOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
 
 std::string ScheduleChoice::attribute() const {
   std::vector<std::string> parts;
+  if (edgesPerWorker)
+    parts.push_back("strategy = edge_parallel, edges_per_warp = " +
+                    std::to_string(edgesPerWorker));
   if (vectorWidth)
     parts.push_back("vector_width = " + std::to_string(vectorWidth));
   if (dimWorkers)
@@ -457,6 +460,7 @@ Expected<ScheduleChoice> gnnc::bench::parseSchedule(const std::string &text) {
   s.vectorWidth = findScheduleInt(text, "vector_width");
   s.dimWorkers = findScheduleInt(text, "dim_workers");
   s.threadsPerBlock = findScheduleInt(text, "threads_per_block");
+  s.edgesPerWorker = std::max(0, findScheduleInt(text, "edges_per_warp"));
   if (s.vectorWidth <= 0 || s.dimWorkers <= 0 || s.threadsPerBlock <= 0)
     return Status::error("cannot read vector_width, dim_workers and "
                          "threads_per_block from the schedule '" +
@@ -474,6 +478,9 @@ bool gnnc::bench::isLegalSchedule(const ScheduleChoice &s, ElementType type,
     return false;
   if (s.threadsPerBlock < 32 || s.threadsPerBlock > 1024 ||
       s.threadsPerBlock % 32 || s.dimWorkers > s.threadsPerBlock)
+    return false;
+  if (s.edgesPerWorker != 0 &&
+      (s.edgesPerWorker < 8 || s.edgesPerWorker > (1 << 20)))
     return false;
   // The lowering keeps every accumulator of a thread in registers.
   int64_t chunks = width / s.vectorWidth;
@@ -494,6 +501,13 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
     s.dimWorkers = dw;
     candidates.push_back(s);
   };
+  // Edge-parallel: rows split between workers of equal edge counts.
+  for (int edges : {256, 64}) {
+    ScheduleChoice s = base;
+    s.label = "ep" + std::to_string(edges);
+    s.edgesPerWorker = edges;
+    candidates.push_back(s);
+  }
   variant("dw*2", base.vectorWidth, base.dimWorkers * 2);
   variant("dw/2", base.vectorWidth, base.dimWorkers / 2);
   for (int vw : {2, 1})
@@ -510,7 +524,8 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
     for (const ScheduleChoice &c : chosen)
       duplicate |= c.vectorWidth == s.vectorWidth &&
                    c.dimWorkers == s.dimWorkers &&
-                   c.threadsPerBlock == s.threadsPerBlock;
+                   c.threadsPerBlock == s.threadsPerBlock &&
+                   c.edgesPerWorker == s.edgesPerWorker;
     if (!duplicate)
       chosen.push_back(s);
   }

@@ -231,11 +231,13 @@ Expected<ops::SpmmCheck> checkOnProblem(Bench &bench,
 /// A vertex_parallel schedule; zeros leave the choice to gnnc (the default
 /// schedule is all zeros).
 struct ScheduleChoice {
-  /// "default", "dw*2", "dw/2", "vw=2", ...
+  /// "default", "ep256", "dw*2", "dw/2", "vw=2", ...
   std::string label = "default";
   int vectorWidth = 0;
   int dimWorkers = 0;
   int threadsPerBlock = 0;
+  /// Edges per worker of an edge_parallel schedule; 0: vertex_parallel.
+  int edgesPerWorker = 0;
 
   /// The #gnn.schedule attribute text; empty for the default.
   std::string attribute() const;

@@ -69,7 +69,29 @@ private:
   void emitStoreHelper(const ElementSpelling &e, int64_t vw);
   LogicalResult emitKernel(GnnModuleOp module, KernelOp kernel,
                            std::vector<rt::KernelSpec> *specs);
+  /// What the printers of one gnn.spmm share.
+  struct SpmmParts {
+    VertexPlanAttr plan;
+    std::string prefix;
+    StringRef x, y, colNorm, values, workspace, numEdges;
+    ElementSpelling e;
+    StringRef indexType;
+    int64_t width = 0, vw = 0, accs = 0;
+    bool max = false;
+  };
+  SpmmParts spmmParts(SpmmOp op);
   LogicalResult emitSpmm(SpmmOp op);
+  /// Prints `acc`, the reduction of the neighbours in [begin, end).
+  void emitSpmmAccumulate(const SpmmParts &p);
+  /// Prints the end of a row: the empty-row rule of max, mean and left
+  /// scaling with `deg` neighbours, and the store of `acc` to row `row`.
+  void emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg);
+  /// Prints the opening of an edge-parallel kernel: `worker`, `lane`,
+  /// `workers`, `e_first` and the return of idle workers.
+  void emitEdgeWorkerPrologue(const SpmmParts &p, int64_t edgesPerWorker,
+                              StringRef comment);
+  void emitSpmmEdgeParallel(SpmmOp op);
+  void emitSpmmEdgeFixup(SpmmOp op);
   LogicalResult emitSddmm(SddmmOp op);
   LogicalResult emitEdgeSoftmax(EdgeSoftmaxOp op);
   /// Prints the row/lane prologue shared by vertex-parallel kernels.
@@ -84,7 +106,8 @@ private:
                              StringRef indexType, StringRef valuesParam,
                              const ElementSpelling &e,
                              bool perEdgeOutput = false,
-                             StringRef colNormParam = "");
+                             StringRef colNormParam = "",
+                             bool declareRange = true);
   /// Prints `group_mask`: the bits of the `lanes` threads that share a row.
   void emitGroupMask(int64_t lanes);
   /// Name of the kernel parameter bound to block argument `v`.
@@ -98,6 +121,8 @@ private:
   llvm::StringSet<> headers;
   /// (element tag, vector width) pairs that need load/store helpers.
   std::set<std::pair<std::string, int64_t>> helpers;
+  /// Whether an edge-parallel kernel needs the row search helper.
+  bool needsRowSearch = false;
 };
 
 void CUDAEmitter::emitLoadHelper(const ElementSpelling &e, int64_t vw) {
@@ -237,15 +262,15 @@ void CUDAEmitter::emitGroupMask(int64_t lanes) {
        << "u << (threadIdx.x % 32 / " << lanes << " * " << lanes << ");\n";
 }
 
-void CUDAEmitter::emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
-                                        StringRef indexType,
-                                        StringRef valuesParam,
-                                        const ElementSpelling &e,
-                                        bool perEdgeOutput,
-                                        StringRef colNormParam) {
+void CUDAEmitter::emitNeighbourLoopHead(
+    VertexPlanAttr plan, StringRef prefix, StringRef indexType,
+    StringRef valuesParam, const ElementSpelling &e, bool perEdgeOutput,
+    StringRef colNormParam, bool declareRange) {
   int64_t lanes = plan.getLanes();
-  os << "const long long begin = " << prefix << "row_ptr[row];\n";
-  os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
+  if (declareRange) {
+    os << "const long long begin = " << prefix << "row_ptr[row];\n";
+    os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
+  }
   emitGroupMask(lanes);
   os << "for (long long base = begin; base < end; base += " << lanes << ") {\n";
   os.indent();
@@ -296,38 +321,56 @@ static void closeBlock(raw_indented_ostream &os) {
   os << "}\n";
 }
 
-LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
-  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+/// True when `op` runs edge-parallel.
+static bool isEdgeParallel(Operation *op) {
+  auto spmm = dyn_cast<SpmmOp>(op);
+  return spmm && spmm.getScheduleAttr() &&
+         spmm.getScheduleAttr().getStrategy() == Strategy::edge_parallel;
+}
+
+CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
+  SpmmParts p;
+  p.plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
   auto kernel = op->getParentOfType<KernelOp>();
   auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
   StringRef graph = paramName(kernel, op.getGraph());
-  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
-  StringRef x = paramName(kernel, op.getFeatures());
-  unsigned resultIndex = firstResultParam(kernel);
-  StringRef y = cast<StringAttr>(params[resultIndex]).getValue();
-  // Column factors, when scaling columns: the parameter after the result.
-  StringRef colNorm = scalesColumns(op)
-                          ? cast<StringAttr>(params[resultIndex + 1]).getValue()
-                          : StringRef();
-  ElementSpelling e = *spellElement(op.getElementType(), op);
-  StringRef values = op.getValues() ? paramName(kernel, op.getValues()) : "";
-  int64_t width = op.getFeatureWidth();
-  int64_t vw = plan.getVectorWidth();
-  int64_t accs = plan.getChunksPerLane() * vw;
+  p.prefix = graph.drop_back(strlen("row_ptr")).str();
+  p.x = paramName(kernel, op.getFeatures());
+  unsigned next = firstResultParam(kernel);
+  p.y = cast<StringAttr>(params[next++]).getValue();
+  // The parameters after the result: column factors, when scaling columns;
+  // the edge count and workspace of an edge-parallel kernel.
+  if (scalesColumns(op))
+    p.colNorm = cast<StringAttr>(params[next++]).getValue();
+  if (isEdgeParallel(op)) {
+    p.numEdges = cast<StringAttr>(params[next++]).getValue();
+    p.workspace = cast<StringAttr>(params[next++]).getValue();
+  }
+  p.e = *spellElement(op.getElementType(), op);
+  p.values = op.getValues() ? paramName(kernel, op.getValues()) : "";
+  p.indexType =
+      spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType());
+  p.width = op.getFeatureWidth();
+  p.vw = p.plan.getVectorWidth();
+  p.accs = p.plan.getChunksPerLane() * p.vw;
+  p.max = op.getReduce() == Reduce::max;
+  return p;
+}
 
-  bool max = op.getReduce() == Reduce::max;
-  emitVertexPrologue(plan, prefix, "gnn.spmm");
+void CUDAEmitter::emitSpmmAccumulate(const SpmmParts &p) {
+  const VertexPlanAttr &plan = p.plan;
+  const ElementSpelling &e = p.e;
+  int64_t vw = p.vw, accs = p.accs;
   os << "float acc[" << accs << "];\n";
   os << "#pragma unroll\n";
   os << "for (int i = 0; i < " << accs << "; ++i)\n";
-  if (max)
+  if (p.max)
     os << "  acc[i] = __int_as_float(0xff800000); // -infinity\n";
   else
     os << "  acc[i] = 0.0f;\n";
-  emitNeighbourLoopHead(
-      plan, prefix,
-      spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType()),
-      values, e, /*perEdgeOutput=*/false, colNorm);
+  emitNeighbourLoopHead(plan, p.prefix, p.indexType, p.values, e,
+                        /*perEdgeOutput=*/false, p.colNorm,
+                        /*declareRange=*/false);
   // Neighbours are taken `batch` at a time: every feature load of a batch
   // is issued before the first is used, so a long row keeps `batch` loads
   // per thread in flight instead of one.
@@ -337,9 +380,9 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
   os << "for (int t0 = 0; t0 < n; t0 += " << batch << ") {\n";
   os.indent();
   os << "float f[" << batch << "][" << accs << "];\n";
-  if (!values.empty())
+  if (!p.values.empty())
     os << "float wb[" << batch << "];\n";
-  if (!colNorm.empty())
+  if (!p.colNorm.empty())
     os << "float nb[" << batch << "];\n";
   os << "#pragma unroll\n";
   os << "for (int u = 0; u < " << batch << "; ++u) {\n";
@@ -347,11 +390,12 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
   os << "const int t = t0 + u < n ? t0 + u : n - 1;\n";
   os << "const long long col = __shfl_sync(group_mask, my_col, t, " << lanes
      << ");\n";
-  if (!values.empty())
+  if (!p.values.empty())
     os << "wb[u] = __shfl_sync(group_mask, my_w, t, " << lanes << ");\n";
-  if (!colNorm.empty())
+  if (!p.colNorm.empty())
     os << "nb[u] = __shfl_sync(group_mask, my_n, t, " << lanes << ");\n";
-  os << "const " << e.cType << " *src = " << x << " + col * " << width << ";\n";
+  os << "const " << e.cType << " *src = " << p.x << " + col * " << p.width
+     << ";\n";
   os << "#pragma unroll\n";
   os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
   os.indent();
@@ -378,9 +422,9 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
   os.indent();
   os << "#pragma unroll\n";
   os << "for (int i = 0; i < " << accs << "; ++i)\n";
-  std::string term = std::string(values.empty() ? "" : "wb[u] * ") +
-                     (colNorm.empty() ? "" : "nb[u] * ") + "f[u][i]";
-  if (max)
+  std::string term = std::string(p.values.empty() ? "" : "wb[u] * ") +
+                     (p.colNorm.empty() ? "" : "nb[u] * ") + "f[u][i]";
+  if (p.max)
     os << "  acc[i] = fmaxf(acc[i], " << term << ");\n";
   else
     os << "  acc[i] += " << term << ";\n";
@@ -388,21 +432,26 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
   closeBlock(os); // accumulation
   closeBlock(os); // batches
   closeBlock(os); // index batches
-  // Mean and left degree scaling multiply the row by one factor of its
-  // degree; an empty row (all-zero accumulators) gets the factor 0.
-  if (max) {
-    os << "// max: an empty row gives 0\n";
-    os << "if (end == begin)\n";
-    os << "  for (int i = 0; i < " << accs << "; ++i)\n";
-    os << "    acc[i] = 0.0f;\n";
-  }
+}
+
+void CUDAEmitter::emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg) {
+  int64_t accs = p.accs, vw = p.vw;
   bool mean = op.getReduce() == Reduce::mean;
   bool left =
       op.getScale() == DegreeScale::left || op.getScale() == DegreeScale::both;
+  if (p.max || mean || left)
+    os << "const long long deg = " << deg << ";\n";
+  // Mean and left degree scaling multiply the row by one factor of its
+  // degree; an empty row (all-zero accumulators) gets the factor 0.
+  if (p.max) {
+    os << "// max: an empty row gives 0\n";
+    os << "if (deg == 0)\n";
+    os << "  for (int i = 0; i < " << accs << "; ++i)\n";
+    os << "    acc[i] = 0.0f;\n";
+  }
   if (mean || left) {
     os << "// " << (mean ? "mean" : "") << (mean && left ? ", " : "")
        << (left ? "left degree scaling" : "") << "\n";
-    os << "const long long deg = end - begin;\n";
     os << "const float row_scale = deg > 0 ? 1.0f / ";
     if (mean && left)
       os << "((float)deg * sqrtf((float)deg))";
@@ -415,12 +464,133 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
     os << "for (int i = 0; i < " << accs << "; ++i)\n";
     os << "  acc[i] *= row_scale;\n";
   }
-  os << e.cType << " *dst = " << y << " + row * " << width << ";\n";
-  openChunkLoop(os, plan);
-  os << "gnnc_store_" << e.tag << "x" << vw << "(dst + chunk * " << vw
+  os << p.e.cType << " *dst = " << p.y << " + row * " << p.width << ";\n";
+  openChunkLoop(os, p.plan);
+  os << "gnnc_store_" << p.e.tag << "x" << vw << "(dst + chunk * " << vw
      << ", acc + k * " << vw << ");\n";
   closeBlock(os);
+}
+
+LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
+  if (isEdgeParallel(op)) {
+    emitSpmmEdgeParallel(op);
+    return success();
+  }
+  SpmmParts p = spmmParts(op);
+  emitVertexPrologue(p.plan, p.prefix, "gnn.spmm");
+  os << "const long long begin = " << p.prefix << "row_ptr[row];\n";
+  os << "const long long end = " << p.prefix << "row_ptr[row + 1];\n";
+  emitSpmmAccumulate(p);
+  emitSpmmFinish(op, p, "end - begin");
   return success();
+}
+
+void CUDAEmitter::emitEdgeWorkerPrologue(const SpmmParts &p,
+                                         int64_t edgesPerWorker,
+                                         StringRef comment) {
+  int64_t lanes = p.plan.getLanes();
+  os << "// " << comment << "\n";
+  os << "const long long worker = (long long)blockIdx.x * "
+     << p.plan.getRowsPerBlock() << " + threadIdx.x / " << lanes << ";\n";
+  os << "const int lane = threadIdx.x % " << lanes << ";\n";
+  os << "const long long workers = " << p.numEdges << " > 0 ? (" << p.numEdges
+     << " + " << edgesPerWorker - 1 << ") / " << edgesPerWorker << " : 1;\n";
+  os << "const long long e_first = worker * " << edgesPerWorker << ";\n";
+}
+
+/// Stores the `accs` accumulators of a lane's chunks to workspace row
+/// `slot` (f32, `width` elements), or (with `load`) combines that row into
+/// them.
+static void emitSlotLoop(raw_indented_ostream &os, VertexPlanAttr plan,
+                         int64_t vw, bool load, bool max) {
+  openChunkLoop(os, plan);
+  os << "#pragma unroll\n";
+  os << "for (int j = 0; j < " << vw << "; ++j)\n";
+  if (!load)
+    os << "  slot[chunk * " << vw << " + j] = acc[k * " << vw << " + j];\n";
+  else if (max)
+    os << "  acc[k * " << vw << " + j] = fmaxf(acc[k * " << vw
+       << " + j], slot[chunk * " << vw << " + j]);\n";
+  else
+    os << "  acc[k * " << vw << " + j] += slot[chunk * " << vw << " + j];\n";
+  closeBlock(os);
+}
+
+void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
+  SpmmParts p = spmmParts(op);
+  int64_t edges = op.getScheduleAttr().getEdgesPerWarp();
+  int64_t lanes = p.plan.getLanes();
+  emitEdgeWorkerPrologue(
+      p, edges,
+      ("gnn.spmm, edge_parallel: " + Twine(edges) + " edges per worker of " +
+       Twine(lanes) + " thread" + (lanes == 1 ? "" : "s") + ", " +
+       Twine(p.plan.getRowsPerBlock()) + " workers per block, " + Twine(p.vw) +
+       " elements per load; a row split between workers is "
+       "finished by the fix-up kernel")
+          .str());
+  os << "if (worker >= workers)\n";
+  os << "  return;\n";
+  os << "const bool last_worker = worker == workers - 1;\n";
+  os << "const long long e_last = last_worker ? " << p.numEdges
+     << " : e_first + " << edges << ";\n";
+  os << "long long row = gnnc_first_row_at(" << p.prefix << "row_ptr, "
+     << p.prefix << "num_rows, e_first);\n";
+  os << "if (row > 0 && (long long)" << p.prefix
+     << "row_ptr[row] > e_first) {\n";
+  os.indent();
+  os << "// Row row - 1 began in an earlier worker: this worker's part of it\n";
+  os << "// goes to its workspace row, in f32.\n";
+  os << "const long long begin = e_first;\n";
+  os << "const long long end = min((long long)" << p.prefix
+     << "row_ptr[row], e_last);\n";
+  emitSpmmAccumulate(p);
+  os << "float *slot = " << p.workspace << " + worker * " << p.width << ";\n";
+  emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
+  closeBlock(os);
+  os << "for (; row < " << p.prefix << "num_rows; ++row) {\n";
+  os.indent();
+  os << "const long long begin = " << p.prefix << "row_ptr[row];\n";
+  os << "const long long end = " << p.prefix << "row_ptr[row + 1];\n";
+  os << "// The next worker's row, or one that goes on past this worker's\n";
+  os << "// edges (the fix-up finishes it).\n";
+  os << "if (!last_worker && (begin >= e_last || end > e_last))\n";
+  os << "  break;\n";
+  emitSpmmAccumulate(p);
+  emitSpmmFinish(op, p, "end - begin");
+  closeBlock(os);
+}
+
+void CUDAEmitter::emitSpmmEdgeFixup(SpmmOp op) {
+  SpmmParts p = spmmParts(op);
+  int64_t edges = op.getScheduleAttr().getEdgesPerWarp();
+  emitEdgeWorkerPrologue(
+      p, edges,
+      "gnn.spmm, edge_parallel fix-up: each worker finishes the row it began "
+      "but did not end, adding the parts later workers left in the workspace "
+      "in worker order (the result does not depend on timing)");
+  os << "if (worker + 1 >= workers)\n";
+  os << "  return;\n";
+  os << "const long long e_last = e_first + " << edges << ";\n";
+  os << "long long row = gnnc_first_row_at(" << p.prefix << "row_ptr, "
+     << p.prefix << "num_rows, e_last);\n";
+  os << "// Row row - 1 holds edge e_last unless a row starts there.\n";
+  os << "if (row == 0 || (long long)" << p.prefix
+     << "row_ptr[row] <= e_last)\n";
+  os << "  return;\n";
+  os << "--row;\n";
+  os << "const long long begin = " << p.prefix << "row_ptr[row];\n";
+  os << "if (begin < e_first)\n";
+  os << "  return; // an earlier worker began it\n";
+  os << "const long long end = e_last;\n";
+  os << "const long long row_end = " << p.prefix << "row_ptr[row + 1];\n";
+  emitSpmmAccumulate(p);
+  os << "for (long long w = worker + 1; w * " << edges
+     << " < row_end; ++w) {\n";
+  os.indent();
+  os << "const float *slot = " << p.workspace << " + w * " << p.width << ";\n";
+  emitSlotLoop(os, p.plan, p.vw, /*load=*/true, p.max);
+  closeBlock(os);
+  emitSpmmFinish(op, p, "row_end - begin");
 }
 
 /// Spells `v = leaky_relu(v)` with the op's slope, if it has one.
@@ -662,9 +832,33 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
              rt::ParamKind::Pointer);
   }
   // Parameters an op needs beyond its operands, in the order of gnn.params.
-  for (Operation &op : kernel.getBody().front().without_terminator())
-    if (auto spmm = dyn_cast<SpmmOp>(op); spmm && scalesColumns(spmm))
+  SpmmOp edgeParallel;
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    auto spmm = dyn_cast<SpmmOp>(op);
+    if (spmm && scalesColumns(spmm))
       addParam("const float *__restrict__ ", name(), rt::ParamKind::Pointer);
+    if (spmm && isEdgeParallel(spmm)) {
+      edgeParallel = spmm;
+      std::string numEdges = name();
+      addParam("long long ", numEdges, rt::ParamKind::Int64);
+      std::string workspace = name();
+      addParam("float *__restrict__ ", workspace, rt::ParamKind::Pointer);
+      // Split rows are finished by a second kernel with the same grid; each
+      // worker has one f32 row of workspace.
+      int64_t edges = spmm.getScheduleAttr().getEdgesPerWarp();
+      spec.followUps.push_back({spec.name + "_fixup", spec.launch});
+      rt::WorkspaceRule ws;
+      ws.param = workspace;
+      ws.countParam = numEdges;
+      ws.itemsPerUnit = static_cast<uint64_t>(edges);
+      ws.bytesPerUnit = static_cast<uint64_t>(spmm.getFeatureWidth()) * 4;
+      ws.minUnits = 1;
+      spec.workspace = ws;
+    }
+  }
+  spec.launch.minBlocks = static_cast<uint64_t>(launch.getMinBlocks());
+  for (rt::FollowUpKernel &next : spec.followUps)
+    next.launch.minBlocks = spec.launch.minBlocks;
 
   os << "// @" << module.getSymName() << "::@" << kernel.getSymName() << "\n";
   os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock()
@@ -731,6 +925,20 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
   }
   os.unindent();
   os << "}\n\n";
+  if (edgeParallel) {
+    os << "// @" << module.getSymName() << "::@" << kernel.getSymName()
+       << ", second kernel\n";
+    os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock()
+       << ")\n"
+       << spec.name << "_fixup(";
+    for (auto [i, d] : llvm::enumerate(decls))
+      os << (i ? ", " : "") << d;
+    os << ") {\n";
+    os.indent();
+    emitSpmmEdgeFixup(edgeParallel);
+    os.unindent();
+    os << "}\n\n";
+  }
   if (specs)
     specs->push_back(std::move(spec));
   return success();
@@ -742,6 +950,8 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
   WalkResult walk = module.walk([&](Operation *op) {
     if (isa<KernelOp>(op))
       any = true;
+    if (isEdgeParallel(op))
+      needsRowSearch = true;
     if (auto spmm = dyn_cast<SpmmOp>(op))
       if (failed(collectHelpers(spmm, spmm.getElementType())))
         return WalkResult::interrupt();
@@ -772,6 +982,26 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
             : ElementSpelling{"__nv_bfloat16", "bf16", "__bfloat162float"};
     emitLoadHelper(e, vw);
     emitStoreHelper(e, vw);
+  }
+  if (needsRowSearch) {
+    os << "// The first row r in [0, num_rows] with row_ptr[r] >= e.\n";
+    os << "template <typename Offset>\n";
+    os << "__device__ __forceinline__ long long\n";
+    os << "gnnc_first_row_at(const Offset *__restrict__ row_ptr, long long "
+          "num_rows, long long e) {\n";
+    os.indent();
+    os << "long long lo = 0, hi = num_rows;\n";
+    os << "while (lo < hi) {\n";
+    os.indent();
+    os << "const long long mid = lo + (hi - lo) / 2;\n";
+    os << "if ((long long)row_ptr[mid] < e)\n";
+    os << "  lo = mid + 1;\n";
+    os << "else\n";
+    os << "  hi = mid;\n";
+    closeBlock(os);
+    os << "return lo;\n";
+    closeBlock(os);
+    os << "\n";
   }
   for (auto gm : module.getOps<GnnModuleOp>())
     for (auto kernel : gm.getOps<KernelOp>())

@@ -42,9 +42,39 @@ module attributes {s = #gnn.schedule<tile_routing = true>} {}
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    // expected-error @+1 {{schedule strategy 'edge_parallel' is not implemented for gnn.spmm yet; implemented: vertex_parallel}}
-    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = edge_parallel, edges_per_warp = 64>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    // expected-error @+1 {{schedule strategy 'neighbor_group' is not implemented for gnn.spmm yet; implemented: vertex_parallel, edge_parallel}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{edges_per_warp must be from 8 to 1048576 (0 = choose), got 4}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = edge_parallel, edges_per_warp = 4>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{write = atomic is not implemented yet; edge_parallel finishes split rows with write = staged}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = edge_parallel, write = atomic>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x64xf32>, %b: tensor<?x64xf32>) -> tensor<?xf32> {
+    // expected-error @+1 {{schedule strategy 'edge_parallel' is not implemented for gnn.sddmm yet; implemented: vertex_parallel}}
+    %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = edge_parallel>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?xf32>
+    gnn.return %e : tensor<?xf32>
   }
 }
 

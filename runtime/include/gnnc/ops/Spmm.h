@@ -71,8 +71,9 @@ Expected<SpmmSignature> spmmSignature(const rt::KernelSpec &spec);
 Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g);
 
 /// Launches a compiled spmm kernel whose parameters carry the default names
-/// (row_ptr, col_idx, num_rows, x, values, y, col_norm). `values` may be
-/// null when the kernel takes no edge values; `colNorm` (from
+/// (row_ptr, col_idx, num_rows, x, values, y, col_norm, and for
+/// edge-parallel kernels num_edges; their workspace comes from the runtime).
+/// `values` may be null when the kernel takes no edge values; `colNorm` (from
 /// uploadColumnNorm) must be given exactly when the kernel scales columns.
 Status launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                   const DeviceGraph &graph, const rt::DeviceBuffer &x,
