@@ -6,7 +6,8 @@
 // 256 threads per block. gnn.edge_softmax spreads a row's edges (not its
 // features) over the threads of the row: its default is a warp per row,
 // with the widest load of heads that divides the number of heads. An
-// edge_parallel schedule gets 256 edges per worker and staged writes.
+// edge_parallel schedule gets 64 merge-path items per worker and staged
+// writes.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Transforms/Passes.h"
@@ -25,7 +26,7 @@ using namespace gnnc::gnn;
 namespace {
 
 /// Edges per worker of an edge_parallel schedule that leaves it open.
-constexpr int32_t kDefaultEdgesPerWorker = 256;
+constexpr int32_t kDefaultEdgesPerWorker = 64;
 
 /// The widest vector (in elements) of at most 16 bytes that divides `width`.
 int32_t chooseVectorWidth(int64_t width, unsigned elementBits) {

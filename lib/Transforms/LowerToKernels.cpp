@@ -50,6 +50,8 @@ constexpr int64_t kMaxPrefetchRegisters = 64;
 /// Most heads gnn.edge_softmax keeps (a running maximum and sum each) per
 /// thread.
 constexpr int64_t kMaxSoftmaxHeads = 64;
+/// Most dynamic shared memory per block a kernel may ask for.
+constexpr int64_t kMaxSharedBytes = 96 * 1024;
 
 std::string numbered(StringRef base, unsigned index) {
   return index == 0 ? base.str() : (base + Twine(index)).str();
@@ -172,12 +174,14 @@ LogicalResult lowerKernel(KernelOp kernel) {
              << kMaxAccumulatorsPerThread
              << " fit in registers (raise dim_workers or vector_width)";
     // A long row costs one dependent load chain per neighbour batch: issue
-    // as many loads as the registers allow (and as the row's threads fetch
-    // indices at once) before using the first.
+    // as many loads as the registers allow before using the first. (The
+    // row's threads fetch `lanes` times as many indices at once.) Ops whose
+    // threads keep one value per edge (sddmm) take one neighbour at a time
+    // from `lanes` shared indices.
     edgeBatch = std::clamp<int64_t>(
-        std::min(kMaxPrefetchRegisters / (chunksPerLane * vw),
-                 static_cast<int64_t>(lanes)),
-        1, kMaxEdgeBatch);
+        kMaxPrefetchRegisters / (chunksPerLane * vw), 1, kMaxEdgeBatch);
+    if (!isa<SpmmOp>(target))
+      edgeBatch = std::min<int64_t>(edgeBatch, lanes);
   }
 
   MLIRContext *ctx = kernel.getContext();
@@ -220,19 +224,33 @@ LogicalResult lowerKernel(KernelOp kernel) {
   bool edgeParallel = schedule.getStrategy() == Strategy::edge_parallel;
   std::string gridParam = numRows.getValue().str();
   int64_t perBlock = threads / lanes;
-  int64_t minBlocks = 0;
+  int64_t minBlocks = 0, shared = 0;
   if (edgeParallel) {
-    gridParam = (graphPrefix + "num_edges").str();
-    if (failed(addExtra(gridParam, "edge_parallel (the number of edges)")) ||
+    std::string numEdges = (graphPrefix + "num_edges").str();
+    if (failed(addExtra(numEdges, "edge_parallel (the number of edges)")) ||
         failed(addExtra("workspace", "edge_parallel (the split rows)")))
       return failure();
-    perBlock *= schedule.getEdgesPerWarp();
-    // A graph without edges still has rows to zero.
+    // Workers take equal stretches of the merge path (row ends and edges),
+    // and keep the row ends of their stretch in shared memory.
+    int64_t items = schedule.getEdgesPerWarp();
+    int64_t workersPerBlock = threads / lanes;
+    shared = workersPerBlock * (items + 1) * 4;
+    if (shared > kMaxSharedBytes)
+      return target->emitOpError()
+             << "edge_parallel keeps each worker's row ends in shared "
+                "memory: "
+             << workersPerBlock << " workers per block x (" << items
+             << " + 1) x 4 bytes = " << shared << " bytes, over "
+             << kMaxSharedBytes
+             << "; lower edges_per_warp or threads_per_block";
+    gridParam = numRows.getValue().str() + "+" + numEdges;
+    perBlock = workersPerBlock * items;
+    // A graph without rows or edges still gets its (empty) launch.
     minBlocks = 1;
   }
   kernel->setAttr(kLaunchAttrName,
                   LaunchAttr::get(ctx, threads, gridParam, perBlock,
-                                  /*shared=*/0, minBlocks));
+                                  static_cast<int32_t>(shared), minBlocks));
   kernel->setAttr(kParamsAttrName, ArrayAttr::get(ctx, *params));
   kernel->setAttr(
       kEntryAttrName,

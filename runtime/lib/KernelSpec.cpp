@@ -59,6 +59,35 @@ static bool isIdentifier(const std::string &text) {
   return true;
 }
 
+std::vector<std::string> splitParamSum(const std::string &text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t plus = text.find('+', start);
+    parts.push_back(text.substr(start, plus - start));
+    if (plus == std::string::npos)
+      return parts;
+    start = plus + 1;
+  }
+}
+
+/// Checks that every part of `sum` ("a" or "a+b") names an i32/i64
+/// parameter of `spec`; `role` names its use in errors.
+static Status checkIntegerSum(const KernelSpec &spec, const std::string &entry,
+                              const std::string &sum, const char *role) {
+  for (const std::string &part : splitParamSum(sum)) {
+    const KernelParam *param = spec.findParam(part);
+    if (!param)
+      return Status::error("kernel '" + entry + "': " + role + " '" + part +
+                           "' is not a parameter");
+    if (param->kind != ParamKind::Int32 && param->kind != ParamKind::Int64)
+      return Status::error("kernel '" + entry + "': " + role + " '" + part +
+                           "' must be i32 or i64, not " +
+                           paramKindName(param->kind));
+  }
+  return Status::ok();
+}
+
 /// Checks one launch rule of `spec` (the main one or a follow-up's).
 static Status validateLaunch(const KernelSpec &spec, const std::string &entry,
                              const LaunchRule &rule) {
@@ -68,16 +97,8 @@ static Status validateLaunch(const KernelSpec &spec, const std::string &entry,
   if (rule.itemsPerBlock == 0)
     return Status::error("kernel '" + entry +
                          "': items per block must be at least 1");
-  if (!rule.gridParam.empty()) {
-    const KernelParam *param = spec.findParam(rule.gridParam);
-    if (!param)
-      return Status::error("kernel '" + entry + "': grid parameter '" +
-                           rule.gridParam + "' is not a parameter");
-    if (param->kind != ParamKind::Int32 && param->kind != ParamKind::Int64)
-      return Status::error("kernel '" + entry + "': grid parameter '" +
-                           rule.gridParam + "' must be i32 or i64, not " +
-                           paramKindName(param->kind));
-  }
+  if (!rule.gridParam.empty())
+    return checkIntegerSum(spec, entry, rule.gridParam, "grid parameter");
   return Status::ok();
 }
 
@@ -111,11 +132,8 @@ Status validateKernelSpec(const KernelSpec &spec) {
     if (!param || param->kind != ParamKind::Pointer)
       return Status::error("kernel '" + spec.name + "': workspace parameter '" +
                            ws->param + "' is not a ptr parameter");
-    const KernelParam *count = spec.findParam(ws->countParam);
-    if (!count ||
-        (count->kind != ParamKind::Int32 && count->kind != ParamKind::Int64))
-      return Status::error("kernel '" + spec.name + "': workspace count '" +
-                           ws->countParam + "' is not an i32/i64 parameter");
+    GNNC_RETURN_IF_ERROR(
+        checkIntegerSum(spec, spec.name, ws->countParam, "workspace count"));
     if (ws->itemsPerUnit == 0)
       return Status::error("kernel '" + spec.name +
                            "': workspace items per unit must be at least 1");

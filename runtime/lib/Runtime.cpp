@@ -74,28 +74,35 @@ static Status checkArguments(const KernelSpec &spec, const ArgPack &args) {
   return Status::ok();
 }
 
-/// The value of the integer argument `name` of `spec`; `role` names its use
-/// in errors.
+/// The value of the integer argument `name` of `spec` (or the sum of the
+/// arguments `a+b+...`); `role` names its use in errors.
 static Expected<int64_t> integerArgument(const KernelSpec &spec,
                                          const ArgPack &args,
                                          const std::string &name,
                                          const char *role) {
-  auto it = args.values().find(name);
-  if (it == args.values().end())
-    return Status::error("kernel '" + spec.name + "': " + role + " '" + name +
-                         "' is not bound");
-  int64_t items = 0;
-  if (it->second.kind == ParamKind::Int32)
-    items = it->second.i32;
-  else if (it->second.kind == ParamKind::Int64)
-    items = it->second.i64;
-  else
-    return Status::error("kernel '" + spec.name + "': " + role + " '" + name +
-                         "' must be bound to an integer");
-  if (items < 0)
-    return Status::error("kernel '" + spec.name + "': " + role + " '" + name +
-                         "' is negative (" + std::to_string(items) + ")");
-  return items;
+  int64_t sum = 0;
+  for (const std::string &part : splitParamSum(name)) {
+    auto it = args.values().find(part);
+    if (it == args.values().end())
+      return Status::error("kernel '" + spec.name + "': " + role + " '" + part +
+                           "' is not bound");
+    int64_t items = 0;
+    if (it->second.kind == ParamKind::Int32)
+      items = it->second.i32;
+    else if (it->second.kind == ParamKind::Int64)
+      items = it->second.i64;
+    else
+      return Status::error("kernel '" + spec.name + "': " + role + " '" + part +
+                           "' must be bound to an integer");
+    if (items < 0)
+      return Status::error("kernel '" + spec.name + "': " + role + " '" + part +
+                           "' is negative (" + std::to_string(items) + ")");
+    if (items > std::numeric_limits<int64_t>::max() - sum)
+      return Status::error("kernel '" + spec.name + "': " + role + " '" + name +
+                           "' overflows");
+    sum += items;
+  }
+  return sum;
 }
 
 Expected<uint64_t> gridBlocks(const KernelSpec &spec, const LaunchRule &rule,

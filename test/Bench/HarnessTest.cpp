@@ -152,23 +152,25 @@ TEST(BenchSchedules, Variants) {
   EXPECT_EQ(resolved->threadsPerBlock, 256);
   EXPECT_FALSE(parseSchedule("#gnn.schedule<>").isOk());
 
-  auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 8);
-  ASSERT_EQ(f32.size(), 7u);
+  auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 10);
+  ASSERT_EQ(f32.size(), 9u);
   EXPECT_EQ(f32[0].label, "default");
   EXPECT_EQ(f32[0].edgesPerWorker, 0);
   // Edge-parallel next, with the default's loads.
-  EXPECT_EQ(f32[1].label, "ep256");
-  EXPECT_EQ(f32[1].edgesPerWorker, 256);
+  EXPECT_EQ(f32[1].label, "ep64");
+  EXPECT_EQ(f32[1].edgesPerWorker, 64);
   EXPECT_EQ(f32[1].dimWorkers, 16);
   EXPECT_NE(f32[1].attribute().find("strategy = edge_parallel, "
-                                    "edges_per_warp = 256"),
+                                    "edges_per_warp = 64"),
             std::string::npos);
-  EXPECT_EQ(f32[2].edgesPerWorker, 64);
-  EXPECT_EQ(f32[3].dimWorkers, 32);
-  EXPECT_EQ(f32[4].dimWorkers, 8);
-  EXPECT_EQ(f32[5].vectorWidth, 2);
+  EXPECT_EQ(f32[2].edgesPerWorker, 32);
+  EXPECT_EQ(f32[3].edgesPerWorker, 256);
+  EXPECT_EQ(f32[4].edgesPerWorker, 128);
   EXPECT_EQ(f32[5].dimWorkers, 32);
-  EXPECT_EQ(f32[6].vectorWidth, 1);
+  EXPECT_EQ(f32[6].dimWorkers, 8);
+  EXPECT_EQ(f32[7].vectorWidth, 2);
+  EXPECT_EQ(f32[7].dimWorkers, 32);
+  EXPECT_EQ(f32[8].vectorWidth, 1);
   auto parsed = parseSchedule(
       "#gnn.schedule<strategy = edge_parallel, vector_width = 4, dim_workers "
       "= 16, threads_per_block = 256, edges_per_warp = 64, write = staged>");

@@ -177,8 +177,21 @@ TEST(Manifest, FollowUpsAndWorkspace) {
   json.replace(json.find(from), from.size(), "\"count_param\": \"cols\"");
   auto bad = readManifest(json, "m.json", "");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.message().find("workspace count 'cols'"), std::string::npos)
+  EXPECT_NE(bad.message().find("workspace count 'cols' must be i32 or i64"),
+            std::string::npos)
       << bad.message();
+
+  // Sums of integer parameters: 1000 + 17 rows -> 4 units of 256 items.
+  KernelSpec summed = spec;
+  summed.launch.gridParam = "rows+nnz";
+  summed.workspace->countParam = "rows+nnz";
+  ASSERT_TRUE(validateKernelSpec(summed))
+      << validateKernelSpec(summed).message();
+  args.bind("nnz", int64_t(1000)).bind("rows", int32_t(17));
+  EXPECT_EQ(*workspaceBytes(summed, args), 4u * 512u);
+  EXPECT_EQ(*gridBlocks(summed, args), 128u);
+  summed.launch.gridParam = "rows+alpha";
+  EXPECT_FALSE(validateKernelSpec(summed));
 }
 
 TEST(ArgPack, GridFromLaunchRule) {

@@ -149,3 +149,29 @@ gnn.module @m {
     gnn.return %y : tensor<?x8xf32>
   }
 }
+
+// -----
+
+// Edge-parallel: the grid counts rows plus edges (the merge path), the
+// kernel takes the number of edges and a workspace, and each worker keeps
+// the ends of its rows in shared memory: 8 workers x (64 + 1) x 4 bytes.
+// CHECK-LABEL: gnn.kernel @ep
+// CHECK-SAME: gnn.launch = #gnn.launch<block = 256, grid = "num_rows+num_edges", per_block = 512, shared = 2080, min_blocks = 1>
+// CHECK-SAME: gnn.params = ["row_ptr", "col_idx", "num_rows", "x", "y", "num_edges", "workspace"]
+// CHECK: schedule = #gnn.schedule<strategy = edge_parallel, vector_width = 4, dim_workers = 32, threads_per_block = 256, edges_per_warp = 64, write = staged>
+gnn.module @m {
+  gnn.kernel @ep(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x128xf32>) -> tensor<?x128xf32> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = edge_parallel>} : !gnn.graph<csr, i64, i32>, tensor<?x128xf32> -> tensor<?x128xf32>
+    gnn.return %y : tensor<?x128xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @big(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x1xf32>) -> tensor<?x1xf32> {
+    // expected-error @+1 {{edge_parallel keeps each worker's row ends in shared memory: 256 workers per block x (4096 + 1) x 4 bytes = 4195328 bytes, over 98304; lower edges_per_warp or threads_per_block}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = edge_parallel, edges_per_warp = 4096>} : !gnn.graph<csr, i64, i32>, tensor<?x1xf32> -> tensor<?x1xf32>
+    gnn.return %y : tensor<?x1xf32>
+  }
+}

@@ -198,16 +198,16 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       }
     } else if (arg == "--schedules") {
       explicitSchedules = true;
-      if (!parseInt(v, n) || n < 1 || n > 8)
-        return "--schedules: expected 1 to 8";
+      if (!parseInt(v, n) || n < 1 || n > 12)
+        return "--schedules: expected 1 to 12";
       o.schedules = static_cast<size_t>(n);
     } else if (arg == "--large-nnz") {
       if (!parseInt(v, n) || n < 0)
         return "--large-nnz: expected a count";
       o.largeNnz = n;
     } else if (arg == "--large-schedules") {
-      if (!parseInt(v, n) || n < 1 || n > 8)
-        return "--large-schedules: expected 1 to 8";
+      if (!parseInt(v, n) || n < 1 || n > 12)
+        return "--large-schedules: expected 1 to 12";
       o.largeSchedules = static_cast<size_t>(n);
     } else if (arg == "--time-limit") {
       if (!parseInt(v, n) || n < 0)

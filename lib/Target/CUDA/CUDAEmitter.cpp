@@ -83,12 +83,19 @@ private:
   LogicalResult emitSpmm(SpmmOp op);
   /// Prints `acc`, the reduction of the neighbours in [begin, end).
   void emitSpmmAccumulate(const SpmmParts &p);
+  /// Prints `acc[i] = <identity>` for every accumulator.
+  void emitAccReset(const SpmmParts &p);
+  /// Prints the loop over the neighbours in [begin, end) that adds each
+  /// into `acc`; `beforeAdd` (if any) is printed before each addition, with
+  /// `e` the neighbour's position from `begin`.
+  void emitSpmmGather(const SpmmParts &p, StringRef beforeAdd = "");
   /// Prints the end of a row: the empty-row rule of max, mean and left
   /// scaling with `deg` neighbours, and the store of `acc` to row `row`.
   void emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg);
   /// Prints the opening of an edge-parallel kernel: `worker`, `lane`,
-  /// `workers`, `e_first` and the return of idle workers.
-  void emitEdgeWorkerPrologue(const SpmmParts &p, int64_t edgesPerWorker,
+  /// `workers`, the return of idle workers, and the worker's stretch of the
+  /// merge path: `d0`, `d1`, `i0`, `i1`.
+  void emitEdgeWorkerPrologue(const SpmmParts &p, int64_t itemsPerWorker,
                               StringRef comment);
   void emitSpmmEdgeParallel(SpmmOp op);
   void emitSpmmEdgeFixup(SpmmOp op);
@@ -357,27 +364,60 @@ CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
   return p;
 }
 
-void CUDAEmitter::emitSpmmAccumulate(const SpmmParts &p) {
-  const VertexPlanAttr &plan = p.plan;
-  const ElementSpelling &e = p.e;
-  int64_t vw = p.vw, accs = p.accs;
-  os << "float acc[" << accs << "];\n";
+void CUDAEmitter::emitAccReset(const SpmmParts &p) {
   os << "#pragma unroll\n";
-  os << "for (int i = 0; i < " << accs << "; ++i)\n";
+  os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
   if (p.max)
     os << "  acc[i] = __int_as_float(0xff800000); // -infinity\n";
   else
     os << "  acc[i] = 0.0f;\n";
-  emitNeighbourLoopHead(plan, p.prefix, p.indexType, p.values, e,
-                        /*perEdgeOutput=*/false, p.colNorm,
-                        /*declareRange=*/false);
-  // Neighbours are taken `batch` at a time: every feature load of a batch
-  // is issued before the first is used, so a long row keeps `batch` loads
-  // per thread in flight instead of one.
+}
+
+void CUDAEmitter::emitSpmmAccumulate(const SpmmParts &p) {
+  os << "float acc[" << p.accs << "];\n";
+  emitAccReset(p);
+  emitGroupMask(p.plan.getLanes());
+  emitSpmmGather(p);
+}
+
+void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd) {
+  const VertexPlanAttr &plan = p.plan;
+  const ElementSpelling &e = p.e;
+  int64_t vw = p.vw, accs = p.accs;
+  // The threads of a row load `lanes * batch` column indices at once, each
+  // `batch` consecutive ones, and pass them round with shuffles. Neighbours
+  // are then taken `batch` at a time: every feature load of a batch is
+  // issued before the first is used, so a long row keeps `batch` loads per
+  // thread in flight instead of one.
   int64_t batch = plan.getEdgeUnroll();
   int64_t lanes = plan.getLanes();
+  int64_t window = lanes * batch;
   bool ragged = plan.getChunks() % lanes != 0;
-  os << "for (int t0 = 0; t0 < n; t0 += " << batch << ") {\n";
+  os << "for (long long base = begin; base < end; base += " << window
+     << ") {\n";
+  os.indent();
+  os << "const int n = (int)min((long long)" << window << ", end - base);\n";
+  os << p.indexType << " my_col[" << batch << "];\n";
+  if (!p.values.empty())
+    os << "float my_w[" << batch << "];\n";
+  if (!p.colNorm.empty())
+    os << "float my_n[" << batch << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int m = 0; m < " << batch << "; ++m) {\n";
+  os.indent();
+  os << "const int t = lane * " << batch << " + m;\n";
+  os << "my_col[m] = t < n ? " << p.prefix << "col_idx[base + t] : 0;\n";
+  if (!p.values.empty()) {
+    if (e.tag == "f32")
+      os << "my_w[m] = t < n ? __ldg(" << p.values << " + base + t) : 0.0f;\n";
+    else
+      os << "my_w[m] = t < n ? " << e.toFloat << "(" << p.values
+         << "[base + t]) : 0.0f;\n";
+  }
+  if (!p.colNorm.empty())
+    os << "my_n[m] = t < n ? __ldg(" << p.colNorm << " + my_col[m]) : 0.0f;\n";
+  closeBlock(os);
+  os << "for (int j = 0; j * " << batch << " < n; ++j) {\n";
   os.indent();
   os << "float f[" << batch << "][" << accs << "];\n";
   if (!p.values.empty())
@@ -387,39 +427,44 @@ void CUDAEmitter::emitSpmmAccumulate(const SpmmParts &p) {
   os << "#pragma unroll\n";
   os << "for (int u = 0; u < " << batch << "; ++u) {\n";
   os.indent();
-  os << "const int t = t0 + u < n ? t0 + u : n - 1;\n";
-  os << "const long long col = __shfl_sync(group_mask, my_col, t, " << lanes
+  os << "const long long col = __shfl_sync(group_mask, my_col[u], j, " << lanes
      << ");\n";
   if (!p.values.empty())
-    os << "wb[u] = __shfl_sync(group_mask, my_w, t, " << lanes << ");\n";
+    os << "wb[u] = __shfl_sync(group_mask, my_w[u], j, " << lanes << ");\n";
   if (!p.colNorm.empty())
-    os << "nb[u] = __shfl_sync(group_mask, my_n, t, " << lanes << ");\n";
+    os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
   os << "const " << e.cType << " *src = " << p.x << " + col * " << p.width
      << ";\n";
+  // Past the end of the row the loads are skipped (predicated, so the
+  // batch's loads still issue together).
+  os << "const bool live = j * " << batch << " + u < n;\n";
   os << "#pragma unroll\n";
   os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
   os.indent();
   os << "const int chunk = lane + k * " << lanes << ";\n";
-  if (ragged) {
-    os << "if (chunk < " << plan.getChunks() << ")\n";
-    os << "  gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
-       << ", f[u] + k * " << vw << ");\n";
-    os << "else\n";
-    os << "  for (int j = 0; j < " << vw << "; ++j)\n";
-    os << "    f[u][k * " << vw << " + j] = 0.0f;\n";
-  } else {
-    os << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
-       << ", f[u] + k * " << vw << ");\n";
-  }
+  os << "if (live"
+     << (ragged ? " && chunk < " + std::to_string(plan.getChunks())
+                : std::string())
+     << ")\n";
+  os << "  gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
+     << ", f[u] + k * " << vw << ");\n";
+  os << "else\n";
+  os << "  for (int i = 0; i < " << vw << "; ++i)\n";
+  os << "    f[u][k * " << vw << " + i] = 0.0f;\n";
   closeBlock(os); // chunks
   closeBlock(os); // loads of the batch
   os << "#pragma unroll\n";
   os << "for (int u = 0; u < " << batch << "; ++u) {\n";
   os.indent();
-  // The last neighbour pads a short batch; it must not count twice (nor
-  // be multiplied by zero: an infinite feature would turn into NaN).
-  os << "if (t0 + u < n) {\n";
+  // Only live neighbours count: a padded slot must not be added (nor be
+  // multiplied by zero: an infinite feature would turn into NaN).
+  os << "if (j * " << batch << " + u < n) {\n";
   os.indent();
+  if (!beforeAdd.empty()) {
+    os << "const unsigned int e = (unsigned int)(base - begin) + j * " << batch
+       << " + u;\n";
+    os << beforeAdd;
+  }
   os << "#pragma unroll\n";
   os << "for (int i = 0; i < " << accs << "; ++i)\n";
   std::string term = std::string(p.values.empty() ? "" : "wb[u] * ") +
@@ -431,7 +476,7 @@ void CUDAEmitter::emitSpmmAccumulate(const SpmmParts &p) {
   closeBlock(os);
   closeBlock(os); // accumulation
   closeBlock(os); // batches
-  closeBlock(os); // index batches
+  closeBlock(os); // index windows
 }
 
 void CUDAEmitter::emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg) {
@@ -486,111 +531,136 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
 }
 
 void CUDAEmitter::emitEdgeWorkerPrologue(const SpmmParts &p,
-                                         int64_t edgesPerWorker,
+                                         int64_t itemsPerWorker,
                                          StringRef comment) {
   int64_t lanes = p.plan.getLanes();
   os << "// " << comment << "\n";
   os << "const long long worker = (long long)blockIdx.x * "
      << p.plan.getRowsPerBlock() << " + threadIdx.x / " << lanes << ";\n";
   os << "const int lane = threadIdx.x % " << lanes << ";\n";
-  os << "const long long workers = " << p.numEdges << " > 0 ? (" << p.numEdges
-     << " + " << edgesPerWorker - 1 << ") / " << edgesPerWorker << " : 1;\n";
-  os << "const long long e_first = worker * " << edgesPerWorker << ";\n";
+  os << "const long long total = " << p.prefix << "num_rows + " << p.numEdges
+     << ";\n";
+  os << "const long long workers = total > 0 ? (total + " << itemsPerWorker - 1
+     << ") / " << itemsPerWorker << " : 1;\n";
+  os << "if (worker >= workers)\n";
+  os << "  return;\n";
+  os << "// This worker's stretch [d0, d1) of the merge path: rows i0..i1,\n";
+  os << "// edges [j0, j1).\n";
+  os << "const long long d0 = worker * " << itemsPerWorker << ";\n";
+  os << "const long long d1 = min(d0 + " << itemsPerWorker << ", total);\n";
+  os << "const long long i0 = gnnc_merge_row(" << p.prefix << "row_ptr, "
+     << p.prefix << "num_rows, d0);\n";
+  os << "const long long i1 = gnnc_merge_row(" << p.prefix << "row_ptr, "
+     << p.prefix << "num_rows, d1);\n";
 }
 
-/// Stores the `accs` accumulators of a lane's chunks to workspace row
-/// `slot` (f32, `width` elements), or (with `load`) combines that row into
-/// them.
+/// Prints the store of `acc` to workspace row `slotExpr` (f32, `width`
+/// elements), or (with `load`) its combination into `acc`.
 static void emitSlotLoop(raw_indented_ostream &os, VertexPlanAttr plan,
                          int64_t vw, bool load, bool max) {
   openChunkLoop(os, plan);
   os << "#pragma unroll\n";
-  os << "for (int j = 0; j < " << vw << "; ++j)\n";
+  os << "for (int i = 0; i < " << vw << "; ++i)\n";
   if (!load)
-    os << "  slot[chunk * " << vw << " + j] = acc[k * " << vw << " + j];\n";
+    os << "  slot[chunk * " << vw << " + i] = acc[k * " << vw << " + i];\n";
   else if (max)
-    os << "  acc[k * " << vw << " + j] = fmaxf(acc[k * " << vw
-       << " + j], slot[chunk * " << vw << " + j]);\n";
+    os << "  acc[k * " << vw << " + i] = fmaxf(acc[k * " << vw
+       << " + i], slot[chunk * " << vw << " + i]);\n";
   else
-    os << "  acc[k * " << vw << " + j] += slot[chunk * " << vw << " + j];\n";
+    os << "  acc[k * " << vw << " + i] += slot[chunk * " << vw << " + i];\n";
   closeBlock(os);
 }
 
 void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   SpmmParts p = spmmParts(op);
-  int64_t edges = op.getScheduleAttr().getEdgesPerWarp();
+  int64_t items = op.getScheduleAttr().getEdgesPerWarp();
   int64_t lanes = p.plan.getLanes();
   emitEdgeWorkerPrologue(
-      p, edges,
-      ("gnn.spmm, edge_parallel: " + Twine(edges) + " edges per worker of " +
-       Twine(lanes) + " thread" + (lanes == 1 ? "" : "s") + ", " +
-       Twine(p.plan.getRowsPerBlock()) + " workers per block, " + Twine(p.vw) +
-       " elements per load; a row split between workers is "
-       "finished by the fix-up kernel")
+      p, items,
+      ("gnn.spmm, edge_parallel: the merge path of row ends and edges in "
+       "stretches of " +
+       Twine(items) + " per worker of " + Twine(lanes) + " thread" +
+       (lanes == 1 ? "" : "s") + ", " + Twine(p.plan.getRowsPerBlock()) +
+       " workers per block, " + Twine(p.vw) +
+       " elements per load. Rows that cross a stretch boundary go to the "
+       "workspace in pieces; the fix-up kernel adds them.")
           .str());
-  os << "if (worker >= workers)\n";
-  os << "  return;\n";
-  os << "const bool last_worker = worker == workers - 1;\n";
-  os << "const long long e_last = last_worker ? " << p.numEdges
-     << " : e_first + " << edges << ";\n";
-  os << "long long row = gnnc_first_row_at(" << p.prefix << "row_ptr, "
-     << p.prefix << "num_rows, e_first);\n";
-  os << "if (row > 0 && (long long)" << p.prefix
-     << "row_ptr[row] > e_first) {\n";
+  os << "const long long begin = d0 - i0; // j0\n";
+  os << "const long long end = d1 - i1;   // j1\n";
+  emitGroupMask(lanes);
+  os << "// The ends of rows i0..i1 relative to j0, in shared memory.\n";
+  os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
+  os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes << " * "
+     << items + 1 << ";\n";
+  os << "const int rows_here = (int)(min(i1, " << p.prefix
+     << "num_rows - 1) - i0 + 1);\n";
+  os << "for (int r = lane; r < rows_here; r += " << lanes << ")\n";
+  os << "  ends[r] = (unsigned int)min((long long)" << p.prefix
+     << "row_ptr[i0 + r + 1] - begin, 0xffffffffll);\n";
+  os << "__syncwarp(group_mask);\n";
+  os << "float acc[" << p.accs << "];\n";
+  emitAccReset(p);
+  // A row that ends here is written out, except the first row of a worker
+  // after the first: it began in an earlier worker (even if with no edges
+  // there), so it is a piece.
+  os << "// Ends row i0 + r: writes it, or its last piece (slot 0) when it\n";
+  os << "// began in an earlier worker; then restarts the accumulators.\n";
+  os << "auto flush = [&](int r) {\n";
   os.indent();
-  os << "// Row row - 1 began in an earlier worker: this worker's part of it\n";
-  os << "// goes to its workspace row, in f32.\n";
-  os << "const long long begin = e_first;\n";
-  os << "const long long end = min((long long)" << p.prefix
-     << "row_ptr[row], e_last);\n";
-  emitSpmmAccumulate(p);
-  os << "float *slot = " << p.workspace << " + worker * " << p.width << ";\n";
+  os << "if (r == 0 && worker > 0) {\n";
+  os.indent();
+  os << "float *slot = " << p.workspace << " + worker * " << 2 * p.width
+     << ";\n";
   emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
-  closeBlock(os);
-  os << "for (; row < " << p.prefix << "num_rows; ++row) {\n";
+  os.unindent();
+  os << "} else {\n";
   os.indent();
-  os << "const long long begin = " << p.prefix << "row_ptr[row];\n";
-  os << "const long long end = " << p.prefix << "row_ptr[row + 1];\n";
-  os << "// The next worker's row, or one that goes on past this worker's\n";
-  os << "// edges (the fix-up finishes it).\n";
-  os << "if (!last_worker && (begin >= e_last || end > e_last))\n";
-  os << "  break;\n";
-  emitSpmmAccumulate(p);
-  emitSpmmFinish(op, p, "end - begin");
+  os << "const long long row = i0 + r;\n";
+  emitSpmmFinish(op, p,
+                 "(long long)ends[r] - (r > 0 ? (long long)ends[r - 1] : 0)");
+  closeBlock(os);
+  emitAccReset(p);
+  os.unindent();
+  os << "};\n";
+  os << "int r = 0;\n";
+  emitSpmmGather(p, "while (e >= ends[r]) {\n  flush(r);\n  ++r;\n}\n");
+  os << "// Rows that end after this worker's last edge.\n";
+  os << "for (; i0 + r < i1; ++r)\n";
+  os << "  flush(r);\n";
+  os << "// Row i1 goes on past d1: store this worker's piece of it (slot 0\n";
+  os << "// if it began earlier, slot 1 if it began here).\n";
+  os << "if (i1 < " << p.prefix << "num_rows) {\n";
+  os.indent();
+  os << "float *slot = " << p.workspace << " + worker * " << 2 * p.width
+     << " + (i1 == i0 && worker > 0 ? 0 : " << p.width << ");\n";
+  emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
   closeBlock(os);
 }
 
 void CUDAEmitter::emitSpmmEdgeFixup(SpmmOp op) {
   SpmmParts p = spmmParts(op);
-  int64_t edges = op.getScheduleAttr().getEdgesPerWarp();
+  int64_t items = op.getScheduleAttr().getEdgesPerWarp();
   emitEdgeWorkerPrologue(
-      p, edges,
-      "gnn.spmm, edge_parallel fix-up: each worker finishes the row it began "
-      "but did not end, adding the parts later workers left in the workspace "
-      "in worker order (the result does not depend on timing)");
-  os << "if (worker + 1 >= workers)\n";
+      p, items,
+      "gnn.spmm, edge_parallel fix-up: the worker in which a row began and "
+      "which did not end it adds the row's pieces in worker order (the "
+      "result does not depend on timing) and writes the row");
+  os << "if (i1 >= " << p.prefix << "num_rows || (i1 == i0 && worker > 0))\n";
   os << "  return;\n";
-  os << "const long long e_last = e_first + " << edges << ";\n";
-  os << "long long row = gnnc_first_row_at(" << p.prefix << "row_ptr, "
-     << p.prefix << "num_rows, e_last);\n";
-  os << "// Row row - 1 holds edge e_last unless a row starts there.\n";
-  os << "if (row == 0 || (long long)" << p.prefix
-     << "row_ptr[row] <= e_last)\n";
-  os << "  return;\n";
-  os << "--row;\n";
-  os << "const long long begin = " << p.prefix << "row_ptr[row];\n";
-  os << "if (begin < e_first)\n";
-  os << "  return; // an earlier worker began it\n";
-  os << "const long long end = e_last;\n";
+  os << "const long long row = i1;\n";
   os << "const long long row_end = " << p.prefix << "row_ptr[row + 1];\n";
-  emitSpmmAccumulate(p);
-  os << "for (long long w = worker + 1; w * " << edges
-     << " < row_end; ++w) {\n";
+  os << "// The worker whose stretch holds the row's end.\n";
+  os << "const long long last = (row + row_end) / " << items << ";\n";
+  os << "float acc[" << p.accs << "];\n";
+  emitAccReset(p);
+  os << "#pragma unroll 8\n";
+  os << "for (long long w = worker; w <= last; ++w) {\n";
   os.indent();
-  os << "const float *slot = " << p.workspace << " + w * " << p.width << ";\n";
+  os << "const float *slot = " << p.workspace << " + w * " << 2 * p.width
+     << " + (w == worker ? " << p.width << " : 0);\n";
   emitSlotLoop(os, p.plan, p.vw, /*load=*/true, p.max);
   closeBlock(os);
-  emitSpmmFinish(op, p, "row_end - begin");
+  emitSpmmFinish(op, p, "row_end - (long long)" + p.prefix + "row_ptr[row]");
 }
 
 /// Spells `v = leaky_relu(v)` with the op's slope, if it has one.
@@ -844,14 +914,14 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
       std::string workspace = name();
       addParam("float *__restrict__ ", workspace, rt::ParamKind::Pointer);
       // Split rows are finished by a second kernel with the same grid; each
-      // worker has one f32 row of workspace.
+      // worker has two f32 rows of workspace.
       int64_t edges = spmm.getScheduleAttr().getEdgesPerWarp();
       spec.followUps.push_back({spec.name + "_fixup", spec.launch});
       rt::WorkspaceRule ws;
       ws.param = workspace;
-      ws.countParam = numEdges;
+      ws.countParam = spec.launch.gridParam; // rows + edges
       ws.itemsPerUnit = static_cast<uint64_t>(edges);
-      ws.bytesPerUnit = static_cast<uint64_t>(spmm.getFeatureWidth()) * 4;
+      ws.bytesPerUnit = static_cast<uint64_t>(spmm.getFeatureWidth()) * 2 * 4;
       ws.minUnits = 1;
       spec.workspace = ws;
     }
@@ -984,17 +1054,22 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
     emitStoreHelper(e, vw);
   }
   if (needsRowSearch) {
-    os << "// The first row r in [0, num_rows] with row_ptr[r] >= e.\n";
+    os << "// The merge path of a CSR graph lists, row by row, the row's "
+          "edges\n";
+    os << "// and then its end; the end of row i is item i + row_ptr[i + 1].\n";
+    os << "// Returns the first row whose end is item d or later (num_rows "
+          "if\n";
+    os << "// none): the row that item d belongs to.\n";
     os << "template <typename Offset>\n";
     os << "__device__ __forceinline__ long long\n";
-    os << "gnnc_first_row_at(const Offset *__restrict__ row_ptr, long long "
-          "num_rows, long long e) {\n";
+    os << "gnnc_merge_row(const Offset *__restrict__ row_ptr, long long "
+          "num_rows, long long d) {\n";
     os.indent();
     os << "long long lo = 0, hi = num_rows;\n";
     os << "while (lo < hi) {\n";
     os.indent();
     os << "const long long mid = lo + (hi - lo) / 2;\n";
-    os << "if ((long long)row_ptr[mid] < e)\n";
+    os << "if (mid + (long long)row_ptr[mid + 1] < d)\n";
     os << "  lo = mid + 1;\n";
     os << "else\n";
     os << "  hi = mid;\n";

@@ -34,7 +34,8 @@ struct KernelParam {
 };
 
 /// How a kernel is launched. The grid has ceil(value of the integer
-/// parameter `gridParam` / itemsPerBlock) blocks in x (and 1 in y and z),
+/// parameter `gridParam` / itemsPerBlock) blocks in x (and 1 in y and z;
+/// `gridParam` may also be a sum of integer parameters, "a+b"),
 /// raised to `minBlocks`; a grid of 0 blocks means the launch is skipped. An
 /// empty `gridParam` means a grid of exactly one block.
 struct LaunchRule {
@@ -57,10 +58,10 @@ struct FollowUpKernel {
 };
 
 /// Device scratch memory a kernel needs: ceil(value of the integer parameter
-/// `countParam` / itemsPerUnit), at least `minUnits`, times `bytesPerUnit`
-/// bytes, passed in the pointer parameter `param`. The runtime allocates it
-/// when the caller does not bind `param`; its contents on entry are
-/// unspecified.
+/// `countParam` (or sum "a+b") / itemsPerUnit), at least `minUnits`, times
+/// `bytesPerUnit` bytes, passed in the pointer parameter `param`. The runtime
+/// allocates it when the caller does not bind `param`; its contents on entry
+/// are unspecified.
 struct WorkspaceRule {
   std::string param;
   std::string countParam;
@@ -90,6 +91,9 @@ struct KernelSpec {
   /// Returns the parameter called `paramName`, or nullptr.
   const KernelParam *findParam(const std::string &paramName) const;
 };
+
+/// Splits "a+b+c" into {"a", "b", "c"} (a single name gives itself).
+std::vector<std::string> splitParamSum(const std::string &text);
 
 /// Checks that `spec` is launchable: valid C identifiers as kernel names
 /// (follow-ups included, all distinct), unique parameter names, positive
