@@ -7,7 +7,9 @@ Writes OUT/<gpu-name-slug>/<YYYY-MM-DD>/:
                 cuSPARSE default and fastest, torch.sparse, PyG scatter,
                 index_add, speedups, bandwidth against the compulsory and
                 gather bounds as GB/s and as fractions of the measured copy
-                bandwidth), cuSPARSE SDDMM, failures and what was skipped
+                bandwidth), cuSPARSE SDDMM, PyTorch baselines timed with
+                fewer than the nominal runs (slow calls, marked †),
+                failures and what was skipped
   speedup.png   gnnc's best over cuSPARSE's fastest per graph, grouped by
                 type (width 64 when it was run, else the first width)
 and prints the markdown. Needs numpy and matplotlib only.
@@ -94,6 +96,11 @@ def summarize(bench, torch_doc):
             m = tc.get(method)
             return None if m is None else m.get("status")
 
+        def torch_runs(method):
+            m = tc.get(method)
+            t = (m or {}).get("time_ms")
+            return t.get("runs") if isinstance(t, dict) else None
+
         row = {
             "graph": c["graph"], "type": c["type"], "width": c["width"],
             "nnz": c.get("nnz"),
@@ -110,6 +117,9 @@ def summarize(bench, torch_doc):
             "index_add_ms": torch_ms("index_add"),
             "torch_sparse_mm_status": torch_status("torch_sparse_mm"),
             "pyg_scatter_status": torch_status("pyg_scatter"),
+            "torch_sparse_mm_runs": torch_runs("torch_sparse_mm"),
+            "pyg_scatter_runs": torch_runs("pyg_scatter"),
+            "index_add_runs": torch_runs("index_add"),
             "gbs_compulsory": best.get("gbs_compulsory") if best else None,
             "gbs_gather": best.get("gbs_gather") if best else None,
         }
@@ -122,6 +132,29 @@ def summarize(bench, torch_doc):
         row["speedup_vs_pyg_scatter"] = ratio(row["pyg_scatter_ms"], g)
         rows.append(row)
     return rows
+
+
+def torch_nominal_runs(torch_doc):
+    """The timed runs torch_baseline.py meant to make per method."""
+    if not torch_doc:
+        return None
+    return torch_doc.get("options", {}).get("runs")
+
+
+def reduced_runs(torch_doc):
+    """(case, method, timing) of the torch baselines timed with fewer runs
+    than the nominal count (slow calls; see torch_baseline.py)."""
+    nominal = torch_nominal_runs(torch_doc)
+    found = []
+    if not nominal:
+        return found
+    for c in torch_doc.get("cases", []):
+        for name, m in c.get("methods", {}).items():
+            t = m.get("time_ms")
+            if (m.get("status") == "ok" and isinstance(t, dict)
+                    and t.get("runs") is not None and t["runs"] < nominal):
+                found.append((c, name, t))
+    return found
 
 
 def markdown(bench, torch_doc, rows):
@@ -147,10 +180,25 @@ def markdown(bench, torch_doc, rows):
                    opts.get("warmups"), opts.get("runs"),
                    opts.get("flush_l2"), opts.get("gnnc_offsets"),
                    opts.get("check")))
+    nominal = torch_nominal_runs(torch_doc)
     if torch_doc:
         out.append("- PyTorch %s (CUDA %s), PyG %s" % (
             torch_doc.get("torch_version"), torch_doc.get("torch_cuda_version"),
             torch_doc.get("pyg_version")))
+        topts = torch_doc.get("options", {})
+        if reduced_runs(torch_doc):
+            rule = ""
+            if "slow_ms" in topts:
+                rule = (" (a first call over %g ms: one warm-up, runs for "
+                        "about %g s, at least %s)" % (
+                            topts["slow_ms"],
+                            topts.get("slow_budget_seconds", 0),
+                            topts.get("min_runs", "?")))
+            out.append("- PyTorch timing: %s warm-ups, median of %s runs; "
+                       "slow baselines were timed with fewer runs%s: marked "
+                       "† in the tables and listed under \"Baselines timed "
+                       "with fewer runs\"" % (topts.get("warmups"), nominal,
+                                              rule))
     else:
         out.append("- PyTorch baselines: not run")
     out.append("- times in ms (median); speedups = baseline time / gnnc "
@@ -177,15 +225,23 @@ def markdown(bench, torch_doc, rows):
             fastest = ("%s (%s)" % (fmt_ms(r["cusparse_fastest_ms"]),
                                     r["cusparse_fastest_alg"])
                        if r["cusparse_fastest_ms"] is not None else "-")
-            tsm = fmt_ms(r["torch_sparse_mm_ms"])
+            def torch_cell(method):
+                text = fmt_ms(r[method + "_ms"])
+                used = r.get(method + "_runs")
+                if (r[method + "_ms"] is not None and nominal
+                        and used is not None and used < nominal):
+                    text += "†"
+                return text
+
+            tsm = torch_cell("torch_sparse_mm")
             if r["torch_sparse_mm_ms"] is None and r["torch_sparse_mm_status"]:
                 tsm = "n/a"
             out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | "
                        "%s | %s | %s | %s | %s |" % (
                            r["graph"], r["width"], best, fmt_ms(r["gnnc_ve_ms"]),
                            fmt_ms(r["cusparse_default_ms"]), fastest, tsm,
-                           fmt_ms(r["pyg_scatter_ms"]),
-                           fmt_ms(r["index_add_ms"]),
+                           torch_cell("pyg_scatter"),
+                           torch_cell("index_add"),
                            fmt_x(r["speedup_vs_cusparse_default"]),
                            fmt_x(r["speedup_vs_cusparse_fastest"]),
                            fmt_x(r["speedup_vs_torch_sparse_mm"]),
@@ -249,6 +305,20 @@ def markdown(bench, torch_doc, rows):
                                                   key=lambda kv: str(kv[0])):
             out.append("- %s %s (%s): %s — %d case%s" % (
                 t, alg, types, status, n, "" if n == 1 else "s"))
+        out.append("")
+
+    reduced = reduced_runs(torch_doc)
+    if reduced:
+        out.append("## Baselines timed with fewer runs")
+        out.append("")
+        for c, name, t in reduced:
+            out.append("- %s %s w%d %s: timed with %d runs (%s warm-up%s) "
+                       "instead of %d%s" % (
+                           c["graph"], c["type"], c["width"], name, t["runs"],
+                           t.get("warmups", "?"),
+                           "" if t.get("warmups") == 1 else "s", nominal,
+                           "; first call %s ms" % fmt_ms(t["first_call_ms"])
+                           if t.get("first_call_ms") is not None else ""))
         out.append("")
 
     failures = []

@@ -15,6 +15,10 @@ events around each run, warm-up runs first, the L2 flushed (a buffer of
 twice its size overwritten) before every run, median/min/max. A few rows of
 every result are checked against a float64 reference (reported, never
 fatal); a method torch refuses is recorded as "unsupported: <message>".
+A method whose first (warm-up) call takes more than --slow-ms (50 ms) gets
+one warm-up and only as many timed runs as fit in --slow-budget (2 s), but
+at least --min-runs (5); "runs" and "warmups" in each "time_ms" say what
+was used.
 
 usage: python3 bench/torch_baseline.py --graphs DIR --out FILE
 """
@@ -52,6 +56,14 @@ def parse_args(argv):
                    help="comma-separated graph names to run")
     p.add_argument("--warmups", type=int, default=None)
     p.add_argument("--runs", type=int, default=None)
+    p.add_argument("--slow-ms", type=float, default=50.0,
+                   help="a method whose first call takes longer than this "
+                        "gets one warm-up and fewer timed runs")
+    p.add_argument("--slow-budget", type=float, default=2.0,
+                   help="seconds of timed runs for such a method (never "
+                        "fewer than --min-runs runs)")
+    p.add_argument("--min-runs", type=int, default=5,
+                   help="the fewest timed runs of a slow method")
     p.add_argument("--methods", default="torch_sparse_mm,pyg_scatter,index_add")
     p.add_argument("--max-gather-fraction", type=float, default=0.35,
                    help="skip the gather methods when the per-edge messages "
@@ -64,38 +76,76 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def summarize(times_ms):
+def summarize(times_ms, warmups=None):
     t = sorted(times_ms)
     n = len(t)
     median = t[n // 2] if n % 2 else 0.5 * (t[n // 2 - 1] + t[n // 2])
-    return {"median": median, "min": t[0], "max": t[-1], "runs": n}
+    summary = {"median": median, "min": t[0], "max": t[-1], "runs": n}
+    if warmups is not None:
+        summary["warmups"] = warmups
+    return summary
+
+
+def plan_runs(first_ms, warmups, runs, slow_ms, budget_s, min_runs):
+    """(warm-ups, timed runs) once the first call took first_ms.
+
+    A call slower than slow_ms gets one warm-up (the first call) and as many
+    timed runs as fit in budget_s, but never fewer than min_runs nor more
+    than the nominal count; faster calls keep the nominal counts.
+    """
+    if first_ms <= slow_ms:
+        return warmups, runs
+    fit = int(budget_s * 1e3 // max(first_ms, 1e-3))
+    return min(warmups, 1), min(runs, max(min_runs, fit))
 
 
 class Timer:
-    """CUDA-event timing with an L2 flush before every run."""
+    """CUDA-event timing with an L2 flush before every run.
 
-    def __init__(self, torch, warmups, runs, flush_bytes):
+    The first call decides the run count (plan_runs): PyG's 16-bit scatter
+    can take a second per call, and 25 of them per case would dominate the
+    whole suite.
+    """
+
+    def __init__(self, torch, warmups, runs, flush_bytes, slow_ms=50.0,
+                 budget_s=2.0, min_runs=5):
         self.torch = torch
         self.warmups = warmups
         self.runs = runs
+        self.slow_ms = slow_ms
+        self.budget_s = budget_s
+        self.min_runs = min_runs
         self.flush = (torch.empty(flush_bytes, dtype=torch.uint8, device="cuda")
                       if flush_bytes > 0 else None)
         self.start = torch.cuda.Event(enable_timing=True)
         self.stop = torch.cuda.Event(enable_timing=True)
+        self.count = 0
+
+    def run_once(self, fn):
+        if self.flush is not None:
+            self.flush.fill_(self.count & 0xff)
+        self.count += 1
+        self.start.record()
+        fn()
+        self.stop.record()
+        self.stop.synchronize()
+        return self.start.elapsed_time(self.stop)
 
     def time(self, fn):
-        times = []
-        for i in range(self.warmups + self.runs):
-            if self.flush is not None:
-                self.flush.fill_(i & 0xff)
-            self.start.record()
-            fn()
-            self.stop.record()
-            self.stop.synchronize()
-            if i >= self.warmups:
-                times.append(self.start.elapsed_time(self.stop))
+        """Times fn; the summary's runs and warmups are the counts used."""
+        first = self.run_once(fn)
+        warmups, runs = plan_runs(first, self.warmups, self.runs,
+                                  self.slow_ms, self.budget_s, self.min_runs)
+        # With no warm-up at all, the first call is the first timed run.
+        times = [] if self.warmups > 0 else [first]
+        for _ in range(max(warmups - 1, 0)):
+            self.run_once(fn)
+        while len(times) < runs:
+            times.append(self.run_once(fn))
         self.torch.cuda.synchronize()
-        return summarize(times)
+        summary = summarize(times, warmups)
+        summary["first_call_ms"] = first
+        return summary
 
 
 def check_rows(torch, y, x, indptr, indices, rows, tol):
@@ -175,7 +225,9 @@ def main(argv):
               "bf16": torch.bfloat16}
     props = torch.cuda.get_device_properties(0)
     l2 = int(getattr(props, "L2_cache_size", 50 << 20))
-    timer = Timer(torch, warmups, runs, 0 if args.no_flush else 2 * l2)
+    timer = Timer(torch, warmups, runs, 0 if args.no_flush else 2 * l2,
+                  slow_ms=args.slow_ms, budget_s=args.slow_budget,
+                  min_runs=max(args.min_runs, 1))
     doc = {
         "tool": "torch_baseline",
         "format_version": 1,
@@ -189,7 +241,10 @@ def main(argv):
         "torch_cuda_version": torch.version.cuda,
         "pyg_version": pyg_version,
         "options": {"widths": widths, "types": types, "warmups": warmups,
-                    "runs": runs, "flush_l2": not args.no_flush,
+                    "runs": runs, "slow_ms": args.slow_ms,
+                    "slow_budget_seconds": args.slow_budget,
+                    "min_runs": max(args.min_runs, 1),
+                    "flush_l2": not args.no_flush,
                     "methods": methods, "seed": args.seed},
         "cases": [],
         "skipped": [],
@@ -297,8 +352,10 @@ def main(argv):
                 for method in methods:
                     r = case["methods"].get(method, {})
                     if "time_ms" in r:
-                        cells.append("%s %.4f ms%s" % (
+                        used = r["time_ms"]["runs"]
+                        cells.append("%s %.4f ms%s%s" % (
                             method, r["time_ms"]["median"],
+                            "" if used >= runs else " (%d runs)" % used,
                             "" if r.get("check_ok", True) else " (CHECK OFF)"))
                     else:
                         cells.append("%s %s" % (method,

@@ -1,54 +1,47 @@
 //===- Rmat.cpp - Synthetic graph generators ------------------------------===//
 
 #include "gnnc/graph/Rmat.h"
+#include "gnnc/graph/Parallel.h"
 #include "gnnc/graph/Random.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cmath>
-#include <thread>
+#include <cstdio>
+#include <memory>
 
 using namespace gnnc;
 using namespace gnnc::graph;
 
 namespace {
 
-int hardwareThreads() {
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(std::min(n, 64u));
-}
-
-/// Runs fn(threadIndex, numThreads) on numThreads threads.
-template <typename Fn> void parallelRun(int numThreads, Fn fn) {
-  if (numThreads <= 1) {
-    fn(0, 1);
-    return;
-  }
-  std::vector<std::thread> threads;
-  for (int t = 1; t < numThreads; ++t)
-    threads.emplace_back(fn, t, numThreads);
-  fn(0, numThreads);
-  for (std::thread &th : threads)
-    th.join();
-}
-
 /// Splits [0, n) into numThreads near-equal ranges and returns range t.
 std::pair<int64_t, int64_t> splitRange(int64_t n, int t, int numThreads) {
   return {n * t / numThreads, n * (t + 1) / numThreads};
 }
 
+/// Runs fn(threadIndex, numThreads) on numThreads threads.
+template <typename Fn> void parallelRun(int numThreads, Fn fn) {
+  parallelForEach(numThreads, numThreads,
+                  [&](int64_t t) { fn(static_cast<int>(t), numThreads); });
+}
+
 /// Sorts and deduplicates each row of a bucketed column array (optionally
-/// dropping the diagonal), then compacts it into the CSR of `g`.
+/// dropping the diagonal), then compacts it into the CSR of `g`. The order
+/// of the columns within a bucket does not matter.
 void finishRows(CsrGraph &g, const std::vector<int64_t> &bucketPtr,
-                std::vector<uint32_t> &cols, bool removeSelfLoops,
-                int numThreads) {
+                uint32_t *cols, bool removeSelfLoops, int numThreads) {
   int64_t numRows = g.numRows;
+  // R-MAT piles edges onto the first rows: cut by work, not by row count.
+  std::vector<int64_t> bounds = splitRowsByWork(
+      bucketPtr.data(), numRows, static_cast<int64_t>(numThreads) * 16);
+  int64_t pieces = static_cast<int64_t>(bounds.size()) - 1;
   std::vector<int64_t> degree(numRows, 0);
-  parallelRun(numThreads, [&](int t, int nt) {
-    auto [lo, hi] = splitRange(numRows, t, nt);
-    for (int64_t r = lo; r < hi; ++r) {
-      uint32_t *begin = cols.data() + bucketPtr[r];
-      uint32_t *end = cols.data() + bucketPtr[r + 1];
+  parallelForEach(pieces, numThreads, [&](int64_t p) {
+    for (int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
+      uint32_t *begin = cols + bucketPtr[r];
+      uint32_t *end = cols + bucketPtr[r + 1];
       std::sort(begin, end);
       end = std::unique(begin, end);
       if (removeSelfLoops) {
@@ -65,10 +58,9 @@ void finishRows(CsrGraph &g, const std::vector<int64_t> &bucketPtr,
   for (int64_t r = 0; r < numRows; ++r)
     g.rowPtr[r + 1] = g.rowPtr[r] + degree[r];
   g.colIdx.resize(g.rowPtr[numRows]);
-  parallelRun(numThreads, [&](int t, int nt) {
-    auto [lo, hi] = splitRange(numRows, t, nt);
-    for (int64_t r = lo; r < hi; ++r) {
-      const uint32_t *src = cols.data() + bucketPtr[r];
+  parallelForEach(pieces, numThreads, [&](int64_t p) {
+    for (int64_t r = bounds[p]; r < bounds[p + 1]; ++r) {
+      const uint32_t *src = cols + bucketPtr[r];
       std::copy(src, src + degree[r], g.colIdx.begin() + g.rowPtr[r]);
     }
   });
@@ -92,7 +84,7 @@ CsrGraph gnnc::graph::generateRmat(int scale, int edgeFactor, uint64_t seed,
   int64_t numNodes = int64_t(1) << scale;
   g.numRows = g.numCols = numNodes;
   uint64_t numEdges = static_cast<uint64_t>(edgeFactor) << scale;
-  int numThreads = hardwareThreads();
+  int numThreads = hostThreads();
 
   // Quadrant thresholds on 21-bit uniform draws (three draws per 64 bits).
   constexpr int kBits = 21;
@@ -104,59 +96,82 @@ CsrGraph gnnc::graph::generateRmat(int scale, int edgeFactor, uint64_t seed,
            tABC = threshold(a + b + c);
 
   // 1. Sample edges as packed (row << scale | col) keys, in fixed blocks with
-  // their own random streams so the result ignores the thread count.
-  std::vector<uint64_t> keys(numEdges);
+  // their own random streams so the result ignores the thread count. The
+  // array is left uninitialized: its pages are first touched by the threads
+  // that fill them.
+  std::unique_ptr<uint64_t[]> keys(new uint64_t[numEdges]);
   constexpr uint64_t kBlock = uint64_t(1) << 18;
-  uint64_t numBlocks = (numEdges + kBlock - 1) / kBlock;
-  parallelRun(numThreads, [&](int t, int nt) {
-    for (uint64_t blk = t; blk < numBlocks; blk += nt) {
-      Rng rng(deriveSeed(seed, blk));
-      uint64_t end = std::min(numEdges, (blk + 1) * kBlock);
-      for (uint64_t e = blk * kBlock; e < end; ++e) {
-        uint64_t row = 0, col = 0;
-        for (int level = scale - 1; level >= 0;) {
-          uint64_t bits = rng.next();
-          for (int k = 0; k < 3 && level >= 0; ++k, --level) {
-            uint32_t u = static_cast<uint32_t>(bits & ((1u << kBits) - 1));
-            bits >>= kBits;
-            // Branch-free quadrant choice: row bit in the bottom half
-            // (u >= a + b); column bit in the right half ([a, a + b) or
-            // u >= a + b + c).
-            uint64_t ab = u >= tAB;
-            uint64_t colBit = uint64_t(u >= tA) ^ ab ^ uint64_t(u >= tABC);
-            row |= ab << level;
-            col |= colBit << level;
-          }
+  const int64_t numBlocks =
+      static_cast<int64_t>((numEdges + kBlock - 1) / kBlock);
+  parallelForEach(numBlocks, numThreads, [&](int64_t blockIndex) {
+    uint64_t blk = static_cast<uint64_t>(blockIndex);
+    Rng rng(deriveSeed(seed, blk));
+    uint64_t end = std::min(numEdges, (blk + 1) * kBlock);
+    for (uint64_t e = blk * kBlock; e < end; ++e) {
+      uint64_t row = 0, col = 0;
+      for (int level = scale - 1; level >= 0;) {
+        uint64_t bits = rng.next();
+        for (int k = 0; k < 3 && level >= 0; ++k, --level) {
+          uint32_t u = static_cast<uint32_t>(bits & ((1u << kBits) - 1));
+          bits >>= kBits;
+          // Branch-free quadrant choice: row bit in the bottom half
+          // (u >= a + b); column bit in the right half ([a, a + b) or
+          // u >= a + b + c).
+          uint64_t ab = u >= tAB;
+          uint64_t colBit = uint64_t(u >= tA) ^ ab ^ uint64_t(u >= tABC);
+          row |= ab << level;
+          col |= colBit << level;
         }
-        keys[e] = (row << scale) | col;
       }
+      keys[e] = (row << scale) | col;
     }
   });
 
-  // 2. Bucket columns by row (both directions when symmetrizing).
+  // 2. Bucket columns by row (both directions when symmetrizing): counts,
+  // then a slot within each bucket for every entry. On several threads both
+  // are atomic increments, so the order within a bucket depends on the
+  // timing, but step 3 sorts every bucket, so the graph does not.
   uint64_t colMask = (uint64_t(1) << scale) - 1;
   std::vector<int64_t> bucketPtr(numNodes + 1, 0);
-  for (uint64_t key : keys) {
-    ++bucketPtr[(key >> scale) + 1];
-    if (symmetrize)
-      ++bucketPtr[(key & colMask) + 1];
-  }
-  for (int64_t r = 0; r < numNodes; ++r)
-    bucketPtr[r + 1] += bucketPtr[r];
-  std::vector<uint32_t> cols(bucketPtr[numNodes]);
-  {
-    std::vector<int64_t> next(bucketPtr.begin(), bucketPtr.end() - 1);
-    for (uint64_t key : keys) {
-      uint64_t row = key >> scale, col = key & colMask;
-      cols[next[row]++] = static_cast<uint32_t>(col);
+  std::unique_ptr<std::atomic<int64_t>[]> slot(
+      new std::atomic<int64_t>[numNodes]());
+  const bool shared = numThreads > 1 && numBlocks > 1;
+  auto increment = [&](uint64_t node) {
+    std::atomic<int64_t> &s = slot[node];
+    if (shared)
+      return s.fetch_add(1, std::memory_order_relaxed);
+    int64_t old = s.load(std::memory_order_relaxed);
+    s.store(old + 1, std::memory_order_relaxed);
+    return old;
+  };
+  parallelForEach(numBlocks, numThreads, [&](int64_t blk) {
+    uint64_t end = std::min(numEdges, (blk + 1) * kBlock);
+    for (uint64_t e = blk * kBlock; e < end; ++e) {
+      increment(keys[e] >> scale);
       if (symmetrize)
-        cols[next[col]++] = static_cast<uint32_t>(row);
+        increment(keys[e] & colMask);
     }
+  });
+  for (int64_t r = 0; r < numNodes; ++r) {
+    int64_t count = slot[r].load(std::memory_order_relaxed);
+    bucketPtr[r + 1] = bucketPtr[r] + count;
+    slot[r].store(bucketPtr[r], std::memory_order_relaxed);
   }
-  std::vector<uint64_t>().swap(keys);
+  std::unique_ptr<uint32_t[]> cols(new uint32_t[bucketPtr[numNodes]]);
+  parallelForEach(numBlocks, numThreads, [&](int64_t blk) {
+    uint64_t end = std::min(numEdges, (blk + 1) * kBlock);
+    for (uint64_t e = blk * kBlock; e < end; ++e) {
+      uint64_t row = keys[e] >> scale, col = keys[e] & colMask;
+      cols[increment(row)] = static_cast<uint32_t>(col);
+      if (symmetrize)
+        cols[increment(col)] = static_cast<uint32_t>(row);
+    }
+  });
+  keys.reset();
+  slot.reset();
 
   // 3. Sort, deduplicate and compact each row.
-  finishRows(g, bucketPtr, cols, removeSelfLoops, numThreads);
+  finishRows(g, bucketPtr, cols.get(), removeSelfLoops, numThreads);
   return g;
 }
 
@@ -174,7 +189,7 @@ CsrGraph gnnc::graph::generateUniformRandom(int64_t numRows, int64_t numCols,
   avgDegree = std::max(0.0, avgDegree);
   double whole = std::floor(avgDegree), frac = avgDegree - whole;
   std::vector<std::vector<int64_t>> rows(g.numRows);
-  int numThreads = g.numRows * avgDegree > 1e5 ? hardwareThreads() : 1;
+  int numThreads = g.numRows * avgDegree > 1e5 ? hostThreads() : 1;
   parallelRun(numThreads, [&](int t, int nt) {
     auto [lo, hi] = splitRange(g.numRows, t, nt);
     for (int64_t r = lo; r < hi; ++r) {

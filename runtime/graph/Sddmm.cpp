@@ -1,9 +1,9 @@
 //===- Sddmm.cpp - CPU reference for SDDMM --------------------------------===//
 #include "gnnc/reference/Sddmm.h"
+#include "gnnc/graph/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 using namespace gnnc;
 
@@ -12,9 +12,11 @@ void gnnc::ref::sddmm(const graph::CsrGraph &g, const float *a, const float *b,
                       std::vector<double> &out, std::vector<double> *magnitude,
                       int numThreads) {
   const int64_t perEdge = form == SddmmForm::Dot ? 1 : width;
-  out.assign(static_cast<size_t>(g.nnz() * perEdge), 0.0);
+  // Every element is written below: a vector of the right size is not
+  // cleared first.
+  out.resize(static_cast<size_t>(g.nnz() * perEdge));
   if (magnitude)
-    magnitude->assign(out.size(), 0.0);
+    magnitude->resize(out.size());
   auto leaky = [&](double v) {
     return slope && v < 0 ? v * static_cast<double>(*slope) : v;
   };
@@ -45,28 +47,16 @@ void gnnc::ref::sddmm(const graph::CsrGraph &g, const float *a, const float *b,
       }
     }
   };
-  int threads =
-      numThreads > 0
-          ? numThreads
-          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = numThreads > 0 ? numThreads : graph::hostThreads();
   if (threads == 1 || g.nnz() * width < (int64_t(1) << 20)) {
     rows(0, g.numRows);
     return;
   }
-  // Split rows so that each thread gets about the same number of non-zeros.
-  std::vector<std::thread> pool;
-  int64_t first = 0;
-  for (int t = 0; t < threads && first < g.numRows; ++t) {
-    int64_t target = g.nnz() * (t + 1) / threads;
-    int64_t last = t == threads - 1
-                       ? g.numRows
-                       : std::upper_bound(g.rowPtr.begin() + first,
-                                          g.rowPtr.end() - 1, target) -
-                             g.rowPtr.begin();
-    last = std::max(last, first + 1);
-    pool.emplace_back(rows, first, std::min(last, g.numRows));
-    first = std::min(last, g.numRows);
-  }
-  for (std::thread &t : pool)
-    t.join();
+  // Pieces of about equal work (rows + non-zeros), several per thread; each
+  // output belongs to one row, so the result ignores the thread count.
+  std::vector<int64_t> bounds = graph::splitRowsByWork(
+      g.rowPtr.data(), g.numRows, static_cast<int64_t>(threads) * 16);
+  graph::parallelForEach(
+      static_cast<int64_t>(bounds.size()) - 1, threads,
+      [&](int64_t piece) { rows(bounds[piece], bounds[piece + 1]); });
 }

@@ -1,101 +1,138 @@
 //===- Spmm.cpp - CPU reference for sparse aggregation --------------------===//
 
 #include "gnnc/reference/Spmm.h"
+#include "gnnc/graph/Parallel.h"
 #include "gnnc/graph/Random.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <thread>
 
 using namespace gnnc;
 using namespace gnnc::ref;
 
 namespace {
 
+/// How many non-zeros ahead spmmRows prefetches feature rows, and at most
+/// how many 64-byte lines of each.
+constexpr int64_t kPrefetchAhead = 8;
+constexpr int64_t kMaxPrefetchLines = 16;
+
+/// The rows [lo, hi) of spmmScaled. Every output element of these rows is
+/// written (no initialization needed); the arithmetic per element is the
+/// same whichever thread runs the rows.
+template <bool Max, bool WithAbs>
+void spmmRows(const graph::CsrGraph &g, const float *vals, const float *x,
+              int64_t featWidth, double *y, double *absRef,
+              const double *colScale, const double *rowScale, int64_t lo,
+              int64_t hi) {
+  const int64_t nnz = g.nnz();
+  const int64_t prefetchLines =
+      std::min<int64_t>((featWidth * 4 + 63) / 64, kMaxPrefetchLines);
+  for (int64_t r = lo; r < hi; ++r) {
+    double *__restrict out = y + r * featWidth;
+    double *__restrict absOut = WithAbs ? absRef + r * featWidth : nullptr;
+    const int64_t begin = g.rowPtr[r], end = g.rowPtr[r + 1];
+    std::fill(out, out + featWidth,
+              Max && end > begin ? -std::numeric_limits<double>::infinity()
+                                 : 0.0);
+    if (WithAbs)
+      std::fill(absOut, absOut + featWidth, 0.0);
+    for (int64_t e = begin; e < end; ++e) {
+      // The feature rows are gathered at random: ask for the row a few
+      // non-zeros ahead so that its misses overlap with this row's work.
+      if (e + kPrefetchAhead < nnz) {
+        const char *ahead = reinterpret_cast<const char *>(
+            x + g.colIdx[e + kPrefetchAhead] * featWidth);
+        for (int64_t line = 0; line < prefetchLines; ++line)
+          __builtin_prefetch(ahead + line * 64);
+      }
+      double v = vals ? static_cast<double>(vals[e]) : 1.0;
+      if (colScale)
+        v *= colScale[g.colIdx[e]];
+      const float *__restrict xr = x + g.colIdx[e] * featWidth;
+      if (Max) {
+        for (int64_t j = 0; j < featWidth; ++j)
+          out[j] = std::fmax(out[j], v * static_cast<double>(xr[j]));
+      } else if (WithAbs) {
+        for (int64_t j = 0; j < featWidth; ++j) {
+          double term = v * static_cast<double>(xr[j]);
+          out[j] += term;
+          absOut[j] += std::fabs(term);
+        }
+      } else {
+        for (int64_t j = 0; j < featWidth; ++j)
+          out[j] += v * static_cast<double>(xr[j]);
+      }
+    }
+    if (Max && WithAbs)
+      for (int64_t j = 0; j < featWidth; ++j)
+        absOut[j] = std::fabs(out[j]);
+    if (rowScale) {
+      const double factor = rowScale[r], absFactor = std::fabs(rowScale[r]);
+      for (int64_t j = 0; j < featWidth; ++j) {
+        out[j] *= factor;
+        if (WithAbs)
+          absOut[j] *= absFactor;
+      }
+    }
+  }
+}
+
 /// spmmSum with optional factors: each term of column c is multiplied by
 /// colScale[c] and each output of row r by rowScale[r] (null: no factor).
+/// Writes all numRows * featWidth elements of y (and absRef, when non-null).
+/// Rows are cut into pieces of about equal work that threads take in turn;
+/// each row is computed by one thread in the order of its non-zeros, so the
+/// result does not depend on the thread count. The output pages are first
+/// touched by the threads that compute them.
 void spmmScaled(const graph::CsrGraph &g, const float *edgeValues,
-                const float *x, int64_t featWidth, std::vector<double> &y,
-                std::vector<double> *absRef, int numThreads,
-                const double *colScale, const double *rowScale,
+                const float *x, int64_t featWidth, double *y, double *absRef,
+                int numThreads, const double *colScale, const double *rowScale,
                 bool max = false) {
   const float *vals =
       edgeValues ? edgeValues : (g.hasValues() ? g.values.data() : nullptr);
-  size_t outSize = static_cast<size_t>(g.numRows * featWidth);
-  y.assign(outSize, 0.0);
-  if (absRef)
-    absRef->assign(outSize, 0.0);
-  double work = static_cast<double>(g.nnz() + g.numRows) *
-                static_cast<double>(std::max<int64_t>(featWidth, 1));
-  if (numThreads <= 0) {
-    unsigned hw = std::thread::hardware_concurrency();
-    numThreads = work < (1 << 20) ? 1 : static_cast<int>(hw ? hw : 1);
-  }
-  numThreads = static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>(numThreads, g.numRows)));
-
+  if (g.numRows <= 0 || featWidth <= 0)
+    return;
+  double work =
+      static_cast<double>(g.nnz() + g.numRows) * static_cast<double>(featWidth);
+  if (numThreads <= 0)
+    numThreads = work < (1 << 20) ? 1 : graph::hostThreads();
   auto runRows = [&](int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r) {
-      double *out = y.data() + r * featWidth;
-      double *absOut = absRef ? absRef->data() + r * featWidth : nullptr;
-      if (max && g.rowPtr[r + 1] > g.rowPtr[r])
-        std::fill(out, out + featWidth,
-                  -std::numeric_limits<double>::infinity());
-      for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e) {
-        double v = vals ? static_cast<double>(vals[e]) : 1.0;
-        if (colScale)
-          v *= colScale[g.colIdx[e]];
-        const float *xr = x + g.colIdx[e] * featWidth;
-        for (int64_t j = 0; j < featWidth; ++j) {
-          double term = v * static_cast<double>(xr[j]);
-          if (max) {
-            out[j] = std::fmax(out[j], term);
-            continue;
-          }
-          out[j] += term;
-          if (absOut)
-            absOut[j] += std::fabs(term);
-        }
-      }
-      if (max && absOut)
-        for (int64_t j = 0; j < featWidth; ++j)
-          absOut[j] = std::fabs(out[j]);
-      if (rowScale) {
-        for (int64_t j = 0; j < featWidth; ++j) {
-          out[j] *= rowScale[r];
-          if (absOut)
-            absOut[j] *= std::fabs(rowScale[r]);
-        }
-      }
-    }
+    if (max)
+      absRef ? spmmRows<true, true>(g, vals, x, featWidth, y, absRef, colScale,
+                                    rowScale, lo, hi)
+             : spmmRows<true, false>(g, vals, x, featWidth, y, absRef, colScale,
+                                     rowScale, lo, hi);
+    else
+      absRef ? spmmRows<false, true>(g, vals, x, featWidth, y, absRef, colScale,
+                                     rowScale, lo, hi)
+             : spmmRows<false, false>(g, vals, x, featWidth, y, absRef,
+                                      colScale, rowScale, lo, hi);
   };
   if (numThreads == 1) {
     runRows(0, g.numRows);
     return;
   }
-  // Split rows so that each thread gets about the same nnz + rows.
-  std::vector<int64_t> bounds(numThreads + 1, g.numRows);
-  bounds[0] = 0;
-  int64_t total = g.nnz() + g.numRows;
-  for (int t = 1; t < numThreads; ++t) {
-    int64_t target = total * t / numThreads;
-    int64_t lo = 0, hi = g.numRows;
-    while (lo < hi) {
-      int64_t mid = (lo + hi) / 2;
-      if (g.rowPtr[mid] + mid < target)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    bounds[t] = std::max(lo, bounds[t - 1]);
-  }
-  std::vector<std::thread> threads;
-  for (int t = 0; t < numThreads; ++t)
-    threads.emplace_back(runRows, bounds[t], bounds[t + 1]);
-  for (std::thread &th : threads)
-    th.join();
+  // Several pieces per thread so that a thread slowed by a hub row or by a
+  // busy core does not hold up the rest.
+  std::vector<int64_t> bounds = graph::splitRowsByWork(
+      g.rowPtr.data(), g.numRows, static_cast<int64_t>(numThreads) * 16);
+  graph::parallelForEach(
+      static_cast<int64_t>(bounds.size()) - 1, numThreads,
+      [&](int64_t piece) { runRows(bounds[piece], bounds[piece + 1]); });
+}
+
+/// Sizes y (and absRef) for spmmScaled, which overwrites every element:
+/// a vector that already has the size is not filled again.
+void sizeOutputs(const graph::CsrGraph &g, int64_t featWidth,
+                 std::vector<double> &y, std::vector<double> *absRef) {
+  size_t outSize = static_cast<size_t>(std::max<int64_t>(g.numRows, 0) *
+                                       std::max<int64_t>(featWidth, 0));
+  y.resize(outSize);
+  if (absRef)
+    absRef->resize(outSize);
 }
 
 } // namespace
@@ -104,6 +141,15 @@ void gnnc::ref::spmmSum(const graph::CsrGraph &g, const float *edgeValues,
                         const float *x, int64_t featWidth,
                         std::vector<double> &y, std::vector<double> *absRef,
                         int numThreads) {
+  sizeOutputs(g, featWidth, y, absRef);
+  spmmScaled(g, edgeValues, x, featWidth, y.data(),
+             absRef ? absRef->data() : nullptr, numThreads,
+             /*colScale=*/nullptr, /*rowScale=*/nullptr);
+}
+
+void gnnc::ref::spmmSumInto(const graph::CsrGraph &g, const float *edgeValues,
+                            const float *x, int64_t featWidth, double *y,
+                            double *absRef, int numThreads) {
   spmmScaled(g, edgeValues, x, featWidth, y, absRef, numThreads,
              /*colScale=*/nullptr, /*rowScale=*/nullptr);
 }
@@ -144,7 +190,9 @@ void gnnc::ref::spmm(const graph::CsrGraph &g, const float *edgeValues,
       rowScale[r] = factor;
     }
   }
-  spmmScaled(g, edgeValues, x, featWidth, y, absRef, numThreads,
+  sizeOutputs(g, featWidth, y, absRef);
+  spmmScaled(g, edgeValues, x, featWidth, y.data(),
+             absRef ? absRef->data() : nullptr, numThreads,
              right ? colScale.data() : nullptr,
              left || mean ? rowScale.data() : nullptr, max);
 }
@@ -257,16 +305,32 @@ Status gnnc::ref::compareToReferenceScaled(const std::vector<float> &got,
       [&](size_t i) { return tol * absRef[i] + absTol + 1e-30; }, desc, report);
 }
 
+void gnnc::ref::randomFeaturesInto(float *out, int64_t n, uint64_t seed,
+                                   float lo, float hi, int numThreads) {
+  if (n <= 0)
+    return;
+  const int64_t blocks = (n + kRandomBlock - 1) / kRandomBlock;
+  if (numThreads <= 0)
+    numThreads = n < (int64_t(1) << 20) ? 1 : graph::hostThreads();
+  const double width = static_cast<double>(hi) - static_cast<double>(lo);
+  // Block b has its own stream, seeded from (seed, b): the values do not
+  // depend on how blocks are shared out among threads.
+  graph::parallelForEach(blocks, numThreads, [&](int64_t b) {
+    graph::Rng rng(graph::deriveSeed(seed, static_cast<uint64_t>(b)));
+    const int64_t end = std::min(n, (b + 1) * kRandomBlock);
+    for (int64_t i = b * kRandomBlock; i < end; ++i) {
+      float v = static_cast<float>(lo + rng.nextDouble() * width);
+      if (v >= hi && hi > lo) // Guard against rounding up to hi.
+        v = std::nextafter(hi, lo);
+      out[i] = v;
+    }
+  });
+}
+
 std::vector<float> gnnc::ref::randomFeatures(int64_t n, uint64_t seed, float lo,
                                              float hi) {
   std::vector<float> out(static_cast<size_t>(std::max<int64_t>(n, 0)));
-  graph::Rng rng(seed);
-  double width = static_cast<double>(hi) - static_cast<double>(lo);
-  for (float &v : out) {
-    v = static_cast<float>(lo + rng.nextDouble() * width);
-    if (v >= hi && hi > lo) // Guard against rounding up to hi.
-      v = std::nextafter(hi, lo);
-  }
+  randomFeaturesInto(out.data(), n, seed, lo, hi);
   return out;
 }
 

@@ -1,8 +1,8 @@
 //===- HarnessTest.cpp - Tests of gnn-bench's harness ---------------------===//
 //
 // Anywhere: the byte formulas, the timing summary, the JSON records, the
-// .npy writer (read back with the project's reader), the schedule variants
-// (compiled by gnnc and by NVRTC for sm_90).
+// host inputs and comparison, the .npy writer (read back with the project's
+// reader), the schedule variants (compiled by gnnc and by NVRTC for sm_90).
 // On a GPU: a kernel that writes one wrong value is voided (status "wrong",
 // no timing) and a correct kernel is timed.
 //
@@ -13,11 +13,14 @@
 
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Rmat.h"
+#include "gnnc/reference/Spmm.h"
 #include "gnnc/runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
 
@@ -117,6 +120,56 @@ TEST(BenchJson, KernelRecords) {
   EXPECT_DOUBLE_EQ(o["speedup_vs_cusparse_fastest"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(o["gbs_compulsory"].get<double>(), 2.0); // 1e6 B / 0.5 ms
   EXPECT_DOUBLE_EQ(o["frac_copy_compulsory"].get<double>(), 0.5);
+}
+
+TEST(BenchHost, InputsIgnoreTheThreadCountAndArraysAreReused) {
+  const int64_t n = (int64_t(1) << 20) + 17; // Large enough for threads.
+  HostVector<float> one, many;
+  const char *old = std::getenv("GNNC_HOST_THREADS");
+  std::string saved = old ? old : "";
+  ::setenv("GNNC_HOST_THREADS", "1", 1);
+  randomInputsInto(one, n, 42, ElementType::BF16);
+  ::setenv("GNNC_HOST_THREADS", "3", 1);
+  randomInputsInto(many, n, 42, ElementType::BF16);
+  if (old)
+    ::setenv("GNNC_HOST_THREADS", saved.c_str(), 1);
+  else
+    ::unsetenv("GNNC_HOST_THREADS");
+  ASSERT_EQ(one.size(), static_cast<size_t>(n));
+  EXPECT_TRUE(std::equal(one.begin(), one.end(), many.begin()));
+  std::vector<float> raw = ref::randomFeatures(n, 42);
+  for (int64_t i = 0; i < n; i += 997) {
+    EXPECT_EQ(one[i], roundToElementType(raw[i], ElementType::BF16));
+    EXPECT_GE(one[i], -1.0f);
+    EXPECT_LE(one[i], 1.0f);
+  }
+  // A smaller or equal size keeps the allocation; a larger one replaces it.
+  const float *data = one.data();
+  resizeForOverwrite(one, 1000);
+  EXPECT_EQ(one.data(), data);
+  EXPECT_EQ(one.size(), 1000u);
+  resizeForOverwrite(one, static_cast<size_t>(n));
+  EXPECT_EQ(one.data(), data);
+  HostVector<double> touched;
+  resizeForOverwrite(touched, 70000, /*touch=*/true);
+  EXPECT_TRUE(std::all_of(touched.begin(), touched.end(),
+                          [](double v) { return v == 0.0; }));
+}
+
+TEST(BenchHost, CompareScaled) {
+  std::vector<double> expected{1.0, 2.0, -3.0, 0.0}, magnitude{1, 2, 3, 0};
+  HostVector<float> got;
+  resizeForOverwrite(got, 4);
+  std::copy(expected.begin(), expected.end(), got.begin());
+  ops::SpmmCheck ok = compareScaled(got, expected, magnitude, 2, 1e-5, 0.0);
+  EXPECT_TRUE(ok.ok) << ok.report;
+  got[2] = -3.1f;
+  ops::SpmmCheck wrong = compareScaled(got, expected, magnitude, 2, 1e-5, 0.0);
+  EXPECT_FALSE(wrong.ok);
+  EXPECT_NE(wrong.report.find("(row 1, col 0)"), std::string::npos)
+      << wrong.report;
+  std::vector<double> shorter{1.0};
+  EXPECT_FALSE(compareScaled(got, shorter, magnitude, 2, 1e-5, 0.0).ok);
 }
 
 TEST(BenchNpy, HeaderAndRoundTrip) {

@@ -233,7 +233,7 @@ std::vector<LibraryResult> CudaLibraries::spmm(Bench &bench,
   Expected<rt::DeviceBuffer> ones = Status::error("unused");
   const rt::DeviceBuffer *values = &problem.values;
   if (!problem.edgeValues) {
-    ones = uploadConverted(std::vector<float>(g.nnz(), 1.0f), problem.type);
+    ones = uploadFilled(static_cast<size_t>(g.nnz()), 1.0f, problem.type);
     if (!ones)
       return failAll("error: " + ones.message());
     values = &*ones;
@@ -288,15 +288,7 @@ std::vector<LibraryResult> CudaLibraries::spmm(Bench &bench,
         },
         // Zeros, not NaN: with beta = 0 a library may still read C.
         [&]() { return problem.y.fill(0); },
-        [&]() -> Expected<ops::SpmmCheck> {
-          auto got =
-              downloadConverted(problem.y, problem.outputCount(), problem.type);
-          if (!got)
-            return got.status();
-          return compareScaled(*got, problem.expected, problem.magnitude,
-                               problem.width, ops::spmmTolerance(problem.type),
-                               ops::spmmAbsoluteTolerance(problem.type));
-        });
+        [&]() { return checkOutput(problem); });
     results.push_back(result);
   }
   return results;
@@ -316,10 +308,8 @@ std::vector<LibraryResult> CudaLibraries::sddmm(Bench &bench,
     results.push_back(r);
     return results;
   };
-  std::vector<float> hostA =
-      randomInputs(g.numRows * width, seed ^ 0xa11, type);
-  std::vector<float> hostB =
-      randomInputs(g.numCols * width, seed ^ 0xb22, type);
+  HostVector<float> hostA = randomInputs(g.numRows * width, seed ^ 0xa11, type);
+  HostVector<float> hostB = randomInputs(g.numCols * width, seed ^ 0xb22, type);
   auto devA = uploadConverted(hostA, type);
   if (!devA)
     return fail("error: " + devA.message());
@@ -411,12 +401,11 @@ std::vector<LibraryResult> CudaLibraries::sddmm(Bench &bench,
         },
         [&]() { return devC->fill(0); },
         [&]() -> Expected<ops::SpmmCheck> {
-          auto got = downloadConverted(*devC, size_t(nnz), out);
-          if (!got)
-            return got.status();
+          HostVector<float> got;
+          GNNC_RETURN_IF_ERROR(downloadConverted(*devC, size_t(nnz), out, got));
           std::vector<float> picked(sampleCount);
           for (int64_t i = 0; i < sampleCount; ++i)
-            picked[i] = (*got)[sample[i]];
+            picked[i] = got[sample[i]];
           ops::SpmmCheck check = compareScaled(picked, expected, magnitude, 1,
                                                ops::spmmTolerance(out),
                                                ops::spmmAbsoluteTolerance(out));

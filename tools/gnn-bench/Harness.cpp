@@ -2,7 +2,7 @@
 #include "Harness.h"
 
 #include "gnnc/Compiler/Compiler.h"
-#include "gnnc/graph/Random.h"
+#include "gnnc/graph/Parallel.h"
 #include "gnnc/reference/Spmm.h"
 
 #include <algorithm>
@@ -13,7 +13,6 @@
 #include <ctime>
 #include <mutex>
 #include <sstream>
-#include <thread>
 
 using namespace gnnc;
 using namespace gnnc::bench;
@@ -142,68 +141,48 @@ size_t Bench::resetPeak() {
 // Host helpers
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// parallelFor with an explicit smallest piece.
-void parallelForGrain(int64_t n, int64_t grain,
-                      const std::function<void(int64_t, int64_t)> &fn) {
-  if (n <= 0)
-    return;
-  unsigned hw = std::thread::hardware_concurrency();
-  int64_t threads = std::min<int64_t>(hw ? hw : 1, (n + grain - 1) / grain);
-  if (threads <= 1) {
-    fn(0, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(threads);
-  for (int64_t t = 0; t < threads; ++t) {
-    int64_t begin = n * t / threads, end = n * (t + 1) / threads;
-    pool.emplace_back(fn, begin, end);
-  }
-  for (std::thread &th : pool)
-    th.join();
-}
-
-} // namespace
-
 void gnnc::bench::parallelFor(int64_t n,
                               const std::function<void(int64_t, int64_t)> &fn) {
-  parallelForGrain(n, int64_t(1) << 16, fn);
+  graph::parallelForRange(n, int64_t(1) << 16, /*numThreads=*/0, fn);
 }
 
-std::vector<float> gnnc::bench::randomInputs(int64_t n, uint64_t seed,
-                                             ElementType type) {
-  constexpr int64_t kPiece = int64_t(1) << 20;
-  std::vector<float> out(static_cast<size_t>(std::max<int64_t>(n, 0)));
-  int64_t pieces = (n + kPiece - 1) / kPiece;
-  parallelForGrain(pieces, 1, [&](int64_t lo, int64_t hi) {
-    for (int64_t p = lo; p < hi; ++p) {
-      uint64_t state = seed + static_cast<uint64_t>(p);
-      uint64_t pieceSeed = graph::splitMix64(state);
-      int64_t begin = p * kPiece, len = std::min(kPiece, n - begin);
-      std::vector<float> part = ref::randomFeatures(len, pieceSeed);
-      for (int64_t i = 0; i < len; ++i)
-        out[begin + i] = roundToElementType(part[i], type);
-    }
+void gnnc::bench::randomInputsInto(HostVector<float> &out, int64_t n,
+                                   uint64_t seed, ElementType type) {
+  n = std::max<int64_t>(n, 0);
+  resizeForOverwrite(out, static_cast<size_t>(n));
+  ref::randomFeaturesInto(out.data(), n, seed);
+  if (type == ElementType::F32)
+    return;
+  parallelFor(n, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i)
+      out[i] = roundToElementType(out[i], type);
   });
+}
+
+HostVector<float> gnnc::bench::randomInputs(int64_t n, uint64_t seed,
+                                            ElementType type) {
+  HostVector<float> out;
+  randomInputsInto(out, n, seed, type);
   return out;
 }
 
 Expected<rt::DeviceBuffer>
-gnnc::bench::uploadConverted(const std::vector<float> &host, ElementType type) {
-  size_t bytes = host.size() * elementSize(type);
+gnnc::bench::uploadConverted(const float *host, size_t count, ElementType type,
+                             HostVector<uint16_t> *scratch) {
+  size_t bytes = count * elementSize(type);
   auto buffer = rt::DeviceBuffer::allocate(std::max<size_t>(bytes, 1));
   if (!buffer)
     return buffer.status();
-  if (host.empty())
+  if (count == 0)
     return buffer;
   if (type == ElementType::F32) {
-    GNNC_RETURN_IF_ERROR(buffer->copyFromHost(host.data(), bytes));
+    GNNC_RETURN_IF_ERROR(buffer->copyFromHost(host, bytes));
     return buffer;
   }
-  std::vector<uint16_t> bits(host.size());
-  parallelFor(static_cast<int64_t>(host.size()), [&](int64_t lo, int64_t hi) {
+  HostVector<uint16_t> local;
+  HostVector<uint16_t> &bits = scratch ? *scratch : local;
+  resizeForOverwrite(bits, count);
+  parallelFor(static_cast<int64_t>(count), [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
       bits[i] = type == ElementType::F16 ? floatToHalf(host[i])
                                          : floatToBf16(host[i]);
@@ -212,46 +191,57 @@ gnnc::bench::uploadConverted(const std::vector<float> &host, ElementType type) {
   return buffer;
 }
 
-Expected<std::vector<float>>
-gnnc::bench::downloadConverted(const rt::DeviceBuffer &buffer, size_t count,
-                               ElementType type) {
+Expected<rt::DeviceBuffer> gnnc::bench::uploadFilled(size_t count, float value,
+                                                     ElementType type) {
+  HostVector<float> host;
+  resizeForOverwrite(host, count);
+  parallelFor(static_cast<int64_t>(count), [&](int64_t lo, int64_t hi) {
+    std::fill(host.begin() + lo, host.begin() + hi, value);
+  });
+  return uploadConverted(host.data(), count, type);
+}
+
+Status gnnc::bench::downloadConverted(const rt::DeviceBuffer &buffer,
+                                      size_t count, ElementType type,
+                                      HostVector<float> &out,
+                                      HostVector<uint16_t> *scratch) {
   size_t bytes = count * elementSize(type);
   if (bytes > buffer.size())
     return Status::error("download of " + std::to_string(count) + " " +
                          elementTypeName(type) + " elements exceeds the " +
                          std::to_string(buffer.size()) + "-byte buffer");
-  std::vector<float> out(count);
-  if (count == 0)
-    return out;
-  if (type == ElementType::F32) {
-    GNNC_RETURN_IF_ERROR(buffer.copyToHost(out.data(), bytes));
-    return out;
+  if (count == 0) {
+    out.clear();
+    return Status::ok();
   }
-  std::vector<uint16_t> bits(count);
+  if (type == ElementType::F32) {
+    // The driver copies on one thread: page the array in on all first.
+    resizeForOverwrite(out, count, /*touch=*/true);
+    return buffer.copyToHost(out.data(), bytes);
+  }
+  HostVector<uint16_t> local;
+  HostVector<uint16_t> &bits = scratch ? *scratch : local;
+  resizeForOverwrite(bits, count, /*touch=*/true);
   GNNC_RETURN_IF_ERROR(buffer.copyToHost(bits.data(), bytes));
+  resizeForOverwrite(out, count);
   parallelFor(static_cast<int64_t>(count), [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
       out[i] = type == ElementType::F16 ? halfToFloat(bits[i])
                                         : bf16ToFloat(bits[i]);
   });
-  return out;
+  return Status::ok();
 }
 
-ops::SpmmCheck gnnc::bench::compareScaled(const std::vector<float> &got,
-                                          const std::vector<double> &expected,
-                                          const std::vector<double> &magnitude,
+ops::SpmmCheck gnnc::bench::compareScaled(const float *got,
+                                          const double *expected,
+                                          const double *magnitude, size_t count,
                                           int64_t width, double tol,
                                           double absTol) {
   ops::SpmmCheck check;
-  if (got.size() != expected.size() || magnitude.size() != expected.size()) {
-    check.report = "size mismatch: got " + std::to_string(got.size()) +
-                   " elements, expected " + std::to_string(expected.size());
-    return check;
-  }
   std::mutex mutex;
   int64_t mismatches = 0;
   double worst = 0; // largest |got - ref| / bound among passing elements
-  parallelFor(static_cast<int64_t>(got.size()), [&](int64_t lo, int64_t hi) {
+  parallelFor(static_cast<int64_t>(count), [&](int64_t lo, int64_t hi) {
     int64_t bad = 0;
     double localWorst = 0;
     for (int64_t i = lo; i < hi; ++i) {
@@ -280,15 +270,18 @@ ops::SpmmCheck gnnc::bench::compareScaled(const std::vector<float> &got,
     std::snprintf(text, sizeof(text),
                   "all %zu elements within %.3g * sum|terms| (largest "
                   "error / allowed = %.3g)",
-                  got.size(), tol, worst);
+                  count, tol, worst);
     check.report = text;
     return check;
   }
   // The detailed report (first mismatches, norms) from the reference
-  // library; single-threaded, but only on failure.
+  // library; single-threaded and on copies, but only on failure.
   std::string report;
-  Status cmp = ref::compareToReferenceScaled(got, expected, magnitude, width,
-                                             tol, &report, absTol);
+  Status cmp = ref::compareToReferenceScaled(
+      std::vector<float>(got, got + count),
+      std::vector<double>(expected, expected + count),
+      std::vector<double>(magnitude, magnitude + count), width, tol, &report,
+      absTol);
   check.report = cmp.isOk() ? report : cmp.message();
   return check;
 }
@@ -322,46 +315,73 @@ Expected<DeviceGraphs> gnnc::bench::uploadGraphs(const graph::CsrGraph &g,
 
 Expected<SpmmProblem>
 gnnc::bench::makeSpmmProblem(const DeviceGraphs &graphs, ElementType type,
-                             int64_t width, bool edgeValues, uint64_t seed) {
+                             int64_t width, bool edgeValues, uint64_t seed,
+                             HostBuffers recycled) {
   const graph::CsrGraph &g = *graphs.host;
   SpmmProblem p;
   p.graphs = &graphs;
   p.type = type;
   p.width = width;
-  p.edgeValues = edgeValues;
   p.seed = seed;
-  p.hostX = randomInputs(g.numCols * width, seed, type);
-  auto x = uploadConverted(p.hostX, type);
+  p.host = std::move(recycled);
+  randomInputsInto(p.host.x, g.numCols * width, seed, type);
+  auto x =
+      uploadConverted(p.host.x.data(), p.host.x.size(), type, &p.host.bits);
   if (!x)
     return x.status();
   p.x = x.take();
-  if (edgeValues) {
-    p.hostValues = randomInputs(g.nnz(), seed ^ 0x5eedf00dull, type);
-    auto values = uploadConverted(p.hostValues, type);
-    if (!values)
-      return values.status();
-    p.values = values.take();
-  }
   auto y = rt::DeviceBuffer::allocate(
       std::max<size_t>(p.outputCount() * elementSize(type), 1));
   if (!y)
     return y.status();
   p.y = y.take();
+  if (edgeValues)
+    GNNC_RETURN_IF_ERROR(addEdgeValues(p, seed));
   return p;
+}
+
+Status gnnc::bench::addEdgeValues(SpmmProblem &problem, uint64_t seed) {
+  HostBuffers &host = problem.host;
+  randomInputsInto(host.values, problem.graph().nnz(), seed ^ 0x5eedf00dull,
+                   problem.type);
+  auto values = uploadConverted(host.values.data(), host.values.size(),
+                                problem.type, &host.bits);
+  if (!values)
+    return values.status();
+  problem.values = values.take();
+  problem.edgeValues = true;
+  problem.seed = seed;
+  problem.hasReference = false;
+  problem.referenceSeconds = 0;
+  return Status::ok();
 }
 
 void gnnc::bench::ensureReference(SpmmProblem &problem) {
   if (problem.hasReference)
     return;
   auto start = std::chrono::steady_clock::now();
-  ref::spmmSum(problem.graph(),
-               problem.edgeValues ? problem.hostValues.data() : nullptr,
-               problem.hostX.data(), problem.width, problem.expected,
-               &problem.magnitude, /*numThreads=*/0);
+  HostBuffers &host = problem.host;
+  // Overwritten in full, and paged in by the threads that compute the rows.
+  resizeForOverwrite(host.expected, problem.outputCount());
+  resizeForOverwrite(host.magnitude, problem.outputCount());
+  ref::spmmSumInto(problem.graph(),
+                   problem.edgeValues ? host.values.data() : nullptr,
+                   host.x.data(), problem.width, host.expected.data(),
+                   host.magnitude.data(), /*numThreads=*/0);
   problem.referenceSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   problem.hasReference = true;
+}
+
+Expected<ops::SpmmCheck> gnnc::bench::checkOutput(SpmmProblem &problem) {
+  ensureReference(problem);
+  HostBuffers &host = problem.host;
+  GNNC_RETURN_IF_ERROR(downloadConverted(problem.y, problem.outputCount(),
+                                         problem.type, host.got, &host.bits));
+  return compareScaled(host.got, host.expected, host.magnitude, problem.width,
+                       ops::spmmTolerance(problem.type),
+                       ops::spmmAbsoluteTolerance(problem.type));
 }
 
 Expected<ops::SpmmCheck>
@@ -384,13 +404,10 @@ gnnc::bench::checkOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
       ops::launchSpmm(bench.runtime(), kernel, dg, problem.x,
                       problem.edgeValues ? &problem.values : nullptr, problem.y,
                       /*synchronize=*/true));
-  auto got = downloadConverted(problem.y, problem.outputCount(), problem.type);
-  if (!got)
-    return got.status();
-  ops::SpmmCheck check =
-      compareScaled(*got, problem.expected, problem.magnitude, problem.width,
-                    ops::spmmTolerance(problem.type),
-                    ops::spmmAbsoluteTolerance(problem.type));
+  auto checked = checkOutput(problem);
+  if (!checked)
+    return checked.status();
+  ops::SpmmCheck check = checked.take();
   const graph::CsrGraph &g = problem.graph();
   check.report = kernel.spec.name + " on '" + g.name + "' (" +
                  std::to_string(g.numRows) + " rows, " +

@@ -19,12 +19,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <new>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace gnnc::bench {
@@ -71,6 +76,57 @@ ByteCounts sddmmBytes(const ProblemShape &shape);
 double gigabytesPerSecond(double bytes, double ms);
 
 //===----------------------------------------------------------------------===//
+// Host arrays
+//===----------------------------------------------------------------------===//
+
+/// std::allocator, except that resize() and the size constructor leave new
+/// elements of trivial types uninitialized: the large host arrays below are
+/// then paged in by the threads that first write them, in parallel, rather
+/// than zeroed by one thread first.
+template <typename T> struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U> struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() noexcept = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U> &) noexcept {}
+  template <typename U>
+  void
+  construct(U *p) noexcept(std::is_nothrow_default_constructible<U>::value) {
+    ::new (static_cast<void *>(p)) U;
+  }
+  template <typename U, typename... Args> void construct(U *p, Args &&...args) {
+    ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// A host array whose resize() does not initialize (see
+/// DefaultInitAllocator).
+template <typename T>
+using HostVector = std::vector<T, DefaultInitAllocator<T>>;
+
+/// Gives `v` exactly `n` elements whose values are unspecified (the caller
+/// overwrites them all). Never copies the old contents: an array too small
+/// is dropped and allocated anew. With `touch`, newly allocated elements are
+/// zeroed on all threads (for memory that a single thread, e.g. the CUDA
+/// driver, would otherwise page in).
+template <typename T>
+void resizeForOverwrite(HostVector<T> &v, size_t n, bool touch = false);
+
+/// The host arrays of one SpmmProblem. A problem takes them from the last
+/// one (Bench::spareHost()), so the large arrays are allocated and paged in
+/// once per size rather than once per problem.
+struct HostBuffers {
+  /// Inputs, rounded to the problem's type.
+  HostVector<float> x, values;
+  /// The reference and the sum of |terms| per output element.
+  HostVector<double> expected, magnitude;
+  /// Scratch for downloads and 16-bit conversions.
+  HostVector<float> got;
+  HostVector<uint16_t> bits;
+};
+
+//===----------------------------------------------------------------------===//
 // Timing
 //===----------------------------------------------------------------------===//
 
@@ -96,8 +152,8 @@ struct TimingStats {
 /// The median (mean of the middle two for an even count), min and max.
 TimingStats summarizeTimes(std::vector<float> timesMs);
 
-/// A device with a kernel cache, an event timer, an L2 flush buffer and a
-/// record of the most device memory seen in use.
+/// A device with a kernel cache, an event timer, an L2 flush buffer, a
+/// record of the most device memory seen in use, and spare host arrays.
 class Bench {
 public:
   /// Opens device 0 (through Runtime::create) and prepares the timer and the
@@ -122,6 +178,10 @@ public:
   /// Forgets the samples so far (for per-case peaks); returns the old peak.
   size_t resetPeak();
 
+  /// Host arrays that no problem holds now: makeSpmmProblem takes them,
+  /// runCase hands them back.
+  HostBuffers &spareHost() { return spareHost_; }
+
 private:
   Bench(rt::Runtime runtime, rt::EventTimer timer, rt::DeviceBuffer flush,
         TimingOptions options)
@@ -133,38 +193,81 @@ private:
   TimingOptions options_;
   size_t peakUsed_ = 0;
   unsigned flushCount_ = 0;
+  HostBuffers spareHost_;
 };
 
 //===----------------------------------------------------------------------===//
 // Host helpers
 //===----------------------------------------------------------------------===//
 
-/// Runs fn(begin, end) over [0, n) split into contiguous pieces on all
-/// hardware threads (one piece when n is small).
+/// Runs fn(begin, end) over [0, n) split into contiguous pieces on
+/// graph::hostThreads() threads (one piece when n is small).
 void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &fn);
 
-/// `n` floats uniform in [-1, 1), rounded to `type`, deterministic for the
-/// seed; generated in parallel, in pieces of 2^20 elements with their own
-/// seeds (so the values do not depend on the thread count).
-std::vector<float> randomInputs(int64_t n, uint64_t seed, ElementType type);
+template <typename T>
+void resizeForOverwrite(HostVector<T> &v, size_t n, bool touch) {
+  if (n > v.capacity())
+    HostVector<T>().swap(v);
+  size_t old = v.size();
+  v.resize(n);
+  if (touch && n > old)
+    parallelFor(static_cast<int64_t>(n - old), [&](int64_t lo, int64_t hi) {
+      std::fill(v.begin() + old + lo, v.begin() + old + hi, T());
+    });
+}
 
-/// Uploads floats converted to `type` (conversion on all threads); at least
-/// one byte is allocated so that empty tensors still have an address.
-Expected<rt::DeviceBuffer> uploadConverted(const std::vector<float> &host,
-                                           ElementType type);
+/// Fills `out` (resized to n) with floats uniform in [-1, 1), rounded to
+/// `type`, deterministic for the seed and independent of the thread count
+/// (ref::randomFeaturesInto, then rounding, on all threads).
+void randomInputsInto(HostVector<float> &out, int64_t n, uint64_t seed,
+                      ElementType type);
 
-/// Downloads `count` elements of `type` as floats (decoding on all threads).
-Expected<std::vector<float>> downloadConverted(const rt::DeviceBuffer &buffer,
-                                               size_t count, ElementType type);
+/// randomInputsInto a new array.
+HostVector<float> randomInputs(int64_t n, uint64_t seed, ElementType type);
+
+/// Uploads `count` floats converted to `type` (conversion on all threads,
+/// into `scratch` when given); at least one byte is allocated so that empty
+/// tensors still have an address.
+Expected<rt::DeviceBuffer>
+uploadConverted(const float *host, size_t count, ElementType type,
+                HostVector<uint16_t> *scratch = nullptr);
+template <typename Alloc>
+Expected<rt::DeviceBuffer>
+uploadConverted(const std::vector<float, Alloc> &host, ElementType type) {
+  return uploadConverted(host.data(), host.size(), type);
+}
+
+/// Uploads `count` copies of `value` converted to `type`.
+Expected<rt::DeviceBuffer> uploadFilled(size_t count, float value,
+                                        ElementType type);
+
+/// Downloads `count` elements of `type` as floats into `out` (resized;
+/// decoding on all threads, through `scratch` when given).
+Status downloadConverted(const rt::DeviceBuffer &buffer, size_t count,
+                         ElementType type, HostVector<float> &out,
+                         HostVector<uint16_t> *scratch = nullptr);
 
 /// Compares `got` with a reference the way ops::checkSpmm does (element i
 /// passes when |got - ref| <= tol * magnitude[i] + absTol; NaN never
 /// passes), on all threads. On failure the report lists the first
 /// mismatches (from ref::compareToReferenceScaled).
-ops::SpmmCheck compareScaled(const std::vector<float> &got,
-                             const std::vector<double> &expected,
-                             const std::vector<double> &magnitude,
+ops::SpmmCheck compareScaled(const float *got, const double *expected,
+                             const double *magnitude, size_t count,
                              int64_t width, double tol, double absTol);
+template <typename GotAlloc, typename RefAlloc, typename MagAlloc>
+ops::SpmmCheck compareScaled(const std::vector<float, GotAlloc> &got,
+                             const std::vector<double, RefAlloc> &expected,
+                             const std::vector<double, MagAlloc> &magnitude,
+                             int64_t width, double tol, double absTol) {
+  if (got.size() != expected.size() || magnitude.size() != expected.size()) {
+    ops::SpmmCheck check;
+    check.report = "size mismatch: got " + std::to_string(got.size()) +
+                   " elements, expected " + std::to_string(expected.size());
+    return check;
+  }
+  return compareScaled(got.data(), expected.data(), magnitude.data(),
+                       got.size(), width, tol, absTol);
+}
 
 //===----------------------------------------------------------------------===//
 // Problems
@@ -193,11 +296,9 @@ struct SpmmProblem {
   int64_t width = 0;
   bool edgeValues = false;
   uint64_t seed = 0;
-  /// Host inputs, already rounded to `type`.
-  std::vector<float> hostX, hostValues;
+  /// Host inputs (already rounded to `type`), the reference and scratch.
+  HostBuffers host;
   rt::DeviceBuffer x, values, y;
-  /// The reference and the sum of |terms| per output element.
-  std::vector<double> expected, magnitude;
   bool hasReference = false;
   /// Seconds spent on the CPU reference.
   double referenceSeconds = 0;
@@ -210,13 +311,25 @@ struct SpmmProblem {
   size_t deviceBytes() const { return x.size() + values.size() + y.size(); }
 };
 
-/// Makes a problem with fresh random inputs drawn from `seed`.
+/// Makes a problem with fresh random inputs drawn from `seed` (edge values
+/// from a seed derived from it), in the host arrays of `recycled` (moved
+/// from; see HostBuffers).
 Expected<SpmmProblem> makeSpmmProblem(const DeviceGraphs &graphs,
                                       ElementType type, int64_t width,
-                                      bool edgeValues, uint64_t seed);
+                                      bool edgeValues, uint64_t seed,
+                                      HostBuffers recycled = {});
+
+/// Turns an SpMMv problem into the SpMMve problem on the same features:
+/// adds random edge values drawn from `seed` and drops the reference (its
+/// arrays are reused). On failure the problem is left without values.
+Status addEdgeValues(SpmmProblem &problem, uint64_t seed);
 
 /// Computes the CPU reference of `problem` (multithreaded) unless present.
 void ensureReference(SpmmProblem &problem);
+
+/// Downloads problem.y and compares it with the reference (computing it if
+/// needed) at the tolerance of the problem's type.
+Expected<ops::SpmmCheck> checkOutput(SpmmProblem &problem);
 
 /// Poisons problem.y with NaN, runs `kernel` on the problem's inputs and
 /// compares every output element with the reference.

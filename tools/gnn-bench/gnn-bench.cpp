@@ -12,6 +12,7 @@
 #include "Suite.h"
 
 #include "gnnc/graph/Csr.h"
+#include "gnnc/graph/Parallel.h"
 #include "gnnc/runtime/Nvrtc.h"
 
 #include <chrono>
@@ -23,7 +24,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 using namespace gnnc;
 using namespace gnnc::bench;
@@ -377,7 +377,7 @@ int main(int argc, char **argv) {
                        {"compute_capability", device.archString()},
                        {"driver_version", driver ? *driver : 0},
                        {"nvrtc_version", rt::nvrtcVersionString()},
-                       {"host_threads", std::thread::hardware_concurrency()}};
+                       {"host_threads", graph::hostThreads()}};
     std::printf("device   %s (%s), %d SMs, %.0f MB L2, %.1f GiB; driver %d\n",
                 device.name().c_str(), device.archString().c_str(),
                 device.smCount(), device.l2Bytes() / 1e6,

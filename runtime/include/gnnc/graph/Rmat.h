@@ -22,8 +22,8 @@ namespace gnnc::graph {
 /// from the right half). Duplicates are removed (so nnz is somewhat below
 /// the sampled count); with symmetrize every edge gets its reverse; with
 /// removeSelfLoops diagonal entries are dropped. No values (all ones).
-/// scale must be in [0, 31]. Uses all hardware threads; the result does not
-/// depend on their number.
+/// scale must be in [0, 31]. Runs on graph::hostThreads() threads; the
+/// result does not depend on their number.
 CsrGraph generateRmat(int scale, int edgeFactor, uint64_t seed, double a = 0.57,
                       double b = 0.19, double c = 0.19, bool symmetrize = false,
                       bool removeSelfLoops = true);

@@ -18,7 +18,8 @@ enum class SddmmForm { Dot, Add };
 /// Add: out[e,f] = a[r,f] + b[c,f] (out has nnz * width elements).
 /// A leaky ReLU with `slope` follows when given. `magnitude` (optional)
 /// receives the sum of the magnitudes of each output's terms, the scale of
-/// its rounding error.
+/// its rounding error. Runs on `numThreads` threads (0: graph::hostThreads())
+/// when the work is large enough; the result does not depend on the count.
 void sddmm(const graph::CsrGraph &g, const float *a, const float *b,
            int64_t width, SddmmForm form, std::optional<float> slope,
            std::vector<double> &out, std::vector<double> *magnitude = nullptr,

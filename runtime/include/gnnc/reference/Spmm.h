@@ -36,10 +36,21 @@ namespace gnnc::ref {
 /// numCols x featWidth row-major; `y` is resized to numRows x featWidth. If
 /// `absRef` is non-null it receives sum |val_e * X[c, j]| per output element
 /// (the scale for compareToReferenceScaled). Runs on `numThreads` threads (0:
-/// all hardware threads when the work is large enough).
+/// graph::hostThreads() when the work is large enough); each row is summed
+/// by one thread in the order of its non-zeros, so the result is the same
+/// for every thread count. A `y` (`absRef`) that already has the right size
+/// is overwritten without being cleared first.
 void spmmSum(const graph::CsrGraph &g, const float *edgeValues, const float *x,
              int64_t featWidth, std::vector<double> &y,
              std::vector<double> *absRef = nullptr, int numThreads = 0);
+
+/// spmmSum into caller storage: `y` (and `absRef` when non-null) hold
+/// numRows x featWidth doubles, all of which are written (they need no
+/// initialization: uninitialized memory is first touched by the threads that
+/// compute its rows, so large outputs are not paged in by one thread).
+void spmmSumInto(const graph::CsrGraph &g, const float *edgeValues,
+                 const float *x, int64_t featWidth, double *y,
+                 double *absRef = nullptr, int numThreads = 0);
 
 /// The neighbour reduction of gnn.spmm: a sum, the sum divided by the row's
 /// degree, or the largest term (0 for an empty row, in each case).
@@ -90,9 +101,20 @@ Status compareToReferenceScaled(const std::vector<float> &got,
                                 std::string *report = nullptr,
                                 double absTol = 0.0);
 
-/// n floats uniform in [lo, hi), deterministic for a seed.
+/// The elements of randomFeatures come in blocks of this many, each drawn
+/// from its own stream seeded from (seed, block index).
+constexpr int64_t kRandomBlock = int64_t(1) << 16;
+
+/// n floats uniform in [lo, hi), deterministic for a seed (and independent
+/// of the thread count: see kRandomBlock). Large n use graph::hostThreads()
+/// threads.
 std::vector<float> randomFeatures(int64_t n, uint64_t seed, float lo = -1.0f,
                                   float hi = 1.0f);
+
+/// randomFeatures into caller storage of n floats (uninitialized is fine),
+/// on `numThreads` threads (0: graph::hostThreads() when n is large).
+void randomFeaturesInto(float *out, int64_t n, uint64_t seed, float lo = -1.0f,
+                        float hi = 1.0f, int numThreads = 0);
 
 /// Returns `values` rounded to `type` and back (a copy; identity for F32).
 std::vector<float> roundThrough(const std::vector<float> &values,
