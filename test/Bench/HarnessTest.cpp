@@ -210,15 +210,15 @@ TEST(BenchSchedules, Variants) {
   EXPECT_EQ(f32[0].label, "default");
   EXPECT_EQ(f32[0].edgesPerWorker, 0);
   // Edge-parallel next, with the default's loads.
-  EXPECT_EQ(f32[1].label, "ep64");
-  EXPECT_EQ(f32[1].edgesPerWorker, 64);
+  EXPECT_EQ(f32[1].label, "ep256");
+  EXPECT_EQ(f32[1].edgesPerWorker, 256);
   EXPECT_EQ(f32[1].dimWorkers, 16);
   EXPECT_NE(f32[1].attribute().find("strategy = edge_parallel, "
-                                    "edges_per_warp = 64"),
+                                    "edges_per_warp = 256"),
             std::string::npos);
-  EXPECT_EQ(f32[2].edgesPerWorker, 32);
-  EXPECT_EQ(f32[3].edgesPerWorker, 256);
-  EXPECT_EQ(f32[4].edgesPerWorker, 128);
+  EXPECT_EQ(f32[2].edgesPerWorker, 128);
+  EXPECT_EQ(f32[3].edgesPerWorker, 64);
+  EXPECT_EQ(f32[4].edgesPerWorker, 32);
   EXPECT_EQ(f32[5].dimWorkers, 32);
   EXPECT_EQ(f32[6].dimWorkers, 8);
   EXPECT_EQ(f32[7].vectorWidth, 2);

@@ -519,7 +519,7 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
     candidates.push_back(s);
   };
   // Edge-parallel: rows split between workers of equal edge counts.
-  for (int edges : {64, 32, 256, 128}) {
+  for (int edges : {256, 128, 64, 32}) {
     ScheduleChoice s = base;
     s.label = "ep" + std::to_string(edges);
     s.edgesPerWorker = edges;
