@@ -66,6 +66,9 @@ public:
 private:
   LogicalResult collectHelpers(Operation *op, Type elementType);
   void emitLoadHelper(const ElementSpelling &e, int64_t vw);
+  /// Prints `gnnc_unpack_<tag>x<vw>`: the 16-bit elements of one raw vector
+  /// word as floats (f16 and bf16, vw >= 2).
+  void emitUnpackHelper(const ElementSpelling &e, int64_t vw);
   void emitStoreHelper(const ElementSpelling &e, int64_t vw);
   LogicalResult emitKernel(GnnModuleOp module, KernelOp kernel,
                            std::vector<rt::KernelSpec> *specs);
@@ -153,23 +156,32 @@ void CUDAEmitter::emitLoadHelper(const ElementSpelling &e, int64_t vw) {
        << (e.tag == "f16" ? "__ushort_as_half" : "__ushort_as_bfloat16")
        << "(raw));\n";
   } else {
-    StringRef pair = e.tag == "f16" ? "__half2" : "__nv_bfloat162";
-    StringRef pairToFloat2 =
-        e.tag == "f16" ? "__half22float2" : "__bfloat1622float2";
     StringRef raw = rawVectorType(vw * 2);
-    os << "const " << raw << " v = __ldg(reinterpret_cast<const " << raw
-       << " *>(p));\n";
-    os << "const unsigned *w = reinterpret_cast<const unsigned *>(&v);\n";
-    os << "#pragma unroll\n";
-    os << "for (int i = 0; i < " << vw / 2 << "; ++i) {\n";
-    os.indent();
-    os << "const float2 t = " << pairToFloat2 << "(*reinterpret_cast<const "
-       << pair << " *>(&w[i]));\n";
-    os << "f[2 * i] = t.x;\n";
-    os << "f[2 * i + 1] = t.y;\n";
-    os.unindent();
-    os << "}\n";
+    os << "gnnc_unpack_" << e.tag << "x" << vw
+       << "(__ldg(reinterpret_cast<const " << raw << " *>(p)), f);\n";
   }
+  os.unindent();
+  os << "}\n\n";
+}
+
+void CUDAEmitter::emitUnpackHelper(const ElementSpelling &e, int64_t vw) {
+  StringRef pair = e.tag == "f16" ? "__half2" : "__nv_bfloat162";
+  StringRef pairToFloat2 =
+      e.tag == "f16" ? "__half22float2" : "__bfloat1622float2";
+  StringRef raw = rawVectorType(vw * 2);
+  os << "__device__ __forceinline__ void gnnc_unpack_" << e.tag << "x" << vw
+     << "(const " << raw << " v, float *f) {\n";
+  os.indent();
+  os << "const unsigned *w = reinterpret_cast<const unsigned *>(&v);\n";
+  os << "#pragma unroll\n";
+  os << "for (int i = 0; i < " << vw / 2 << "; ++i) {\n";
+  os.indent();
+  os << "const float2 t = " << pairToFloat2 << "(*reinterpret_cast<const "
+     << pair << " *>(&w[i]));\n";
+  os << "f[2 * i] = t.x;\n";
+  os << "f[2 * i + 1] = t.y;\n";
+  os.unindent();
+  os << "}\n";
   os.unindent();
   os << "}\n\n";
 }
@@ -417,9 +429,17 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd) {
   if (!p.colNorm.empty())
     os << "my_n[m] = t < n ? __ldg(" << p.colNorm << " + my_col[m]) : 0.0f;\n";
   closeBlock(os);
+  // 16-bit vectors stay packed until they are added: a batch of raw words
+  // takes half the registers of the same elements as floats, which keeps
+  // the occupancy of f16 and bf16 kernels at that of f32.
+  bool packed = e.tag != "f32" && vw >= 2;
+  StringRef raw = rawVectorType(vw * 2);
   os << "for (int j = 0; j * " << batch << " < n; ++j) {\n";
   os.indent();
-  os << "float f[" << batch << "][" << accs << "];\n";
+  if (packed)
+    os << raw << " f[" << batch << "][" << plan.getChunksPerLane() << "];\n";
+  else
+    os << "float f[" << batch << "][" << accs << "];\n";
   if (!p.values.empty())
     os << "float wb[" << batch << "];\n";
   if (!p.colNorm.empty())
@@ -446,11 +466,18 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd) {
      << (ragged ? " && chunk < " + std::to_string(plan.getChunks())
                 : std::string())
      << ")\n";
-  os << "  gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
-     << ", f[u] + k * " << vw << ");\n";
-  os << "else\n";
-  os << "  for (int i = 0; i < " << vw << "; ++i)\n";
-  os << "    f[u][k * " << vw << " + i] = 0.0f;\n";
+  if (packed) {
+    os << "  f[u][k] = __ldg(reinterpret_cast<const " << raw
+       << " *>(src + chunk * " << vw << "));\n";
+    os << "else\n";
+    os << "  f[u][k] = " << raw << "{};\n";
+  } else {
+    os << "  gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
+       << ", f[u] + k * " << vw << ");\n";
+    os << "else\n";
+    os << "  for (int i = 0; i < " << vw << "; ++i)\n";
+    os << "    f[u][k * " << vw << " + i] = 0.0f;\n";
+  }
   closeBlock(os); // chunks
   closeBlock(os); // loads of the batch
   os << "#pragma unroll\n";
@@ -465,10 +492,18 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd) {
        << " + u;\n";
     os << beforeAdd;
   }
+  if (packed) {
+    os << "float h[" << accs << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k)\n";
+    os << "  gnnc_unpack_" << e.tag << "x" << vw << "(f[u][k], h + k * " << vw
+       << ");\n";
+  }
   os << "#pragma unroll\n";
   os << "for (int i = 0; i < " << accs << "; ++i)\n";
   std::string term = std::string(p.values.empty() ? "" : "wb[u] * ") +
-                     (p.colNorm.empty() ? "" : "nb[u] * ") + "f[u][i]";
+                     (p.colNorm.empty() ? "" : "nb[u] * ") +
+                     (packed ? "h[i]" : "f[u][i]");
   if (p.max)
     os << "  acc[i] = fmaxf(acc[i], " << term << ");\n";
   else
@@ -1050,6 +1085,8 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
         : tag == "f16"
             ? ElementSpelling{"__half", "f16", "__half2float"}
             : ElementSpelling{"__nv_bfloat16", "bf16", "__bfloat162float"};
+    if (tag != "f32" && vw >= 2)
+      emitUnpackHelper(e, vw);
     emitLoadHelper(e, vw);
     emitStoreHelper(e, vw);
   }
