@@ -140,6 +140,9 @@ def Gnn_ScheduleAttr : AttrDef<Gnn_Dialect, "Schedule"> {
     - `tile_routing`: route segmented-matmul tiles through a table.
     - `accumulate`: accumulation precision (f32 or f16).
     - `write`: direct, atomic or staged writes of partial results.
+    - `blocks_per_sm`: blocks of `threads_per_block` that must fit on one
+      SM at once; the CUDA compiler caps each thread's registers to allow
+      it (`__launch_bounds__`), spilling if it must. 0: no cap.
   }];
   let parameters = (ins
     DefaultValuedParameter<"::gnnc::gnn::Strategy",
@@ -155,7 +158,8 @@ def Gnn_ScheduleAttr : AttrDef<Gnn_Dialect, "Schedule"> {
     DefaultValuedParameter<"::gnnc::gnn::Accumulate",
       "::gnnc::gnn::Accumulate::f32">:$accumulate,
     DefaultValuedParameter<"::gnnc::gnn::WriteMode",
-      "::gnnc::gnn::WriteMode::direct">:$write);
+      "::gnnc::gnn::WriteMode::direct">:$write,
+    DefaultValuedParameter<"int32_t", "0">:$blocks_per_sm);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -170,11 +174,14 @@ def Gnn_LaunchAttr : AttrDef<Gnn_Dialect, "Launch"> {
   let description = [{
     Written by `gnn-lower-to-kernels`: `block` threads per block, one block
     per `per_block` items of the integer kernel parameter `grid` (at least
-    `min_blocks` blocks), and `shared` bytes of dynamic shared memory.
+    `min_blocks` blocks), and `shared` bytes of dynamic shared memory;
+    `blocks_per_sm` (from the schedule) caps registers so that many blocks
+    fit on an SM.
   }];
   let parameters = (ins "int32_t":$block, StringRefParameter<>:$grid,
                         "int64_t":$per_block, "int32_t":$shared,
-                        DefaultValuedParameter<"int64_t", "0">:$min_blocks);
+                        DefaultValuedParameter<"int64_t", "0">:$min_blocks,
+                        DefaultValuedParameter<"int32_t", "0">:$blocks_per_sm);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

@@ -71,7 +71,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int32_t dimWorkers, int32_t threadsPerBlock,
                                    int32_t edgesPerWarp, int32_t sliceSize,
                                    bool tileRouting, Accumulate accumulate,
-                                   WriteMode write) {
+                                   WriteMode write, int32_t blocksPerSm) {
   if (vectorWidth != 0 && !isPowerOfTwoUpTo(vectorWidth, 8))
     return emitError() << "vector_width must be 1, 2, 4 or 8 (0 = choose), got "
                        << vectorWidth;
@@ -111,6 +111,16 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "tile_routing applies to the tile_routed strategy, "
                           "not "
                        << stringifyStrategy(strategy);
+  if (blocksPerSm < 0 || blocksPerSm > 32)
+    return emitError() << "blocks_per_sm must be from 0 to 32 (0 = no "
+                          "register cap), got "
+                       << blocksPerSm;
+  // An SM holds at most 2048 threads (sm_80 and sm_90).
+  if (blocksPerSm != 0 && threadsPerBlock != 0 &&
+      blocksPerSm * threadsPerBlock > 2048)
+    return emitError() << "blocks_per_sm (" << blocksPerSm
+                       << ") blocks of threads_per_block (" << threadsPerBlock
+                       << ") exceed the 2048 threads an SM holds";
   (void)accumulate;
   (void)write;
   return success();

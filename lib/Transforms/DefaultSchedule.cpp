@@ -57,10 +57,10 @@ ScheduleAttr completeVertexParallel(ScheduleAttr s, int64_t width,
   int32_t threads = s.getThreadsPerBlock();
   if (threads == 0)
     threads = std::max(256, workers);
-  return ScheduleAttr::get(s.getContext(), s.getStrategy(), vw,
-                           s.getDiscBatch(), s.getGroupSize(), workers, threads,
-                           s.getEdgesPerWarp(), s.getSliceSize(),
-                           s.getTileRouting(), s.getAccumulate(), s.getWrite());
+  return ScheduleAttr::get(
+      s.getContext(), s.getStrategy(), vw, s.getDiscBatch(), s.getGroupSize(),
+      workers, threads, s.getEdgesPerWarp(), s.getSliceSize(),
+      s.getTileRouting(), s.getAccumulate(), s.getWrite(), s.getBlocksPerSm());
 }
 
 /// Fills what edge_parallel adds: `kDefaultEdgesPerWorker` edges per
@@ -70,10 +70,11 @@ ScheduleAttr completeEdgeParallel(ScheduleAttr s) {
       s.getEdgesPerWarp() ? s.getEdgesPerWarp() : kDefaultEdgesPerWorker;
   WriteMode write =
       s.getWrite() == WriteMode::direct ? WriteMode::staged : s.getWrite();
-  return ScheduleAttr::get(
-      s.getContext(), s.getStrategy(), s.getVectorWidth(), s.getDiscBatch(),
-      s.getGroupSize(), s.getDimWorkers(), s.getThreadsPerBlock(), edges,
-      s.getSliceSize(), s.getTileRouting(), s.getAccumulate(), write);
+  return ScheduleAttr::get(s.getContext(), s.getStrategy(), s.getVectorWidth(),
+                           s.getDiscBatch(), s.getGroupSize(),
+                           s.getDimWorkers(), s.getThreadsPerBlock(), edges,
+                           s.getSliceSize(), s.getTileRouting(),
+                           s.getAccumulate(), write, s.getBlocksPerSm());
 }
 
 } // namespace
@@ -89,7 +90,7 @@ struct GnnDefaultSchedulePass
     if (!schedule)
       schedule = ScheduleAttr::get(op.getContext(), Strategy::vertex_parallel,
                                    0, 0, 0, 0, 0, 0, 0, false, Accumulate::f32,
-                                   WriteMode::direct);
+                                   WriteMode::direct, 0);
     Strategy strategy = schedule.getStrategy();
     if (strategy != Strategy::vertex_parallel &&
         strategy != Strategy::edge_parallel) {

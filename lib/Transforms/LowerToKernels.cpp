@@ -52,6 +52,10 @@ constexpr int64_t kMaxPrefetchRegisters = 64;
 constexpr int64_t kMaxSoftmaxHeads = 64;
 /// Most dynamic shared memory per block a kernel may ask for.
 constexpr int64_t kMaxSharedBytes = 96 * 1024;
+/// What one SM holds on sm_80 and sm_90 (sm_90 has 228 KiB of shared
+/// memory per SM, sm_80 164 KiB; 1 KiB of it per block is reserved).
+constexpr int64_t kMaxThreadsPerSm = 2048;
+constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
 
 std::string numbered(StringRef base, unsigned index) {
   return index == 0 ? base.str() : (base + Twine(index)).str();
@@ -248,9 +252,21 @@ LogicalResult lowerKernel(KernelOp kernel) {
     // A graph without rows or edges still gets its (empty) launch.
     minBlocks = 1;
   }
+  int32_t blocksPerSm = schedule.getBlocksPerSm();
+  if (blocksPerSm != 0 && blocksPerSm * threads > kMaxThreadsPerSm)
+    return target->emitOpError()
+           << "blocks_per_sm = " << blocksPerSm << " blocks of " << threads
+           << " threads exceed the " << kMaxThreadsPerSm
+           << " threads an SM holds";
+  if (blocksPerSm != 0 && blocksPerSm * shared > kMaxSharedBytesPerSm)
+    return target->emitOpError()
+           << "blocks_per_sm = " << blocksPerSm << " blocks of " << shared
+           << " bytes of shared memory exceed the " << kMaxSharedBytesPerSm
+           << " bytes an SM holds";
   kernel->setAttr(kLaunchAttrName,
                   LaunchAttr::get(ctx, threads, gridParam, perBlock,
-                                  static_cast<int32_t>(shared), minBlocks));
+                                  static_cast<int32_t>(shared), minBlocks,
+                                  blocksPerSm));
   kernel->setAttr(kParamsAttrName, ArrayAttr::get(ctx, *params));
   kernel->setAttr(
       kEntryAttrName,

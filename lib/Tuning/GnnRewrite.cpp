@@ -139,7 +139,8 @@ gnnc::tuning::applySchedules(const std::string &text,
         ctx, gnn::Strategy::vertex_parallel, s.vectorWidth,
         old ? old.getDiscBatch() : 0, 0, s.dimWorkers, s.threadsPerBlock, 0, 0,
         false, old ? old.getAccumulate() : gnn::Accumulate::f32,
-        old ? old.getWrite() : gnn::WriteMode::direct));
+        old ? old.getWrite() : gnn::WriteMode::direct,
+        old ? old.getBlocksPerSm() : 0));
   });
   std::string out;
   llvm::raw_string_ostream os(out);

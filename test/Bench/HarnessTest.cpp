@@ -205,8 +205,8 @@ TEST(BenchSchedules, Variants) {
   EXPECT_EQ(resolved->threadsPerBlock, 256);
   EXPECT_FALSE(parseSchedule("#gnn.schedule<>").isOk());
 
-  auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 10);
-  ASSERT_EQ(f32.size(), 9u);
+  auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 12);
+  ASSERT_EQ(f32.size(), 11u);
   EXPECT_EQ(f32[0].label, "default");
   EXPECT_EQ(f32[0].edgesPerWorker, 0);
   // Edge-parallel next, with the default's loads.
@@ -217,13 +217,25 @@ TEST(BenchSchedules, Variants) {
                                     "edges_per_warp = 256"),
             std::string::npos);
   EXPECT_EQ(f32[2].edgesPerWorker, 128);
-  EXPECT_EQ(f32[3].edgesPerWorker, 64);
-  EXPECT_EQ(f32[4].edgesPerWorker, 32);
-  EXPECT_EQ(f32[5].dimWorkers, 32);
-  EXPECT_EQ(f32[6].dimWorkers, 8);
-  EXPECT_EQ(f32[7].vectorWidth, 2);
+  // Then with registers capped for 4 blocks per SM.
+  EXPECT_EQ(f32[3].label, "ep256b4");
+  EXPECT_EQ(f32[3].blocksPerSm, 4);
+  EXPECT_NE(f32[3].attribute().find("blocks_per_sm = 4"), std::string::npos);
+  EXPECT_EQ(f32[4].edgesPerWorker, 128);
+  EXPECT_EQ(f32[4].blocksPerSm, 4);
+  EXPECT_EQ(f32[5].edgesPerWorker, 64);
+  EXPECT_EQ(f32[6].edgesPerWorker, 32);
+  // A cap that the shared memory of the row ends cannot meet is left out:
+  // f16 width 32 has 4 threads per worker, 64 workers x 257 x 4 bytes.
+  ScheduleChoice narrow{"ep256b4", 8, 4, 256, 256, 4};
+  EXPECT_FALSE(isLegalSchedule(narrow, ElementType::F16, 32));
+  narrow.blocksPerSm = 0;
+  EXPECT_TRUE(isLegalSchedule(narrow, ElementType::F16, 32));
   EXPECT_EQ(f32[7].dimWorkers, 32);
-  EXPECT_EQ(f32[8].vectorWidth, 1);
+  EXPECT_EQ(f32[8].dimWorkers, 8);
+  EXPECT_EQ(f32[9].vectorWidth, 2);
+  EXPECT_EQ(f32[9].dimWorkers, 32);
+  EXPECT_EQ(f32[10].vectorWidth, 1);
   auto parsed = parseSchedule(
       "#gnn.schedule<strategy = edge_parallel, vector_width = 4, dim_workers "
       "= 16, threads_per_block = 256, edges_per_warp = 64, write = staged>");

@@ -168,6 +168,29 @@ gnn.module @m {
 
 // -----
 
+// A register cap for 4 blocks per SM reaches the launch.
+// CHECK-LABEL: gnn.kernel @capped
+// CHECK-SAME: gnn.launch = #gnn.launch<block = 256, grid = "num_rows+num_edges", per_block = 2048, shared = 8320, min_blocks = 1, blocks_per_sm = 4>
+gnn.module @m {
+  gnn.kernel @capped(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf16>) -> tensor<?x64xf16> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = edge_parallel, blocks_per_sm = 4>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    gnn.return %y : tensor<?x64xf16>
+  }
+}
+
+// -----
+
+// The default block (256 threads) does not fit 16 times on an SM.
+gnn.module @m {
+  gnn.kernel @over(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{blocks_per_sm = 16 blocks of 256 threads exceed the 2048 threads an SM holds}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<blocks_per_sm = 16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
 gnn.module @m {
   gnn.kernel @big(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x1xf32>) -> tensor<?x1xf32> {
     // expected-error @+1 {{edge_parallel keeps each worker's row ends in shared memory: 256 workers per block x (4096 + 1) x 4 bytes = 4195328 bytes, over 98304; lower edges_per_warp or threads_per_block}}

@@ -432,6 +432,8 @@ std::string ScheduleChoice::attribute() const {
     parts.push_back("dim_workers = " + std::to_string(dimWorkers));
   if (threadsPerBlock)
     parts.push_back("threads_per_block = " + std::to_string(threadsPerBlock));
+  if (blocksPerSm)
+    parts.push_back("blocks_per_sm = " + std::to_string(blocksPerSm));
   if (parts.empty())
     return "";
   std::string text = "#gnn.schedule<";
@@ -478,6 +480,7 @@ Expected<ScheduleChoice> gnnc::bench::parseSchedule(const std::string &text) {
   s.dimWorkers = findScheduleInt(text, "dim_workers");
   s.threadsPerBlock = findScheduleInt(text, "threads_per_block");
   s.edgesPerWorker = std::max(0, findScheduleInt(text, "edges_per_warp"));
+  s.blocksPerSm = std::max(0, findScheduleInt(text, "blocks_per_sm"));
   if (s.vectorWidth <= 0 || s.dimWorkers <= 0 || s.threadsPerBlock <= 0)
     return Status::error("cannot read vector_width, dim_workers and "
                          "threads_per_block from the schedule '" +
@@ -499,6 +502,16 @@ bool gnnc::bench::isLegalSchedule(const ScheduleChoice &s, ElementType type,
   if (s.edgesPerWorker != 0 &&
       (s.edgesPerWorker < 8 || s.edgesPerWorker > (1 << 20)))
     return false;
+  if (s.blocksPerSm < 0 || s.blocksPerSm * s.threadsPerBlock > 2048)
+    return false;
+  // An edge-parallel block keeps (items + 1) row ends per worker in shared
+  // memory; a register cap is only legal if that many blocks fit too.
+  if (s.blocksPerSm != 0 && s.edgesPerWorker != 0) {
+    int64_t workers = s.threadsPerBlock / s.dimWorkers;
+    int64_t shared = workers * (s.edgesPerWorker + 1) * 4;
+    if (s.blocksPerSm * shared > 160 * 1024)
+      return false;
+  }
   // The lowering keeps every accumulator of a thread in registers.
   int64_t chunks = width / s.vectorWidth;
   int64_t chunksPerLane = (chunks + s.dimWorkers - 1) / s.dimWorkers;
@@ -519,12 +532,23 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
     candidates.push_back(s);
   };
   // Edge-parallel: rows split between workers of equal edge counts.
-  for (int edges : {256, 128, 64, 32}) {
+  // Then the same with registers capped so that 4 blocks fit on an SM
+  // (the kernels are latency-bound: more rows in flight per SM; this wins
+  // on some graphs and loses on others).
+  auto edgeParallel = [&](int edges, int blocksPerSm) {
     ScheduleChoice s = base;
-    s.label = "ep" + std::to_string(edges);
+    s.label = "ep" + std::to_string(edges) +
+              (blocksPerSm ? "b" + std::to_string(blocksPerSm) : "");
     s.edgesPerWorker = edges;
+    s.blocksPerSm = blocksPerSm;
     candidates.push_back(s);
-  }
+  };
+  edgeParallel(256, 0);
+  edgeParallel(128, 0);
+  edgeParallel(256, 4);
+  edgeParallel(128, 4);
+  edgeParallel(64, 0);
+  edgeParallel(32, 0);
   variant("dw*2", base.vectorWidth, base.dimWorkers * 2);
   variant("dw/2", base.vectorWidth, base.dimWorkers / 2);
   for (int vw : {2, 1})
@@ -542,7 +566,8 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
       duplicate |= c.vectorWidth == s.vectorWidth &&
                    c.dimWorkers == s.dimWorkers &&
                    c.threadsPerBlock == s.threadsPerBlock &&
-                   c.edgesPerWorker == s.edgesPerWorker;
+                   c.edgesPerWorker == s.edgesPerWorker &&
+                   c.blocksPerSm == s.blocksPerSm;
     if (!duplicate)
       chosen.push_back(s);
   }

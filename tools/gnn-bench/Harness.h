@@ -351,6 +351,8 @@ struct ScheduleChoice {
   int threadsPerBlock = 0;
   /// Edges per worker of an edge_parallel schedule; 0: vertex_parallel.
   int edgesPerWorker = 0;
+  /// blocks_per_sm (0: no register cap).
+  int blocksPerSm = 0;
 
   /// The #gnn.schedule attribute text; empty for the default.
   std::string attribute() const;

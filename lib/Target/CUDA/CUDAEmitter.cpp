@@ -966,9 +966,10 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
     next.launch.minBlocks = spec.launch.minBlocks;
 
   os << "// @" << module.getSymName() << "::@" << kernel.getSymName() << "\n";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock()
-     << ")\n"
-     << spec.name << "(";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock();
+  if (launch.getBlocksPerSm() != 0)
+    os << ", " << launch.getBlocksPerSm();
+  os << ")\n" << spec.name << "(";
   for (auto [i, d] : llvm::enumerate(decls))
     os << (i ? ", " : "") << d;
   os << ") {\n";

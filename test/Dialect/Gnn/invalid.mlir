@@ -20,6 +20,16 @@ module attributes {s = #gnn.schedule<dim_workers = 64>} {}
 
 // -----
 
+// expected-error @+1 {{blocks_per_sm must be from 0 to 32 (0 = no register cap), got 33}}
+module attributes {s = #gnn.schedule<blocks_per_sm = 33>} {}
+
+// -----
+
+// expected-error @+1 {{blocks_per_sm (8) blocks of threads_per_block (512) exceed the 2048 threads an SM holds}}
+module attributes {s = #gnn.schedule<threads_per_block = 512, blocks_per_sm = 8>} {}
+
+// -----
+
 // expected-error @+1 {{threads_per_block must be a multiple of 32 from 32 to 1024 (0 = choose), got 100}}
 module attributes {s = #gnn.schedule<threads_per_block = 100>} {}
 
