@@ -131,14 +131,21 @@ def Gnn_ScheduleAttr : AttrDef<Gnn_Dialect, "Schedule"> {
       neighbor_group (GNNAdvisor), edge_parallel (HalfGNN), sliced (PiPAD),
       batched (many small graphs), tile_routed (FASTEN).
     - `vector_width`: elements per vector load (1, 2, 4, 8).
-    - `disc_batch`: neighbours reduced before scaling (discretized reduction).
+    - `disc_batch`: neighbours reduced before scaling (discretized
+      reduction, HalfGNN; 1 to 1024, 0 = none). gnn.spmm sums each batch of
+      at most this many neighbours in the accumulation precision, multiplies
+      the batch by the row's factor (mean, left scaling) and adds it to an
+      f32 running total.
     - `group_size`: neighbours per neighbour group.
     - `dim_workers`: threads sharing one row (or group) along the features.
     - `threads_per_block`: CUDA block size.
     - `edges_per_warp`: edges per warp for edge-parallel schedules.
     - `slice_size`: non-zeros per slice of sliced CSR.
     - `tile_routing`: route segmented-matmul tiles through a table.
-    - `accumulate`: accumulation precision (f32 or f16).
+    - `accumulate`: accumulation precision (f32 or f16). gnn.spmm on f16
+      features only: with f16, each thread adds its terms in half2; with
+      `disc_batch = 0` the whole row is one f16 running sum (it stalls or
+      overflows on long rows), otherwise each batch is.
     - `write`: direct, atomic or staged writes of partial results.
     - `blocks_per_sm`: blocks of `threads_per_block` that must fit on one
       SM at once; the CUDA compiler caps each thread's registers to allow

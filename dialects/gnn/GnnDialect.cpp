@@ -61,6 +61,9 @@ LogicalResult GnnGraphType::verify(function_ref<InFlightDiagnostic()> emitError,
 // ScheduleAttr
 //===----------------------------------------------------------------------===//
 
+/// Most neighbours one batch of a discretized reduction may hold.
+static constexpr int32_t kMaxDiscBatch = 1024;
+
 static bool isPowerOfTwoUpTo(int32_t v, int32_t max) {
   return v >= 1 && v <= max && (v & (v - 1)) == 0;
 }
@@ -88,8 +91,9 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "dim_workers (" << dimWorkers
                        << ") exceeds threads_per_block (" << threadsPerBlock
                        << ")";
-  if (discBatch < 0)
-    return emitError() << "disc_batch must be >= 0, got " << discBatch;
+  if (discBatch < 0 || discBatch > kMaxDiscBatch)
+    return emitError() << "disc_batch must be from 1 to " << kMaxDiscBatch
+                       << " (0 = no discretized reduction), got " << discBatch;
   if (groupSize < 0)
     return emitError() << "group_size must be >= 0, got " << groupSize;
   if (edgesPerWarp < 0)

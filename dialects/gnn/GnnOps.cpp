@@ -111,25 +111,27 @@ static constexpr int32_t kMaxEdgesPerWorker = 1 << 20;
 
 /// Checks that `schedule` is one `op` can run today on `elementType`
 /// features of width `width`, and says why not otherwise. Only gnn.spmm
-/// (`edgeParallel`) has an edge_parallel schedule.
+/// (`spmm`) has an edge_parallel schedule, f16 accumulation and discretized
+/// reduction (SpmmOp::verify checks those two).
 static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
                                           Type elementType, int64_t width,
-                                          bool edgeParallel = false) {
+                                          bool spmm = false) {
   Strategy strategy = schedule.getStrategy();
-  bool edge = edgeParallel && strategy == Strategy::edge_parallel;
+  bool edge = spmm && strategy == Strategy::edge_parallel;
   if (strategy != Strategy::vertex_parallel && !edge)
     return op->emitOpError()
            << "schedule strategy '" << stringifyStrategy(strategy)
            << "' is not implemented for " << op->getName()
            << " yet; implemented: vertex_parallel"
-           << (edgeParallel ? ", edge_parallel" : "");
-  if (schedule.getDiscBatch() != 0)
+           << (spmm ? ", edge_parallel" : "");
+  if (!spmm && schedule.getDiscBatch() != 0)
     return op->emitOpError()
            << "discretized reduction (disc_batch = " << schedule.getDiscBatch()
-           << ") is not implemented yet; use disc_batch = 0";
-  if (schedule.getAccumulate() != Accumulate::f32)
-    return op->emitOpError() << "accumulate = f16 is not implemented yet; "
-                             << op->getName() << " accumulates in f32";
+           << ") is not implemented for " << op->getName()
+           << "; use disc_batch = 0";
+  if (!spmm && schedule.getAccumulate() != Accumulate::f32)
+    return op->emitOpError() << "accumulate = f16 is not implemented for "
+                             << op->getName() << "; it accumulates in f32";
   if (edge) {
     int32_t e = schedule.getEdgesPerWarp();
     if (e != 0 && (e < 8 || e > kMaxEdgesPerWorker))
@@ -191,13 +193,27 @@ LogicalResult SpmmOp::verify() {
                            << features.getElementType() << ", got "
                            << valuesType;
   }
-  if (getSelfWeight())
-    return emitOpError() << "the self term (self_weight) is not implemented "
-                            "yet";
-  if (ScheduleAttr schedule = getScheduleAttr())
-    return verifyVertexSchedule(*this, schedule, features.getElementType(),
-                                features.getDimSize(1), /*edgeParallel=*/true);
-  return success();
+  if (auto self = getSelfWeightAttr()) {
+    if (getReduce() == Reduce::max)
+      return emitOpError() << "self_weight applies to reduce = sum or mean, "
+                              "not max";
+    if (!std::isfinite(self.getValueAsDouble()))
+      return emitOpError() << "self_weight must be finite";
+  }
+  ScheduleAttr schedule = getScheduleAttr();
+  if (!schedule)
+    return success();
+  bool f16Acc = schedule.getAccumulate() == Accumulate::f16;
+  if (f16Acc && !features.getElementType().isF16())
+    return emitOpError() << "accumulate = f16 needs f16 features; "
+                         << features.getElementType()
+                         << " features accumulate in f32";
+  if ((f16Acc || schedule.getDiscBatch() != 0) && getReduce() == Reduce::max)
+    return emitOpError() << "accumulate = f16 and disc_batch apply to reduce "
+                            "= sum or mean; max takes the largest term and "
+                            "accumulates in f32";
+  return verifyVertexSchedule(*this, schedule, features.getElementType(),
+                              features.getDimSize(1), /*spmm=*/true);
 }
 
 //===----------------------------------------------------------------------===//

@@ -112,7 +112,17 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
     The right factor needs the column degrees: `gnn-lower-to-kernels` adds a
     kernel parameter `<p>col_norm` (after the results) holding
     `1/sqrt(deg_in(c))` for every column c as f32, computed on the host.
-    `self_weight` is not implemented yet.
+    - `self_weight = eps` (reduce sum or mean) adds `(1 + eps) * x[r]`
+      after the aggregation and its row factor: the self term is not
+      scaled. Row r of `x` must exist (as many feature rows as graph rows
+      at least; the runtime checks it at launch).
+    - With `#gnn.schedule<accumulate = f16>` (f16 features) the terms are
+      added in half2; with `disc_batch = B` each batch of at most B
+      neighbours is summed (in the accumulation precision), multiplied by
+      the row factor and added to an f32 running total, so the result stays
+      accurate at any degree. Without `disc_batch` an f16 accumulation is
+      one running f16 sum per row (or per piece of a row, edge_parallel),
+      scaled at the end.
   }];
   let arguments = (ins Gnn_GraphType:$graph,
                        Gnn_FeatureTensor:$features,

@@ -165,36 +165,125 @@ std::vector<double> gnnc::ref::columnNormFactors(const graph::CsrGraph &g) {
   return factors;
 }
 
+namespace {
+
+/// The row factors of `reduce` and `scale` (empty when there are none):
+/// 1/deg_out(r) for Mean times 1/sqrt(deg_out(r)) for Left/Both, 0 for an
+/// empty row.
+std::vector<double> rowFactors(const graph::CsrGraph &g, SpmmReduce reduce,
+                               DegreeScale scale) {
+  bool left = scale == DegreeScale::Left || scale == DegreeScale::Both;
+  bool mean = reduce == SpmmReduce::Mean;
+  std::vector<double> rowScale;
+  if (!left && !mean)
+    return rowScale;
+  rowScale.assign(static_cast<size_t>(g.numRows), 0.0);
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    double degree = static_cast<double>(g.degree(r));
+    if (degree == 0)
+      continue;
+    double factor = 1.0;
+    if (mean)
+      factor /= degree;
+    if (left)
+      factor /= std::sqrt(degree);
+    rowScale[r] = factor;
+  }
+  return rowScale;
+}
+
+/// Adds the self term (1 + eps) * X[r, :] to every row r of y (and its
+/// magnitude to absRef).
+void addSelfTerm(const graph::CsrGraph &g, const float *x, int64_t featWidth,
+                 double eps, std::vector<double> &y,
+                 std::vector<double> *absRef) {
+  const double factor = 1.0 + eps;
+  for (int64_t r = 0; r < g.numRows; ++r)
+    for (int64_t j = 0; j < featWidth; ++j) {
+      double term = factor * static_cast<double>(x[r * featWidth + j]);
+      y[r * featWidth + j] += term;
+      if (absRef)
+        (*absRef)[r * featWidth + j] += std::fabs(term);
+    }
+}
+
+} // namespace
+
 void gnnc::ref::spmm(const graph::CsrGraph &g, const float *edgeValues,
                      const float *x, int64_t featWidth, SpmmReduce reduce,
                      DegreeScale scale, std::vector<double> &y,
                      std::vector<double> *absRef, int numThreads) {
+  SpmmOptions options;
+  options.reduce = reduce;
+  options.scale = scale;
+  spmm(g, edgeValues, x, featWidth, options, y, absRef, numThreads);
+}
+
+void gnnc::ref::spmm(const graph::CsrGraph &g, const float *edgeValues,
+                     const float *x, int64_t featWidth,
+                     const SpmmOptions &options, std::vector<double> &y,
+                     std::vector<double> *absRef, int numThreads) {
+  const SpmmReduce reduce = options.reduce;
+  const DegreeScale scale = options.scale;
   bool left = scale == DegreeScale::Left || scale == DegreeScale::Both;
   bool right = scale == DegreeScale::Right || scale == DegreeScale::Both;
   bool mean = reduce == SpmmReduce::Mean;
   bool max = reduce == SpmmReduce::Max;
-  std::vector<double> colScale, rowScale;
+  std::vector<double> colScale;
   if (right)
     colScale = columnNormFactors(g);
-  if (left || mean) {
-    rowScale.assign(static_cast<size_t>(g.numRows), 0.0);
-    for (int64_t r = 0; r < g.numRows; ++r) {
-      double degree = static_cast<double>(g.degree(r));
-      if (degree == 0)
-        continue;
-      double factor = 1.0;
-      if (mean)
-        factor /= degree;
-      if (left)
-        factor /= std::sqrt(degree);
-      rowScale[r] = factor;
-    }
-  }
+  std::vector<double> rowScale = rowFactors(g, reduce, scale);
   sizeOutputs(g, featWidth, y, absRef);
   spmmScaled(g, edgeValues, x, featWidth, y.data(),
              absRef ? absRef->data() : nullptr, numThreads,
              right ? colScale.data() : nullptr,
              left || mean ? rowScale.data() : nullptr, max);
+  if (options.selfWeight)
+    addSelfTerm(g, x, featWidth, *options.selfWeight, y, absRef);
+}
+
+void gnnc::ref::spmmHalfRunningSum(const graph::CsrGraph &g,
+                                   const float *edgeValues, const float *x,
+                                   int64_t featWidth,
+                                   const SpmmOptions &options,
+                                   std::vector<double> &y) {
+  const float *vals =
+      edgeValues ? edgeValues : (g.hasValues() ? g.values.data() : nullptr);
+  bool right =
+      options.scale == DegreeScale::Right || options.scale == DegreeScale::Both;
+  std::vector<double> colScale;
+  if (right)
+    colScale = columnNormFactors(g);
+  std::vector<double> rowScale = rowFactors(g, options.reduce, options.scale);
+  y.assign(static_cast<size_t>(std::max<int64_t>(g.numRows, 0) *
+                               std::max<int64_t>(featWidth, 0)),
+           0.0);
+  std::vector<float> h(static_cast<size_t>(std::max<int64_t>(featWidth, 0)));
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    std::fill(h.begin(), h.end(), 0.0f);
+    for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e) {
+      const int64_t c = g.colIdx[e];
+      bool scaled = vals || right;
+      float factor = 1.0f;
+      if (scaled)
+        factor = roundToHalf(static_cast<float>(
+            (vals ? static_cast<double>(vals[e]) : 1.0) *
+            (right ? static_cast<double>(static_cast<float>(colScale[c]))
+                   : 1.0)));
+      for (int64_t j = 0; j < featWidth; ++j) {
+        double sum = static_cast<double>(h[j]) +
+                     static_cast<double>(factor) *
+                         static_cast<double>(x[c * featWidth + j]);
+        h[j] = roundToHalf(static_cast<float>(sum));
+      }
+    }
+    const float factor =
+        rowScale.empty() ? 1.0f : static_cast<float>(rowScale[r]);
+    for (int64_t j = 0; j < featWidth; ++j)
+      y[r * featWidth + j] = static_cast<double>(h[j] * factor);
+  }
+  if (options.selfWeight)
+    addSelfTerm(g, x, featWidth, *options.selfWeight, y, nullptr);
 }
 
 namespace {

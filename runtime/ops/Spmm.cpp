@@ -2,7 +2,9 @@
 #include "gnnc/ops/Spmm.h"
 #include "gnnc/reference/Spmm.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 using namespace gnnc;
@@ -142,6 +144,16 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
       return Status::error("kernel '" + spec.name + "' has scale = " +
                            it->second + ", which the host does not know");
   }
+  if (auto it = spec.info.find("self_weight"); it != spec.info.end())
+    sig.selfWeight = std::strtod(it->second.c_str(), nullptr);
+  if (auto it = spec.info.find("accumulate"); it != spec.info.end()) {
+    if (it->second != "f16" && it->second != "f32")
+      return Status::error("kernel '" + spec.name + "' has accumulate = " +
+                           it->second + ", which the host does not know");
+    sig.accumulate16 = it->second == "f16";
+  }
+  if (auto it = spec.info.find("disc_batch"); it != spec.info.end())
+    sig.discBatch = std::stoll(it->second);
   return sig;
 }
 
@@ -150,6 +162,29 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                       const DeviceGraph &graph, const rt::DeviceBuffer &x,
                       const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
                       bool synchronize, const rt::DeviceBuffer *colNorm) {
+  if (kernel.spec.info.count("self_weight")) {
+    // The self term reads row r of x for every graph row r.
+    auto width = kernel.spec.info.find("feature_width");
+    auto type = kernel.spec.info.find("element_type");
+    if (graph.numRows > graph.numCols)
+      return Status::error("kernel '" + kernel.spec.name +
+                           "' adds the self term x[r] to "
+                           "every row r, but the graph has " +
+                           std::to_string(graph.numRows) + " rows and only " +
+                           std::to_string(graph.numCols) + " columns");
+    if (width != kernel.spec.info.end() && type != kernel.spec.info.end()) {
+      auto parsed = parseElementType(type->second);
+      uint64_t need = static_cast<uint64_t>(graph.numRows) *
+                      std::stoull(width->second) *
+                      (parsed ? elementSize(*parsed) : 1);
+      if (x.size() < need)
+        return Status::error("kernel '" + kernel.spec.name +
+                             "' adds the self term x[r] to every row r: x "
+                             "needs at least " +
+                             std::to_string(need) + " bytes, it has " +
+                             std::to_string(x.size()));
+    }
+  }
   rt::ArgPack args;
   args.bind("row_ptr", graph.rowPtr)
       .bind("col_idx", graph.colIdx)
@@ -186,6 +221,17 @@ double gnnc::ops::spmmTolerance(ElementType type) {
     return 1e-2;
   }
   return 0;
+}
+
+double gnnc::ops::spmmTolerance(const SpmmSignature &sig, int64_t maxDegree) {
+  double tol = spmmTolerance(sig.type);
+  if (!sig.accumulate16)
+    return tol;
+  // Each f16 addition rounds by at most 2^-11 of the partial sum, itself at
+  // most the sum of the magnitudes of its terms.
+  int64_t terms =
+      sig.discBatch > 0 ? std::min(sig.discBatch, maxDegree) : maxDegree;
+  return tol + static_cast<double>(terms + 1) * 0x1p-11;
 }
 
 double gnnc::ops::spmmAbsoluteTolerance(ElementType type) {
@@ -241,9 +287,12 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
 
   std::vector<double> expected, magnitude;
   ref::spmm(g, sig->edgeValues ? values.data() : nullptr, x.data(), width,
-            sig->reduce, sig->scale, expected, &magnitude);
+            sig->options(), expected, &magnitude);
+  int64_t maxDegree = 0;
+  for (int64_t r = 0; r < g.numRows; ++r)
+    maxDegree = std::max(maxDegree, g.degree(r));
   return compareWithReference(kernel.spec, g, width, sig->type, *got, expected,
-                              magnitude, width);
+                              magnitude, width, spmmTolerance(*sig, maxDegree));
 }
 
 Expected<rt::DeviceBuffer> gnnc::ops::allocatePoisoned(size_t count,
@@ -260,10 +309,11 @@ KernelCheck gnnc::ops::compareWithReference(
     const rt::KernelSpec &spec, const graph::CsrGraph &g, int64_t width,
     ElementType type, const std::vector<float> &got,
     const std::vector<double> &expected, const std::vector<double> &magnitude,
-    int64_t groupWidth) {
+    int64_t groupWidth, double tolerance) {
   std::string report;
   Status cmp = ref::compareToReferenceScaled(
-      got, expected, magnitude, groupWidth, spmmTolerance(type), &report,
+      got, expected, magnitude, groupWidth,
+      tolerance > 0 ? tolerance : spmmTolerance(type), &report,
       spmmAbsoluteTolerance(type));
   KernelCheck check;
   check.ok = cmp.isOk();

@@ -1,8 +1,9 @@
 //===- CompileSweepTest.cpp - Every generated kernel compiles -------------===//
 //
 // Compiles the whole schedule x type x width space of gnn.spmm (sum, mean,
-// degree scaling), gnn.sddmm and gnn.edge_softmax through the compiler and
-// NVRTC, for sm_80 and sm_90. Needs no GPU.
+// degree scaling, the self term, f16 and discretized accumulation),
+// gnn.sddmm and gnn.edge_softmax through the compiler and NVRTC, for sm_80
+// and sm_90. Needs no GPU.
 //
 //===----------------------------------------------------------------------===//
 #include "SpmmVariants.h"
@@ -20,6 +21,8 @@ class CompileSweep : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CompileSweep, EveryVariantCompiles) {
   std::vector<test::SpmmVariant> variants = test::allVariants();
+  for (const test::SpmmVariant &v : test::compileOnlyVariants())
+    variants.push_back(v);
   auto compiled = compileGnn(test::spmmModuleText(variants), "sweep.gnn");
   ASSERT_TRUE(compiled) << compiled.message();
   ASSERT_EQ(compiled->kernels.size(), variants.size());

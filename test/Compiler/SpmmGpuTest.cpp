@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <future>
@@ -255,6 +256,187 @@ TEST(SpmmGpu, NonAtomicSchedulesAreBitIdenticalRunToRun) {
   }
   std::printf("[ gpu      ] %d spmm kernels gave identical bits twice\n",
               compared);
+}
+
+/// Runs every kernel of the suite whose description has `key` on `g`.
+void checkKernelsWith(const std::string &key, const graph::CsrGraph &g,
+                      uint64_t seed) {
+  Suite &s = suite();
+  if (!s.skipReason.empty())
+    GTEST_SKIP() << s.skipReason;
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  int passed = 0, checked = 0;
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    const rt::LoadedKernel &kernel = s.kernels[i];
+    if (!kernel.spec.info.count(key))
+      continue;
+    ++checked;
+    auto check = ops::checkSpmm(*s.runtime, kernel, g, seed + i);
+    ASSERT_TRUE(check) << kernel.spec.name << ": " << check.message();
+    EXPECT_TRUE(check->ok) << check->report;
+    passed += check->ok;
+  }
+  EXPECT_GT(checked, 0) << "no kernel has '" << key << "'";
+  std::printf("[ gpu      ] %s: %d/%d kernels with %s match the reference\n",
+              g.name.c_str(), passed, checked, key.c_str());
+}
+
+TEST(SpmmGpu, SelfTermOnRaggedAndRectangularGraphs) {
+  // The self term against the reference, f32/f16/bf16, widths 1, 3 and
+  // 64, vertex- and edge-parallel: empty rows (the self term alone), a hub
+  // split between many edge-parallel workers, and a graph with more
+  // columns than rows.
+  graph::CsrGraph ragged = graph::makeRaggedTestGraph(17, 5000, 20000);
+  ragged.name = "ragged";
+  checkKernelsWith("self_weight", ragged, 40);
+  graph::CsrGraph wide = graph::generateUniformRandom(300, 9000, 40, 12);
+  wide.name = "wide";
+  checkKernelsWith("self_weight", wide, 41);
+}
+
+TEST(SpmmGpu, SelfTermRefusesMoreRowsThanColumns) {
+  Suite &s = suite();
+  if (!s.skipReason.empty())
+    GTEST_SKIP() << s.skipReason;
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  const rt::LoadedKernel *kernel = nullptr;
+  for (const rt::LoadedKernel &k : s.kernels)
+    if (k.spec.info.count("self_weight"))
+      kernel = &k;
+  ASSERT_NE(kernel, nullptr);
+  graph::CsrGraph g = graph::generateUniformRandom(100, 50, 4, 13);
+  g.name = "tall";
+  auto check = ops::checkSpmm(*s.runtime, *kernel, g, 1);
+  ASSERT_FALSE(check) << "a self term on 100 rows of 50 features ran";
+  EXPECT_NE(check.message().find("100 rows and only 50 columns"),
+            std::string::npos)
+      << check.message();
+}
+
+TEST(SpmmGpu, F16DiscretizedAccumulationOnRaggedGraph) {
+  // accumulate = f16 with disc_batch, and f32 with disc_batch, against the
+  // reference with the tolerance of an f16 sum of disc_batch terms.
+  graph::CsrGraph g = graph::makeRaggedTestGraph(23, 20000, 30000);
+  g.name = "ragged";
+  checkKernelsWith("disc_batch", g, 50);
+}
+
+/// A graph with one hub row of `hubDegree` distinct neighbours (row 0) and
+/// a few short rows (one empty), over hubDegree columns.
+graph::CsrGraph makeHubGraph(int64_t hubDegree) {
+  graph::CsrGraph g;
+  g.numCols = hubDegree;
+  const int64_t degrees[] = {hubDegree, 0, 1, 7, 100, 3};
+  g.numRows = 6;
+  g.rowPtr.assign(1, 0);
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    for (int64_t k = 0; k < degrees[r]; ++k)
+      g.colIdx.push_back(r == 0 ? k : (k * 7919 + r * 13) % hubDegree);
+    g.rowPtr.push_back(static_cast<int64_t>(g.colIdx.size()));
+  }
+  g.name = "hub" + std::to_string(hubDegree);
+  return g;
+}
+
+TEST(SpmmGpu, F16AccumulationOverflowAndPrecisionAtDegree50000) {
+  // f16 features uniform in [0.95, 1.05] and a row of degree 50,000: its
+  // sum is about 50,000 (below f16's largest value, 65,504) and its mean
+  // about 1. f32 accumulation and discretized f16 accumulation (f16
+  // batches of 32 folded into an f32 total) stay within 0.1% of the exact
+  // result; a plain f16 running sum stalls once the spacing of f16 numbers
+  // exceeds twice a term (at 4,096) and is far off.
+  Suite &s = suite();
+  if (!s.skipReason.empty())
+    GTEST_SKIP() << s.skipReason;
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  const int64_t width = 16, hub = 50000;
+  graph::CsrGraph g = makeHubGraph(hub);
+  struct Case {
+    std::string schedule, tag;
+    bool accurate;
+  };
+  const Case cases[] = {
+      {"", "", true},
+      {"accumulate = f16, disc_batch = 32", "h32", true},
+      {std::string(test::kEdgeSchedule) + ", accumulate = f16, disc_batch = 32",
+       "h32ep", true},
+      {"accumulate = f16", "h", false},
+  };
+  std::vector<test::SpmmVariant> variants;
+  for (const char *reduce : {"", "mean"})
+    for (const Case &c : cases) {
+      test::SpmmVariant v{"f16", width, false, "i64", c.schedule};
+      v.reduce = reduce;
+      v.tag = c.tag;
+      variants.push_back(v);
+    }
+  auto compiled = compileGnn(test::spmmModuleText(variants), "hub.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+
+  std::vector<float> x = ref::roundThrough(
+      ref::randomFeatures(g.numCols * width, 77, 0.95f, 1.05f),
+      ElementType::F16);
+  auto dg = ops::uploadGraph(g, true, false);
+  ASSERT_TRUE(dg) << dg.message();
+  auto dx = ops::uploadTensor(x, ElementType::F16);
+  ASSERT_TRUE(dx) << dx.message();
+  const size_t count = static_cast<size_t>(g.numRows * width);
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const Case &c = cases[i % std::size(cases)];
+    const rt::KernelSpec &spec = compiled->kernels[i];
+    auto kernel = s.runtime->load(spec);
+    ASSERT_TRUE(kernel) << kernel.message();
+    auto sig = ops::spmmSignature(spec);
+    ASSERT_TRUE(sig) << sig.message();
+    auto dy = ops::allocatePoisoned(count, ElementType::F16);
+    ASSERT_TRUE(dy) << dy.message();
+    Status st = ops::launchSpmm(*s.runtime, *kernel, *dg, *dx, nullptr, *dy);
+    ASSERT_TRUE(st) << spec.name << ": " << st.message();
+    auto got = ops::downloadTensor(*dy, count, ElementType::F16);
+    ASSERT_TRUE(got) << got.message();
+    std::vector<double> exact, magnitude;
+    ref::spmm(g, nullptr, x.data(), width, sig->options(), exact, &magnitude);
+
+    // The short rows: the reference with the f16-sum tolerance of their
+    // degree (at most 100).
+    const double tol = ops::spmmTolerance(*sig, 100);
+    for (int64_t r = 1; r < g.numRows; ++r)
+      for (int64_t j = 0; j < width; ++j) {
+        size_t k = r * width + j;
+        EXPECT_LE(std::fabs((*got)[k] - exact[k]),
+                  tol * magnitude[k] + ops::spmmAbsoluteTolerance(sig->type))
+            << spec.name << " row " << r << " column " << j << ": got "
+            << (*got)[k] << ", expected " << exact[k];
+      }
+
+    // The hub row.
+    std::vector<double> emulated;
+    if (!c.accurate)
+      ref::spmmHalfRunningSum(g, nullptr, x.data(), width, sig->options(),
+                              emulated);
+    double worst = 0;
+    for (int64_t j = 0; j < width; ++j) {
+      const double v = (*got)[j], want = exact[j];
+      const double rel = std::fabs(v - want) / std::fabs(want);
+      worst = std::isfinite(v) ? std::max(worst, rel) : INFINITY;
+      if (c.accurate) {
+        EXPECT_TRUE(std::isfinite(v)) << spec.name << " column " << j;
+        EXPECT_LE(rel, 1e-3) << spec.name << " column " << j << ": got " << v
+                             << ", exact " << want;
+      } else {
+        EXPECT_TRUE(!std::isfinite(v) || rel > 0.1)
+            << spec.name << " column " << j << ": got " << v << ", exact "
+            << want << " (a plain f16 running sum was expected to fail)";
+        // The failure is the one the f16 emulation predicts.
+        EXPECT_LE(std::fabs(v - emulated[j]), 2e-3 * std::fabs(emulated[j]))
+            << spec.name << " column " << j << ": got " << v
+            << ", f16 emulation " << emulated[j];
+      }
+    }
+    std::printf("[ gpu      ] %s: hub row of degree %lld, largest relative "
+                "error %.3g\n",
+                spec.name.c_str(), static_cast<long long>(hub), worst);
+  }
 }
 
 TEST(SpmmGpu, NoRows) {

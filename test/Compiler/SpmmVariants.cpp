@@ -12,6 +12,8 @@ std::string SpmmVariant::kernelName() const {
     name += "_" + reduce;
   if (!scale.empty())
     name += "_" + scale;
+  if (!self.empty())
+    name += "_self";
   if (!schedule.empty())
     name += "_" + (tag.empty() ? std::string("scalar") : tag);
   return name;
@@ -88,6 +90,73 @@ std::vector<SpmmVariant> gnnc::test::allScaledSpmmVariants() {
   return variants;
 }
 
+std::vector<SpmmVariant> gnnc::test::allAccumulateSpmmVariants() {
+  std::vector<SpmmVariant> variants;
+  const std::pair<const char *, const char *> kinds[] = {
+      {"", ""}, {"mean", ""}, {"mean", "both"}, {"", "right"}};
+  const std::pair<std::string, const char *> schedules[] = {
+      {"accumulate = f16, disc_batch = 32", "h32"},
+      {std::string(kEdgeSchedule) + ", accumulate = f16, disc_batch = 32",
+       "h32ep"},
+      {std::string(kSmallEdgeSchedule) + ", accumulate = f16, disc_batch = 4",
+       "h4ep8"}};
+  for (const auto &[reduce, scale] : kinds)
+    for (int64_t width : {3, 64})
+      for (const auto &[schedule, tag] : schedules) {
+        SpmmVariant v{"f16", width, width == 64, "i64", schedule};
+        v.reduce = reduce;
+        v.scale = scale;
+        v.tag = tag;
+        variants.push_back(v);
+      }
+  for (const char *type : {"f32", "f16", "bf16"}) {
+    SpmmVariant v{type, 41, true, "i64", "disc_batch = 8"};
+    v.reduce = "mean";
+    v.scale = "both";
+    v.tag = "d8";
+    variants.push_back(v);
+    v.schedule = std::string(kEdgeSchedule) + ", disc_batch = 8";
+    v.tag = "d8ep";
+    variants.push_back(v);
+  }
+  return variants;
+}
+
+std::vector<SpmmVariant> gnnc::test::allSelfTermSpmmVariants() {
+  std::vector<SpmmVariant> variants;
+  for (const char *type : {"f32", "f16", "bf16"})
+    for (int64_t width : {1, 3, 64}) {
+      SpmmVariant v{type, width, width == 3, "i64", ""};
+      v.self = "0.25";
+      variants.push_back(v);
+      v.reduce = "mean";
+      v.self = "-0.375";
+      addEdgeParallel(variants, v);
+    }
+  SpmmVariant v{"f16", 64, true, "i64", "accumulate = f16, disc_batch = 32"};
+  v.reduce = "mean";
+  v.scale = "both";
+  v.self = "0.5";
+  v.tag = "h32";
+  variants.push_back(v);
+  return variants;
+}
+
+std::vector<SpmmVariant> gnnc::test::compileOnlyVariants() {
+  std::vector<SpmmVariant> variants;
+  for (const char *reduce : {"", "mean"})
+    for (int64_t width : {3, 64}) {
+      SpmmVariant v{"f16", width, width == 3, "i64", "accumulate = f16"};
+      v.reduce = reduce;
+      v.tag = "h";
+      variants.push_back(v);
+      v.schedule = std::string(kEdgeSchedule) + ", accumulate = f16";
+      v.tag = "hep";
+      variants.push_back(v);
+    }
+  return variants;
+}
+
 std::vector<SpmmVariant> gnnc::test::allEdgeSoftmaxVariants() {
   std::vector<SpmmVariant> variants;
   for (const char *type : {"f32", "f16", "bf16"})
@@ -109,7 +178,8 @@ std::vector<SpmmVariant> gnnc::test::allEdgeSoftmaxVariants() {
 std::vector<SpmmVariant> gnnc::test::allVariants() {
   std::vector<SpmmVariant> variants = allSpmmVariants();
   for (auto more :
-       {allSddmmVariants(), allScaledSpmmVariants(), allEdgeSoftmaxVariants()})
+       {allSddmmVariants(), allScaledSpmmVariants(), allEdgeSoftmaxVariants(),
+        allAccumulateSpmmVariants(), allSelfTermSpmmVariants()})
     variants.insert(variants.end(), more.begin(), more.end());
   return variants;
 }
@@ -168,6 +238,9 @@ gnnc::test::spmmModuleText(const std::vector<SpmmVariant> &variants) {
     if (!v.scale.empty())
       attrs += std::string(attrs.empty() ? "" : ", ") + "scale = #gnn<scale " +
                v.scale + ">";
+    if (!v.self.empty())
+      attrs += std::string(attrs.empty() ? "" : ", ") +
+               "self_weight = " + v.self + " : f32";
     if (!sched.empty())
       attrs += (attrs.empty() ? "" : ", ") + sched;
     if (!attrs.empty())

@@ -18,6 +18,7 @@ struct SpmmVariant {
   std::string op = "spmm"; // spmm, sddmm_dot, sddmm_add, edge_softmax
   std::string reduce;      // spmm: "" (sum), mean or max
   std::string scale;       // spmm: "" (none), left, right or both
+  std::string self;        // spmm: "" (none) or the self_weight, e.g. "0.25"
   /// Names a non-default schedule in the kernel name ("" = "scalar").
   std::string tag;
   std::string kernelName() const;
@@ -49,8 +50,28 @@ std::vector<SpmmVariant> allScaledSpmmVariants();
 /// heads) i32 row offsets.
 std::vector<SpmmVariant> allEdgeSoftmaxVariants();
 
-/// All of the above: allSpmmVariants, allSddmmVariants,
-/// allScaledSpmmVariants and allEdgeSoftmaxVariants.
+/// gnn.spmm with f16 accumulation and discretized reduction: f16 features,
+/// accumulate = f16 with disc_batch 32 (vertex_parallel and edge_parallel)
+/// and 4 (8 edges per worker), sum, mean, mean with GCN scaling and right
+/// scaling, widths 3 and 64; and f32 accumulation with disc_batch = 8 (the
+/// row factor applied per batch) for every type. Every variant here is
+/// accurate at any degree, so the GPU suite checks them all.
+std::vector<SpmmVariant> allAccumulateSpmmVariants();
+
+/// gnn.spmm with GIN's self term: every type, widths 1, 3 and 64, sum
+/// (vertex_parallel) and mean (edge_parallel, and vertex_parallel with GCN
+/// scaling and f16 discretized accumulation).
+std::vector<SpmmVariant> allSelfTermSpmmVariants();
+
+/// Kernels that are compiled but not checked on a GPU by the whole-suite
+/// checks: a plain f16 running sum (accumulate = f16, disc_batch = 0),
+/// whose error grows with the degree (SpmmGpu.F16Accumulation* tests it
+/// on its own).
+std::vector<SpmmVariant> compileOnlyVariants();
+
+/// All of the above but compileOnlyVariants: allSpmmVariants,
+/// allSddmmVariants, allScaledSpmmVariants, allEdgeSoftmaxVariants,
+/// allAccumulateSpmmVariants and allSelfTermSpmmVariants.
 std::vector<SpmmVariant> allVariants();
 
 /// A .gnn module (`gnn.module @t`) holding one kernel per variant.

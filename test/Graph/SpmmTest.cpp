@@ -53,6 +53,53 @@ TEST(SpmmTest, ThreadedMatchesSingleThreaded) {
   EXPECT_EQ(one, many);
 }
 
+TEST(SpmmTest, SelfTermAfterTheRowFactor) {
+  CsrGraph g = tinyGraph();
+  std::vector<float> x = {1, 2, 3, 4, 5, -6};
+  SpmmOptions options;
+  options.reduce = SpmmReduce::Mean;
+  options.selfWeight = 0.5;
+  std::vector<double> y, absRef;
+  spmm(g, nullptr, x.data(), 2, options, y, &absRef);
+  // Row 0: (1, 14) / 2 + 1.5 * (1, 2); row 1 (empty): 1.5 * (3, 4);
+  // row 2: (15.5, -17) / 2 + 1.5 * (5, -6).
+  EXPECT_EQ(y, (std::vector<double>{2, 10, 4.5, 6, 15.25, -17.5}));
+  EXPECT_EQ(absRef, (std::vector<double>{7, 10, 4.5, 6, 15.25, 18.5}));
+  // Without a self weight, the options give spmm's result.
+  options.selfWeight.reset();
+  std::vector<double> plain, expected;
+  spmm(g, nullptr, x.data(), 2, options, plain);
+  spmm(g, nullptr, x.data(), 2, SpmmReduce::Mean, DegreeScale::None, expected);
+  EXPECT_EQ(plain, expected);
+}
+
+TEST(SpmmTest, HalfRunningSumStallsAndOverflows) {
+  // One row of 5,000 ones: an f16 sum reaches 2,048, where the spacing is
+  // 2 and 2048 + 1 rounds (to even) back to 2048.
+  CsrGraph g;
+  g.numRows = 2;
+  g.numCols = 5000;
+  g.rowPtr = {0, 5000, 5003};
+  for (int64_t c = 0; c < 5000; ++c)
+    g.colIdx.push_back(c);
+  g.colIdx.insert(g.colIdx.end(), {0, 1, 2});
+  std::vector<float> x(5000, 1.0f);
+  SpmmOptions options;
+  std::vector<double> y;
+  spmmHalfRunningSum(g, nullptr, x.data(), 1, options, y);
+  EXPECT_EQ(y, (std::vector<double>{2048, 3}));
+  options.reduce = SpmmReduce::Mean;
+  spmmHalfRunningSum(g, nullptr, x.data(), 1, options, y);
+  EXPECT_FLOAT_EQ(y[0], 2048.0f / 5000.0f);
+  EXPECT_FLOAT_EQ(y[1], 1.0f);
+  // Terms of 1,000 overflow f16 (largest 65,504) to infinity.
+  std::fill(x.begin(), x.end(), 1000.0f);
+  options.reduce = SpmmReduce::Sum;
+  spmmHalfRunningSum(g, nullptr, x.data(), 1, options, y);
+  EXPECT_TRUE(std::isinf(y[0]));
+  EXPECT_EQ(y[1], 3000);
+}
+
 TEST(SpmmTest, CompareReportsMismatches) {
   std::vector<double> ref = {1, 2, 3, 4, 5, 6};
   std::vector<float> got = {1, 2, 3, 4, 5, 6};

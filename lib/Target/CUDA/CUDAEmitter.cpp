@@ -14,6 +14,7 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cstdio>
 #include <set>
 
 using namespace mlir;
@@ -81,6 +82,18 @@ private:
     StringRef indexType;
     int64_t width = 0, vw = 0, accs = 0;
     bool max = false;
+    /// accumulate = f16: terms are added in half2 pairs into `part`.
+    bool half = false;
+    /// disc_batch: `part` is folded into `acc` after this many neighbours.
+    int64_t disc = 0;
+    /// Whether the row has a factor of its degree (mean, left scaling).
+    bool rowFactor = false;
+    /// Terms go to `part` rather than straight to `acc`.
+    bool usesPart() const { return half || disc > 0; }
+    /// The row factor multiplies each batch, not the finished row.
+    bool scalesBatches() const { return disc > 0 && rowFactor; }
+    /// Number of half2 pairs in `part` (f16 accumulation).
+    int64_t pairs() const { return (accs + 1) / 2; }
   };
   SpmmParts spmmParts(SpmmOp op);
   LogicalResult emitSpmm(SpmmOp op);
@@ -88,10 +101,22 @@ private:
   void emitSpmmAccumulate(const SpmmParts &p);
   /// Prints `acc[i] = <identity>` for every accumulator.
   void emitAccReset(const SpmmParts &p);
+  /// Declares the batch partial sums `part` (and the batch counter), when
+  /// the op uses them.
+  void emitPartDecl(const SpmmParts &p);
+  /// Prints the addition of neighbour `u`'s term `f[u]` to `part`, and the
+  /// fold of a full batch.
+  /// `packed`: the batch `f` holds raw 16-bit vector words (floats in `h`
+  /// unless `part` is half2).
+  void emitPartAdd(const SpmmParts &p, StringRef batchScale, bool packed);
+  /// Prints the fold of `part` into `acc`, times `batchScale` (none when
+  /// empty), and the restart of `part`.
+  void emitFold(const SpmmParts &p, StringRef batchScale);
   /// Prints the loop over the neighbours in [begin, end) that adds each
   /// into `acc`; `beforeAdd` (if any) is printed before each addition, with
   /// `e` the neighbour's position from `begin`.
-  void emitSpmmGather(const SpmmParts &p, StringRef beforeAdd = "");
+  void emitSpmmGather(const SpmmParts &p, StringRef beforeAdd = "",
+                      StringRef batchScale = "");
   /// Prints the end of a row: the empty-row rule of max, mean and left
   /// scaling with `deg` neighbours, and the store of `acc` to row `row`.
   void emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg);
@@ -373,7 +398,41 @@ CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
   p.vw = p.plan.getVectorWidth();
   p.accs = p.plan.getChunksPerLane() * p.vw;
   p.max = op.getReduce() == Reduce::max;
+  if (ScheduleAttr schedule = op.getScheduleAttr()) {
+    p.half = schedule.getAccumulate() == Accumulate::f16;
+    p.disc = schedule.getDiscBatch();
+  }
+  p.rowFactor = op.getReduce() == Reduce::mean ||
+                op.getScale() == DegreeScale::left ||
+                op.getScale() == DegreeScale::both;
   return p;
+}
+
+/// The row factor of `op` for a row of `deg` neighbours (an identifier):
+/// 1/deg for mean times 1/sqrt(deg) for left scaling, 0 for an empty row.
+static std::string rowScaleOf(SpmmOp op, StringRef deg) {
+  bool mean = op.getReduce() == Reduce::mean;
+  bool left =
+      op.getScale() == DegreeScale::left || op.getScale() == DegreeScale::both;
+  std::string d = deg.str();
+  std::string factor;
+  if (mean && left)
+    factor = "((float)" + d + " * sqrtf((float)" + d + "))";
+  else if (mean)
+    factor = "(float)" + d;
+  else
+    factor = "sqrtf((float)" + d + ")";
+  return d + " > 0 ? 1.0f / " + factor + " : 0.0f";
+}
+
+/// Spells `v` as a CUDA float literal.
+static std::string floatLiteral(double v) {
+  char literal[32];
+  std::snprintf(literal, sizeof(literal), "%.9g", v);
+  std::string text = literal;
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return text + "f";
 }
 
 void CUDAEmitter::emitAccReset(const SpmmParts &p) {
@@ -385,14 +444,120 @@ void CUDAEmitter::emitAccReset(const SpmmParts &p) {
     os << "  acc[i] = 0.0f;\n";
 }
 
+void CUDAEmitter::emitPartDecl(const SpmmParts &p) {
+  if (!p.usesPart())
+    return;
+  if (p.disc > 0)
+    os << "// Discretized reduction: each batch of at most " << p.disc
+       << " neighbours is summed in `part` (" << (p.half ? "f16" : "f32")
+       << "),\n// " << (p.rowFactor ? "multiplied by the row factor and " : "")
+       << "added to the f32 running total `acc`.\n";
+  else
+    os << "// accumulate = f16: `part` is one f16 running sum per row (or "
+          "piece of a row).\n";
+  if (p.half) {
+    os << "__half2 part[" << p.pairs() << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.pairs() << "; ++i)\n";
+    os << "  part[i] = __float2half2_rn(0.0f);\n";
+  } else {
+    os << "float part[" << p.accs << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
+    os << "  part[i] = 0.0f;\n";
+  }
+  if (p.disc > 0)
+    os << "int in_batch = 0;\n";
+}
+
+void CUDAEmitter::emitFold(const SpmmParts &p, StringRef batchScale) {
+  std::string times;
+  if (!batchScale.empty()) {
+    os << "const float fold_scale = " << batchScale << ";\n";
+    times = "fold_scale * ";
+  }
+  if (p.half) {
+    if (p.accs / 2 > 0) {
+      os << "#pragma unroll\n";
+      os << "for (int i = 0; i < " << p.accs / 2 << "; ++i) {\n";
+      os.indent();
+      os << "const float2 t = __half22float2(part[i]);\n";
+      os << "acc[2 * i] += " << times << "t.x;\n";
+      os << "acc[2 * i + 1] += " << times << "t.y;\n";
+      os << "part[i] = __float2half2_rn(0.0f);\n";
+      closeBlock(os);
+    }
+    if (p.accs % 2) {
+      // The last pair holds one accumulator; its high half is padding.
+      int64_t last = p.pairs() - 1;
+      os << "acc[" << p.accs - 1 << "] += " << times << "__low2float(part["
+         << last << "]);\n";
+      os << "part[" << last << "] = __float2half2_rn(0.0f);\n";
+    }
+  } else {
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.accs << "; ++i) {\n";
+    os.indent();
+    os << "acc[i] += " << times << "part[i];\n";
+    os << "part[i] = 0.0f;\n";
+    closeBlock(os);
+  }
+  if (p.disc > 0)
+    os << "in_batch = 0;\n";
+}
+
+void CUDAEmitter::emitPartAdd(const SpmmParts &p, StringRef batchScale,
+                              bool packed) {
+  std::string factor = std::string(p.values.empty() ? "" : "wb[u]") +
+                       (!p.values.empty() && !p.colNorm.empty() ? " * " : "") +
+                       (p.colNorm.empty() ? "" : "nb[u]");
+  if (p.half) {
+    if (!factor.empty())
+      os << "const __half2 w2 = __float2half2_rn(" << factor << ");\n";
+    auto add = [&](const std::string &index, const std::string &pair) {
+      os << "part[" << index << "] = ";
+      if (factor.empty())
+        os << "__hadd2(part[" << index << "], " << pair << ");\n";
+      else
+        os << "__hfma2(w2, " << pair << ", part[" << index << "]);\n";
+    };
+    if (p.accs / 2 > 0) {
+      os << "#pragma unroll\n";
+      os << "for (int i = 0; i < " << p.accs / 2 << "; ++i)\n";
+      os.indent();
+      add("i", packed ? "reinterpret_cast<const __half2 *>(f[u])[i]"
+                      : "__floats2half2_rn(f[u][2 * i], f[u][2 * i + 1])");
+      os.unindent();
+    }
+    if (p.accs % 2)
+      add(std::to_string(p.pairs() - 1),
+          "__floats2half2_rn(f[u][" + std::to_string(p.accs - 1) + "], 0.0f)");
+  } else {
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
+    os << "  part[i] += " << (factor.empty() ? "" : factor + " * ")
+       << (packed ? "h[i]" : "f[u][i]") << ";\n";
+  }
+  if (p.disc > 0) {
+    os << "if (++in_batch == " << p.disc << ") {\n";
+    os.indent();
+    emitFold(p, batchScale);
+    closeBlock(os);
+  }
+}
+
 void CUDAEmitter::emitSpmmAccumulate(const SpmmParts &p) {
   os << "float acc[" << p.accs << "];\n";
   emitAccReset(p);
+  emitPartDecl(p);
   emitGroupMask(p.plan.getLanes());
-  emitSpmmGather(p);
+  emitSpmmGather(p, "", p.scalesBatches() ? "batch_scale" : "");
+  if (p.usesPart())
+    emitFold(p, p.scalesBatches() ? "batch_scale" : "");
 }
 
-void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd) {
+void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd,
+                                 StringRef batchScale) {
   const VertexPlanAttr &plan = p.plan;
   const ElementSpelling &e = p.e;
   int64_t vw = p.vw, accs = p.accs;
@@ -492,12 +657,23 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd) {
        << " + u;\n";
     os << beforeAdd;
   }
-  if (packed) {
+  // f16 accumulation adds the packed words as they are; everything else
+  // widens them to floats first.
+  bool halfPairs = packed && p.half;
+  if (packed && !halfPairs) {
     os << "float h[" << accs << "];\n";
     os << "#pragma unroll\n";
     os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k)\n";
     os << "  gnnc_unpack_" << e.tag << "x" << vw << "(f[u][k], h + k * " << vw
        << ");\n";
+  }
+  if (p.usesPart()) {
+    emitPartAdd(p, batchScale, packed);
+    closeBlock(os);
+    closeBlock(os); // accumulation
+    closeBlock(os); // batches
+    closeBlock(os); // index windows
+    return;
   }
   os << "#pragma unroll\n";
   os << "for (int i = 0; i < " << accs << "; ++i)\n";
@@ -519,7 +695,9 @@ void CUDAEmitter::emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg) {
   bool mean = op.getReduce() == Reduce::mean;
   bool left =
       op.getScale() == DegreeScale::left || op.getScale() == DegreeScale::both;
-  if (p.max || mean || left)
+  // With discretized reduction every batch already carries the row factor.
+  bool scaleRow = (mean || left) && !p.scalesBatches();
+  if (p.max || scaleRow)
     os << "const long long deg = " << deg << ";\n";
   // Mean and left degree scaling multiply the row by one factor of its
   // degree; an empty row (all-zero accumulators) gets the factor 0.
@@ -529,20 +707,29 @@ void CUDAEmitter::emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg) {
     os << "  for (int i = 0; i < " << accs << "; ++i)\n";
     os << "    acc[i] = 0.0f;\n";
   }
-  if (mean || left) {
+  if (scaleRow) {
     os << "// " << (mean ? "mean" : "") << (mean && left ? ", " : "")
        << (left ? "left degree scaling" : "") << "\n";
-    os << "const float row_scale = deg > 0 ? 1.0f / ";
-    if (mean && left)
-      os << "((float)deg * sqrtf((float)deg))";
-    else if (mean)
-      os << "(float)deg";
-    else
-      os << "sqrtf((float)deg)";
-    os << " : 0.0f;\n";
+    os << "const float row_scale = " << rowScaleOf(op, "deg") << ";\n";
     os << "#pragma unroll\n";
     os << "for (int i = 0; i < " << accs << "; ++i)\n";
     os << "  acc[i] *= row_scale;\n";
+  }
+  if (FloatAttr self = op.getSelfWeightAttr()) {
+    // The self term is not scaled: it is added after the row factor.
+    os << "// GIN self term: (1 + eps) * x[row], after the row factor\n";
+    os << "const " << p.e.cType << " *self_src = " << p.x << " + row * "
+       << p.width << ";\n";
+    openChunkLoop(os, p.plan);
+    os << "float self_f[" << vw << "];\n";
+    os << "gnnc_load_" << p.e.tag << "x" << vw << "(self_src + chunk * " << vw
+       << ", self_f);\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << vw << "; ++i)\n";
+    os << "  acc[k * " << vw
+       << " + i] += " << floatLiteral(1.0 + self.getValueAsDouble())
+       << " * self_f[i];\n";
+    closeBlock(os);
   }
   os << p.e.cType << " *dst = " << p.y << " + row * " << p.width << ";\n";
   openChunkLoop(os, p.plan);
@@ -560,6 +747,10 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
   emitVertexPrologue(p.plan, p.prefix, "gnn.spmm");
   os << "const long long begin = " << p.prefix << "row_ptr[row];\n";
   os << "const long long end = " << p.prefix << "row_ptr[row + 1];\n";
+  if (p.scalesBatches()) {
+    os << "const long long batch_deg = end - begin;\n";
+    os << "const float batch_scale = " << rowScaleOf(op, "batch_deg") << ";\n";
+  }
   emitSpmmAccumulate(p);
   emitSpmmFinish(op, p, "end - begin");
   return success();
@@ -635,6 +826,17 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   os << "__syncwarp(group_mask);\n";
   os << "float acc[" << p.accs << "];\n";
   emitAccReset(p);
+  emitPartDecl(p);
+  if (p.scalesBatches()) {
+    os << "// The row factor of row rr, for the batches of its pieces.\n";
+    os << "auto batch_scale_of = [&](long long rr) {\n";
+    os.indent();
+    os << "const long long batch_deg = " << p.prefix << "row_ptr[rr + 1] - "
+       << p.prefix << "row_ptr[rr];\n";
+    os << "return " << rowScaleOf(op, "batch_deg") << ";\n";
+    os.unindent();
+    os << "};\n";
+  }
   // A row that ends here is written out, except the first row of a worker
   // after the first: it began in an earlier worker (even if with no edges
   // there), so it is a piece.
@@ -642,6 +844,8 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   os << "// began in an earlier worker; then restarts the accumulators.\n";
   os << "auto flush = [&](int r) {\n";
   os.indent();
+  if (p.usesPart())
+    emitFold(p, p.scalesBatches() ? "batch_scale_of(i0 + r)" : "");
   os << "if (r == 0 && worker > 0) {\n";
   os.indent();
   os << "float *slot = " << p.workspace << " + worker * " << 2 * p.width
@@ -658,7 +862,8 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   os.unindent();
   os << "};\n";
   os << "int r = 0;\n";
-  emitSpmmGather(p, "while (e >= ends[r]) {\n  flush(r);\n  ++r;\n}\n");
+  emitSpmmGather(p, "while (e >= ends[r]) {\n  flush(r);\n  ++r;\n}\n",
+                 p.scalesBatches() ? "batch_scale_of(i0 + r)" : "");
   os << "// Rows that end after this worker's last edge.\n";
   os << "for (; i0 + r < i1; ++r)\n";
   os << "  flush(r);\n";
@@ -666,6 +871,8 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   os << "// if it began earlier, slot 1 if it began here).\n";
   os << "if (i1 < " << p.prefix << "num_rows) {\n";
   os.indent();
+  if (p.usesPart())
+    emitFold(p, p.scalesBatches() ? "batch_scale_of(i1)" : "");
   os << "float *slot = " << p.workspace << " + worker * " << 2 * p.width
      << " + (i1 == i0 && worker > 0 ? 0 : " << p.width << ");\n";
   emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
@@ -990,6 +1197,18 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
         spec.info["reduce"] = stringifyReduce(spmm.getReduce()).str();
       if (spmm.getScale() != DegreeScale::none)
         spec.info["scale"] = stringifyDegreeScale(spmm.getScale()).str();
+      if (FloatAttr self = spmm.getSelfWeightAttr()) {
+        char text[32];
+        std::snprintf(text, sizeof(text), "%.9g", self.getValueAsDouble());
+        spec.info["self_weight"] = text;
+      }
+      if (ScheduleAttr s = spmm.getScheduleAttr()) {
+        if (s.getAccumulate() != Accumulate::f32)
+          spec.info["accumulate"] =
+              stringifyAccumulate(s.getAccumulate()).str();
+        if (s.getDiscBatch() != 0)
+          spec.info["disc_batch"] = std::to_string(s.getDiscBatch());
+      }
       graph = spmm.getGraph();
       elementType = spmm.getElementType();
       width = spmm.getFeatureWidth();

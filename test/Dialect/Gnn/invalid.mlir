@@ -92,8 +92,8 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf16>) -> tensor<?x64xf16> {
-    // expected-error @+1 {{discretized reduction (disc_batch = 32) is not implemented yet}}
-    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<disc_batch = 32>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    // expected-error @+1 {{disc_batch must be from 1 to 1024 (0 = no discretized reduction), got 2048}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<accumulate = f16, disc_batch = 2048>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
     gnn.return %y : tensor<?x64xf16>
   }
 }
@@ -102,9 +102,59 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf16>) -> tensor<?x64xf16> {
-    // expected-error @+1 {{accumulate = f16 is not implemented yet}}
-    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<accumulate = f16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    // expected-error @+1 {{disc_batch must be from 1 to 1024 (0 = no discretized reduction), got -1}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<disc_batch = -1>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
     gnn.return %y : tensor<?x64xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x64xf16>, %b: tensor<?x64xf16>) -> tensor<?xf16> {
+    // expected-error @+1 {{discretized reduction (disc_batch = 32) is not implemented for gnn.sddmm; use disc_batch = 0}}
+    %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<disc_batch = 32>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16>, tensor<?x64xf16> -> tensor<?xf16>
+    gnn.return %e : tensor<?xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{accumulate = f16 needs f16 features; 'f32' features accumulate in f32}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<accumulate = f16, disc_batch = 32>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xbf16>) -> tensor<?x64xbf16> {
+    // expected-error @+1 {{accumulate = f16 needs f16 features; 'bf16' features accumulate in f32}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<accumulate = f16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xbf16> -> tensor<?x64xbf16>
+    gnn.return %y : tensor<?x64xbf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf16>) -> tensor<?x64xf16> {
+    // expected-error @+1 {{accumulate = f16 and disc_batch apply to reduce = sum or mean; max takes the largest term and accumulates in f32}}
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>, schedule = #gnn.schedule<accumulate = f16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    gnn.return %y : tensor<?x64xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x4xf16>) -> tensor<?x4xf16> {
+    // expected-error @+1 {{accumulate = f16 is not implemented for gnn.edge_softmax; it accumulates in f32}}
+    %a = gnn.edge_softmax %g, %e {schedule = #gnn.schedule<accumulate = f16>} : !gnn.graph<csr, i64, i32>, tensor<?x4xf16> -> tensor<?x4xf16>
+    gnn.return %a : tensor<?x4xf16>
   }
 }
 
@@ -182,7 +232,7 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-    // expected-error @+1 {{the self term (self_weight) is not implemented yet}}
+    // expected-error @+1 {{self_weight applies to reduce = sum or mean, not max}}
     %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>, self_weight = 0.5 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
   }
@@ -192,8 +242,8 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-    // expected-error @+1 {{discretized reduction (disc_batch = 8) is not implemented yet}}
-    %y = gnn.spmm %g, %x {reduce = #gnn<reduce mean>, scale = #gnn<scale both>, schedule = #gnn.schedule<disc_batch = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    // expected-error @+1 {{accumulate = f16 and disc_batch apply to reduce = sum or mean; max takes the largest term and accumulates in f32}}
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>, scale = #gnn<scale both>, schedule = #gnn.schedule<disc_batch = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
   }
 }
@@ -311,5 +361,15 @@ gnn.module @m {
     // expected-error @+1 {{schedule strategy 'neighbor_group' is not implemented for gnn.sddmm yet; implemented: vertex_parallel}}
     %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
     gnn.return %e : tensor<?xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{self_weight must be finite}}
+    %y = gnn.spmm %g, %x {self_weight = 0x7F800000 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
   }
 }

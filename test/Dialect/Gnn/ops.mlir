@@ -63,6 +63,15 @@ gnn.module @gcn {
   }
 }
 
+// CHECK-LABEL: gnn.module @gin
+gnn.module @gin {
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} {reduce = #gnn<reduce mean>, schedule = #gnn.schedule<disc_batch = 32, accumulate = f16>, self_weight = 1.000000e-01 : f32} :
+  gnn.kernel @self(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x16xf16>) -> tensor<?x16xf16> {
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce mean>, self_weight = 0.1 : f32, schedule = #gnn.schedule<accumulate = f16, disc_batch = 32>} : !gnn.graph<csr, i64, i32>, tensor<?x16xf16> -> tensor<?x16xf16>
+    gnn.return %y : tensor<?x16xf16>
+  }
+}
+
 // CHECK-LABEL: gnn.module @sage
 gnn.module @sage {
   // CHECK: gnn.spmm %{{.*}}, %{{.*}} {reduce = #gnn<reduce max>, scale = #gnn<scale right>} :

@@ -15,6 +15,7 @@
 #include "gnnc/runtime/Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,9 +57,23 @@ struct SpmmSignature {
   /// sum of the magnitudes of the terms.
   ref::SpmmReduce reduce = ref::SpmmReduce::Sum;
   ref::DegreeScale scale = ref::DegreeScale::None;
+  /// GIN's self weight eps, when the kernel adds (1 + eps) * x[r].
+  std::optional<double> selfWeight;
+  /// `accumulate = f16` (terms added in f16) and the schedule's
+  /// `disc_batch` (0: none).
+  bool accumulate16 = false;
+  int64_t discBatch = 0;
   /// Whether the kernel reads the column factors `col_norm`.
   bool needsColumnNorm() const {
     return scale == ref::DegreeScale::Right || scale == ref::DegreeScale::Both;
+  }
+  /// The reference options of the op.
+  ref::SpmmOptions options() const {
+    ref::SpmmOptions o;
+    o.reduce = reduce;
+    o.scale = scale;
+    o.selfWeight = selfWeight;
+    return o;
   }
 };
 
@@ -75,6 +90,8 @@ Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g);
 /// edge-parallel kernels num_edges; their workspace comes from the runtime).
 /// `values` may be null when the kernel takes no edge values; `colNorm` (from
 /// uploadColumnNorm) must be given exactly when the kernel scales columns.
+/// A kernel with a self term reads x[r] for every row r: it fails, without
+/// launching, on a graph with more rows than columns or an `x` too small.
 Status launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                   const DeviceGraph &graph, const rt::DeviceBuffer &x,
                   const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
@@ -84,6 +101,13 @@ Status launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
 /// The tolerance used for `type` outputs, relative to the sum of the
 /// magnitudes of each output's terms (the scale of its rounding error).
 double spmmTolerance(ElementType type);
+
+/// The tolerance for the outputs of a kernel of signature `sig` on a graph
+/// whose longest row has `maxDegree` non-zeros: spmmTolerance(type), plus,
+/// with f16 accumulation, the worst-case error of an f16 sum of n terms,
+/// (n + 1) * 2^-11 of their magnitudes, with n = disc_batch, or the longest
+/// row without discretized reduction.
+double spmmTolerance(const SpmmSignature &sig, int64_t maxDegree);
 
 /// The absolute error always allowed for `type` outputs (f16 subnormals).
 double spmmAbsoluteTolerance(ElementType type);
@@ -104,13 +128,14 @@ Expected<rt::DeviceBuffer> allocatePoisoned(size_t count, ElementType type);
 /// the reference `expected`, allowing `spmmTolerance(type)` of each output's
 /// term `magnitude` plus `spmmAbsoluteTolerance(type)`, and says what was
 /// compared (kernel, graph, width) and the first mismatches.
+/// `tolerance`, when positive, replaces spmmTolerance(type).
 KernelCheck compareWithReference(const rt::KernelSpec &spec,
                                  const graph::CsrGraph &g, int64_t width,
                                  ElementType type,
                                  const std::vector<float> &got,
                                  const std::vector<double> &expected,
                                  const std::vector<double> &magnitude,
-                                 int64_t groupWidth);
+                                 int64_t groupWidth, double tolerance = 0.0);
 
 /// Runs `kernel` on `g` with fresh random features (and edge values, if the
 /// kernel takes them) drawn from `seed`, the output poisoned with NaN first,

@@ -25,6 +25,7 @@
 #include "gnnc/runtime/Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,36 @@ void spmm(const graph::CsrGraph &g, const float *edgeValues, const float *x,
           int64_t featWidth, SpmmReduce reduce, DegreeScale scale,
           std::vector<double> &y, std::vector<double> *absRef = nullptr,
           int numThreads = 0);
+
+/// What gnn.spmm computes beyond the graph and its operands.
+struct SpmmOptions {
+  SpmmReduce reduce = SpmmReduce::Sum;
+  DegreeScale scale = DegreeScale::None;
+  /// GIN's self term: when set to eps, (1 + eps) * X[r, :] is added to row
+  /// r after the row factor (the self term is not scaled). Sum and Mean
+  /// only; X must hold a row for every graph row (numRows <= numCols).
+  std::optional<double> selfWeight;
+};
+
+/// spmm with `options`; with a self weight, `absRef` also counts
+/// |(1 + eps) * X[r, j]|.
+void spmm(const graph::CsrGraph &g, const float *edgeValues, const float *x,
+          int64_t featWidth, const SpmmOptions &options, std::vector<double> &y,
+          std::vector<double> *absRef = nullptr, int numThreads = 0);
+
+/// Emulates a gnn.spmm kernel with `accumulate = f16` and no discretized
+/// reduction, vertex_parallel: every output element of row r is one f16
+/// running sum over the row's non-zeros in order, each step rounding
+/// `h + factor_e * X[c, j]` to f16 (factor_e = val_e * colFactor(c), rounded
+/// to f16 when there is one), then widened, multiplied by the row factor in
+/// f32 and (with a self weight) given the self term. The sum is formed in
+/// double and rounded through f32 to f16, so a result can differ from the
+/// GPU's single rounding in rare ties; it shows how such a sum stalls (once
+/// the sum's spacing exceeds twice a term, adding it changes nothing) or
+/// overflows to infinity. Sum and Mean only.
+void spmmHalfRunningSum(const graph::CsrGraph &g, const float *edgeValues,
+                        const float *x, int64_t featWidth,
+                        const SpmmOptions &options, std::vector<double> &y);
 
 /// Checks every element: |got - ref| <= absTol + relTol * |ref|; NaN or
 /// infinity in `got` never passes (unless ref is the same infinity). On
