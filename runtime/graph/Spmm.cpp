@@ -154,28 +154,32 @@ void gnnc::ref::spmmSumInto(const graph::CsrGraph &g, const float *edgeValues,
              /*colScale=*/nullptr, /*rowScale=*/nullptr);
 }
 
-std::vector<double> gnnc::ref::columnNormFactors(const graph::CsrGraph &g) {
+std::vector<double> gnnc::ref::columnNormFactors(const graph::CsrGraph &g,
+                                                 double exponent) {
   std::vector<int64_t> degree(static_cast<size_t>(g.numCols), 0);
   for (int64_t e = 0; e < g.nnz(); ++e)
     ++degree[g.colIdx[e]];
   std::vector<double> factors(degree.size(), 0.0);
   for (size_t c = 0; c < degree.size(); ++c)
     if (degree[c] > 0)
-      factors[c] = 1.0 / std::sqrt(static_cast<double>(degree[c]));
+      factors[c] = exponent == 0.5
+                       ? 1.0 / std::sqrt(static_cast<double>(degree[c]))
+                       : std::pow(static_cast<double>(degree[c]), -exponent);
   return factors;
 }
 
 void gnnc::ref::spmm(const graph::CsrGraph &g, const float *edgeValues,
                      const float *x, int64_t featWidth, SpmmReduce reduce,
                      DegreeScale scale, std::vector<double> &y,
-                     std::vector<double> *absRef, int numThreads) {
+                     std::vector<double> *absRef, int numThreads,
+                     double colNormExponent) {
   bool left = scale == DegreeScale::Left || scale == DegreeScale::Both;
   bool right = scale == DegreeScale::Right || scale == DegreeScale::Both;
   bool mean = reduce == SpmmReduce::Mean;
   bool max = reduce == SpmmReduce::Max;
   std::vector<double> colScale, rowScale;
   if (right)
-    colScale = columnNormFactors(g);
+    colScale = columnNormFactors(g, colNormExponent);
   if (left || mean) {
     rowScale.assign(static_cast<size_t>(g.numRows), 0.0);
     for (int64_t r = 0; r < g.numRows; ++r) {

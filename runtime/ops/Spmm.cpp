@@ -142,6 +142,12 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
       return Status::error("kernel '" + spec.name + "' has scale = " +
                            it->second + ", which the host does not know");
   }
+  if (auto it = spec.info.find("col_norm_exponent"); it != spec.info.end()) {
+    sig.colNormExponent = std::atof(it->second.c_str());
+    if (!(sig.colNormExponent > 0))
+      return Status::error("kernel '" + spec.name + "' has col_norm_exponent " +
+                           it->second + "; it must be positive");
+  }
   return sig;
 }
 
@@ -167,9 +173,9 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
   return runtime.launch(kernel, args, synchronize);
 }
 
-Expected<rt::DeviceBuffer>
-gnnc::ops::uploadColumnNorm(const graph::CsrGraph &g) {
-  std::vector<double> factors = ref::columnNormFactors(g);
+Expected<rt::DeviceBuffer> gnnc::ops::uploadColumnNorm(const graph::CsrGraph &g,
+                                                       double exponent) {
+  std::vector<double> factors = ref::columnNormFactors(g, exponent);
   return uploadVector(std::vector<float>(factors.begin(), factors.end()));
 }
 
@@ -224,7 +230,7 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
   }
   Expected<rt::DeviceBuffer> dn = Status::error("unused");
   if (sig->needsColumnNorm()) {
-    dn = uploadColumnNorm(g);
+    dn = uploadColumnNorm(g, sig->colNormExponent);
     if (!dn)
       return dn.status();
   }
@@ -241,7 +247,8 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
 
   std::vector<double> expected, magnitude;
   ref::spmm(g, sig->edgeValues ? values.data() : nullptr, x.data(), width,
-            sig->reduce, sig->scale, expected, &magnitude);
+            sig->reduce, sig->scale, expected, &magnitude, /*numThreads=*/0,
+            sig->colNormExponent);
   return compareWithReference(kernel.spec, g, width, sig->type, *got, expected,
                               magnitude, width);
 }

@@ -64,7 +64,10 @@ enum class DegreeScale { None, Left, Right, Both };
 /// 1/sqrt(deg_in(c)) for every column c of `g` (deg_in(c): non-zeros in
 /// column c), 0 for a column without non-zeros: the `col_norm` factors of
 /// gnn.spmm with scale = right or both.
-std::vector<double> columnNormFactors(const graph::CsrGraph &g);
+/// With `exponent` p the factors are deg_in(c)^-p instead (gnn.spmm's
+/// col_norm_exponent).
+std::vector<double> columnNormFactors(const graph::CsrGraph &g,
+                                      double exponent = 0.5);
 
 /// spmmSum with gnn.spmm's reduction and degree scaling:
 /// Y[r, :] = rowFactor(r) * sum over e = (r, c) of val_e * colFactor(c) *
@@ -74,10 +77,12 @@ std::vector<double> columnNormFactors(const graph::CsrGraph &g);
 /// term instead of the sum (then the row factor of Left/Both). `absRef`
 /// receives rowFactor(r) * sum |val_e * colFactor(c) * X[c, j]|, or for Max
 /// |Y[r, j]| (the result is one term, rounded on its own scale).
+/// `colNormExponent` p makes colFactor(c) deg_in(c)^-p (gnn.spmm's
+/// col_norm_exponent).
 void spmm(const graph::CsrGraph &g, const float *edgeValues, const float *x,
           int64_t featWidth, SpmmReduce reduce, DegreeScale scale,
           std::vector<double> &y, std::vector<double> *absRef = nullptr,
-          int numThreads = 0);
+          int numThreads = 0, double colNormExponent = 0.5);
 
 /// Checks every element: |got - ref| <= absTol + relTol * |ref|; NaN or
 /// infinity in `got` never passes (unless ref is the same infinity). On
