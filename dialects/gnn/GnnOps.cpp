@@ -200,6 +200,17 @@ LogicalResult SpmmOp::verify() {
     if (!std::isfinite(self.getValueAsDouble()))
       return emitOpError() << "self_weight must be finite";
   }
+  if (auto exponent = getColNormExponentAttr()) {
+    if (getScale() != DegreeScale::right && getScale() != DegreeScale::both)
+      return emitOpError() << "col_norm_exponent sets the column factors of "
+                              "scale = right or both, but scale is "
+                           << stringifyDegreeScale(getScale());
+    double p = exponent.getValueAsDouble();
+    if (!std::isfinite(p) || p <= 0)
+      return emitOpError() << "col_norm_exponent must be finite and positive, "
+                              "got "
+                           << p;
+  }
   ScheduleAttr schedule = getScheduleAttr();
   if (!schedule)
     return success();
@@ -306,6 +317,45 @@ LogicalResult EdgeSoftmaxOp::verify() {
                          << logits;
   if (ScheduleAttr schedule = getScheduleAttr())
     return verifyVertexSchedule(*this, schedule, logits.getElementType(),
+                                getNumHeads());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// EdgeSoftmaxGradOp
+//===----------------------------------------------------------------------===//
+
+int64_t EdgeSoftmaxGradOp::getNumHeads() {
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  return out.getRank() == 2 ? out.getDimSize(1) : 1;
+}
+
+Type EdgeSoftmaxGradOp::getElementType() {
+  return cast<RankedTensorType>(getOutput().getType()).getElementType();
+}
+
+LogicalResult EdgeSoftmaxGradOp::verify() {
+  auto graphType = cast<GnnGraphType>(getGraph().getType());
+  if (graphType.getFormat() != GraphFormat::csr)
+    return emitOpError() << "graph format '"
+                         << stringifyGraphFormat(graphType.getFormat())
+                         << "' is not supported by gnn.edge_softmax_grad yet; "
+                            "use csr";
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (out.getRank() < 1 || out.getRank() > 2 ||
+      (out.getRank() == 2 && (out.isDynamicDim(1) || out.getDimSize(1) < 1)))
+    return emitOpError() << "the softmax output must be a 1-D tensor (one "
+                            "value per edge) or a 2-D tensor with a static, "
+                            "positive number of heads, got "
+                         << out;
+  if (getGradOutput().getType() != out)
+    return emitOpError() << "the output gradient " << getGradOutput().getType()
+                         << " must have the type of the softmax output " << out;
+  if (getResult().getType() != out)
+    return emitOpError() << "result " << getResult().getType()
+                         << " must have the type of the softmax output " << out;
+  if (ScheduleAttr schedule = getScheduleAttr())
+    return verifyVertexSchedule(*this, schedule, out.getElementType(),
                                 getNumHeads());
   return success();
 }

@@ -123,6 +123,24 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
       accurate at any degree. Without `disc_batch` an f16 accumulation is
       one running f16 sum per row (or per piece of a row, edge_parallel),
       scaled at the end.
+    `col_norm_exponent = p : f32` (only with `scale = right` or `both`)
+    makes the column factor `deg_in(c)^-p` instead (0 for an empty column);
+    the kernel is the same, only what the host fills `col_norm` with
+    changes.
+
+    Backward. The gradient with respect to the features of a forward
+    `gnn.spmm` with `reduce = sum` or `mean` over graph A is a `gnn.spmm`
+    (`reduce = sum`) over the transpose A^T, of the output gradient, with
+    the edge values (if any) permuted to A^T's edge order: A's column
+    factor becomes A^T's row factor (`right` on A gives `left` on A^T) and
+    A's row factor `deg_out(r)^-p` (p = 1 for mean, 1/2 for scale = left
+    or both, 3/2 for mean with left or both) becomes A^T's column factor:
+    `scale = right` (or `both`) with `col_norm_exponent = p`. The gradient
+    with respect to the edge values is the dot form of gnn.sddmm of the
+    output gradient and the features, times each edge's row and column
+    factors. `gnnc/ops/Backward.h` builds the kernel text, the transposed
+    graph and the checks. `reduce = max` has no backward yet (it needs the
+    argmax of every output).
   }];
   let arguments = (ins Gnn_GraphType:$graph,
                        Gnn_FeatureTensor:$features,
@@ -132,7 +150,8 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
                        DefaultValuedAttr<Gnn_DegreeScaleAttr,
                          "::gnnc::gnn::DegreeScale::none">:$scale,
                        OptionalAttr<F32Attr>:$self_weight,
-                       OptionalAttr<Gnn_ScheduleAttr>:$schedule);
+                       OptionalAttr<Gnn_ScheduleAttr>:$schedule,
+                       OptionalAttr<F32Attr>:$col_norm_exponent);
   let results = (outs Gnn_FeatureTensor:$result);
   let assemblyFormat = [{
     $graph `,` $features (`values` `(` $values^ `:` type($values) `)`)?
@@ -222,6 +241,46 @@ def Gnn_EdgeSoftmaxOp : Gnn_Op<"edge_softmax", [Pure]> {
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The number of heads: the static width of 2-D logits, 1 for 1-D.
+    int64_t getNumHeads();
+    ::mlir::Type getElementType();
+  }];
+}
+
+def Gnn_EdgeSoftmaxGradOp : Gnn_Op<"edge_softmax_grad", [Pure]> {
+  let summary = "gradient of gnn.edge_softmax with respect to its logits";
+  let description = [{
+    Given the output `out` of `gnn.edge_softmax` over the graph and the
+    gradient `grad_out` of a loss with respect to it, gives the gradient
+    with respect to the logits: for every row r, head h and non-zero e of
+    row r,
+    `dx[e, h] = out[e, h] * (grad_out[e, h] - s)` with
+    `s = sum_{e' in row r} out[e', h] * grad_out[e', h]`.
+    Operands and result have one type: `tensor<?xT>` (one head) or
+    `tensor<?xHxT>` (H heads, H <= 64).
+
+    ```mlir
+    %dx = gnn.edge_softmax_grad %g, %a, %da
+            : !gnn.graph<csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16>
+            -> tensor<?x8xf16>
+    ```
+
+    The schedule is that of gnn.edge_softmax: under vertex_parallel the
+    `dim_workers` threads of a row share its edges, each thread loops over
+    the H heads of an edge (`vector_width` heads per load), a first pass
+    sums `out * grad_out` per head in f32 and a second writes the result.
+  }];
+  let arguments = (ins Gnn_GraphType:$graph,
+                       Gnn_FeatureTensor:$output,
+                       Gnn_FeatureTensor:$gradOutput,
+                       OptionalAttr<Gnn_ScheduleAttr>:$schedule);
+  let results = (outs Gnn_FeatureTensor:$result);
+  let assemblyFormat = [{
+    $graph `,` $output `,` $gradOutput attr-dict `:` qualified(type($graph))
+    `,` type($output) `,` type($gradOutput) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of heads: the static width of 2-D operands, 1 for 1-D.
     int64_t getNumHeads();
     ::mlir::Type getElementType();
   }];

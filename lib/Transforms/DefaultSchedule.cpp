@@ -3,7 +3,8 @@
 // Chooses a value for every schedule parameter an op leaves at 0. The
 // choices are simple rules, not tuning: the widest vector load that divides
 // the feature width, enough dimension workers to cover a row in one trip,
-// 256 threads per block. gnn.edge_softmax spreads a row's edges (not its
+// 256 threads per block. gnn.edge_softmax (and gnn.edge_softmax_grad)
+// spreads a row's edges (not its
 // features) over the threads of the row: its default is a warp per row,
 // with the widest load of heads that divides the number of heads. An
 // edge_parallel schedule gets 64 merge-path items per worker and staged
@@ -115,6 +116,9 @@ struct GnnDefaultSchedulePass
       if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op))
         return complete(softmax, softmax.getNumHeads(),
                         softmax.getElementType(), /*edgeWorkers=*/32);
+      if (auto grad = dyn_cast<EdgeSoftmaxGradOp>(op))
+        return complete(grad, grad.getNumHeads(), grad.getElementType(),
+                        /*edgeWorkers=*/32);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

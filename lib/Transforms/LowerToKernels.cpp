@@ -14,8 +14,8 @@
 // both reads `<p>col_norm` (const float *, 1/sqrt(deg_in(c)) per column c of
 // graph `<p>`, 0 for an empty column), computed by the host.
 //
-// gnn.edge_softmax maps the `dim_workers` threads of a row onto its edges;
-// each thread holds all H heads of an edge: its plan has
+// gnn.edge_softmax and gnn.edge_softmax_grad map the `dim_workers` threads of a
+// row onto its edges; each thread holds all H heads of an edge: its plan has
 // `chunks_per_lane = chunks = H / vector_width` and `edge_unroll = 1`.
 //
 //===----------------------------------------------------------------------===//
@@ -122,6 +122,9 @@ std::optional<EmittableOp> asEmittable(Operation &op) {
   if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op))
     return EmittableOp{&op, softmax.getGraph(), softmax.getNumHeads(),
                        softmax.getScheduleAttr()};
+  if (auto grad = dyn_cast<EdgeSoftmaxGradOp>(op))
+    return EmittableOp{&op, grad.getGraph(), grad.getNumHeads(),
+                       grad.getScheduleAttr()};
   return std::nullopt;
 }
 
@@ -160,13 +163,19 @@ LogicalResult lowerKernel(KernelOp kernel) {
   int32_t threads = schedule.getThreadsPerBlock();
   int64_t chunks = width / vw;
   int64_t chunksPerLane = 0, edgeBatch = 1;
-  if (isa<EdgeSoftmaxOp>(target)) {
+  if (isa<EdgeSoftmaxOp, EdgeSoftmaxGradOp>(target)) {
     // The threads of a row share its edges; one thread holds every head.
-    if (width > kMaxSoftmaxHeads)
+    if (width > kMaxSoftmaxHeads && isa<EdgeSoftmaxOp>(target))
       return target->emitOpError()
              << width << " heads need " << 2 * width
              << " running values per thread; at most " << kMaxSoftmaxHeads
              << " heads fit in registers";
+    if (width > kMaxSoftmaxHeads)
+      return target->emitOpError()
+             << width << " heads need " << 3 * width
+             << " values per thread (a running sum and two loads per head); "
+                "at most "
+             << kMaxSoftmaxHeads << " heads fit in registers";
     chunksPerLane = chunks;
   } else {
     chunksPerLane = (chunks + lanes - 1) / lanes;

@@ -96,7 +96,12 @@ std::vector<float> CsrGraph::valuesOrOnes() const {
 }
 
 CsrGraph gnnc::graph::transpose(const CsrGraph &g) {
-  CsrGraph t;
+  return transposeWithEdgeMap(g).graph;
+}
+
+TransposedGraph gnnc::graph::transposeWithEdgeMap(const CsrGraph &g) {
+  TransposedGraph result;
+  CsrGraph &t = result.graph;
   t.numRows = g.numCols;
   t.numCols = g.numRows;
   t.name = g.name.empty() ? std::string() : g.name + "^T";
@@ -106,6 +111,7 @@ CsrGraph gnnc::graph::transpose(const CsrGraph &g) {
   for (int64_t r = 0; r < t.numRows; ++r)
     t.rowPtr[r + 1] += t.rowPtr[r];
   t.colIdx.resize(g.colIdx.size());
+  result.edgeOf.resize(g.colIdx.size());
   if (g.hasValues())
     t.values.resize(g.values.size());
   std::vector<int64_t> next(t.rowPtr.begin(), t.rowPtr.end() - 1);
@@ -114,11 +120,23 @@ CsrGraph gnnc::graph::transpose(const CsrGraph &g) {
     for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e) {
       int64_t pos = next[g.colIdx[e]]++;
       t.colIdx[pos] = r;
+      result.edgeOf[pos] = e;
       if (g.hasValues())
         t.values[pos] = g.values[e];
     }
   }
-  return t;
+  return result;
+}
+
+std::vector<float>
+gnnc::graph::permuteEdgeData(const std::vector<float> &data,
+                             const std::vector<int64_t> &edgeOf,
+                             int64_t width) {
+  std::vector<float> out(edgeOf.size() * static_cast<size_t>(width));
+  for (size_t i = 0; i < edgeOf.size(); ++i)
+    for (int64_t h = 0; h < width; ++h)
+      out[i * width + h] = data[edgeOf[i] * width + h];
+  return out;
 }
 
 Expected<CsrGraph> gnnc::graph::fromCoo(int64_t numRows, int64_t numCols,

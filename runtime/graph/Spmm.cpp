@@ -154,14 +154,17 @@ void gnnc::ref::spmmSumInto(const graph::CsrGraph &g, const float *edgeValues,
              /*colScale=*/nullptr, /*rowScale=*/nullptr);
 }
 
-std::vector<double> gnnc::ref::columnNormFactors(const graph::CsrGraph &g) {
+std::vector<double> gnnc::ref::columnNormFactors(const graph::CsrGraph &g,
+                                                 double exponent) {
   std::vector<int64_t> degree(static_cast<size_t>(g.numCols), 0);
   for (int64_t e = 0; e < g.nnz(); ++e)
     ++degree[g.colIdx[e]];
   std::vector<double> factors(degree.size(), 0.0);
   for (size_t c = 0; c < degree.size(); ++c)
     if (degree[c] > 0)
-      factors[c] = 1.0 / std::sqrt(static_cast<double>(degree[c]));
+      factors[c] = exponent == 0.5
+                       ? 1.0 / std::sqrt(static_cast<double>(degree[c]))
+                       : std::pow(static_cast<double>(degree[c]), -exponent);
   return factors;
 }
 
@@ -212,10 +215,12 @@ void addSelfTerm(const graph::CsrGraph &g, const float *x, int64_t featWidth,
 void gnnc::ref::spmm(const graph::CsrGraph &g, const float *edgeValues,
                      const float *x, int64_t featWidth, SpmmReduce reduce,
                      DegreeScale scale, std::vector<double> &y,
-                     std::vector<double> *absRef, int numThreads) {
+                     std::vector<double> *absRef, int numThreads,
+                     double colNormExponent) {
   SpmmOptions options;
   options.reduce = reduce;
   options.scale = scale;
+  options.colNormExponent = colNormExponent;
   spmm(g, edgeValues, x, featWidth, options, y, absRef, numThreads);
 }
 
@@ -231,7 +236,7 @@ void gnnc::ref::spmm(const graph::CsrGraph &g, const float *edgeValues,
   bool max = reduce == SpmmReduce::Max;
   std::vector<double> colScale;
   if (right)
-    colScale = columnNormFactors(g);
+    colScale = columnNormFactors(g, options.colNormExponent);
   std::vector<double> rowScale = rowFactors(g, reduce, scale);
   sizeOutputs(g, featWidth, y, absRef);
   spmmScaled(g, edgeValues, x, featWidth, y.data(),

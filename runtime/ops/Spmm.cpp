@@ -154,6 +154,12 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
   }
   if (auto it = spec.info.find("disc_batch"); it != spec.info.end())
     sig.discBatch = std::stoll(it->second);
+  if (auto it = spec.info.find("col_norm_exponent"); it != spec.info.end()) {
+    sig.colNormExponent = std::atof(it->second.c_str());
+    if (!(sig.colNormExponent > 0))
+      return Status::error("kernel '" + spec.name + "' has col_norm_exponent " +
+                           it->second + "; it must be positive");
+  }
   return sig;
 }
 
@@ -202,9 +208,9 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
   return runtime.launch(kernel, args, synchronize);
 }
 
-Expected<rt::DeviceBuffer>
-gnnc::ops::uploadColumnNorm(const graph::CsrGraph &g) {
-  std::vector<double> factors = ref::columnNormFactors(g);
+Expected<rt::DeviceBuffer> gnnc::ops::uploadColumnNorm(const graph::CsrGraph &g,
+                                                       double exponent) {
+  std::vector<double> factors = ref::columnNormFactors(g, exponent);
   return uploadVector(std::vector<float>(factors.begin(), factors.end()));
 }
 
@@ -270,7 +276,7 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
   }
   Expected<rt::DeviceBuffer> dn = Status::error("unused");
   if (sig->needsColumnNorm()) {
-    dn = uploadColumnNorm(g);
+    dn = uploadColumnNorm(g, sig->colNormExponent);
     if (!dn)
       return dn.status();
   }

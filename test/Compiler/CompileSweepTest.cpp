@@ -2,10 +2,12 @@
 //
 // Compiles the whole schedule x type x width space of gnn.spmm (sum, mean,
 // degree scaling, the self term, f16 and discretized accumulation),
-// gnn.sddmm and gnn.edge_softmax through the compiler and NVRTC, for sm_80
-// and sm_90. Needs no GPU.
+// gnn.sddmm and gnn.edge_softmax, and every backward kernel
+// (gnn.edge_softmax_grad, the gradient forms of gnn.spmm and gnn.sddmm),
+// through the compiler and NVRTC, for sm_80 and sm_90. Needs no GPU.
 //
 //===----------------------------------------------------------------------===//
+#include "BackwardVariants.h"
 #include "SpmmVariants.h"
 
 #include "gnnc/Compiler/Compiler.h"
@@ -41,6 +43,25 @@ TEST_P(CompileSweep, EveryVariantCompiles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, CompileSweep,
+                         ::testing::Values("sm_80", "sm_90"));
+
+class BackwardCompileSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BackwardCompileSweep, EveryBackwardKernelCompiles) {
+  test::BackwardSuite suite = test::backwardSuite();
+  auto compiled = compileGnn(suite.text, "backward.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  ASSERT_EQ(compiled->kernels.size(), suite.kernels.size());
+  rt::CompileOptions options;
+  options.arch = GetParam();
+  auto binary = rt::compileCuda(compiled->source, "backward.cu", options);
+  ASSERT_TRUE(binary) << binary.message();
+  for (const rt::KernelSpec &spec : compiled->kernels)
+    EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
+        << spec.name << " is missing from the cubin";
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, BackwardCompileSweep,
                          ::testing::Values("sm_80", "sm_90"));
 
 TEST(Compiler, ReportsDiagnosticsWithLocations) {

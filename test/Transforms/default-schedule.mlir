@@ -52,6 +52,13 @@ gnn.module @softmax {
     %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?xf32> -> tensor<?xf32>
     gnn.return %a : tensor<?xf32>
   }
+  // gnn.edge_softmax_grad gets the same default.
+  // CHECK-LABEL: gnn.kernel @grad_f16_8
+  // CHECK: gnn.edge_softmax_grad {{.*}}schedule = #gnn.schedule<vector_width = 8, dim_workers = 32, threads_per_block = 256>
+  gnn.kernel @grad_f16_8(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf16>, %da: tensor<?x8xf16>) -> tensor<?x8xf16> {
+    %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
+    gnn.return %dx : tensor<?x8xf16>
+  }
   // An explicit dim_workers is kept.
   // CHECK-LABEL: gnn.kernel @given
   // CHECK: schedule = #gnn.schedule<vector_width = 4, dim_workers = 4, threads_per_block = 256>

@@ -125,6 +125,30 @@ gnn.module @m {
 
 // -----
 
+// CHECK-LABEL: gnn.kernel @softmax_grad
+// CHECK-SAME: gnn.launch = #gnn.launch<block = 256, grid = "num_rows", per_block = 8, shared = 0>
+// CHECK-SAME: gnn.params = ["row_ptr", "col_idx", "num_rows", "x", "x1", "y"]
+// CHECK: gnn.edge_softmax_grad
+// CHECK-SAME: gnn.plan = #gnn.vertex_plan<lanes = 32, rows_per_block = 8, vector_width = 8, chunks = 1, chunks_per_lane = 1, edge_unroll = 1>
+gnn.module @m {
+  gnn.kernel @softmax_grad(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf16>, %da: tensor<?x8xf16>) -> tensor<?x8xf16> {
+    %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
+    gnn.return %dx : tensor<?x8xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @many_heads_grad(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x65xf32>, %da: tensor<?x65xf32>) -> tensor<?x65xf32> {
+    // expected-error @+1 {{65 heads need 195 values per thread (a running sum and two loads per head); at most 64 heads fit in registers}}
+    %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x65xf32>, tensor<?x65xf32> -> tensor<?x65xf32>
+    gnn.return %dx : tensor<?x65xf32>
+  }
+}
+
+// -----
+
 // Symbols may hold characters C identifiers may not; the entry name replaces
 // them, and two kernels that end up with one name are an error.
 // CHECK-LABEL: gnn.kernel @"a-b"

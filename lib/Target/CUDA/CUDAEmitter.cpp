@@ -129,6 +129,7 @@ private:
   void emitSpmmEdgeFixup(SpmmOp op);
   LogicalResult emitSddmm(SddmmOp op);
   LogicalResult emitEdgeSoftmax(EdgeSoftmaxOp op);
+  LogicalResult emitEdgeSoftmaxGrad(EdgeSoftmaxGradOp op);
   /// Prints the row/lane prologue shared by vertex-parallel kernels.
   void emitVertexPrologue(VertexPlanAttr plan, StringRef prefix,
                           StringRef comment);
@@ -997,6 +998,27 @@ LogicalResult CUDAEmitter::emitSddmm(SddmmOp op) {
   return success();
 }
 
+/// Combines every thread's value of `var[h]` (h < `heads`) across the
+/// `lanes` threads of a row: with fmaxf when `max`, by addition otherwise.
+static void emitRowReduce(raw_indented_ostream &os, StringRef var,
+                          int64_t heads, int64_t lanes, bool max) {
+  if (lanes == 1)
+    return;
+  os << "#pragma unroll\n";
+  os << "for (int offset = " << lanes / 2 << "; offset > 0; offset /= 2) {\n";
+  os.indent();
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << heads << "; ++h)\n";
+  std::string other = ("__shfl_xor_sync(group_mask, " + var + "[h], offset, " +
+                       Twine(lanes) + ")")
+                          .str();
+  if (max)
+    os << "  " << var << "[h] = fmaxf(" << var << "[h], " << other << ");\n";
+  else
+    os << "  " << var << "[h] += " << other << ";\n";
+  closeBlock(os);
+}
+
 LogicalResult CUDAEmitter::emitEdgeSoftmax(EdgeSoftmaxOp op) {
   auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
   auto kernel = op->getParentOfType<KernelOp>();
@@ -1036,39 +1058,20 @@ LogicalResult CUDAEmitter::emitEdgeSoftmax(EdgeSoftmaxOp op) {
     os << "  gnnc_load_" << e.tag << "x" << vw << "(" << x << " + edge * "
        << heads << " + k * " << vw << ", v + k * " << vw << ");\n";
   };
-  // Combines every thread's value of `var[h]` across the row: with fmaxf
-  // when `max`, by addition otherwise.
-  auto reduceAcrossRow = [&](StringRef var, bool max) {
-    if (lanes == 1)
-      return;
-    os << "#pragma unroll\n";
-    os << "for (int offset = " << lanes / 2 << "; offset > 0; offset /= 2) {\n";
-    os.indent();
-    os << "#pragma unroll\n";
-    os << "for (int h = 0; h < " << heads << "; ++h)\n";
-    std::string other = ("__shfl_xor_sync(group_mask, " + var +
-                         "[h], offset, " + Twine(lanes) + ")")
-                            .str();
-    if (max)
-      os << "  " << var << "[h] = fmaxf(" << var << "[h], " << other << ");\n";
-    else
-      os << "  " << var << "[h] += " << other << ";\n";
-    closeBlock(os);
-  };
   os << "// Pass 1: the maximum of each head over the row's edges.\n";
   openEdgeLoop();
   os << "#pragma unroll\n";
   os << "for (int h = 0; h < " << heads << "; ++h)\n";
   os << "  m[h] = fmaxf(m[h], v[h]);\n";
   closeBlock(os);
-  reduceAcrossRow("m", /*max=*/true);
+  emitRowReduce(os, "m", heads, lanes, /*max=*/true);
   os << "// Pass 2: the sum of exp(x - max) <= 1 per edge.\n";
   openEdgeLoop();
   os << "#pragma unroll\n";
   os << "for (int h = 0; h < " << heads << "; ++h)\n";
   os << "  s[h] += expf(v[h] - m[h]);\n";
   closeBlock(os);
-  reduceAcrossRow("s", /*max=*/false);
+  emitRowReduce(os, "s", heads, lanes, /*max=*/false);
   os << "// Pass 3: write exp(x - max) / sum.\n";
   os << "#pragma unroll\n";
   os << "for (int h = 0; h < " << heads << "; ++h)\n";
@@ -1081,6 +1084,69 @@ LogicalResult CUDAEmitter::emitEdgeSoftmax(EdgeSoftmaxOp op) {
   os << "for (int k = 0; k < " << chunks << "; ++k)\n";
   os << "  gnnc_store_" << e.tag << "x" << vw << "(" << y << " + edge * "
      << heads << " + k * " << vw << ", v + k * " << vw << ");\n";
+  closeBlock(os);
+  return success();
+}
+
+LogicalResult CUDAEmitter::emitEdgeSoftmaxGrad(EdgeSoftmaxGradOp op) {
+  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  auto kernel = op->getParentOfType<KernelOp>();
+  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  StringRef graph = paramName(kernel, op.getGraph());
+  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
+  StringRef out = paramName(kernel, op.getOutput());
+  StringRef grad = paramName(kernel, op.getGradOutput());
+  StringRef y = cast<StringAttr>(params[firstResultParam(kernel)]).getValue();
+  ElementSpelling e = *spellElement(op.getElementType(), op);
+  int64_t heads = op.getNumHeads();
+  int64_t vw = plan.getVectorWidth();
+  int64_t lanes = plan.getLanes();
+  int64_t chunks = plan.getChunks();
+
+  emitVertexPrologue(plan, prefix,
+                     "gnn.edge_softmax_grad (" + std::to_string(heads) +
+                         " heads per edge; a row's threads split its edges)");
+  os << "const long long begin = " << prefix << "row_ptr[row];\n";
+  os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
+  emitGroupMask(lanes);
+  // Per head: the sum over the row of out * grad_out, in f32.
+  os << "float s[" << heads << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << heads << "; ++h)\n";
+  os << "  s[h] = 0.0f;\n";
+  // Opens a loop over this lane's edges that loads the edge's heads of the
+  // softmax output into o and of its gradient into d.
+  auto openEdgeLoop = [&]() {
+    os << "for (long long edge = begin + lane; edge < end; edge += " << lanes
+       << ") {\n";
+    os.indent();
+    os << "float o[" << heads << "];\n";
+    os << "float d[" << heads << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int k = 0; k < " << chunks << "; ++k) {\n";
+    os.indent();
+    os << "gnnc_load_" << e.tag << "x" << vw << "(" << out << " + edge * "
+       << heads << " + k * " << vw << ", o + k * " << vw << ");\n";
+    os << "gnnc_load_" << e.tag << "x" << vw << "(" << grad << " + edge * "
+       << heads << " + k * " << vw << ", d + k * " << vw << ");\n";
+    closeBlock(os);
+  };
+  os << "// Pass 1: the sum of out * grad_out of each head over the row.\n";
+  openEdgeLoop();
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << heads << "; ++h)\n";
+  os << "  s[h] += o[h] * d[h];\n";
+  closeBlock(os);
+  emitRowReduce(os, "s", heads, lanes, /*max=*/false);
+  os << "// Pass 2: write out * (grad_out - sum).\n";
+  openEdgeLoop();
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << heads << "; ++h)\n";
+  os << "  o[h] *= d[h] - s[h];\n";
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << chunks << "; ++k)\n";
+  os << "  gnnc_store_" << e.tag << "x" << vw << "(" << y << " + edge * "
+     << heads << " + k * " << vw << ", o + k * " << vw << ");\n";
   closeBlock(os);
   return success();
 }
@@ -1209,6 +1275,9 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
         if (s.getDiscBatch() != 0)
           spec.info["disc_batch"] = std::to_string(s.getDiscBatch());
       }
+      if (auto exponent = spmm.getColNormExponentAttr())
+        spec.info["col_norm_exponent"] =
+            std::to_string(exponent.getValueAsDouble());
       graph = spmm.getGraph();
       elementType = spmm.getElementType();
       width = spmm.getFeatureWidth();
@@ -1233,6 +1302,15 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
       elementType = softmax.getElementType();
       width = softmax.getNumHeads();
       schedule = softmax.getScheduleAttr();
+    } else if (auto grad = dyn_cast<EdgeSoftmaxGradOp>(op)) {
+      if (failed(emitEdgeSoftmaxGrad(grad)))
+        return failure();
+      spec.info["op"] = "edge_softmax_grad";
+      spec.info["heads"] = std::to_string(grad.getNumHeads());
+      graph = grad.getGraph();
+      elementType = grad.getElementType();
+      width = grad.getNumHeads();
+      schedule = grad.getScheduleAttr();
     } else {
       return op.emitOpError() << "no CUDA emission pattern for this op";
     }
@@ -1285,6 +1363,9 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
         return WalkResult::interrupt();
     if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op))
       if (failed(collectHelpers(softmax, softmax.getElementType())))
+        return WalkResult::interrupt();
+    if (auto grad = dyn_cast<EdgeSoftmaxGradOp>(op))
+      if (failed(collectHelpers(grad, grad.getElementType())))
         return WalkResult::interrupt();
     return WalkResult::advance();
   });

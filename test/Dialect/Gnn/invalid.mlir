@@ -373,3 +373,73 @@ gnn.module @m {
     gnn.return %y : tensor<?x8xf32>
   }
 }
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x4xf32>, %da: tensor<?x4xf16>) -> tensor<?x4xf32> {
+    // expected-error @+1 {{the output gradient 'tensor<?x4xf16>' must have the type of the softmax output 'tensor<?x4xf32>'}}
+    %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x4xf32>, tensor<?x4xf16> -> tensor<?x4xf32>
+    gnn.return %dx : tensor<?x4xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x4xf32>, %da: tensor<?x4xf32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{result 'tensor<?x8xf32>' must have the type of the softmax output 'tensor<?x4xf32>'}}
+    %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x8xf32>
+    gnn.return %dx : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x?xf16>, %da: tensor<?x?xf16>) -> tensor<?x?xf16> {
+    // expected-error @+1 {{the softmax output must be a 1-D tensor (one value per edge) or a 2-D tensor with a static, positive number of heads, got 'tensor<?x?xf16>'}}
+    %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x?xf16>, tensor<?x?xf16> -> tensor<?x?xf16>
+    gnn.return %dx : tensor<?x?xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<sliced_csr, i64, i32>, %a: tensor<?xf32>, %da: tensor<?xf32>) -> tensor<?xf32> {
+    // expected-error @+1 {{graph format 'sliced_csr' is not supported by gnn.edge_softmax_grad yet; use csr}}
+    %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<sliced_csr, i64, i32>, tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+    gnn.return %dx : tensor<?xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x4xf32>, %da: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    // expected-error @+1 {{vector_width 8 of 'f32' is 32 bytes; a GPU loads at most 16 bytes per thread}}
+    %dx = gnn.edge_softmax_grad %g, %a, %da {schedule = #gnn.schedule<vector_width = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    gnn.return %dx : tensor<?x4xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{col_norm_exponent sets the column factors of scale = right or both, but scale is left}}
+    %y = gnn.spmm %g, %x {scale = #gnn<scale left>, col_norm_exponent = 1.0 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{col_norm_exponent must be finite and positive, got -1}}
+    %y = gnn.spmm %g, %x {scale = #gnn<scale right>, col_norm_exponent = -1.0 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}

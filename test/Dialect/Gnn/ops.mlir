@@ -97,6 +97,25 @@ gnn.module @softmax {
 }
 
 // Graph types of formats no op consumes yet still parse and print.
+// CHECK-LABEL: gnn.module @backward
+gnn.module @backward {
+  // CHECK: gnn.edge_softmax_grad %{{.*}}, %{{.*}}, %{{.*}} : !gnn.graph<csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
+  gnn.kernel @softmax_grad(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf16>, %da: tensor<?x8xf16>) -> tensor<?x8xf16> {
+    %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
+    gnn.return %dx : tensor<?x8xf16>
+  }
+  // CHECK: gnn.edge_softmax_grad %{{.*}}, %{{.*}}, %{{.*}} {schedule = #gnn.schedule<vector_width = 1, dim_workers = 8>} : !gnn.graph<csr, i32, i32>, tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+  gnn.kernel @softmax_grad_one(%g: !gnn.graph<csr, i32, i32>, %a: tensor<?xf32>, %da: tensor<?xf32>) -> tensor<?xf32> {
+    %dx = gnn.edge_softmax_grad %g, %a, %da {schedule = #gnn.schedule<vector_width = 1, dim_workers = 8>} : !gnn.graph<csr, i32, i32>, tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>
+    gnn.return %dx : tensor<?xf32>
+  }
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} {col_norm_exponent = 1.500000e+00 : f32, scale = #gnn<scale both>} :
+  gnn.kernel @mean_both_grad(%gt: !gnn.graph<csr, i64, i32>, %dy: tensor<?x16xf32>) -> tensor<?x16xf32> {
+    %dx = gnn.spmm %gt, %dy {scale = #gnn<scale both>, col_norm_exponent = 1.5 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x16xf32> -> tensor<?x16xf32>
+    gnn.return %dx : tensor<?x16xf32>
+  }
+}
+
 // CHECK-LABEL: gnn.module @formats
 gnn.module @formats {
   // CHECK: !gnn.graph<sliced_csr, i64, i32>, %{{.*}}: !gnn.graph<batched_csr, i32, i32>, %{{.*}}: !gnn.graph<segmented_csr, i64, i64>, %{{.*}}: !gnn.graph<snapshot_csr, i64, i32>
@@ -110,3 +129,4 @@ gnn.module @formats {
 // GENERIC: "gnn.spmm"(%{{.*}}, %{{.*}})
 // GENERIC: "gnn.return"(%{{.*}})
 // GENERIC: "gnn.edge_softmax"(%{{.*}}, %{{.*}})
+// GENERIC: "gnn.edge_softmax_grad"(%{{.*}}, %{{.*}}, %{{.*}})

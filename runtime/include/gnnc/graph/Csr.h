@@ -57,6 +57,28 @@ struct CsrGraph {
 /// Returns the transpose (numCols x numRows); rows of the result are sorted.
 CsrGraph transpose(const CsrGraph &g);
 
+/// The transpose of a graph and, for each of its edges, the edge of the
+/// original it came from.
+struct TransposedGraph {
+  /// numCols x numRows; each row lists its columns in increasing order
+  /// (the original's rows, in the order of the original's edges).
+  CsrGraph graph;
+  /// edgeOf[i] is the position in the original's colIdx of the transpose's
+  /// i-th edge: a permutation of [0, nnz).
+  std::vector<int64_t> edgeOf;
+};
+
+/// transpose, keeping the map from the transpose's edges to the original's;
+/// O(numRows + numCols + nnz) time.
+TransposedGraph transposeWithEdgeMap(const CsrGraph &g);
+
+/// Moves per-edge data of a graph (`width` values per edge, row-major) into
+/// the edge order of its transpose: out[i * width + h] = data[edgeOf[i] *
+/// width + h].
+std::vector<float> permuteEdgeData(const std::vector<float> &data,
+                                   const std::vector<int64_t> &edgeOf,
+                                   int64_t width = 1);
+
 /// How fromCoo treats repeated (row, col) pairs.
 enum class Duplicates {
   Sum,      ///< Merge into one entry whose value is the sum.

@@ -63,6 +63,9 @@ struct SpmmSignature {
   /// `disc_batch` (0: none).
   bool accumulate16 = false;
   int64_t discBatch = 0;
+  /// The column factors are deg_in(c)^-colNormExponent (the op's
+  /// `col_norm_exponent`, 1/2 by default).
+  double colNormExponent = 0.5;
   /// Whether the kernel reads the column factors `col_norm`.
   bool needsColumnNorm() const {
     return scale == ref::DegreeScale::Right || scale == ref::DegreeScale::Both;
@@ -73,6 +76,7 @@ struct SpmmSignature {
     o.reduce = reduce;
     o.scale = scale;
     o.selfWeight = selfWeight;
+    o.colNormExponent = colNormExponent;
     return o;
   }
 };
@@ -81,9 +85,12 @@ struct SpmmSignature {
 Expected<SpmmSignature> spmmSignature(const rt::KernelSpec &spec);
 
 /// Uploads the `col_norm` factors of `g` that a gnn.spmm kernel with
-/// scale = right or both reads: 1/sqrt(deg_in(c)) as f32 for every column c
-/// (deg_in(c): the non-zeros in column c), 0 for a column without any.
-Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g);
+/// scale = right or both reads: deg_in(c)^-exponent (by default
+/// 1/sqrt(deg_in(c))) as f32 for every column c (deg_in(c): the non-zeros in
+/// column c), 0 for a column without any. Pass the kernel's
+/// SpmmSignature::colNormExponent.
+Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g,
+                                            double exponent = 0.5);
 
 /// Launches a compiled spmm kernel whose parameters carry the default names
 /// (row_ptr, col_idx, num_rows, x, values, y, col_norm, and for

@@ -65,7 +65,10 @@ enum class DegreeScale { None, Left, Right, Both };
 /// 1/sqrt(deg_in(c)) for every column c of `g` (deg_in(c): non-zeros in
 /// column c), 0 for a column without non-zeros: the `col_norm` factors of
 /// gnn.spmm with scale = right or both.
-std::vector<double> columnNormFactors(const graph::CsrGraph &g);
+/// With `exponent` p the factors are deg_in(c)^-p instead (gnn.spmm's
+/// col_norm_exponent).
+std::vector<double> columnNormFactors(const graph::CsrGraph &g,
+                                      double exponent = 0.5);
 
 /// spmmSum with gnn.spmm's reduction and degree scaling:
 /// Y[r, :] = rowFactor(r) * sum over e = (r, c) of val_e * colFactor(c) *
@@ -75,10 +78,12 @@ std::vector<double> columnNormFactors(const graph::CsrGraph &g);
 /// term instead of the sum (then the row factor of Left/Both). `absRef`
 /// receives rowFactor(r) * sum |val_e * colFactor(c) * X[c, j]|, or for Max
 /// |Y[r, j]| (the result is one term, rounded on its own scale).
+/// `colNormExponent` p makes colFactor(c) deg_in(c)^-p (gnn.spmm's
+/// col_norm_exponent).
 void spmm(const graph::CsrGraph &g, const float *edgeValues, const float *x,
           int64_t featWidth, SpmmReduce reduce, DegreeScale scale,
           std::vector<double> &y, std::vector<double> *absRef = nullptr,
-          int numThreads = 0);
+          int numThreads = 0, double colNormExponent = 0.5);
 
 /// What gnn.spmm computes beyond the graph and its operands.
 struct SpmmOptions {
@@ -88,6 +93,9 @@ struct SpmmOptions {
   /// r after the row factor (the self term is not scaled). Sum and Mean
   /// only; X must hold a row for every graph row (numRows <= numCols).
   std::optional<double> selfWeight;
+  /// colFactor(c) = deg_in(c)^-colNormExponent (gnn.spmm's
+  /// `col_norm_exponent`; 1/2 by default).
+  double colNormExponent = 0.5;
 };
 
 /// spmm with `options`; with a self weight, `absRef` also counts

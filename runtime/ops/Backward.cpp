@@ -1,0 +1,448 @@
+//===- Backward.cpp - Host side of the backward of gnn ops ----------------===//
+#include "gnnc/ops/Backward.h"
+#include "gnnc/ops/Sddmm.h"
+#include "gnnc/reference/EdgeSoftmax.h"
+
+#include <cmath>
+
+using namespace gnnc;
+using namespace gnnc::ops;
+
+//===----------------------------------------------------------------------===//
+// gnn.edge_softmax_grad
+//===----------------------------------------------------------------------===//
+
+Expected<EdgeSoftmaxGradSignature>
+gnnc::ops::edgeSoftmaxGradSignature(const rt::KernelSpec &spec) {
+  auto get = [&](const char *key) -> std::string {
+    auto it = spec.info.find(key);
+    return it == spec.info.end() ? std::string() : it->second;
+  };
+  if (get("op") != "edge_softmax_grad")
+    return Status::error("kernel '" + spec.name +
+                         "' is not a gnn.edge_softmax_grad kernel");
+  EdgeSoftmaxGradSignature sig;
+  auto type = parseElementType(get("element_type"));
+  if (!type)
+    return type.status().withContext("kernel '" + spec.name + "'");
+  sig.type = *type;
+  sig.heads = std::atoll(get("heads").c_str());
+  if (sig.heads <= 0)
+    return Status::error("kernel '" + spec.name + "' has no number of heads");
+  sig.offsets64 = get("offset_type") == "i64";
+  sig.indices64 = get("index_type") == "i64";
+  // One graph (three parameters), the softmax output, its gradient and the
+  // result, in that order.
+  if (spec.params.size() != 6)
+    return Status::error("kernel '" + spec.name + "' has " +
+                         std::to_string(spec.params.size()) +
+                         " parameters; an edge softmax gradient kernel has 6");
+  sig.outParam = spec.params[3].name;
+  sig.gradParam = spec.params[4].name;
+  sig.resultParam = spec.params[5].name;
+  return sig;
+}
+
+Status gnnc::ops::launchEdgeSoftmaxGrad(
+    rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+    const DeviceGraph &graph, const rt::DeviceBuffer &out,
+    const rt::DeviceBuffer &gradOut, rt::DeviceBuffer &dx, bool synchronize) {
+  auto sig = edgeSoftmaxGradSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  rt::ArgPack args;
+  args.bind("row_ptr", graph.rowPtr)
+      .bind("col_idx", graph.colIdx)
+      .bind("num_rows", static_cast<int64_t>(graph.numRows))
+      .bind(sig->outParam, out)
+      .bind(sig->gradParam, gradOut)
+      .bind(sig->resultParam, dx);
+  return runtime.launch(kernel, args, synchronize);
+}
+
+/// A report line naming the kernel, the graph and what was compared.
+static KernelCheck finishCheck(const rt::KernelSpec &spec,
+                               const graph::CsrGraph &g,
+                               const std::string &what, ElementType type,
+                               const Status &cmp, const std::string &report) {
+  KernelCheck check;
+  check.ok = cmp.isOk();
+  check.report = spec.name + " (" + what + ") on '" + g.name + "' (" +
+                 std::to_string(g.numRows) + " rows, " +
+                 std::to_string(g.nnz()) + " nnz, " + elementTypeName(type) +
+                 "): " + (cmp.isOk() ? report : cmp.message());
+  return check;
+}
+
+Expected<KernelCheck>
+gnnc::ops::checkEdgeSoftmaxGrad(rt::Runtime &runtime,
+                                const rt::LoadedKernel &kernel,
+                                const graph::CsrGraph &g, uint64_t seed) {
+  auto sig = edgeSoftmaxGradSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  const int64_t heads = sig->heads;
+  const size_t count = static_cast<size_t>(g.nnz() * heads);
+  std::vector<float> logits =
+      ref::randomFeatures(static_cast<int64_t>(count), seed, -4.0f, 4.0f);
+  std::vector<double> softmax;
+  ref::edgeSoftmax(g, logits.data(), heads, softmax);
+  std::vector<float> out = ref::roundThrough(
+      std::vector<float>(softmax.begin(), softmax.end()), sig->type);
+  std::vector<float> gradOut = ref::roundThrough(
+      ref::randomFeatures(static_cast<int64_t>(count), seed ^ 0x9e3779b9),
+      sig->type);
+  auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
+  if (!dg)
+    return dg.status();
+  auto dout = uploadTensor(out, sig->type);
+  if (!dout)
+    return dout.status();
+  auto dgrad = uploadTensor(gradOut, sig->type);
+  if (!dgrad)
+    return dgrad.status();
+  auto ddx = allocatePoisoned(count, sig->type);
+  if (!ddx)
+    return ddx.status();
+  GNNC_RETURN_IF_ERROR(
+      launchEdgeSoftmaxGrad(runtime, kernel, *dg, *dout, *dgrad, *ddx));
+  auto got = downloadTensor(*ddx, count, sig->type);
+  if (!got)
+    return got.status();
+  std::vector<double> expected, magnitude;
+  ref::edgeSoftmaxGrad(g, out.data(), gradOut.data(), heads, expected,
+                       &magnitude);
+  std::string report;
+  Status cmp = ref::compareToReferenceScaled(*got, expected, magnitude, heads,
+                                             spmmTolerance(sig->type), &report,
+                                             spmmAbsoluteTolerance(sig->type));
+  return finishCheck(kernel.spec, g,
+                     "edge softmax gradient, " + std::to_string(heads) +
+                         " heads",
+                     sig->type, cmp, report);
+}
+
+//===----------------------------------------------------------------------===//
+// gnn.spmm
+//===----------------------------------------------------------------------===//
+
+Expected<SpmmGradForm> gnnc::ops::spmmFeatureGradForm(ref::SpmmReduce reduce,
+                                                      ref::DegreeScale scale) {
+  if (reduce == ref::SpmmReduce::Max)
+    return Status::error("the backward of gnn.spmm with reduce = max is not "
+                         "implemented (it needs the argmax of every output)");
+  bool left =
+      scale == ref::DegreeScale::Left || scale == ref::DegreeScale::Both;
+  bool right =
+      scale == ref::DegreeScale::Right || scale == ref::DegreeScale::Both;
+  bool mean = reduce == ref::SpmmReduce::Mean;
+  // A's column factor 1/sqrt(deg_in_A(c)) is A^T's left factor; A's row
+  // factor deg_out_A(r)^-p is a column factor of A^T, whose column degrees
+  // are A's row degrees.
+  double exponent = (mean ? 1.0 : 0.0) + (left ? 0.5 : 0.0);
+  bool transposedRight = exponent > 0;
+  SpmmGradForm form;
+  form.scale = right && transposedRight ? ref::DegreeScale::Both
+               : right                  ? ref::DegreeScale::Left
+               : transposedRight        ? ref::DegreeScale::Right
+                                        : ref::DegreeScale::None;
+  if (transposedRight)
+    form.colNormExponent = exponent;
+  return form;
+}
+
+Expected<std::string> gnnc::ops::spmmFeatureGradKernelText(
+    const std::string &name, ElementType type, int64_t width, bool edgeValues,
+    ref::SpmmReduce reduce, ref::DegreeScale scale, const std::string &offsets,
+    const std::string &indices, const std::string &schedule) {
+  auto form = spmmFeatureGradForm(reduce, scale);
+  if (!form)
+    return form.status();
+  std::string t = elementTypeName(type);
+  std::string graph = "!gnn.graph<csr, " + offsets + ", " + indices + ">";
+  std::string x = "tensor<?x" + std::to_string(width) + "x" + t + ">";
+  std::string w = "tensor<?x" + t + ">";
+  std::string attrs;
+  auto add = [&](const std::string &a) {
+    attrs += (attrs.empty() ? "" : ", ") + a;
+  };
+  switch (form->scale) {
+  case ref::DegreeScale::None:
+    break;
+  case ref::DegreeScale::Left:
+    add("scale = #gnn<scale left>");
+    break;
+  case ref::DegreeScale::Right:
+    add("scale = #gnn<scale right>");
+    break;
+  case ref::DegreeScale::Both:
+    add("scale = #gnn<scale both>");
+    break;
+  }
+  if (form->colNormExponent != 0.5) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.1f", form->colNormExponent);
+    add(std::string("col_norm_exponent = ") + buffer + " : f32");
+  }
+  if (!schedule.empty())
+    add("schedule = #gnn.schedule<" + schedule + ">");
+  std::string text = "  // The feature gradient of a gnn.spmm, over the "
+                     "transposed graph.\n";
+  text += "  gnn.kernel @" + name + "(%gt: " + graph + ", %dy: " + x +
+          (edgeValues ? ", %wt: " + w : std::string()) + ") -> " + x + " {\n";
+  text += "    %dx = gnn.spmm %gt, %dy";
+  if (edgeValues)
+    text += " values(%wt : " + w + ")";
+  if (!attrs.empty())
+    text += " {" + attrs + "}";
+  text += " : " + graph + ", " + x + " -> " + x + "\n";
+  text += "    gnn.return %dx : " + x + "\n  }\n";
+  return text;
+}
+
+Expected<KernelCheck> gnnc::ops::checkSpmmFeatureGrad(
+    rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+    const graph::CsrGraph &g, ref::SpmmReduce reduce, ref::DegreeScale scale,
+    uint64_t seed) {
+  auto sig = spmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  auto form = spmmFeatureGradForm(reduce, scale);
+  if (!form)
+    return form.status();
+  if (sig->reduce != ref::SpmmReduce::Sum || sig->scale != form->scale ||
+      (sig->needsColumnNorm() && sig->colNormExponent != form->colNormExponent))
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' is not the feature gradient of this gnn.spmm; "
+                         "write it with spmmFeatureGradKernelText");
+  const int64_t width = sig->featureWidth;
+  graph::TransposedGraph t = graph::transposeWithEdgeMap(g);
+  std::vector<float> dy = ref::roundThrough(
+      ref::randomFeatures(g.numRows * width, seed), sig->type);
+  std::vector<float> values, valuesT;
+  if (sig->edgeValues) {
+    values = ref::roundThrough(ref::randomFeatures(g.nnz(), seed ^ 0x5eed),
+                               sig->type);
+    valuesT = graph::permuteEdgeData(values, t.edgeOf);
+  }
+  auto dg = uploadGraph(t.graph, sig->offsets64, sig->indices64);
+  if (!dg)
+    return dg.status();
+  auto ddy = uploadTensor(dy, sig->type);
+  if (!ddy)
+    return ddy.status();
+  Expected<rt::DeviceBuffer> dv = Status::error("unused");
+  if (sig->edgeValues) {
+    dv = uploadTensor(valuesT, sig->type);
+    if (!dv)
+      return dv.status();
+  }
+  Expected<rt::DeviceBuffer> dn = Status::error("unused");
+  if (sig->needsColumnNorm()) {
+    dn = uploadColumnNorm(t.graph, sig->colNormExponent);
+    if (!dn)
+      return dn.status();
+  }
+  const size_t outCount = static_cast<size_t>(g.numCols * width);
+  auto ddx = allocatePoisoned(outCount, sig->type);
+  if (!ddx)
+    return ddx.status();
+  GNNC_RETURN_IF_ERROR(launchSpmm(
+      runtime, kernel, *dg, *ddy, sig->edgeValues ? &*dv : nullptr, *ddx,
+      /*synchronize=*/true, sig->needsColumnNorm() ? &*dn : nullptr));
+  auto got = downloadTensor(*ddx, outCount, sig->type);
+  if (!got)
+    return got.status();
+  std::vector<double> expected, magnitude;
+  GNNC_RETURN_IF_ERROR(ref::spmmGradFeatures(
+      g, sig->edgeValues ? values.data() : nullptr, dy.data(), width, reduce,
+      scale, expected, &magnitude));
+  std::string report;
+  Status cmp = ref::compareToReferenceScaled(*got, expected, magnitude, width,
+                                             spmmTolerance(sig->type), &report,
+                                             spmmAbsoluteTolerance(sig->type));
+  return finishCheck(kernel.spec, g,
+                     "spmm feature gradient, width " + std::to_string(width),
+                     sig->type, cmp, report);
+}
+
+void gnnc::ops::scaleEdgeGrad(const graph::CsrGraph &g, ref::SpmmReduce reduce,
+                              ref::DegreeScale scale,
+                              std::vector<float> &grad) {
+  std::vector<double> rowFactor, colFactor;
+  ref::spmmFactors(g, reduce, scale, rowFactor, colFactor);
+  for (int64_t r = 0; r < g.numRows; ++r)
+    for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e)
+      grad[e] = static_cast<float>(static_cast<double>(grad[e]) * rowFactor[r] *
+                                   colFactor[g.colIdx[e]]);
+}
+
+Expected<KernelCheck>
+gnnc::ops::checkSpmmValueGrad(rt::Runtime &runtime,
+                              const rt::LoadedKernel &kernel,
+                              const graph::CsrGraph &g, ref::SpmmReduce reduce,
+                              ref::DegreeScale scale, uint64_t seed) {
+  auto sig = sddmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  if (sig->form != ref::SddmmForm::Dot || sig->leakyRelu)
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' must be a dot-form gnn.sddmm without leaky ReLU");
+  const int64_t width = sig->featureWidth;
+  std::vector<float> dy = ref::roundThrough(
+      ref::randomFeatures(g.numRows * width, seed), sig->type);
+  std::vector<float> x = ref::roundThrough(
+      ref::randomFeatures(g.numCols * width, seed ^ 0xb0b), sig->type);
+  std::vector<double> expected, magnitude;
+  GNNC_RETURN_IF_ERROR(ref::spmmGradValues(
+      g, x.data(), dy.data(), width, reduce, scale, expected, &magnitude));
+  auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
+  if (!dg)
+    return dg.status();
+  auto da = uploadTensor(dy, sig->type);
+  if (!da)
+    return da.status();
+  auto db = uploadTensor(x, sig->type);
+  if (!db)
+    return db.status();
+  const size_t outCount = static_cast<size_t>(g.nnz());
+  auto dw = allocatePoisoned(outCount, sig->type);
+  if (!dw)
+    return dw.status();
+  GNNC_RETURN_IF_ERROR(launchSddmm(runtime, kernel, *dg, *da, *db, *dw));
+  auto got = downloadTensor(*dw, outCount, sig->type);
+  if (!got)
+    return got.status();
+  scaleEdgeGrad(g, reduce, scale, *got);
+  std::string report;
+  Status cmp = ref::compareToReferenceScaled(*got, expected, magnitude, 1,
+                                             spmmTolerance(sig->type), &report,
+                                             spmmAbsoluteTolerance(sig->type));
+  return finishCheck(kernel.spec, g,
+                     "spmm edge-value gradient, width " + std::to_string(width),
+                     sig->type, cmp, report);
+}
+
+//===----------------------------------------------------------------------===//
+// gnn.sddmm
+//===----------------------------------------------------------------------===//
+
+graph::CsrGraph gnnc::ops::rowEdgeGraph(const graph::CsrGraph &g) {
+  graph::CsrGraph e;
+  e.numRows = g.numRows;
+  e.numCols = g.nnz();
+  e.rowPtr = g.rowPtr;
+  e.colIdx.resize(static_cast<size_t>(g.nnz()));
+  for (int64_t i = 0; i < g.nnz(); ++i)
+    e.colIdx[i] = i;
+  e.name = g.name.empty() ? std::string() : g.name + " row edges";
+  return e;
+}
+
+graph::CsrGraph gnnc::ops::columnEdgeGraph(const graph::CsrGraph &g) {
+  graph::TransposedGraph t = graph::transposeWithEdgeMap(g);
+  graph::CsrGraph e;
+  e.numRows = g.numCols;
+  e.numCols = g.nnz();
+  e.rowPtr = std::move(t.graph.rowPtr);
+  e.colIdx = std::move(t.edgeOf);
+  e.name = g.name.empty() ? std::string() : g.name + " column edges";
+  return e;
+}
+
+void gnnc::ops::leakyReluGrad(const graph::CsrGraph &g, const float *a,
+                              const float *b, int64_t width,
+                              ref::SddmmForm form, float slope,
+                              std::vector<float> &gradOut) {
+  std::vector<double> pre;
+  ref::sddmm(g, a, b, width, form, std::nullopt, pre);
+  for (size_t i = 0; i < pre.size(); ++i)
+    if (pre[i] < 0)
+      gradOut[i] *= slope;
+}
+
+Expected<KernelCheck>
+gnnc::ops::checkSddmmGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+                          const graph::CsrGraph &g, ref::SddmmForm form,
+                          std::optional<float> slope, SddmmGradSide side,
+                          uint64_t seed) {
+  auto sig = spmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  const bool dot = form == ref::SddmmForm::Dot;
+  if (sig->reduce != ref::SpmmReduce::Sum ||
+      sig->scale != ref::DegreeScale::None || sig->edgeValues != dot)
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' must be a gnn.spmm with reduce = sum, no scaling "
+                         "and edge values exactly for the dot form");
+  const int64_t width = sig->featureWidth;
+  const int64_t perEdge = dot ? 1 : width;
+  std::vector<float> a = ref::roundThrough(
+      ref::randomFeatures(g.numRows * width, seed), sig->type);
+  std::vector<float> b = ref::roundThrough(
+      ref::randomFeatures(g.numCols * width, seed ^ 0xb0b), sig->type);
+  std::vector<float> gradOut = ref::roundThrough(
+      ref::randomFeatures(g.nnz() * perEdge, seed ^ 0xd5), sig->type);
+  std::vector<double> dA, dB, absA, absB;
+  ref::sddmmGrad(g, a.data(), b.data(), width, form, slope, gradOut.data(), dA,
+                 dB, &absA, &absB);
+  // The composition: the leaky ReLU's slope on the host, then a gnn.spmm.
+  std::vector<float> grad = gradOut;
+  if (slope) {
+    leakyReluGrad(g, a.data(), b.data(), width, form, *slope, grad);
+    ref::roundThroughInPlace(grad, sig->type);
+  }
+  const bool rows = side == SddmmGradSide::Rows;
+  graph::CsrGraph graph;
+  std::vector<float> x, values;
+  if (dot) {
+    if (rows) {
+      graph = g;
+      values = grad;
+      x = b;
+    } else {
+      graph::TransposedGraph t = graph::transposeWithEdgeMap(g);
+      graph = std::move(t.graph);
+      values = graph::permuteEdgeData(grad, t.edgeOf);
+      x = a;
+    }
+  } else {
+    graph = rows ? rowEdgeGraph(g) : columnEdgeGraph(g);
+    x = grad;
+  }
+  graph.values.clear();
+  auto dg = uploadGraph(graph, sig->offsets64, sig->indices64);
+  if (!dg)
+    return dg.status();
+  auto dx = uploadTensor(x, sig->type);
+  if (!dx)
+    return dx.status();
+  Expected<rt::DeviceBuffer> dv = Status::error("unused");
+  if (dot) {
+    dv = uploadTensor(values, sig->type);
+    if (!dv)
+      return dv.status();
+  }
+  const size_t outCount = static_cast<size_t>(graph.numRows * width);
+  auto dy = allocatePoisoned(outCount, sig->type);
+  if (!dy)
+    return dy.status();
+  GNNC_RETURN_IF_ERROR(
+      launchSpmm(runtime, kernel, *dg, *dx, dot ? &*dv : nullptr, *dy));
+  auto got = downloadTensor(*dy, outCount, sig->type);
+  if (!got)
+    return got.status();
+  std::string report;
+  // The slope, applied to rounded gradients and rounded again, costs one
+  // more rounding per term.
+  Status cmp = ref::compareToReferenceScaled(
+      *got, rows ? dA : dB, rows ? absA : absB, width,
+      (slope ? 2 : 1) * spmmTolerance(sig->type), &report,
+      spmmAbsoluteTolerance(sig->type));
+  return finishCheck(kernel.spec, g,
+                     std::string("sddmm ") + (dot ? "dot" : "add") +
+                         (slope ? " leaky ReLU" : "") + " gradient of the " +
+                         (rows ? "row" : "column") + " features, width " +
+                         std::to_string(width),
+                     sig->type, cmp, report);
+}

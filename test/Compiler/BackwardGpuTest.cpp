@@ -1,0 +1,195 @@
+//===- BackwardGpuTest.cpp - Backward kernels on a GPU --------------------===//
+//
+// Compiles every backward kernel of BackwardVariants (gnn.edge_softmax_grad,
+// the feature and edge-value gradients of gnn.spmm, the gradients of
+// gnn.sddmm), runs each on ragged graphs (empty rows and columns, a row of
+// degree >= 50,000, a single row, no edges) with fresh random inputs and
+// NaN-poisoned outputs, and compares every element with the
+// double-precision reference computed on the forward graph.
+//
+// Skips, saying why, when no GPU is present.
+//
+//===----------------------------------------------------------------------===//
+#include "BackwardVariants.h"
+
+#include "gnnc/Compiler/Compiler.h"
+#include "gnnc/graph/Rmat.h"
+#include "gnnc/ops/Backward.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+using namespace gnnc;
+
+namespace {
+
+struct Suite {
+  std::unique_ptr<rt::Runtime> runtime;
+  test::BackwardSuite variants;
+  std::vector<rt::LoadedKernel> kernels;
+  std::string skipReason;
+  std::string error;
+};
+
+Suite &suite() {
+  static Suite *s = [] {
+    auto *s = new Suite;
+    std::string why;
+    if (!rt::gpuAvailable(&why)) {
+      s->skipReason = "no GPU: " + why;
+      return s;
+    }
+    auto runtime = rt::Runtime::create();
+    if (!runtime) {
+      s->error = runtime.message();
+      return s;
+    }
+    s->runtime = std::make_unique<rt::Runtime>(runtime.take());
+    s->variants = test::backwardSuite();
+    auto compiled = compileGnn(s->variants.text, "backward.gnn");
+    if (!compiled) {
+      s->error = compiled.message();
+      return s;
+    }
+    if (compiled->kernels.size() != s->variants.kernels.size()) {
+      s->error = "compiled " + std::to_string(compiled->kernels.size()) +
+                 " kernels, expected " +
+                 std::to_string(s->variants.kernels.size());
+      return s;
+    }
+    for (const rt::KernelSpec &spec : compiled->kernels) {
+      auto loaded = s->runtime->load(spec);
+      if (!loaded) {
+        s->error = loaded.message();
+        return s;
+      }
+      s->kernels.push_back(loaded.take());
+    }
+    return s;
+  }();
+  return *s;
+}
+
+/// Checks `kernel` in every role its kind has on `g`; appends the checks.
+void checkKernel(Suite &s, const test::BackwardKernel &k,
+                 const rt::LoadedKernel &kernel, const graph::CsrGraph &g,
+                 uint64_t seed, std::vector<Expected<ops::KernelCheck>> &out) {
+  rt::Runtime &rt = *s.runtime;
+  switch (k.kind) {
+  case test::BackwardKernel::SoftmaxGrad:
+    out.push_back(ops::checkEdgeSoftmaxGrad(rt, kernel, g, seed));
+    return;
+  case test::BackwardKernel::SpmmFeatures:
+    out.push_back(
+        ops::checkSpmmFeatureGrad(rt, kernel, g, k.reduce, k.scale, seed));
+    return;
+  case test::BackwardKernel::SpmmValues: {
+    const std::pair<ref::SpmmReduce, ref::DegreeScale> forwards[] = {
+        {ref::SpmmReduce::Sum, ref::DegreeScale::None},
+        {ref::SpmmReduce::Mean, ref::DegreeScale::None},
+        {ref::SpmmReduce::Sum, ref::DegreeScale::Both},
+        {ref::SpmmReduce::Mean, ref::DegreeScale::Left}};
+    for (auto [reduce, scale] : forwards)
+      out.push_back(
+          ops::checkSpmmValueGrad(rt, kernel, g, reduce, scale, seed++));
+    return;
+  }
+  case test::BackwardKernel::SddmmDot:
+  case test::BackwardKernel::SddmmAdd: {
+    ref::SddmmForm form = k.kind == test::BackwardKernel::SddmmDot
+                              ? ref::SddmmForm::Dot
+                              : ref::SddmmForm::Add;
+    for (std::optional<float> slope :
+         {std::optional<float>(), std::optional<float>(0.2f)})
+      for (ops::SddmmGradSide side :
+           {ops::SddmmGradSide::Rows, ops::SddmmGradSide::Columns})
+        out.push_back(
+            ops::checkSddmmGrad(rt, kernel, g, form, slope, side, seed++));
+    return;
+  }
+  }
+}
+
+/// Runs every backward kernel on `g`; with `softmaxOnly`, only the
+/// gnn.edge_softmax_grad kernels.
+void checkAll(const graph::CsrGraph &g, uint64_t seed,
+              bool softmaxOnly = false) {
+  Suite &s = suite();
+  if (!s.skipReason.empty())
+    GTEST_SKIP() << s.skipReason;
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  int passed = 0, checked = 0;
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    const test::BackwardKernel &k = s.variants.kernels[i];
+    if (softmaxOnly && k.kind != test::BackwardKernel::SoftmaxGrad)
+      continue;
+    std::vector<Expected<ops::KernelCheck>> checks;
+    checkKernel(s, k, s.kernels[i], g, seed + 16 * i, checks);
+    for (auto &check : checks) {
+      ++checked;
+      ASSERT_TRUE(check) << k.name << ": " << check.message();
+      EXPECT_TRUE(check->ok) << check->report;
+      passed += check->ok;
+    }
+  }
+  std::printf("[ gpu      ] %s: %d/%d backward checks match the reference "
+              "on %s\n",
+              g.name.c_str(), passed, checked,
+              s.runtime->device().name().c_str());
+}
+
+/// Asserts that `g` has an empty row and a row of at least `hub` edges.
+void expectRagged(const graph::CsrGraph &g, int64_t hub) {
+  int64_t maxDegree = 0, empty = 0;
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    maxDegree = std::max(maxDegree, g.degree(r));
+    empty += g.degree(r) == 0;
+  }
+  ASSERT_GE(maxDegree, hub);
+  ASSERT_GT(empty, 0);
+}
+
+TEST(BackwardGpu, RaggedSmallHub) {
+  // Empty rows (and columns), rows of degree 1 and a row of degree 3,000.
+  graph::CsrGraph g = graph::makeRaggedTestGraph(21, 6000, 3000);
+  g.name = "ragged_small";
+  expectRagged(g, 3000);
+  checkAll(g, 1);
+}
+
+TEST(BackwardGpu, SoftmaxGradHubOf60000) {
+  graph::CsrGraph g = graph::makeRaggedTestGraph(22, 80000, 60000);
+  g.name = "ragged_hub";
+  expectRagged(g, 50000);
+  checkAll(g, 2, /*softmaxOnly=*/true);
+}
+
+TEST(BackwardGpu, HubOf50000AllKernels) {
+  // A hub row of 50,000 edges is also a column of 50,000 rows' worth in the
+  // transpose of the edge graphs; every kernel sees it once.
+  graph::CsrGraph g = graph::makeRaggedTestGraph(23, 20000, 50000);
+  g.name = "ragged_hub_all";
+  expectRagged(g, 50000);
+  checkAll(g, 3);
+}
+
+TEST(BackwardGpu, RmatAndRectangular) {
+  graph::CsrGraph g = graph::generateRmat(12, 8, 42);
+  g.name = "rmat12";
+  checkAll(g, 4);
+  graph::CsrGraph one = graph::generateUniformRandom(1, 9000, 700, 11);
+  one.name = "one_row";
+  checkAll(one, 5);
+}
+
+TEST(BackwardGpu, NoEdges) {
+  graph::CsrGraph g;
+  g.numRows = 5;
+  g.numCols = 4;
+  g.rowPtr.assign(6, 0);
+  g.name = "no_edges";
+  checkAll(g, 6);
+}
+
+} // namespace
