@@ -7,9 +7,10 @@ Writes OUT/<gpu-name-slug>/<YYYY-MM-DD>/:
                 cuSPARSE default and fastest, torch.sparse, PyG scatter,
                 index_add, speedups, bandwidth against the compulsory and
                 gather bounds as GB/s and as fractions of the measured copy
-                bandwidth), cuSPARSE SDDMM, PyTorch baselines timed with
-                fewer than the nominal runs (slow calls, marked †),
-                failures and what was skipped
+                bandwidth), SDDMM (gnnc's best beside cuSPARSE SDDMM f32 and
+                f16), the GAT chain (gnnc beside PyTorch/PyG), cuSPARSE
+                SDDMM, PyTorch baselines timed with fewer than the nominal
+                runs (slow calls, marked †), failures and what was skipped
   speedup.png   gnnc's best over cuSPARSE's fastest per graph, grouped by
                 type (width 64 when it was run, else the first width)
 and prints the markdown. Needs numpy and matplotlib only.
@@ -134,6 +135,83 @@ def summarize(bench, torch_doc):
     return rows
 
 
+def sddmm_rows(bench):
+    """One row per case with gnnc SDDMM records: gnnc's best and default,
+    and cuSPARSE SDDMM of the f32 and f16 cases of the same graph and
+    width."""
+    cusparse = {}
+    for c in bench.get("cases", []):
+        best = c.get("cusparse_sddmm_best")
+        if best is None:
+            timed = [s for s in c.get("cusparse_sddmm", [])
+                     if median(s) is not None]
+            if timed:
+                best = min(timed, key=median)
+                best = {"types": best.get("types"),
+                        "median_ms": median(best)}
+        if best:
+            cusparse[(c["graph"], c["type"], int(c["width"]))] = best
+    rows = []
+    for c in bench.get("cases", []):
+        records = c.get("gnnc_sddmm") or []
+        if not records:
+            continue
+        key = (c["graph"], int(c["width"]))
+        best = c.get("gnnc_sddmm_best")
+        default = [k for k in records
+                   if k.get("label") == "default" and k.get("status") == "ok"]
+        f32 = cusparse.get((key[0], "f32", key[1]))
+        f16 = cusparse.get((key[0], "f16", key[1]))
+        g = median(best)
+        rows.append({
+            "graph": c["graph"], "type": c["type"], "width": c["width"],
+            "gnnc_best_ms": g,
+            "gnnc_best_schedule": best.get("label") if best else None,
+            "gnnc_default_ms": median(default[0]) if default else None,
+            "gnnc_failures": len([k for k in records
+                                  if k.get("status") != "ok"]),
+            "cusparse_f32_ms": median(f32),
+            "cusparse_f16_ms": median(f16),
+            "cusparse_f16_types": (f16 or {}).get("types"),
+            "speedup_vs_cusparse_f32": ratio(median(f32), g),
+            "speedup_vs_cusparse_f16": ratio(median(f16), g),
+            "gbs_compulsory": best.get("gbs_compulsory") if best else None,
+            "frac_copy_compulsory": (best.get("frac_copy_compulsory")
+                                     if best else None),
+        })
+    return rows
+
+
+def gat_rows(bench, torch_doc):
+    """One row per gnn-bench case with a GAT chain, joined with the torch
+    chain of the same graph, type and width."""
+    torch_gat = {}
+    for c in (torch_doc or {}).get("gat_cases", []):
+        torch_gat[(c["graph"], c["type"], int(c["width"]))] = c.get(
+            "result", {})
+    rows = []
+    for c in bench.get("cases", []):
+        chain = c.get("gat_chain")
+        if not chain:
+            continue
+        width = int(chain.get("width", c["width"]))
+        t = torch_gat.get((c["graph"], c["type"], width), {})
+        g = median(chain) if chain.get("status") == "ok" else None
+        tm = median(t) if t.get("status") == "ok" else None
+        runs = (t.get("time_ms") or {}).get("runs")
+        rows.append({
+            "graph": c["graph"], "type": c["type"], "width": width,
+            "heads": chain.get("heads", 1), "nnz": c.get("nnz"),
+            "gnnc_ms": g, "gnnc_status": chain.get("status"),
+            "torch_ms": tm, "torch_status": t.get("status"),
+            "torch_runs": runs,
+            "torch_softmax": t.get("softmax"),
+            "torch_check_ok": t.get("check_ok"),
+            "speedup_vs_torch": ratio(tm, g),
+        })
+    return rows
+
+
 def torch_nominal_runs(torch_doc):
     """The timed runs torch_baseline.py meant to make per method."""
     if not torch_doc:
@@ -154,6 +232,12 @@ def reduced_runs(torch_doc):
             if (m.get("status") == "ok" and isinstance(t, dict)
                     and t.get("runs") is not None and t["runs"] < nominal):
                 found.append((c, name, t))
+    for c in torch_doc.get("gat_cases", []):
+        m = c.get("result", {})
+        t = m.get("time_ms")
+        if (m.get("status") == "ok" and isinstance(t, dict)
+                and t.get("runs") is not None and t["runs"] < nominal):
+            found.append((c, "gat_chain", t))
     return found
 
 
@@ -250,13 +334,79 @@ def markdown(bench, torch_doc, rows):
                            fmt_bw(r["gbs_gather"], r["frac_copy_gather"])))
         out.append("")
 
-    # cuSPARSE SDDMM (no gnnc counterpart yet).
+    # gnnc SDDMM beside cuSPARSE SDDMM.
+    srows = sddmm_rows(bench)
+    if srows:
+        out.append("## SDDMM")
+        out.append("")
+        out.append("gnnc SDDMM, dot form (`out[e] = dot(A[r, :], B[c, :])` "
+                   "per edge), every kernel checked against a float64 CPU "
+                   "reference before timing; cuSPARSE SDDMM of the f32 and "
+                   "f16 cases of the same graph and width (its own random "
+                   "inputs). × = cuSPARSE time / gnnc time.")
+        out.append("")
+        out.append("| graph | type | w | gnnc best (schedule) | gnnc default "
+                   "| cuSPARSE f32 | × cuSP f32 | cuSPARSE f16 (types) | "
+                   "× cuSP f16 | GB/s compulsory |")
+        out.append("|---|---|--:|---|--:|--:|--:|---|--:|--:|")
+        for r in srows:
+            best = ("%s (%s)" % (fmt_ms(r["gnnc_best_ms"]),
+                                 r["gnnc_best_schedule"])
+                    if r["gnnc_best_ms"] is not None else "**WRONG/none**")
+            f16 = fmt_ms(r["cusparse_f16_ms"])
+            if r["cusparse_f16_ms"] is not None and r["cusparse_f16_types"]:
+                f16 += " (%s)" % r["cusparse_f16_types"]
+            out.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |"
+                       % (r["graph"], r["type"], r["width"], best,
+                          fmt_ms(r["gnnc_default_ms"]),
+                          fmt_ms(r["cusparse_f32_ms"]),
+                          fmt_x(r["speedup_vs_cusparse_f32"]), f16,
+                          fmt_x(r["speedup_vs_cusparse_f16"]),
+                          fmt_bw(r["gbs_compulsory"],
+                                 r["frac_copy_compulsory"])))
+        out.append("")
+
+    # The GAT attention chain.
+    grows = gat_rows(bench, torch_doc)
+    if grows:
+        out.append("## GAT chain")
+        out.append("")
+        out.append("One head: gnnc runs gnn.sddmm (add form, leaky_relu "
+                   "0.2), gnn.edge_softmax and gnn.spmm with the weights as "
+                   "edge values (three launches); PyTorch runs "
+                   "`leaky_relu(a_src[row] + a_dst[col])`, the per-row "
+                   "softmax and `index_add_` of `alpha * x[col]`. Each "
+                   "chain is one timed region. × = torch time / gnnc time.")
+        out.append("")
+        out.append("| graph | type | w | heads | gnnc chain | torch chain "
+                   "(softmax) | × torch | torch check |")
+        out.append("|---|---|--:|--:|--:|---|--:|---|")
+        for r in grows:
+            gnnc_cell = (fmt_ms(r["gnnc_ms"]) if r["gnnc_ms"] is not None
+                         else "**%s**" % (r["gnnc_status"] or "none"))
+            if r["torch_ms"] is not None:
+                torch_cell = fmt_ms(r["torch_ms"])
+                if (nominal and r["torch_runs"] is not None
+                        and r["torch_runs"] < nominal):
+                    torch_cell += "†"
+                if r["torch_softmax"]:
+                    torch_cell += " (%s)" % r["torch_softmax"]
+            else:
+                torch_cell = (r["torch_status"] or "-")[:60]
+            check = ("-" if r["torch_check_ok"] is None
+                     else ("ok" if r["torch_check_ok"] else "OFF"))
+            out.append("| %s | %s | %d | %d | %s | %s | %s | %s |" % (
+                r["graph"], r["type"], r["width"], r["heads"], gnnc_cell,
+                torch_cell, fmt_x(r["speedup_vs_torch"]), check))
+        out.append("")
+
+    # cuSPARSE SDDMM, every configuration.
     sddmm = []
     for c in bench.get("cases", []):
         for s in c.get("cusparse_sddmm", []):
             sddmm.append((c, s))
     if sddmm:
-        out.append("## cuSPARSE SDDMM (no gnnc kernel yet)")
+        out.append("## cuSPARSE SDDMM")
         out.append("")
         out.append("| graph | type | w | types | ms | GB/s compulsory | "
                    "GB/s gather | check | status |")
@@ -298,6 +448,17 @@ def markdown(bench, torch_doc, rows):
                          "ran, but rows differ from the float64 reference")
                     refused.setdefault(k, 0)
                     refused[k] += 1
+        for c in torch_doc.get("gat_cases", []):
+            m = c.get("result", {})
+            if m.get("status") != "ok":
+                k = (c["type"], "gat_chain", "torch", m.get("status"))
+            elif not m.get("check_ok", True):
+                k = (c["type"], "gat_chain", "torch",
+                     "ran, but rows differ from the float64 chain")
+            else:
+                continue
+            refused.setdefault(k, 0)
+            refused[k] += 1
     if refused:
         out.append("## Baselines refused or off")
         out.append("")
@@ -323,7 +484,8 @@ def markdown(bench, torch_doc, rows):
 
     failures = []
     for c in bench.get("cases", []):
-        for k in c.get("gnnc", []):
+        chain = [c["gat_chain"]] if c.get("gat_chain") else []
+        for k in c.get("gnnc", []) + (c.get("gnnc_sddmm") or []) + chain:
             if k.get("status") != "ok":
                 failures.append((c, k))
     out.append("## gnnc kernels that failed the check or did not run")
@@ -403,8 +565,9 @@ def main(argv):
     os.makedirs(folder, exist_ok=True)
     rows = summarize(bench, torch_doc)
     with open(os.path.join(folder, "results.json"), "w") as f:
-        json.dump({"summary": rows, "gnn_bench": bench, "torch": torch_doc},
-                  f, indent=1)
+        json.dump({"summary": rows, "sddmm_summary": sddmm_rows(bench),
+                   "gat_summary": gat_rows(bench, torch_doc),
+                   "gnn_bench": bench, "torch": torch_doc}, f, indent=1)
         f.write("\n")
     text = markdown(bench, torch_doc, rows)
     with open(os.path.join(folder, "results.md"), "w") as f:

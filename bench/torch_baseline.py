@@ -10,7 +10,16 @@ DIR/<name>.indptr.npy / .indices.npy) and times, per graph x type x width:
   index_add        the same gather, then out.index_add_(0, row, messages)
 
 Y[r] = sum of X[c] over the edges (r, c), with all edge values 1, exactly
-what gnn-bench's SpMMv kernels compute. Timing follows gnn-bench: CUDA
+what gnn-bench's SpMMv kernels compute.
+
+  gat_chain        GAT attention with one head, PyTorch/PyG style, at width
+                   --gat-width (64) for f32 and f16 (--gat-types):
+                   e = leaky_relu(a_src[row] + a_dst[col], 0.2), then
+                   alpha = torch_geometric.utils.softmax(e, row, num_nodes=N)
+                   (a scatter_reduce softmax when PyG is missing), then
+                   out.index_add_(0, row, alpha.unsqueeze(-1) * x[col]);
+                   the whole chain is one timed region, as gnn-bench's.
+ Timing follows gnn-bench: CUDA
 events around each run, warm-up runs first, the L2 flushed (a buffer of
 twice its size overwritten) before every run, median/min/max. A few rows of
 every result are checked against a float64 reference (reported, never
@@ -68,6 +77,11 @@ def parse_args(argv):
     p.add_argument("--max-gather-fraction", type=float, default=0.35,
                    help="skip the gather methods when the per-edge messages "
                         "need more than this fraction of free GPU memory")
+    p.add_argument("--gat-width", type=int, default=None,
+                   help="feature width of the GAT chain (default: "
+                        "gnn-bench's, else 64; 0: no chain)")
+    p.add_argument("--gat-types", default="f32,f16",
+                   help="element types of the GAT chain")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-flush", action="store_true")
     p.add_argument("--time-limit", type=float, default=0,
@@ -181,6 +195,66 @@ def check_rows(torch, y, x, indptr, indices, rows, tol):
     return ok, report
 
 
+def scatter_softmax(torch, e, row, num_nodes):
+    """Softmax of e over the edges of each row without PyG, the way
+    torch_geometric.utils.softmax computes it (max, exp, sum, all in e's
+    type)."""
+    m = torch.full((num_nodes,), float("-inf"), dtype=e.dtype,
+                   device=e.device)
+    m = m.scatter_reduce(0, row, e, reduce="amax", include_self=True)
+    p = (e - m[row]).exp()
+    s = torch.zeros(num_nodes, dtype=e.dtype, device=e.device)
+    s = s.index_add(0, row, p) + 1e-16
+    return p / s[row]
+
+
+def gat_reference_rows(torch, a_src, a_dst, x, indptr, indices, rows,
+                       slope=0.2):
+    """float64 GAT chain for `rows`: (expected, magnitude) per row, each of
+    x's width, from the inputs as stored (the intermediates unrounded)."""
+    out = []
+    a_src = a_src.double().cpu().numpy()
+    a_dst = a_dst.double().cpu().numpy()
+    for r in rows:
+        cols = indices[indptr[r]:indptr[r + 1]].astype(np.int64)
+        width = x.shape[1]
+        if len(cols) == 0:
+            out.append((np.zeros(width), np.zeros(width)))
+            continue
+        e = a_src[r] + a_dst[cols]
+        e = np.where(e > 0, e, slope * e)
+        p = np.exp(e - e.max())
+        alpha = p / p.sum()
+        xs = x[torch.as_tensor(cols, device=x.device)].double().cpu().numpy()
+        terms = alpha[:, None] * xs
+        out.append((terms.sum(0), np.abs(terms).sum(0)))
+    return out
+
+
+def check_gat_rows(torch, y, a_src, a_dst, x, indptr, indices, rows, tol):
+    """Compares rows of the chain's output with the float64 chain."""
+    refs = gat_reference_rows(torch, a_src, a_dst, x, indptr, indices, rows)
+    y_rows = y[torch.as_tensor(rows, device=y.device)].double().cpu().numpy()
+    worst, bad = 0.0, []
+    for k, r in enumerate(rows):
+        ref, mag = refs[k]
+        got = y_rows[k]
+        if not np.all(np.isfinite(got)):
+            bad.append(int(r))
+            worst = math.inf
+            continue
+        ratio = float(np.max(np.abs(got - ref) / (tol * mag + 1e-6)))
+        worst = max(worst, ratio)
+        if ratio > 1.0:
+            bad.append(int(r))
+    report = ("%d rows checked against the float64 chain; largest error / "
+              "allowed (%g * sum|terms| + 1e-6) = %.3g" % (len(rows), tol,
+                                                           worst))
+    if bad:
+        report += "; rows off: %s" % bad[:8]
+    return not bad, report
+
+
 def pick_rows(indptr, seed):
     n = len(indptr) - 1
     if n <= 0:
@@ -190,6 +264,61 @@ def pick_rows(indptr, seed):
     rows = {0, n - 1, int(np.argmax(degree))}
     rows.update(int(r) for r in rng.integers(0, n, size=CHECK_ROWS))
     return sorted(rows)[:CHECK_ROWS + 3]
+
+
+def run_gat_chain(torch, timer, generator, seed, dtype, elem, width,
+                  num_rows, num_cols, nnz, row64, col64, indptr, indices,
+                  rows_to_check, pyg_softmax, max_fraction, tol):
+    """Times the GAT chain (one head) as one region; returns its record."""
+    result = {"softmax": ("torch_geometric.utils.softmax"
+                          if pyg_softmax is not None
+                          else "scatter_reduce fallback")}
+    try:
+        generator.manual_seed(seed + 4)
+        a_src = ((torch.rand(num_rows, generator=generator, device="cuda") * 8
+                  - 4).to(dtype))
+        a_dst = ((torch.rand(num_cols, generator=generator, device="cuda") * 8
+                  - 4).to(dtype))
+        x = (torch.rand((num_cols, width), generator=generator,
+                        device="cuda") * 2 - 1).to(dtype)
+        free, _ = torch.cuda.mem_get_info()
+        if nnz * width * elem * 2 > max_fraction * free:
+            result["status"] = ("skipped: the messages need %.1f GB of %.1f "
+                                "GB free" % (2 * nnz * width * elem / 1e9,
+                                             free / 1e9))
+            return result
+        softmax = (pyg_softmax if pyg_softmax is not None else
+                   lambda e, index, num_nodes: scatter_softmax(
+                       torch, e, index, num_nodes))
+
+        def fn():
+            e = torch.nn.functional.leaky_relu(a_src[row64] + a_dst[col64],
+                                               0.2)
+            alpha = softmax(e, row64, num_nodes=num_rows)
+            out = torch.zeros((num_rows, width), dtype=dtype, device="cuda")
+            return out.index_add_(0, row64, alpha.unsqueeze(-1) * x[col64])
+
+        y = fn()
+        torch.cuda.synchronize()
+        # A loose bound (the reference keeps the logits and weights
+        # unrounded, torch rounds them to the type): it catches a wrong
+        # formula, not the last bits.
+        ok, report = check_gat_rows(torch, y, a_src, a_dst, x, indptr,
+                                    indices, rows_to_check, 8 * tol)
+        result["check_ok"] = ok
+        result["check_report"] = report
+        del y
+        result["time_ms"] = timer.time(fn)
+        result["status"] = "ok"
+    except Exception as e:  # noqa: BLE001 - recorded
+        message = str(e).strip().splitlines()
+        message = message[0] if message else type(e).__name__
+        result["status"] = "error: %s: %s" % (type(e).__name__, message[:300])
+        if "out of memory" in str(e).lower():
+            result["status"] = "error: out of memory"
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    return result
 
 
 def main(argv):
@@ -207,6 +336,8 @@ def main(argv):
     runs = max(args.runs if args.runs is not None else manifest.get(
         "runs", 20), 1)
     methods = [m for m in args.methods.split(",") if m]
+    if args.gat_width is None:
+        args.gat_width = int(manifest.get("gat_width", 64))
     only = set(s for s in args.only.split(",") if s)
 
     import torch
@@ -220,6 +351,11 @@ def main(argv):
     except Exception as e:  # noqa: BLE001 - record why and go on
         pyg_scatter = None
         pyg_version = "unavailable: %s" % e
+    try:
+        from torch_geometric.utils import softmax as pyg_softmax
+    except Exception:  # noqa: BLE001 - fall back to scatter_reduce
+        pyg_softmax = None
+    gat_types = [t for t in args.gat_types.split(",") if t]
 
     dtypes = {"f32": torch.float32, "f16": torch.float16,
               "bf16": torch.bfloat16}
@@ -245,8 +381,14 @@ def main(argv):
                     "slow_budget_seconds": args.slow_budget,
                     "min_runs": max(args.min_runs, 1),
                     "flush_l2": not args.no_flush,
-                    "methods": methods, "seed": args.seed},
+                    "methods": methods, "seed": args.seed,
+                    "gat_width": args.gat_width, "gat_types": gat_types,
+                    "gat_heads": 1,
+                    "gat_softmax": ("torch_geometric.utils.softmax"
+                                    if pyg_softmax is not None
+                                    else "scatter_reduce fallback")},
         "cases": [],
+        "gat_cases": [],
         "skipped": [],
     }
     log("device   %s, torch %s, PyG %s" % (doc["device"]["name"],
@@ -363,6 +505,30 @@ def main(argv):
                 log("%-28s %-4s %4d | %s" % (name[:28], type_name, width,
                                             " | ".join(cells)))
                 del x, values
+            if args.gat_width > 0 and type_name in gat_types:
+                if (args.time_limit > 0
+                        and time.time() - start > args.time_limit):
+                    doc["skipped"].append({"graph": name, "type": type_name,
+                                           "width": args.gat_width,
+                                           "method": "gat_chain",
+                                           "why": "time limit"})
+                else:
+                    result = run_gat_chain(
+                        torch, timer, generator, args.seed, dtype, elem,
+                        args.gat_width, num_rows, num_cols, nnz, row64, col64,
+                        indptr, indices, rows_to_check, pyg_softmax,
+                        args.max_gather_fraction, TOLERANCE[type_name])
+                    doc["gat_cases"].append({
+                        "graph": name, "type": type_name,
+                        "width": args.gat_width, "heads": 1, "nnz": nnz,
+                        "result": result})
+                    t = result.get("time_ms")
+                    log("%-28s %-4s %4d | gat_chain %s" % (
+                        name[:28], type_name, args.gat_width,
+                        ("%.4f ms%s" % (t["median"],
+                                        "" if result.get("check_ok", True)
+                                        else " (CHECK OFF)"))
+                        if t else result.get("status", "?")[:80]))
         del crow, col, col64, degree, row64
         torch.cuda.empty_cache()
         log("         (%s: %.1f s, %.0f s so far)" % (

@@ -1,10 +1,13 @@
 //===- HarnessTest.cpp - Tests of gnn-bench's harness ---------------------===//
 //
 // Anywhere: the byte formulas, the timing summary, the JSON records, the
-// host inputs and comparison, the .npy writer (read back with the project's
-// reader), the schedule variants (compiled by gnnc and by NVRTC for sm_90).
-// On a GPU: a kernel that writes one wrong value is voided (status "wrong",
-// no timing) and a correct kernel is timed.
+// host inputs and comparison, the GAT chain's reference (against the
+// composition of the per-op references), the .npy writer (read back with
+// the project's reader), the schedule variants and every generated SpMM,
+// SDDMM and GAT-chain kernel (compiled by gnnc and by NVRTC for sm_80 and
+// sm_90). On a GPU: a kernel that writes one wrong value is voided (status
+// "wrong", no timing) and a correct kernel is timed, for SpMM, SDDMM and the
+// chain.
 //
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
@@ -13,12 +16,15 @@
 
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Rmat.h"
+#include "gnnc/reference/EdgeSoftmax.h"
+#include "gnnc/reference/Sddmm.h"
 #include "gnnc/reference/Spmm.h"
 #include "gnnc/runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -54,6 +60,42 @@ rt::KernelSpec breakKernel(const rt::KernelSpec &spec) {
   broken.source.insert(end + 1, "  if (blockIdx.x == 0 && threadIdx.x == 0)\n"
                                 "    y[0] = 12345.0f;\n");
   return broken;
+}
+
+/// Runs `fn` with GNNC_HOST_THREADS set to `threads`, then restores it.
+template <typename Fn> void withHostThreads(const char *threads, Fn fn) {
+  const char *old = std::getenv("GNNC_HOST_THREADS");
+  std::string saved = old ? old : "";
+  ::setenv("GNNC_HOST_THREADS", threads, 1);
+  fn();
+  if (old)
+    ::setenv("GNNC_HOST_THREADS", saved.c_str(), 1);
+  else
+    ::unsetenv("GNNC_HOST_THREADS");
+}
+
+/// The GAT chain composed from the per-op references, each intermediate
+/// rounded to `type`: ref::sddmm (add, leaky ReLU), ref::edgeSoftmax,
+/// ref::spmmSumInto with the weights as edge values.
+void composedGatReference(const graph::CsrGraph &g,
+                          const std::vector<float> &attRow,
+                          const std::vector<float> &attCol,
+                          const std::vector<float> &x, int64_t width,
+                          ElementType type, std::vector<double> &out,
+                          std::vector<double> &magnitude) {
+  std::vector<double> logits, alpha;
+  ref::sddmm(g, attRow.data(), attCol.data(), 1, ref::SddmmForm::Add,
+             kGatLeakySlope, logits);
+  std::vector<float> rounded(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i)
+    rounded[i] = roundToElementType(static_cast<float>(logits[i]), type);
+  ref::edgeSoftmax(g, rounded.data(), 1, alpha);
+  for (size_t i = 0; i < alpha.size(); ++i)
+    rounded[i] = roundToElementType(static_cast<float>(alpha[i]), type);
+  out.assign(static_cast<size_t>(g.numRows * width), 0.0);
+  magnitude.assign(out.size(), 0.0);
+  ref::spmmSumInto(g, rounded.data(), x.data(), width, out.data(),
+                   magnitude.data(), 1);
 }
 
 } // namespace
@@ -172,6 +214,74 @@ TEST(BenchHost, CompareScaled) {
   EXPECT_FALSE(compareScaled(got, shorter, magnitude, 2, 1e-5, 0.0).ok);
 }
 
+// The chain's reference equals the composition of the per-op references
+// (each intermediate rounded to the type), does not depend on the thread
+// count, and its weights sum to one per non-empty row.
+TEST(BenchHost, GatChainReference) {
+  for (ElementType type : {ElementType::F32, ElementType::F16}) {
+    graph::CsrGraph g = graph::generateRmat(12, 8, 11);
+    // Row 0 empty: its output is zero.
+    int64_t drop = g.rowPtr[1];
+    g.colIdx.erase(g.colIdx.begin(), g.colIdx.begin() + drop);
+    for (size_t r = 1; r < g.rowPtr.size(); ++r)
+      g.rowPtr[r] -= drop;
+    ASSERT_TRUE(g.values.empty());
+    const int64_t width = 64;
+    ASSERT_GE(g.nnz() * width, int64_t(1) << 20); // takes the threaded path
+    HostVector<float> attRow, attCol;
+    randomInputsInto(attRow, g.numRows, 5, type, -4.0f, 4.0f);
+    randomInputsInto(attCol, g.numCols, 6, type, -4.0f, 4.0f);
+    HostVector<float> x = randomInputs(g.numCols * width, 7, type);
+    for (float v : attRow)
+      ASSERT_TRUE(v >= -4.0f && v <= 4.0f);
+
+    std::vector<double> expected, expectedMag;
+    composedGatReference(g, {attRow.begin(), attRow.end()},
+                         {attCol.begin(), attCol.end()}, {x.begin(), x.end()},
+                         width, type, expected, expectedMag);
+    std::vector<double> one(expected.size(), -1), oneMag(expected.size(), -1);
+    std::vector<double> many(expected.size(), -1), manyMag(expected.size(), -1);
+    withHostThreads("1", [&] {
+      gatChainReference(g, attRow.data(), attCol.data(), x.data(), width,
+                        kGatLeakySlope, type, one.data(), oneMag.data());
+    });
+    withHostThreads("3", [&] {
+      gatChainReference(g, attRow.data(), attCol.data(), x.data(), width,
+                        kGatLeakySlope, type, many.data(), manyMag.data());
+    });
+    EXPECT_EQ(one, many);
+    EXPECT_EQ(oneMag, manyMag);
+    for (int64_t f = 0; f < width; ++f) {
+      EXPECT_EQ(one[f], 0.0);
+      EXPECT_EQ(oneMag[f], 0.0);
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < one.size(); ++i) {
+      double bound = 1e-12 * (std::fabs(expectedMag[i]) + 1e-30);
+      if (std::fabs(one[i] - expected[i]) > bound ||
+          std::fabs(oneMag[i] - expectedMag[i]) > bound)
+        ++off;
+    }
+    EXPECT_EQ(off, 0u) << elementTypeName(type);
+
+    // With all-one features every row sums its weights: 1 up to their
+    // rounding to the type.
+    HostVector<float> ones;
+    resizeForOverwrite(ones, static_cast<size_t>(g.numCols * width));
+    std::fill(ones.begin(), ones.end(), 1.0f);
+    gatChainReference(g, attRow.data(), attCol.data(), ones.data(), width,
+                      kGatLeakySlope, type, one.data(), oneMag.data());
+    double worst = 0;
+    for (int64_t r = 1; r < g.numRows; ++r)
+      if (g.rowPtr[r + 1] > g.rowPtr[r])
+        worst = std::max(worst, std::fabs(one[r * width] - 1.0) /
+                                    double(g.rowPtr[r + 1] - g.rowPtr[r]));
+    EXPECT_LT(worst, type == ElementType::F32 ? 1e-7 : 1e-3);
+  }
+  EXPECT_DOUBLE_EQ(gatChainTolerance(ElementType::F16),
+                   4 * ops::spmmTolerance(ElementType::F16));
+}
+
 TEST(BenchNpy, HeaderAndRoundTrip) {
   std::string header = npyHeader("<i8", {5});
   EXPECT_EQ(header.size() % 64, 0u);
@@ -273,6 +383,94 @@ TEST(BenchSchedules, GeneratedKernelsCompile) {
     }
 }
 
+// SDDMM takes the vertex-parallel variants only.
+TEST(BenchSchedules, SddmmVariants) {
+  ScheduleChoice resolved{"default", 4, 16, 256};
+  auto f32 = sddmmScheduleVariants(resolved, ElementType::F32, 64, 4);
+  ASSERT_EQ(f32.size(), 4u);
+  EXPECT_EQ(f32[0].label, "default");
+  EXPECT_EQ(f32[1].label, "dw*2");
+  EXPECT_EQ(f32[2].label, "dw/2");
+  EXPECT_EQ(f32[3].label, "vw=2");
+  for (const ScheduleChoice &s : f32)
+    EXPECT_EQ(s.edgesPerWorker, 0);
+  EXPECT_EQ(sddmmScheduleVariants(resolved, ElementType::F32, 64, 1).size(),
+            1u);
+}
+
+// The module text of the SDDMM and chain kernels.
+TEST(BenchSchedules, SddmmAndChainText) {
+  KernelRequest dot;
+  dot.op = BenchOp::SddmmDot;
+  dot.type = ElementType::F16;
+  dot.schedule = {"dw*2", 8, 16, 256};
+  EXPECT_EQ(dot.symbol(), "sddmm_f16_w64_o64_dw_x2");
+  KernelRequest logits = dot, softmax = dot, aggregate = dot;
+  logits.op = BenchOp::GatLogits;
+  softmax.op = BenchOp::GatSoftmax;
+  aggregate.op = BenchOp::GatAggregate;
+  logits.schedule = softmax.schedule = aggregate.schedule = ScheduleChoice();
+  std::string text = benchModuleText("m", {dot, logits, softmax, aggregate});
+  EXPECT_NE(text.find("@sddmm_f16_w64_o64_dw_x2(%g: !gnn.graph<csr, i64, "
+                      "i32>, %a: tensor<?x64xf16>, %b: tensor<?x64xf16>) -> "
+                      "tensor<?xf16>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("vector_width = 8, dim_workers = 16"), std::string::npos);
+  EXPECT_NE(text.find("{form = #gnn<sddmm_form add>, leaky_relu = 0.200000003 "
+                      ": f32} : !gnn.graph<csr, i64, i32>, tensor<?x1xf16>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, "
+                      "tensor<?xf16> -> tensor<?xf16>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("@gat_spmm_f16_w64_o64(%g: !gnn.graph<csr, i64, i32>, "
+                      "%x: tensor<?x64xf16>, %w: tensor<?xf16>)"),
+            std::string::npos)
+      << text;
+}
+
+// Every SDDMM and chain kernel gnn-bench generates compiles with gnnc and,
+// as the one translation unit of its (type, width), with NVRTC.
+TEST(BenchSchedules, SddmmAndChainKernelsCompile) {
+  for (ElementType type : {ElementType::F32, ElementType::F16})
+    for (int64_t width : {32, 64, 128}) {
+      KernelSetOptions set;
+      set.spmmSchedules = 4;
+      set.edgeValues = true;
+      set.sddmmSchedules = 4;
+      set.gatChain = width == 64;
+      auto kernels = compileBenchKernels(type, width, set);
+      ASSERT_TRUE(kernels.isOk()) << kernels.message();
+      size_t spmm = 0, sddmm = 0, chain = 0;
+      for (const BenchKernel &k : *kernels) {
+        spmm += k.request.op == BenchOp::Spmm;
+        sddmm += k.request.op == BenchOp::SddmmDot;
+        chain += k.request.op == BenchOp::GatLogits ||
+                 k.request.op == BenchOp::GatSoftmax ||
+                 k.request.op == BenchOp::GatAggregate;
+        EXPECT_EQ(k.spec.source, kernels->front().spec.source)
+            << "one translation unit";
+        if (k.request.op == BenchOp::SddmmDot)
+          EXPECT_EQ(k.spec.info.at("op"), "sddmm");
+      }
+      EXPECT_EQ(spmm, 5u);
+      EXPECT_GE(sddmm, 3u);
+      EXPECT_LE(sddmm, 4u);
+      EXPECT_EQ(chain, width == 64 ? 3u : 0u);
+      EXPECT_EQ(kernels->front().request.op, BenchOp::Spmm);
+      for (const char *arch : {"sm_80", "sm_90"}) {
+        rt::CompileOptions options;
+        options.arch = arch;
+        auto cubin =
+            rt::compileCuda(kernels->front().spec.source, "bench.cu", options);
+        ASSERT_TRUE(cubin.isOk()) << elementTypeName(type) << " w" << width
+                                  << " " << arch << ": " << cubin.message();
+      }
+    }
+}
+
 // The planted bug of the GPU test compiles (so a GPU run tests the gate,
 // not NVRTC).
 TEST(BenchSchedules, BrokenKernelCompiles) {
@@ -363,4 +561,87 @@ TEST_F(BenchGpu, WrongKernelIsVoidedAndRightKernelIsTimed) {
       if (alg["status"] == "ok")
         EXPECT_TRUE(alg["check_ok"].get<bool>()) << alg.dump(1);
   }
+}
+
+TEST_F(BenchGpu, SddmmAndGatChainAreCheckedThenTimed) {
+  TimingOptions timing;
+  timing.warmups = 1;
+  timing.runs = 3;
+  auto bench = Bench::create(timing);
+  ASSERT_TRUE(bench.isOk()) << bench.message();
+
+  KernelSetOptions set;
+  set.spmmSchedules = 1;
+  set.sddmmSchedules = 2;
+  set.gatChain = true;
+  auto kernels = compileBenchKernels(ElementType::F32, 64, set);
+  ASSERT_TRUE(kernels.isOk()) << kernels.message();
+  std::vector<const BenchKernel *> sddmm;
+  GatKernels chain;
+  for (const BenchKernel &k : *kernels) {
+    if (k.request.op == BenchOp::SddmmDot)
+      sddmm.push_back(&k);
+    else if (k.request.op == BenchOp::GatLogits)
+      chain.logits = &k.spec;
+    else if (k.request.op == BenchOp::GatSoftmax)
+      chain.softmax = &k.spec;
+    else if (k.request.op == BenchOp::GatAggregate)
+      chain.aggregate = &k.spec;
+  }
+  ASSERT_EQ(sddmm.size(), 2u);
+
+  graph::CsrGraph g = graph::generateRmat(12, 8, 5);
+  g.name = "rmat12";
+  auto graphs = uploadGraphs(g, true);
+  ASSERT_TRUE(graphs.isOk()) << graphs.message();
+  auto problem = makeSpmmProblem(*graphs, ElementType::F32, 64, false, 9);
+  ASSERT_TRUE(problem.isOk()) << problem.message();
+
+  auto dot = makeSddmmProblem(*problem, 10);
+  ASSERT_TRUE(dot.isOk()) << dot.message();
+  for (const BenchKernel *k : sddmm) {
+    KernelResult right = runGnncSddmm(*bench, k->spec, *dot, "right");
+    EXPECT_EQ(right.status, "ok") << right.report;
+    ASSERT_TRUE(right.timing.has_value());
+    EXPECT_EQ(right.timing->runs, 3);
+  }
+  KernelResult wrong =
+      runGnncSddmm(*bench, breakKernel(sddmm[0]->spec), *dot, "broken");
+  EXPECT_EQ(wrong.status, "wrong") << wrong.report;
+  EXPECT_FALSE(wrong.timing.has_value());
+
+  auto gat = makeGatProblem(*problem, 11);
+  ASSERT_TRUE(gat.isOk()) << gat.message();
+  KernelResult right = runGatChain(*bench, chain, *gat);
+  EXPECT_EQ(right.status, "ok") << right.report;
+  ASSERT_TRUE(right.timing.has_value());
+  EXPECT_GT(right.timing->medianMs, 0.0);
+  rt::KernelSpec badAggregate = breakKernel(*chain.aggregate);
+  GatKernels broken = chain;
+  broken.aggregate = &badAggregate;
+  KernelResult off = runGatChain(*bench, broken, *gat);
+  EXPECT_EQ(off.status, "wrong") << off.report;
+  EXPECT_FALSE(off.timing.has_value());
+
+  // A whole case records both, and counts the broken SDDMM as a failure.
+  std::vector<BenchKernel> all = *kernels;
+  for (BenchKernel &k : all)
+    if (k.request.op == BenchOp::SddmmDot &&
+        k.request.schedule.label != "default") {
+      k.spec = breakKernel(k.spec);
+      k.request.schedule.label = "broken";
+    }
+  CaseOptions options;
+  CaseOutcome outcome =
+      runCase(*bench, nullptr, *graphs, ElementType::F32, 64, all, "", options);
+  EXPECT_EQ(outcome.failures, 1) << outcome.row;
+  const nlohmann::json &records = outcome.record["gnnc_sddmm"];
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["status"], "ok");
+  EXPECT_EQ(records[1]["status"], "wrong");
+  EXPECT_TRUE(records[1]["time_ms"].is_null());
+  EXPECT_EQ(outcome.record["gnnc_sddmm_best"]["label"], "default");
+  EXPECT_EQ(outcome.record["gat_chain"]["status"], "ok")
+      << outcome.record["gat_chain"].dump(1);
+  EXPECT_FALSE(outcome.record["gat_chain"]["time_ms"].is_null());
 }

@@ -3,6 +3,8 @@
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/graph/Parallel.h"
+#include "gnnc/ops/EdgeSoftmax.h"
+#include "gnnc/ops/Sddmm.h"
 #include "gnnc/reference/Spmm.h"
 
 #include <algorithm>
@@ -147,10 +149,11 @@ void gnnc::bench::parallelFor(int64_t n,
 }
 
 void gnnc::bench::randomInputsInto(HostVector<float> &out, int64_t n,
-                                   uint64_t seed, ElementType type) {
+                                   uint64_t seed, ElementType type, float lo,
+                                   float hi) {
   n = std::max<int64_t>(n, 0);
   resizeForOverwrite(out, static_cast<size_t>(n));
-  ref::randomFeaturesInto(out.data(), n, seed);
+  ref::randomFeaturesInto(out.data(), n, seed, lo, hi);
   if (type == ElementType::F32)
     return;
   parallelFor(n, [&](int64_t lo, int64_t hi) {
@@ -417,6 +420,192 @@ gnnc::bench::checkOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
   return check;
 }
 
+Expected<SddmmProblem> gnnc::bench::makeSddmmProblem(SpmmProblem &base,
+                                                     uint64_t seed) {
+  const graph::CsrGraph &g = base.graph();
+  SddmmProblem p;
+  p.base = &base;
+  HostBuffers &host = base.host;
+  randomInputsInto(host.rowX, g.numRows * base.width, seed, base.type);
+  auto rowX = uploadConverted(host.rowX.data(), host.rowX.size(), base.type,
+                              &host.bits);
+  if (!rowX)
+    return rowX.status();
+  p.rowX = rowX.take();
+  auto out = rt::DeviceBuffer::allocate(
+      std::max<size_t>(p.outputCount() * elementSize(base.type), 1));
+  if (!out)
+    return out.status();
+  p.out = out.take();
+  return p;
+}
+
+void gnnc::bench::ensureSddmmReference(SddmmProblem &problem) {
+  if (problem.hasReference)
+    return;
+  auto start = std::chrono::steady_clock::now();
+  SpmmProblem &base = *problem.base;
+  ref::sddmm(base.graph(), base.host.rowX.data(), base.host.x.data(),
+             base.width, ref::SddmmForm::Dot, std::nullopt,
+             base.host.edgeExpected, &base.host.edgeMagnitude,
+             /*numThreads=*/0);
+  problem.referenceSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  problem.hasReference = true;
+}
+
+Expected<ops::KernelCheck>
+gnnc::bench::checkSddmmOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
+                                 SddmmProblem &problem) {
+  auto sig = ops::sddmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  SpmmProblem &base = *problem.base;
+  const ops::DeviceGraph &dg = base.graphs->gnnc;
+  if (sig->type != base.type || sig->featureWidth != base.width ||
+      sig->form != ref::SddmmForm::Dot || sig->leakyRelu ||
+      sig->offsets64 != dg.offsets64 || sig->indices64 != dg.indices64)
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' does not match the SDDMM problem (type, width, "
+                         "form, leaky ReLU or index widths)");
+  ensureSddmmReference(problem);
+  GNNC_RETURN_IF_ERROR(problem.out.fill(0xff)); // NaN in every type
+  GNNC_RETURN_IF_ERROR(ops::launchSddmm(bench.runtime(), kernel, dg,
+                                        problem.rowX, base.x, problem.out,
+                                        /*synchronize=*/true));
+  HostBuffers &host = base.host;
+  GNNC_RETURN_IF_ERROR(downloadConverted(problem.out, problem.outputCount(),
+                                         base.type, host.got, &host.bits));
+  ops::KernelCheck check =
+      compareScaled(host.got.data(), host.edgeExpected.data(),
+                    host.edgeMagnitude.data(), problem.outputCount(),
+                    /*width=*/1, ops::spmmTolerance(base.type),
+                    ops::spmmAbsoluteTolerance(base.type));
+  const graph::CsrGraph &g = base.graph();
+  check.report = kernel.spec.name + " on '" + g.name + "' (" +
+                 std::to_string(g.numRows) + " rows, " +
+                 std::to_string(g.nnz()) + " edge values, width " +
+                 std::to_string(base.width) + ", " +
+                 elementTypeName(base.type) + "): " + check.report;
+  return check;
+}
+
+Expected<GatProblem> gnnc::bench::makeGatProblem(SpmmProblem &base,
+                                                 uint64_t seed) {
+  const graph::CsrGraph &g = base.graph();
+  GatProblem p;
+  p.base = &base;
+  HostBuffers &host = base.host;
+  randomInputsInto(host.attRow, g.numRows, seed, base.type, -4.0f, 4.0f);
+  randomInputsInto(host.attCol, g.numCols, seed ^ 0xa77c01ull, base.type, -4.0f,
+                   4.0f);
+  auto attRow = uploadConverted(host.attRow.data(), host.attRow.size(),
+                                base.type, &host.bits);
+  if (!attRow)
+    return attRow.status();
+  p.attRow = attRow.take();
+  auto attCol = uploadConverted(host.attCol.data(), host.attCol.size(),
+                                base.type, &host.bits);
+  if (!attCol)
+    return attCol.status();
+  p.attCol = attCol.take();
+  const size_t edgeBytes = std::max<size_t>(
+      static_cast<size_t>(g.nnz()) * elementSize(base.type), 1);
+  auto logits = rt::DeviceBuffer::allocate(edgeBytes);
+  if (!logits)
+    return logits.status();
+  p.logits = logits.take();
+  auto alpha = rt::DeviceBuffer::allocate(edgeBytes);
+  if (!alpha)
+    return alpha.status();
+  p.alpha = alpha.take();
+  return p;
+}
+
+void gnnc::bench::gatChainReference(const graph::CsrGraph &g,
+                                    const float *attRow, const float *attCol,
+                                    const float *x, int64_t width, float slope,
+                                    ElementType type, double *out,
+                                    double *magnitude) {
+  auto rows = [&](int64_t first, int64_t last) {
+    std::vector<double> alpha;
+    for (int64_t r = first; r < last; ++r) {
+      double *y = out + r * width;
+      double *mag = magnitude + r * width;
+      std::fill(y, y + width, 0.0);
+      std::fill(mag, mag + width, 0.0);
+      const int64_t begin = g.rowPtr[r], end = g.rowPtr[r + 1];
+      if (begin == end)
+        continue;
+      // The logits tensor, in the element type.
+      alpha.resize(static_cast<size_t>(end - begin));
+      double max = -HUGE_VAL;
+      for (int64_t e = begin; e < end; ++e) {
+        double v = double(attRow[r]) + double(attCol[g.colIdx[e]]);
+        if (v < 0)
+          v *= double(slope);
+        double rounded = roundToElementType(static_cast<float>(v), type);
+        alpha[e - begin] = rounded;
+        max = std::max(max, rounded);
+      }
+      // The softmax weights, in the element type.
+      double sum = 0;
+      for (double &a : alpha) {
+        a = std::exp(a - max);
+        sum += a;
+      }
+      for (double &a : alpha)
+        a = roundToElementType(static_cast<float>(a / sum), type);
+      // The weighted sum of the neighbours' features.
+      for (int64_t e = begin; e < end; ++e) {
+        const double a = alpha[e - begin];
+        const float *xc = x + int64_t(g.colIdx[e]) * width;
+        for (int64_t f = 0; f < width; ++f) {
+          double term = a * double(xc[f]);
+          y[f] += term;
+          mag[f] += std::fabs(term);
+        }
+      }
+    }
+  };
+  const int threads = graph::hostThreads();
+  if (threads == 1 || g.nnz() * width < (int64_t(1) << 20)) {
+    rows(0, g.numRows);
+    return;
+  }
+  // Pieces of about equal work; each output row belongs to one piece, so the
+  // result ignores the thread count.
+  std::vector<int64_t> bounds = graph::splitRowsByWork(
+      g.rowPtr.data(), g.numRows, static_cast<int64_t>(threads) * 16);
+  graph::parallelForEach(
+      static_cast<int64_t>(bounds.size()) - 1, threads,
+      [&](int64_t piece) { rows(bounds[piece], bounds[piece + 1]); });
+}
+
+double gnnc::bench::gatChainTolerance(ElementType type) {
+  return 4 * ops::spmmTolerance(type);
+}
+
+void gnnc::bench::ensureGatReference(GatProblem &problem) {
+  if (problem.hasReference)
+    return;
+  auto start = std::chrono::steady_clock::now();
+  SpmmProblem &base = *problem.base;
+  HostBuffers &host = base.host;
+  // The SpMM problem's reference arrays now hold the chain's.
+  base.hasReference = false;
+  resizeForOverwrite(host.expected, base.outputCount());
+  resizeForOverwrite(host.magnitude, base.outputCount());
+  gatChainReference(base.graph(), host.attRow.data(), host.attCol.data(),
+                    host.x.data(), base.width, kGatLeakySlope, base.type,
+                    host.expected.data(), host.magnitude.data());
+  problem.referenceSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  problem.hasReference = true;
+}
+
 //===----------------------------------------------------------------------===//
 // gnnc kernels
 //===----------------------------------------------------------------------===//
@@ -574,41 +763,110 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
   return chosen;
 }
 
-std::string SpmmKernelRequest::symbol() const {
-  std::string label;
-  for (char c : schedule.label) {
+std::vector<ScheduleChoice>
+gnnc::bench::sddmmScheduleVariants(const ScheduleChoice &resolved,
+                                   ElementType type, int64_t width,
+                                   size_t maxCount) {
+  std::vector<ScheduleChoice> chosen;
+  for (const ScheduleChoice &s :
+       scheduleVariants(resolved, type, width, size_t(64)))
+    if (s.edgesPerWorker == 0 && chosen.size() < maxCount)
+      chosen.push_back(s);
+  return chosen;
+}
+
+namespace {
+
+/// `label` as part of a symbol: "dw*2" -> "dw_x2", "dw/2" -> "dw_d2".
+std::string symbolPart(const std::string &label) {
+  std::string part;
+  for (char c : label) {
     if (std::isalnum(static_cast<unsigned char>(c)))
-      label += c;
+      part += c;
     else if (c == '*')
-      label += "_x";
+      part += "_x";
     else if (c == '/')
-      label += "_d";
+      part += "_d";
     else
-      label += '_';
+      part += '_';
   }
-  return std::string(elementTypeName(type)) + "_w" + std::to_string(width) +
-         (edgeValues ? "_ve_" : "_v_") + (offsets64 ? "o64_" : "o32_") + label;
+  return part;
+}
+
+} // namespace
+
+std::string KernelRequest::symbol() const {
+  const std::string type = elementTypeName(this->type);
+  const std::string offsets = offsets64 ? "o64" : "o32";
+  const std::string w = "_w" + std::to_string(width);
+  switch (op) {
+  case BenchOp::Spmm:
+    return type + w + (edgeValues ? "_ve_" : "_v_") + offsets + "_" +
+           symbolPart(schedule.label);
+  case BenchOp::SddmmDot:
+    return "sddmm_" + type + w + "_" + offsets + "_" +
+           symbolPart(schedule.label);
+  case BenchOp::GatLogits:
+    return "gat_logits_" + type + "_" + offsets;
+  case BenchOp::GatSoftmax:
+    return "gat_softmax_" + type + "_" + offsets;
+  case BenchOp::GatAggregate:
+    return "gat_spmm_" + type + w + "_" + offsets;
+  }
+  return "unknown";
 }
 
 std::string
-gnnc::bench::spmmModuleText(const std::string &moduleName,
-                            const std::vector<SpmmKernelRequest> &requests) {
+gnnc::bench::benchModuleText(const std::string &moduleName,
+                             const std::vector<KernelRequest> &requests) {
   std::ostringstream os;
   os << "gnn.module @" << moduleName << " {\n";
-  for (const SpmmKernelRequest &r : requests) {
+  for (const KernelRequest &r : requests) {
     const std::string type = elementTypeName(r.type);
     const std::string graph = std::string("!gnn.graph<csr, ") +
                               (r.offsets64 ? "i64" : "i32") + ", i32>";
     const std::string x =
         "tensor<?x" + std::to_string(r.width) + "x" + type + ">";
     const std::string w = "tensor<?x" + type + ">";
-    os << "  gnn.kernel @" << r.symbol() << "(%g: " << graph << ", %x: " << x;
-    if (r.edgeValues)
+    const std::string head = "tensor<?x1x" + type + ">";
+    std::string attribute = r.schedule.attribute();
+    os << "  gnn.kernel @" << r.symbol() << "(%g: " << graph;
+    switch (r.op) {
+    case BenchOp::SddmmDot:
+      os << ", %a: " << x << ", %b: " << x << ") -> " << w << " {\n"
+         << "    %e = gnn.sddmm %g, %a, %b";
+      if (!attribute.empty())
+        os << " {schedule = " << attribute << "}";
+      os << " : " << graph << ", " << x << ", " << x << " -> " << w << "\n"
+         << "    gnn.return %e : " << w << "\n  }\n";
+      continue;
+    case BenchOp::GatLogits: {
+      char slope[32];
+      std::snprintf(slope, sizeof(slope), "%.9g", double(kGatLeakySlope));
+      os << ", %a: " << head << ", %b: " << head << ") -> " << head << " {\n"
+         << "    %e = gnn.sddmm %g, %a, %b {form = #gnn<sddmm_form add>, "
+         << "leaky_relu = " << slope << " : f32} : " << graph << ", " << head
+         << ", " << head << " -> " << head << "\n"
+         << "    gnn.return %e : " << head << "\n  }\n";
+      continue;
+    }
+    case BenchOp::GatSoftmax:
+      os << ", %e: " << w << ") -> " << w << " {\n"
+         << "    %a = gnn.edge_softmax %g, %e : " << graph << ", " << w
+         << " -> " << w << "\n"
+         << "    gnn.return %a : " << w << "\n  }\n";
+      continue;
+    case BenchOp::Spmm:
+    case BenchOp::GatAggregate:
+      break;
+    }
+    const bool values = r.edgeValues || r.op == BenchOp::GatAggregate;
+    os << ", %x: " << x;
+    if (values)
       os << ", %w: " << w;
     os << ") -> " << x << " {\n    %y = gnn.spmm %g, %x";
-    if (r.edgeValues)
+    if (values)
       os << " values(%w : " << w << ")";
-    std::string attribute = r.schedule.attribute();
     if (!attribute.empty())
       os << " {schedule = " << attribute << "}";
     os << " : " << graph << ", " << x << " -> " << x << "\n";
@@ -619,54 +877,93 @@ gnnc::bench::spmmModuleText(const std::string &moduleName,
 }
 
 Expected<std::vector<BenchKernel>>
-gnnc::bench::compileSpmmKernels(ElementType type, int64_t width,
-                                size_t maxSchedules, bool edgeValues,
-                                bool offsets64) {
+gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
+                                 const KernelSetOptions &options) {
   // Kernel symbols already name the type and width: entry points read
   // "bench_f16_w64_v_o64_default".
   const std::string moduleName = "bench";
-  SpmmKernelRequest base;
-  base.type = type;
-  base.width = width;
-  base.offsets64 = offsets64;
-  // 1. The default schedule, as gnnc resolves it.
-  auto probe = compileGnn(spmmModuleText(moduleName, {base}), moduleName);
+  KernelRequest spmm;
+  spmm.type = type;
+  spmm.width = width;
+  spmm.offsets64 = options.offsets64;
+  KernelRequest sddmm = spmm;
+  sddmm.op = BenchOp::SddmmDot;
+  // 1. The default schedules, as gnnc resolves them.
+  std::vector<KernelRequest> probes{spmm};
+  if (options.sddmmSchedules > 0)
+    probes.push_back(sddmm);
+  auto probe = compileGnn(benchModuleText(moduleName, probes), moduleName);
   if (!probe)
     return probe.status();
-  if (probe->kernels.size() != 1)
-    return Status::error("expected one kernel from the probe module, got " +
+  if (probe->kernels.size() != probes.size())
+    return Status::error("expected " + std::to_string(probes.size()) +
+                         " kernels from the probe module, got " +
                          std::to_string(probe->kernels.size()));
-  auto resolved = parseSchedule(probe->kernels.front().schedule);
-  if (!resolved)
-    return resolved.status();
-
-  // 2. The default (left to gnnc, so it tracks the compiler's choice), the
-  // variants (explicit), and the SpMMve default, in one translation unit.
-  std::vector<SpmmKernelRequest> requests;
-  for (const ScheduleChoice &s : scheduleVariants(
-           *resolved, type, width, std::max<size_t>(1, maxSchedules))) {
-    SpmmKernelRequest r = base;
-    r.schedule = s;
-    if (s.label == "default")
-      r.schedule = ScheduleChoice();
-    requests.push_back(r);
+  std::vector<ScheduleChoice> resolved;
+  for (const KernelRequest &r : probes) {
+    auto spec = findKernel(*probe, r.symbol());
+    if (!spec)
+      return spec.status();
+    auto s = parseSchedule(spec->schedule);
+    if (!s)
+      return s.status();
+    resolved.push_back(*s);
   }
-  if (edgeValues) {
-    SpmmKernelRequest r = base;
+
+  // 2. The defaults (left to gnnc, so they track the compiler's choice), the
+  // variants (explicit), the SpMMve default and the chain, in one
+  // translation unit.
+  std::vector<KernelRequest> requests;
+  auto addVariants = [&](const KernelRequest &base,
+                         const std::vector<ScheduleChoice> &schedules) {
+    for (const ScheduleChoice &s : schedules) {
+      KernelRequest r = base;
+      r.schedule = s;
+      if (s.label == "default")
+        r.schedule = ScheduleChoice();
+      requests.push_back(r);
+    }
+  };
+  addVariants(spmm,
+              scheduleVariants(resolved[0], type, width,
+                               std::max<size_t>(1, options.spmmSchedules)));
+  if (options.edgeValues) {
+    KernelRequest r = spmm;
     r.edgeValues = true;
     requests.push_back(r);
   }
-  auto compiled = compileGnn(spmmModuleText(moduleName, requests), moduleName);
+  if (options.sddmmSchedules > 0)
+    addVariants(sddmm, sddmmScheduleVariants(resolved[1], type, width,
+                                             options.sddmmSchedules));
+  if (options.gatChain)
+    for (BenchOp op :
+         {BenchOp::GatLogits, BenchOp::GatSoftmax, BenchOp::GatAggregate}) {
+      KernelRequest r = spmm;
+      r.op = op;
+      requests.push_back(r);
+    }
+  auto compiled = compileGnn(benchModuleText(moduleName, requests), moduleName);
   if (!compiled)
     return compiled.status();
   std::vector<BenchKernel> kernels;
-  for (const SpmmKernelRequest &r : requests) {
+  for (const KernelRequest &r : requests) {
     auto spec = findKernel(*compiled, r.symbol());
     if (!spec)
       return spec.status();
     kernels.push_back({r, spec.take()});
   }
   return kernels;
+}
+
+Expected<std::vector<BenchKernel>>
+gnnc::bench::compileSpmmKernels(ElementType type, int64_t width,
+                                size_t maxSchedules, bool edgeValues,
+                                bool offsets64) {
+  KernelSetOptions options;
+  options.spmmSchedules = maxSchedules;
+  options.edgeValues = edgeValues;
+  options.offsets64 = offsets64;
+  return compileBenchKernels(type, width, options);
 }
 
 KernelResult gnnc::bench::runGnncKernel(Bench &bench,
@@ -722,6 +1019,149 @@ KernelResult gnnc::bench::runGnncKernel(Bench &bench,
   return result;
 }
 
+KernelResult gnnc::bench::runGnncSddmm(Bench &bench, const rt::KernelSpec &spec,
+                                       SddmmProblem &problem,
+                                       const std::string &label) {
+  KernelResult result;
+  result.label = label;
+  result.kernelName = spec.name;
+  result.schedule = spec.schedule;
+  result.op = "sddmm";
+  rt::LoadStats stats;
+  auto kernel = bench.runtime().load(spec, &stats);
+  if (!kernel) {
+    result.status = "error";
+    result.report = kernel.message();
+    return result;
+  }
+  result.loadMs = stats.totalMs;
+  auto check = checkSddmmOnProblem(bench, *kernel, problem);
+  if (!check) {
+    result.status = "error";
+    result.report = check.message();
+    return result;
+  }
+  result.report = check->report;
+  if (!check->ok) {
+    result.status = "wrong";
+    return result;
+  }
+  const ops::DeviceGraph &dg = problem.base->graphs->gnnc;
+  const rt::LoadedKernel &loaded = *kernel;
+  auto timing = bench.time([&]() {
+    return ops::launchSddmm(bench.runtime(), loaded, dg, problem.rowX,
+                            problem.base->x, problem.out,
+                            /*synchronize=*/false);
+  });
+  if (!timing) {
+    result.status = "error";
+    result.report = timing.message();
+    return result;
+  }
+  result.status = "ok";
+  result.timing = *timing;
+  return result;
+}
+
+KernelResult gnnc::bench::runGatChain(Bench &bench, const GatKernels &kernels,
+                                      GatProblem &problem) {
+  KernelResult result;
+  result.label = "gat";
+  result.op = "gat_chain";
+  result.edgeValues = true;
+  if (!kernels.logits || !kernels.softmax || !kernels.aggregate) {
+    result.status = "error";
+    result.report = "the chain's kernels are missing";
+    return result;
+  }
+  result.kernelName = kernels.logits->name + " + " + kernels.softmax->name +
+                      " + " + kernels.aggregate->name;
+  result.schedule = kernels.logits->schedule + " | " +
+                    kernels.softmax->schedule + " | " +
+                    kernels.aggregate->schedule;
+  auto fail = [&](const std::string &status, const std::string &why) {
+    result.status = status;
+    result.report = why;
+    return result;
+  };
+  std::vector<rt::LoadedKernel> loaded;
+  for (const rt::KernelSpec *spec :
+       {kernels.logits, kernels.softmax, kernels.aggregate}) {
+    rt::LoadStats stats;
+    auto kernel = bench.runtime().load(*spec, &stats);
+    if (!kernel)
+      return fail("error", kernel.message());
+    result.loadMs += stats.totalMs;
+    loaded.push_back(kernel.take());
+  }
+  SpmmProblem &base = *problem.base;
+  const ops::DeviceGraph &dg = base.graphs->gnnc;
+  // The kernels must fit the problem (and each other).
+  auto logitsSig = ops::sddmmSignature(loaded[0].spec);
+  auto softmaxSig = ops::edgeSoftmaxSignature(loaded[1].spec);
+  auto spmmSig = ops::spmmSignature(loaded[2].spec);
+  if (!logitsSig || !softmaxSig || !spmmSig)
+    return fail("error",
+                "not a GAT chain: " + (!logitsSig    ? logitsSig.message()
+                                       : !softmaxSig ? softmaxSig.message()
+                                                     : spmmSig.message()));
+  if (logitsSig->type != base.type || logitsSig->featureWidth != 1 ||
+      logitsSig->form != ref::SddmmForm::Add ||
+      logitsSig->leakyRelu != std::optional<float>(kGatLeakySlope) ||
+      softmaxSig->type != base.type || softmaxSig->heads != 1 ||
+      spmmSig->type != base.type || spmmSig->featureWidth != base.width ||
+      !spmmSig->edgeValues || spmmSig->reduce != ref::SpmmReduce::Sum ||
+      spmmSig->scale != ref::DegreeScale::None ||
+      logitsSig->offsets64 != dg.offsets64 ||
+      softmaxSig->offsets64 != dg.offsets64 ||
+      spmmSig->offsets64 != dg.offsets64)
+    return fail("error", "the chain's kernels do not match the problem "
+                         "(type, width, form, slope, heads or offsets)");
+
+  auto run = [&](bool synchronize) -> Status {
+    GNNC_RETURN_IF_ERROR(ops::launchSddmm(bench.runtime(), loaded[0], dg,
+                                          problem.attRow, problem.attCol,
+                                          problem.logits, false));
+    GNNC_RETURN_IF_ERROR(ops::launchEdgeSoftmax(
+        bench.runtime(), loaded[1], dg, problem.logits, problem.alpha, false));
+    return ops::launchSpmm(bench.runtime(), loaded[2], dg, base.x,
+                           &problem.alpha, base.y, synchronize);
+  };
+
+  // The gate: every intermediate and the output poisoned, one run, every
+  // output element compared.
+  ensureGatReference(problem);
+  for (rt::DeviceBuffer *b : {&problem.logits, &problem.alpha, &base.y})
+    if (Status st = b->fill(0xff); !st)
+      return fail("error", st.message());
+  if (Status st = run(/*synchronize=*/true); !st)
+    return fail("error", st.message());
+  HostBuffers &host = base.host;
+  if (Status st = downloadConverted(base.y, base.outputCount(), base.type,
+                                    host.got, &host.bits);
+      !st)
+    return fail("error", st.message());
+  ops::KernelCheck check = compareScaled(
+      host.got, host.expected, host.magnitude, base.width,
+      gatChainTolerance(base.type), ops::spmmAbsoluteTolerance(base.type));
+  const graph::CsrGraph &g = base.graph();
+  result.report = "GAT chain on '" + g.name + "' (" +
+                  std::to_string(g.numRows) + " rows, " +
+                  std::to_string(g.nnz()) + " nnz, 1 head, width " +
+                  std::to_string(base.width) + ", " +
+                  elementTypeName(base.type) + "): " + check.report;
+  if (!check.ok) {
+    result.status = "wrong";
+    return result;
+  }
+  auto timing = bench.time([&]() { return run(/*synchronize=*/false); });
+  if (!timing)
+    return fail("error", timing.message());
+  result.status = "ok";
+  result.timing = *timing;
+  return result;
+}
+
 //===----------------------------------------------------------------------===//
 // JSON
 //===----------------------------------------------------------------------===//
@@ -758,6 +1198,7 @@ nlohmann::json gnnc::bench::toJson(const KernelResult &r,
   j["kernel"] = r.kernelName;
   j["schedule"] = r.schedule;
   j["edge_values"] = r.edgeValues;
+  j["op"] = r.op;
   j["status"] = r.status;
   j["report"] = r.report;
   j["load_ms"] = r.loadMs;

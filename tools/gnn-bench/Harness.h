@@ -1,11 +1,12 @@
 //===- Harness.h - Timing and checking sparse kernels -----------*- C++ -*-===//
 //
 // The reusable part of gnn-bench: the byte counts behind the bandwidth
-// bounds, CUDA-event timing with L2 flushes, SpMM problems whose CPU
-// reference is computed once and shared by every kernel that solves them,
-// the correctness gate (a kernel whose output is wrong gets no timing), the
-// generation of gnn.spmm kernels and their schedule variants, and the JSON
-// records of the results. See bench/NOTES.md for what is measured and why.
+// bounds, CUDA-event timing with L2 flushes, SpMM, SDDMM and GAT-chain
+// problems whose CPU reference is computed once and shared by every kernel
+// that solves them, the correctness gate (a kernel whose output is wrong
+// gets no timing), the generation of gnn.spmm and gnn.sddmm kernels and
+// their schedule variants, and the JSON records of the results. See
+// bench/NOTES.md for what is measured and why.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_BENCH_HARNESS_H
@@ -13,6 +14,7 @@
 
 #include "gnnc/graph/Csr.h"
 #include "gnnc/ops/Spmm.h"
+#include "gnnc/reference/Sddmm.h"
 #include "gnnc/runtime/Float16.h"
 #include "gnnc/runtime/Runtime.h"
 #include "gnnc/runtime/Status.h"
@@ -124,6 +126,12 @@ struct HostBuffers {
   /// Scratch for downloads and 16-bit conversions.
   HostVector<float> got;
   HostVector<uint16_t> bits;
+  /// SDDMM: the row features, and the reference and sum of |terms| per
+  /// edge (std::vector: what ref::sddmm fills).
+  HostVector<float> rowX;
+  std::vector<double> edgeExpected, edgeMagnitude;
+  /// GAT chain: the per-node attention terms of the rows and the columns.
+  HostVector<float> attRow, attCol;
 };
 
 //===----------------------------------------------------------------------===//
@@ -216,11 +224,12 @@ void resizeForOverwrite(HostVector<T> &v, size_t n, bool touch) {
     });
 }
 
-/// Fills `out` (resized to n) with floats uniform in [-1, 1), rounded to
-/// `type`, deterministic for the seed and independent of the thread count
-/// (ref::randomFeaturesInto, then rounding, on all threads).
+/// Fills `out` (resized to n) with floats uniform in [lo, hi) (default
+/// [-1, 1)), rounded to `type`, deterministic for the seed and independent
+/// of the thread count (ref::randomFeaturesInto, then rounding, on all
+/// threads).
 void randomInputsInto(HostVector<float> &out, int64_t n, uint64_t seed,
-                      ElementType type);
+                      ElementType type, float lo = -1.0f, float hi = 1.0f);
 
 /// randomInputsInto a new array.
 HostVector<float> randomInputs(int64_t n, uint64_t seed, ElementType type);
@@ -337,6 +346,82 @@ Expected<ops::SpmmCheck> checkOnProblem(Bench &bench,
                                         const rt::LoadedKernel &kernel,
                                         SpmmProblem &problem);
 
+/// An SDDMM (dot form) problem on the graph and column features of an SpMM
+/// problem: out[e] = dot(rowX[r, :], x[c, :]) for every edge e = (r, c),
+/// with rowX (numRows x width) drawn fresh. The host arrays live in the
+/// SpMM problem's HostBuffers (rowX, edgeExpected, edgeMagnitude, got).
+struct SddmmProblem {
+  SpmmProblem *base = nullptr;
+  rt::DeviceBuffer rowX, out;
+  bool hasReference = false;
+  double referenceSeconds = 0;
+
+  const graph::CsrGraph &graph() const { return base->graph(); }
+  size_t outputCount() const {
+    return static_cast<size_t>(base->graph().nnz());
+  }
+  size_t deviceBytes() const { return rowX.size() + out.size(); }
+};
+
+/// Draws the row features from `seed` and allocates the output.
+Expected<SddmmProblem> makeSddmmProblem(SpmmProblem &base, uint64_t seed);
+
+/// Computes the per-edge reference (ref::sddmm, multithreaded) unless
+/// present.
+void ensureSddmmReference(SddmmProblem &problem);
+
+/// Poisons the output with NaN, runs the gnn.sddmm `kernel` and compares
+/// every edge's value with the reference (tolerance as ops::checkSddmm:
+/// spmmTolerance of the sum of |terms|).
+Expected<ops::KernelCheck> checkSddmmOnProblem(Bench &bench,
+                                               const rt::LoadedKernel &kernel,
+                                               SddmmProblem &problem);
+
+/// The GAT attention chain with one head, on the graph, features `x` and
+/// output `y` of an SpMM problem:
+///   logits[e] = leaky_relu(attRow[r] + attCol[c], slope)   (gnn.sddmm add)
+///   alpha = edge_softmax(logits) over each row's edges     (gnn.edge_softmax)
+///   y[r, :] = sum over edges e = (r, c) of alpha[e] x[c, :] (gnn.spmm)
+/// attRow (numRows) and attCol (numCols) are uniform in [-4, 4) (logits up
+/// to +-8, so the softmax is far from uniform). Host arrays live in the SpMM
+/// problem's HostBuffers; the reference uses its expected and magnitude
+/// arrays (the SpMM reference there is dropped).
+struct GatProblem {
+  SpmmProblem *base = nullptr;
+  rt::DeviceBuffer attRow, attCol, logits, alpha;
+  bool hasReference = false;
+  double referenceSeconds = 0;
+
+  const graph::CsrGraph &graph() const { return base->graph(); }
+  size_t deviceBytes() const {
+    return attRow.size() + attCol.size() + logits.size() + alpha.size();
+  }
+};
+
+/// Draws the attention terms from `seed` and allocates the intermediates.
+Expected<GatProblem> makeGatProblem(SpmmProblem &base, uint64_t seed);
+
+/// The chain in double precision, rounding each intermediate tensor (the
+/// logits, the softmax weights) to `type` as the program's types say: for
+/// each row, logits[e] = round(leaky(attRow[r] + attCol[c])), alpha[e] =
+/// round(exp(logits[e] - max) / sum of exp over the row), out[r, f] = sum of
+/// alpha[e] x[c, f], and magnitude[r, f] the sum of alpha[e] |x[c, f]|.
+/// `out` and `magnitude` hold numRows x width values; every one is written
+/// (0 for an empty row). Runs on all host threads; the result does not
+/// depend on their number.
+void gatChainReference(const graph::CsrGraph &g, const float *attRow,
+                       const float *attCol, const float *x, int64_t width,
+                       float slope, ElementType type, double *out,
+                       double *magnitude);
+
+/// The tolerance of a chain output, relative to its magnitude: 4x
+/// spmmTolerance, since an intermediate value the GPU rounds may land one
+/// unit in the last place away from the reference's (expf vs exp).
+double gatChainTolerance(ElementType type);
+
+/// Computes the chain reference unless present.
+void ensureGatReference(GatProblem &problem);
+
 //===----------------------------------------------------------------------===//
 // gnnc kernels
 //===----------------------------------------------------------------------===//
@@ -374,35 +459,79 @@ std::vector<ScheduleChoice> scheduleVariants(const ScheduleChoice &resolved,
                                              ElementType type, int64_t width,
                                              size_t maxCount);
 
-/// One gnn.spmm kernel to generate.
-struct SpmmKernelRequest {
+/// The leaky ReLU slope of the GAT chain (GAT's 0.2).
+constexpr float kGatLeakySlope = 0.2f;
+
+/// Which op a generated kernel runs.
+enum class BenchOp {
+  /// gnn.spmm (sum; edge values when asked).
+  Spmm,
+  /// gnn.sddmm, dot form.
+  SddmmDot,
+  /// The GAT chain: gnn.sddmm add form with leaky_relu 0.2 on one head.
+  GatLogits,
+  /// The GAT chain: gnn.edge_softmax of one value per edge.
+  GatSoftmax,
+  /// The GAT chain: gnn.spmm with the softmax weights as edge values.
+  GatAggregate
+};
+
+/// One kernel to generate.
+struct KernelRequest {
+  BenchOp op = BenchOp::Spmm;
   ElementType type = ElementType::F32;
+  /// The feature width (GatLogits and GatSoftmax ignore it: one head).
   int64_t width = 64;
   bool edgeValues = false;
   bool offsets64 = true;
   ScheduleChoice schedule;
 
-  /// The kernel's symbol in the module, e.g. "f16_w64_v_dw_x2".
+  /// The kernel's symbol in the module, e.g. "f16_w64_v_o64_dw_x2" (SpMM),
+  /// "sddmm_f16_w64_o64_default", "gat_softmax_f16_o64".
   std::string symbol() const;
 };
 
 /// The .gnn text of a module `@moduleName` holding the requested kernels.
-std::string spmmModuleText(const std::string &moduleName,
-                           const std::vector<SpmmKernelRequest> &requests);
+std::string benchModuleText(const std::string &moduleName,
+                            const std::vector<KernelRequest> &requests);
 
 /// A compiled kernel and how it was asked for.
 struct BenchKernel {
-  SpmmKernelRequest request;
+  KernelRequest request;
   rt::KernelSpec spec;
 };
 
-/// Compiles the default kernel for (type, width), reads back its schedule,
-/// and compiles the default plus up to maxSchedules - 1 variants of the
-/// SpMMv kernel, and (with edgeValues) the default SpMMve kernel, as one
-/// module.
+/// What to generate for one (type, width).
+struct KernelSetOptions {
+  /// SpMMv schedules: the default plus up to spmmSchedules - 1 variants.
+  size_t spmmSchedules = 4;
+  /// The default SpMMve kernel.
+  bool edgeValues = false;
+  /// SDDMM (dot) schedules: the default plus variants (0: none).
+  size_t sddmmSchedules = 0;
+  /// The three kernels of the GAT chain (one head, this width).
+  bool gatChain = false;
+  bool offsets64 = true;
+};
+
+/// Compiles the default kernels for (type, width), reads back their
+/// schedules, and compiles everything `options` asks for as one module (one
+/// NVRTC translation unit): SpMMv variants, then the SpMMve default, then
+/// the SDDMM variants, then the GAT chain (logits, softmax, aggregate).
+Expected<std::vector<BenchKernel>>
+compileBenchKernels(ElementType type, int64_t width,
+                    const KernelSetOptions &options);
+
+/// compileBenchKernels with SpMM kernels only.
 Expected<std::vector<BenchKernel>>
 compileSpmmKernels(ElementType type, int64_t width, size_t maxSchedules,
                    bool edgeValues, bool offsets64);
+
+/// The SDDMM schedules for a resolved default: scheduleVariants without the
+/// edge_parallel ones (vertex_parallel is all gnn.sddmm implements).
+std::vector<ScheduleChoice>
+sddmmScheduleVariants(const ScheduleChoice &resolved, ElementType type,
+                      int64_t width, size_t maxCount);
 
 /// How the correctness gate checks a kernel.
 enum class CheckMode {
@@ -418,6 +547,8 @@ struct KernelResult {
   std::string kernelName;
   std::string schedule;
   bool edgeValues = false;
+  /// "spmm", "sddmm" or "gat_chain".
+  std::string op = "spmm";
   /// "ok" (checked and timed), "wrong" (failed the check: no timing) or
   /// "error" (could not be compiled, loaded or run).
   std::string status;
@@ -432,6 +563,24 @@ struct KernelResult {
 KernelResult runGnncKernel(Bench &bench, const rt::KernelSpec &spec,
                            SpmmProblem &problem, CheckMode mode,
                            const std::string &label = "");
+
+/// The same gate for a gnn.sddmm kernel on a shared SDDMM problem.
+KernelResult runGnncSddmm(Bench &bench, const rt::KernelSpec &spec,
+                          SddmmProblem &problem, const std::string &label = "");
+
+/// The GAT chain's three kernels, as compiled.
+struct GatKernels {
+  const rt::KernelSpec *logits = nullptr;
+  const rt::KernelSpec *softmax = nullptr;
+  const rt::KernelSpec *aggregate = nullptr;
+};
+
+/// Loads the chain, runs it once with every intermediate and the output
+/// poisoned with NaN, compares the output with gatChainReference, and only
+/// if it passed times the three launches as one region (Bench::time). The
+/// result's kernelName and schedule list the three kernels.
+KernelResult runGatChain(Bench &bench, const GatKernels &kernels,
+                         GatProblem &problem);
 
 //===----------------------------------------------------------------------===//
 // JSON

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 using namespace gnnc;
 using namespace gnnc::bench;
@@ -100,9 +101,10 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
                   {"cusparse_spmm", shapeJson(bytesCusparse)}};
   rec["gnnc_offsets"] = graphs.gnnc.offsets64 ? "i64" : "i32";
 
-  std::vector<KernelResult> gnncResults;
+  std::vector<KernelResult> gnncResults, sddmmResults;
+  std::optional<KernelResult> gatResult;
   std::vector<LibraryResult> spmmResults;
-  double referenceSeconds = 0;
+  double referenceSeconds = 0, sddmmSeconds = 0, gatSeconds = 0;
   size_t problemBytes = 0;
   auto recordError = [&](const BenchKernel &k, const std::string &why) {
     KernelResult r;
@@ -112,8 +114,34 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
     r.edgeValues = k.request.edgeValues;
     r.status = "error";
     r.report = why;
-    gnncResults.push_back(r);
+    if (k.request.op == BenchOp::SddmmDot) {
+      r.op = "sddmm";
+      sddmmResults.push_back(r);
+    } else if (k.request.op != BenchOp::Spmm) {
+      r.op = "gat_chain";
+      if (!gatResult)
+        gatResult = r;
+    } else {
+      gnncResults.push_back(r);
+    }
   };
+  auto isSpmm = [](const BenchKernel &k, bool edgeValues) {
+    return k.request.op == BenchOp::Spmm && k.request.edgeValues == edgeValues;
+  };
+  // The GAT chain's kernels, when the case runs it.
+  GatKernels gat;
+  bool anySddmm = false;
+  for (const BenchKernel &k : kernels) {
+    anySddmm |= k.request.op == BenchOp::SddmmDot;
+    if (k.request.op == BenchOp::GatLogits)
+      gat.logits = &k.spec;
+    else if (k.request.op == BenchOp::GatSoftmax)
+      gat.softmax = &k.spec;
+    else if (k.request.op == BenchOp::GatAggregate)
+      gat.aggregate = &k.spec;
+  }
+  const bool runGat =
+      options.gatChain && (gat.logits || gat.softmax || gat.aggregate);
   if (!compileError.empty()) {
     KernelResult r;
     r.label = "default";
@@ -130,13 +158,13 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
                                    std::move(bench.spareHost()));
     if (!problem) {
       for (const BenchKernel &k : kernels)
-        if (!k.request.edgeValues)
+        if (!isSpmm(k, true))
           recordError(k, "inputs: " + problem.message());
     } else {
       bench.sampleMemory();
       problemBytes = std::max(problemBytes, problem->deviceBytes());
       for (const BenchKernel &k : kernels)
-        if (!k.request.edgeValues)
+        if (isSpmm(k, false))
           gnncResults.push_back(runGnncKernel(bench, k.spec, *problem,
                                               options.checkMode,
                                               k.request.schedule.label));
@@ -149,12 +177,12 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
     if (options.edgeValues) {
       bool any = false;
       for (const BenchKernel &k : kernels)
-        any |= k.request.edgeValues;
+        any |= isSpmm(k, true);
       if (any) {
         Status ready = problem ? addEdgeValues(*problem, options.seed + 1)
                                : problem.status();
         for (const BenchKernel &k : kernels) {
-          if (!k.request.edgeValues)
+          if (!isSpmm(k, true))
             continue;
           if (!ready) {
             recordError(k, "inputs: " + ready.message());
@@ -168,6 +196,45 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
         }
         if (ready)
           referenceSeconds += problem->referenceSeconds;
+      }
+    }
+    // gnnc SDDMM (dot) on the graph, with the SpMM features as the column
+    // features and fresh row features; one reference for every schedule.
+    if (problem && anySddmm) {
+      auto sddmm = makeSddmmProblem(*problem, options.seed + 3);
+      for (const BenchKernel &k : kernels) {
+        if (k.request.op != BenchOp::SddmmDot)
+          continue;
+        if (!sddmm) {
+          recordError(k, "inputs: " + sddmm.message());
+          continue;
+        }
+        bench.sampleMemory();
+        sddmmResults.push_back(
+            runGnncSddmm(bench, k.spec, *sddmm, k.request.schedule.label));
+      }
+      if (sddmm) {
+        problemBytes = std::max(problemBytes,
+                                problem->deviceBytes() + sddmm->deviceBytes());
+        sddmmSeconds = sddmm->referenceSeconds;
+      }
+    }
+    // The GAT chain, last: its reference takes the SpMM reference's arrays.
+    if (problem && runGat) {
+      auto chain = makeGatProblem(*problem, options.seed + 4);
+      if (!chain) {
+        KernelResult r;
+        r.label = "gat";
+        r.op = "gat_chain";
+        r.status = "error";
+        r.report = "inputs: " + chain.message();
+        gatResult = r;
+      } else {
+        bench.sampleMemory();
+        gatResult = runGatChain(bench, gat, *chain);
+        problemBytes = std::max(problemBytes,
+                                problem->deviceBytes() + chain->deviceBytes());
+        gatSeconds = chain->referenceSeconds;
       }
     }
     if (problem)
@@ -220,13 +287,15 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
     rec["gnnc_best"] = nullptr;
   }
 
-  // cuSPARSE SDDMM on the same graph (no gnnc counterpart yet).
+  // cuSPARSE SDDMM on the same graph (its own random inputs).
   json sddmm = json::array();
+  std::vector<LibraryResult> sddmmLibrary;
   if (libraries && options.sddmm &&
       (type == ElementType::F32 || type == ElementType::F16)) {
     ProblemShape shape = shapeCusparse;
-    for (const LibraryResult &r :
-         libraries->sddmm(bench, graphs, type, width, options.seed + 2)) {
+    sddmmLibrary =
+        libraries->sddmm(bench, graphs, type, width, options.seed + 2);
+    for (const LibraryResult &r : sddmmLibrary) {
       // Output values are f32 when the f16 output was refused.
       ByteCounts bytes = sddmmBytes(shape);
       bool f32Out = r.types.find("C f32") != std::string::npos;
@@ -237,6 +306,61 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
     }
   }
   rec["cusparse_sddmm"] = sddmm;
+
+  // gnnc SDDMM beside cuSPARSE SDDMM of the same case (the f16 case's
+  // cuSPARSE entry is f16 output, or f32 output where f16 was refused).
+  const LibraryResult *cusparseSddmm = fastest(sddmmLibrary);
+  const double cusparseSddmmMs =
+      cusparseSddmm ? cusparseSddmm->timing->medianMs : 0;
+  ProblemShape shapeSddmm = shapeV;
+  const ByteCounts bytesSddmm = sddmmBytes(shapeSddmm);
+  json gnncSddmm = json::array();
+  const KernelResult *bestSddmm = nullptr;
+  for (const KernelResult &r : sddmmResults) {
+    json j = toJson(r, bytesSddmm, options.copyGbs, 0, 0);
+    if (r.timing && cusparseSddmmMs > 0)
+      j["speedup_vs_cusparse_sddmm"] = cusparseSddmmMs / r.timing->medianMs;
+    gnncSddmm.push_back(j);
+    if (r.status != "ok")
+      ++out.failures;
+    else if (!bestSddmm || r.timing->medianMs < bestSddmm->timing->medianMs)
+      bestSddmm = &r;
+  }
+  rec["gnnc_sddmm"] = gnncSddmm;
+  if (bestSddmm) {
+    json b = gnncSddmm[bestSddmm - sddmmResults.data()];
+    b.erase("report");
+    rec["gnnc_sddmm_best"] = b;
+  } else {
+    rec["gnnc_sddmm_best"] = nullptr;
+  }
+  rec["cusparse_sddmm_best"] = cusparseSddmm
+                                   ? json{{"types", cusparseSddmm->types},
+                                          {"median_ms", cusparseSddmmMs}}
+                                   : json(nullptr);
+  rec["bytes"]["gnnc_sddmm"] = shapeJson(bytesSddmm);
+  rec["sddmm_reference_seconds"] = sddmmSeconds;
+
+  // The GAT chain.
+  if (gatResult) {
+    json j = toJson(*gatResult, ByteCounts(), 0, 0, 0);
+    for (const char *key :
+         {"bytes_compulsory", "bytes_gather", "gbs_compulsory", "gbs_gather"})
+      j.erase(key);
+    j["heads"] = 1;
+    j["width"] = width;
+    j["leaky_relu"] = kGatLeakySlope;
+    j["ops"] = "gnn.sddmm add + leaky_relu, gnn.edge_softmax, gnn.spmm "
+               "with the weights as edge values (three launches, timed "
+               "together)";
+    j["tolerance"] = gatChainTolerance(type);
+    j["reference_seconds"] = gatSeconds;
+    rec["gat_chain"] = j;
+    if (gatResult->status != "ok")
+      ++out.failures;
+  } else {
+    rec["gat_chain"] = nullptr;
+  }
   rec["reference_seconds"] = referenceSeconds;
   rec["case_device_bytes"] = graphs.bytes + problemBytes;
   rec["peak_device_used_bytes"] = bench.peakUsedBytes();
@@ -266,10 +390,46 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
                   fastestAlg ? fastestAlg->algorithm.c_str() : "-");
   }
   out.row = row;
-  for (const KernelResult &r : gnncResults)
-    if (r.status != "ok")
-      out.row += "\n    " + r.status + ": " + r.kernelName + " [" + r.label +
-                 "] " + r.report;
+  if (!sddmmResults.empty()) {
+    char library[160] = "cuSPARSE -";
+    if (cusparseSddmm)
+      std::snprintf(library, sizeof(library), "cuSPARSE %.4f ms (%s)",
+                    cusparseSddmmMs, cusparseSddmm->types.c_str());
+    if (bestSddmm) {
+      double ms = bestSddmm->timing->medianMs;
+      char speedup[32] = "-";
+      if (cusparseSddmmMs > 0)
+        std::snprintf(speedup, sizeof(speedup), "%.2fx", cusparseSddmmMs / ms);
+      std::snprintf(row, sizeof(row), "%-28s %-4s %4s | %9.4f %-8.8s | %s | %s",
+                    "  sddmm (dot)", "", "", ms, bestSddmm->label.c_str(),
+                    library, speedup);
+    } else {
+      std::snprintf(row, sizeof(row), "%-28s %-4s %4s | %9s %-8s | %s",
+                    "  sddmm (dot)", "", "", "-", "WRONG", library);
+    }
+    out.row += "\n" + std::string(row);
+  }
+  if (gatResult) {
+    if (gatResult->timing)
+      std::snprintf(row, sizeof(row),
+                    "%-28s %-4s %4s | %9.4f %-8.8s | GAT chain, 1 head: "
+                    "sddmm add + leaky_relu, edge_softmax, spmm",
+                    "  gat chain", "", "", gatResult->timing->medianMs, "H=1");
+    else
+      std::snprintf(row, sizeof(row), "%-28s %-4s %4s | %9s %-8s |",
+                    "  gat chain", "", "", "-", "WRONG");
+    out.row += "\n" + std::string(row);
+  }
+  std::vector<const KernelResult *> all;
+  for (const std::vector<KernelResult> *list : {&gnncResults, &sddmmResults})
+    for (const KernelResult &r : *list)
+      all.push_back(&r);
+  if (gatResult)
+    all.push_back(&*gatResult);
+  for (const KernelResult *r : all)
+    if (r->status != "ok")
+      out.row += "\n    " + r->status + ": " + r->kernelName + " [" + r->label +
+                 "] " + r->report;
   return out;
 }
 

@@ -2,8 +2,10 @@
 //
 // One case = one graph x element type x feature width: gnnc's SpMM kernels
 // (schedule variants, SpMMv and SpMMve), cuSPARSE SpMM with every CSR
-// algorithm and cuSPARSE SDDMM, all on the same inputs, with the derived
-// numbers (speedups, bandwidth against the two bounds) as one JSON record.
+// algorithm, gnnc SDDMM (dot; schedule variants) beside cuSPARSE SDDMM, and
+// the GAT attention chain (gnn.sddmm add + leaky_relu, gnn.edge_softmax,
+// gnn.spmm with edge values), with the derived numbers (speedups, bandwidth
+// against the two bounds) as one JSON record.
 // Also the list of graphs the suite runs on.
 //
 //===----------------------------------------------------------------------===//
@@ -27,6 +29,8 @@ struct CaseOptions {
   bool edgeValues = true;
   /// Run cuSPARSE SDDMM (for f32 and f16).
   bool sddmm = true;
+  /// Run the GAT chain when its kernels are among the case's kernels.
+  bool gatChain = true;
   CheckMode checkMode = CheckMode::Shared;
   uint64_t seed = 1;
   /// The measured copy bandwidth in GB/s (<= 0: unknown).
@@ -43,7 +47,8 @@ struct CaseOutcome {
 };
 
 /// Runs one case. `kernels` are the compiled kernels for (type, width)
-/// (SpMMv variants and optionally the SpMMve default); `libraries` may be
+/// (SpMMv variants, optionally the SpMMve default, SDDMM variants and the
+/// GAT chain; see compileBenchKernels); `libraries` may be
 /// null (no cuSPARSE). `compileError`, when not empty, says why there are
 /// no kernels (recorded, counted as a failure).
 CaseOutcome runCase(Bench &bench, CudaLibraries *libraries,

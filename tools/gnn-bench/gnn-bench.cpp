@@ -1,8 +1,9 @@
 //===- gnn-bench.cpp - Benchmark gnnc's kernels against cuSPARSE ----------===//
 //
-// Times gnnc's SpMM kernels next to cuSPARSE (SpMM with every CSR algorithm,
-// SDDMM) on the datasets and on R-MAT graphs, checks every gnnc kernel
-// before timing it, and writes one JSON file plus a table on stdout. See
+// Times gnnc's SpMM and SDDMM kernels next to cuSPARSE (SpMM with every CSR
+// algorithm, SDDMM) and gnnc's GAT attention chain on the datasets and on
+// R-MAT graphs, checks every gnnc kernel before timing it, and writes one
+// JSON file plus a table on stdout. See
 // bench/NOTES.md; bench/run.sh runs it together with the PyTorch baseline.
 //
 //===----------------------------------------------------------------------===//
@@ -34,10 +35,11 @@ namespace {
 void usage() {
   std::printf(
       "usage: gnn-bench [options]\n"
-      "Times gnnc's gnn.spmm kernels against cuSPARSE (SpMM, every CSR\n"
-      "algorithm; SDDMM) on real and R-MAT graphs. Every gnnc kernel is\n"
-      "checked against a double-precision CPU reference before it is timed;\n"
-      "a wrong kernel gets no time and makes the exit status 1.\n"
+      "Times gnnc's gnn.spmm and gnn.sddmm kernels against cuSPARSE (SpMM,\n"
+      "every CSR algorithm; SDDMM) and gnnc's GAT attention chain on real\n"
+      "and R-MAT graphs. Every gnnc kernel (and the chain) is checked\n"
+      "against a double-precision CPU reference before it is timed; a wrong\n"
+      "one gets no time and makes the exit status 1.\n"
       "\n"
       "graphs:\n"
       "  --datasets DIR      every static CSR graph (*.npz with indptr and\n"
@@ -54,6 +56,11 @@ void usage() {
       "  --large-schedules K only the first K schedules (2)\n"
       "  --no-edge-values    skip the SpMMve kernel (edge values)\n"
       "  --no-sddmm          skip cuSPARSE SDDMM\n"
+      "  --no-gnnc-sddmm     skip gnnc SDDMM (dot; f32 and f16, the same\n"
+      "                      schedule count as SpMM)\n"
+      "  --no-gat            skip the GAT chain (f32 and f16, one head, at\n"
+      "                      the width of --gat-width)\n"
+      "  --gat-width N       feature width of the GAT chain (64)\n"
       "  --no-cusparse       skip cuSPARSE altogether\n"
       "  --offsets i64|i32   row offset width of the gnnc kernels (i64)\n"
       "  --check shared|per-kernel\n"
@@ -76,7 +83,8 @@ void usage() {
       "                      and .indices.npy (int32), plus DIR/graphs.json\n"
       "  --dump-only         only write the graphs (no GPU needed)\n"
       "  --quick             cora_planetoid + rmat18, width 64, f32 + f16,\n"
-      "                      the default schedule, no SpMMve\n"
+      "                      the default schedule, no SpMMve (SDDMM and the\n"
+      "                      GAT chain included)\n"
       "  -h, --help\n");
 }
 
@@ -109,6 +117,8 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 struct Options {
   std::string datasets, outFile, dumpDir, cacheDir;
   bool relabel = true, quick = false, dumpOnly = false, cusparse = true;
+  bool gnncSddmm = true, gat = true;
+  int64_t gatWidth = 64;
   std::vector<int> rmatScales{18, 19, 20, 21, 22};
   std::set<std::string> onlyGraphs;
   std::vector<int64_t> widths{32, 64, 128};
@@ -152,6 +162,11 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       o.caseOptions.edgeValues = false;
     } else if (arg == "--no-sddmm") {
       o.caseOptions.sddmm = false;
+    } else if (arg == "--no-gnnc-sddmm") {
+      o.gnncSddmm = false;
+    } else if (arg == "--no-gat") {
+      o.gat = false;
+      o.caseOptions.gatChain = false;
     } else if (arg == "--no-cusparse") {
       o.cusparse = false;
     } else if (arg == "--no-flush") {
@@ -201,6 +216,10 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       if (!parseInt(v, n) || n < 1 || n > 12)
         return "--schedules: expected 1 to 12";
       o.schedules = static_cast<size_t>(n);
+    } else if (arg == "--gat-width") {
+      if (!parseInt(v, n) || n < 1 || n > 4096)
+        return "--gat-width: bad width '" + v + "'";
+      o.gatWidth = n;
     } else if (arg == "--large-nnz") {
       if (!parseInt(v, n) || n < 0)
         return "--large-nnz: expected a count";
@@ -301,6 +320,10 @@ json optionsJson(const Options &o) {
           {"time_limit_seconds", o.timeLimit},
           {"edge_values", o.caseOptions.edgeValues},
           {"sddmm", o.caseOptions.sddmm},
+          {"gnnc_sddmm", o.gnncSddmm},
+          {"gat_chain", o.gat},
+          {"gat_width", o.gatWidth},
+          {"gat_heads", 1},
           {"cusparse", o.cusparse},
           {"gnnc_offsets", o.offsets64 ? "i64" : "i32"},
           {"check", o.caseOptions.checkMode == CheckMode::Shared
@@ -422,8 +445,16 @@ int main(int argc, char **argv) {
     for (ElementType type : o.types)
       for (int64_t width : o.widths) {
         auto key = std::make_pair(static_cast<int>(type), width);
-        auto compiled = compileSpmmKernels(
-            type, width, o.schedules, o.caseOptions.edgeValues, o.offsets64);
+        // SDDMM and the GAT chain run where cuSPARSE SDDMM does (f32, f16).
+        const bool sddmmType =
+            type == ElementType::F32 || type == ElementType::F16;
+        KernelSetOptions set;
+        set.spmmSchedules = o.schedules;
+        set.edgeValues = o.caseOptions.edgeValues;
+        set.sddmmSchedules = o.gnncSddmm && sddmmType ? o.schedules : 0;
+        set.gatChain = o.gat && sddmmType && width == o.gatWidth;
+        set.offsets64 = o.offsets64;
+        auto compiled = compileBenchKernels(type, width, set);
         if (!compiled) {
           compileErrors[key] = compiled.message();
           std::printf("error    compiling %s width %lld: %s\n",
@@ -530,14 +561,21 @@ int main(int argc, char **argv) {
           continue;
         }
         auto key = std::make_pair(static_cast<int>(type), width);
-        // Large graphs run the first schedules only (and SpMMve).
+        // Large graphs run the first schedules only (and SpMMve and the
+        // GAT chain).
         std::vector<BenchKernel> chosen;
         if (auto found = kernels.find(key); found != kernels.end()) {
-          size_t variants = 0;
+          size_t spmmVariants = 0, sddmmVariants = 0;
           size_t limit = g.nnz() > o.largeNnz ? o.largeSchedules : o.schedules;
-          for (const BenchKernel &k : found->second)
-            if (k.request.edgeValues || variants++ < limit)
-              chosen.push_back(k);
+          for (const BenchKernel &k : found->second) {
+            const KernelRequest &r = k.request;
+            if (r.op == BenchOp::Spmm && !r.edgeValues)
+              if (spmmVariants++ >= limit)
+                continue;
+            if (r.op == BenchOp::SddmmDot && sddmmVariants++ >= limit)
+              continue;
+            chosen.push_back(k);
+          }
         }
         auto errorIt = compileErrors.find(key);
         CaseOutcome outcome = runCase(
@@ -560,9 +598,13 @@ int main(int argc, char **argv) {
     json types = json::array();
     for (ElementType t : o.types)
       types.push_back(elementTypeName(t));
-    json manifest = {{"graphs", dumped},      {"widths", o.widths},
-                     {"types", types},        {"warmups", o.timing.warmups},
-                     {"runs", o.timing.runs}, {"seed", o.caseOptions.seed}};
+    json manifest = {{"graphs", dumped},
+                     {"widths", o.widths},
+                     {"types", types},
+                     {"warmups", o.timing.warmups},
+                     {"runs", o.timing.runs},
+                     {"seed", o.caseOptions.seed},
+                     {"gat_width", o.gat ? o.gatWidth : 0}};
     Status written =
         writeText(o.dumpDir + "/graphs.json", manifest.dump(1) + "\n");
     if (!written)
