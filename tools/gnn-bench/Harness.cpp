@@ -811,7 +811,8 @@ std::string KernelRequest::symbol() const {
   case BenchOp::GatSoftmax:
     return "gat_softmax_" + type + "_" + offsets;
   case BenchOp::GatAggregate:
-    return "gat_spmm_" + type + w + "_" + offsets;
+    return "gat_spmm_" + type + w + "_" + offsets + "_" +
+           symbolPart(schedule.label);
   }
   return "unknown";
 }
@@ -935,13 +936,24 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
   if (options.sddmmSchedules > 0)
     addVariants(sddmm, sddmmScheduleVariants(resolved[1], type, width,
                                              options.sddmmSchedules));
-  if (options.gatChain)
-    for (BenchOp op :
-         {BenchOp::GatLogits, BenchOp::GatSoftmax, BenchOp::GatAggregate}) {
+  if (options.gatChain) {
+    for (BenchOp op : {BenchOp::GatLogits, BenchOp::GatSoftmax}) {
       KernelRequest r = spmm;
       r.op = op;
       requests.push_back(r);
     }
+    // The aggregation with the default schedule and edge-parallel (256
+    // merge-path items per worker, the best SpMM schedule on most large
+    // graphs).
+    KernelRequest r = spmm;
+    r.op = BenchOp::GatAggregate;
+    requests.push_back(r);
+    r.schedule = resolved[0];
+    r.schedule.label = "ep256";
+    r.schedule.edgesPerWorker = 256;
+    if (isLegalSchedule(r.schedule, type, width))
+      requests.push_back(r);
+  }
   auto compiled = compileGnn(benchModuleText(moduleName, requests), moduleName);
   if (!compiled)
     return compiled.status();
