@@ -110,20 +110,23 @@ Type SpmmOp::getElementType() {
 static constexpr int32_t kMaxEdgesPerWorker = 1 << 20;
 
 /// Checks that `schedule` is one `op` can run today on `elementType`
-/// features of width `width`, and says why not otherwise. Only gnn.spmm
-/// (`spmm`) has an edge_parallel schedule, f16 accumulation and discretized
-/// reduction (SpmmOp::verify checks those two).
+/// features of width `width`, and says why not otherwise. gnn.spmm (`spmm`)
+/// and gnn.sddmm (`edgeParallel`) have an edge_parallel schedule; only
+/// gnn.spmm has f16 accumulation and discretized reduction (SpmmOp::verify
+/// checks those two).
 static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
                                           Type elementType, int64_t width,
-                                          bool spmm = false) {
+                                          bool spmm = false,
+                                          bool edgeParallel = false) {
   Strategy strategy = schedule.getStrategy();
-  bool edge = spmm && strategy == Strategy::edge_parallel;
+  edgeParallel |= spmm;
+  bool edge = edgeParallel && strategy == Strategy::edge_parallel;
   if (strategy != Strategy::vertex_parallel && !edge)
     return op->emitOpError()
            << "schedule strategy '" << stringifyStrategy(strategy)
            << "' is not implemented for " << op->getName()
            << " yet; implemented: vertex_parallel"
-           << (spmm ? ", edge_parallel" : "");
+           << (edgeParallel ? ", edge_parallel" : "");
   if (!spmm && schedule.getDiscBatch() != 0)
     return op->emitOpError()
            << "discretized reduction (disc_batch = " << schedule.getDiscBatch()
@@ -141,7 +144,8 @@ static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
     if (schedule.getWrite() == WriteMode::atomic)
       return op->emitOpError()
              << "write = atomic is not implemented yet; edge_parallel "
-                "finishes split rows with write = staged";
+                "finishes split rows with write = staged"
+             << (spmm ? "" : " (each edge's value is written once)");
   } else if (schedule.getWrite() != WriteMode::direct) {
     return op->emitOpError()
            << "write = " << stringifyWriteMode(schedule.getWrite())
@@ -275,7 +279,8 @@ LogicalResult SddmmOp::verify() {
       return emitOpError() << "leaky_relu slope must be finite";
   if (ScheduleAttr schedule = getScheduleAttr())
     return verifyVertexSchedule(*this, schedule, a.getElementType(),
-                                a.getDimSize(1));
+                                a.getDimSize(1), /*spmm=*/false,
+                                /*edgeParallel=*/true);
   return success();
 }
 

@@ -193,7 +193,8 @@ LogicalResult lowerKernel(KernelOp kernel) {
     // from `lanes` shared indices.
     edgeBatch = std::clamp<int64_t>(
         kMaxPrefetchRegisters / (chunksPerLane * vw), 1, kMaxEdgeBatch);
-    if (!isa<SpmmOp>(target))
+    if (!isa<SpmmOp>(target) &&
+        schedule.getStrategy() != Strategy::edge_parallel)
       edgeBatch = std::min<int64_t>(edgeBatch, lanes);
   }
 
@@ -238,7 +239,16 @@ LogicalResult lowerKernel(KernelOp kernel) {
   std::string gridParam = numRows.getValue().str();
   int64_t perBlock = threads / lanes;
   int64_t minBlocks = 0, shared = 0;
-  if (edgeParallel) {
+  if (edgeParallel && isa<SddmmOp>(target)) {
+    // Each worker walks its stretch of the merge path; every edge's value
+    // is its own, so no row is ever split between writers.
+    std::string numEdges = (graphPrefix + "num_edges").str();
+    if (failed(addExtra(numEdges, "edge_parallel (the number of edges)")))
+      return failure();
+    gridParam = numRows.getValue().str() + "+" + numEdges;
+    perBlock = threads / lanes * schedule.getEdgesPerWarp();
+    minBlocks = 1;
+  } else if (edgeParallel) {
     std::string numEdges = (graphPrefix + "num_edges").str();
     if (failed(addExtra(numEdges, "edge_parallel (the number of edges)")) ||
         failed(addExtra("workspace", "edge_parallel (the split rows)")))

@@ -42,6 +42,9 @@ Status gnnc::ops::launchSddmm(rt::Runtime &runtime,
       .bind("x", rowFeatures)
       .bind("x1", colFeatures)
       .bind("y", out);
+  // Edge-parallel kernels walk the merge path of rows and edges.
+  if (kernel.spec.findParam("num_edges"))
+    args.bind("num_edges", static_cast<int64_t>(graph.nnz));
   return runtime.launch(kernel, args, synchronize);
 }
 

@@ -389,11 +389,15 @@ TEST(BenchSchedules, SddmmVariants) {
   auto f32 = sddmmScheduleVariants(resolved, ElementType::F32, 64, 4);
   ASSERT_EQ(f32.size(), 4u);
   EXPECT_EQ(f32[0].label, "default");
-  EXPECT_EQ(f32[1].label, "dw*2");
-  EXPECT_EQ(f32[2].label, "dw/2");
-  EXPECT_EQ(f32[3].label, "vw=2");
+  // The edge-parallel schedules first, as for SpMM (without register caps),
+  // then the vertex-parallel variants.
+  EXPECT_EQ(f32[1].label, "ep256");
+  EXPECT_EQ(f32[2].label, "ep128");
+  EXPECT_EQ(f32[3].label, "ep64");
   for (const ScheduleChoice &s : f32)
-    EXPECT_EQ(s.edgesPerWorker, 0);
+    EXPECT_EQ(s.blocksPerSm, 0);
+  auto all = sddmmScheduleVariants(resolved, ElementType::F32, 64, 12);
+  EXPECT_EQ(all.back().label, "vw=1");
   EXPECT_EQ(sddmmScheduleVariants(resolved, ElementType::F32, 64, 1).size(),
             1u);
 }
@@ -458,9 +462,9 @@ TEST(BenchSchedules, SddmmAndChainKernelsCompile) {
       EXPECT_EQ(spmm, 5u);
       EXPECT_GE(sddmm, 3u);
       EXPECT_LE(sddmm, 4u);
-      // Logits, softmax, and the aggregation with the default and the ep256
-      // schedule.
-      EXPECT_EQ(chain, width == 64 ? 4u : 0u);
+      // The logits and the aggregation with the default and the ep256
+      // schedule, and the softmax.
+      EXPECT_EQ(chain, width == 64 ? 5u : 0u);
       EXPECT_EQ(kernels->front().request.op, BenchOp::Spmm);
       for (const char *arch : {"sm_80", "sm_90"}) {
         rt::CompileOptions options;

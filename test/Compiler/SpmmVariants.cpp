@@ -64,6 +64,16 @@ std::vector<SpmmVariant> gnnc::test::allSddmmVariants() {
           v.schedule = "vector_width = 1, dim_workers = 32, "
                        "threads_per_block = 128";
           variants.push_back(v);
+          // Edge-parallel: 64 items per worker everywhere, 8 (a hub split
+          // between thousands of workers) for a narrow and a wide width.
+          v.schedule = kEdgeSchedule;
+          v.tag = "ep";
+          variants.push_back(v);
+          if (width == 3 || width == 64) {
+            v.schedule = kSmallEdgeSchedule;
+            v.tag = "ep8";
+            variants.push_back(v);
+          }
         }
   return variants;
 }
@@ -84,8 +94,16 @@ std::vector<SpmmVariant> gnnc::test::allScaledSpmmVariants() {
           v.schedule = "vector_width = 1, dim_workers = 32, "
                        "threads_per_block = 128";
           variants.push_back(v);
-          v.schedule.clear();
-          addEdgeParallel(variants, v);
+          // Edge-parallel: 64 items per worker everywhere, 8 (a hub split
+          // between thousands of workers) for a narrow and a wide width.
+          v.schedule = kEdgeSchedule;
+          v.tag = "ep";
+          variants.push_back(v);
+          if (width == 3 || width == 64) {
+            v.schedule = kSmallEdgeSchedule;
+            v.tag = "ep8";
+            variants.push_back(v);
+          }
         }
   return variants;
 }

@@ -37,7 +37,8 @@ extern const char *const kEdgeSchedule;
 extern const char *const kSmallEdgeSchedule;
 
 /// The SDDMM space: dot and add forms, every type and width above, with and
-/// without leaky ReLU, two schedules.
+/// without leaky ReLU, the default, the one-element-per-lane and the 64-item
+/// edge-parallel schedule (and the 8-item one at widths 3 and 64).
 std::vector<SpmmVariant> allSddmmVariants();
 
 /// gnn.spmm with reduce = mean and max and with scale = left, right and

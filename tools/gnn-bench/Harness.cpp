@@ -770,7 +770,7 @@ gnnc::bench::sddmmScheduleVariants(const ScheduleChoice &resolved,
   std::vector<ScheduleChoice> chosen;
   for (const ScheduleChoice &s :
        scheduleVariants(resolved, type, width, size_t(64)))
-    if (s.edgesPerWorker == 0 && chosen.size() < maxCount)
+    if (s.blocksPerSm == 0 && chosen.size() < maxCount)
       chosen.push_back(s);
   return chosen;
 }
@@ -807,7 +807,8 @@ std::string KernelRequest::symbol() const {
     return "sddmm_" + type + w + "_" + offsets + "_" +
            symbolPart(schedule.label);
   case BenchOp::GatLogits:
-    return "gat_logits_" + type + "_" + offsets;
+    return "gat_logits_" + type + "_" + offsets + "_" +
+           symbolPart(schedule.label);
   case BenchOp::GatSoftmax:
     return "gat_softmax_" + type + "_" + offsets;
   case BenchOp::GatAggregate:
@@ -846,8 +847,10 @@ gnnc::bench::benchModuleText(const std::string &moduleName,
       std::snprintf(slope, sizeof(slope), "%.9g", double(kGatLeakySlope));
       os << ", %a: " << head << ", %b: " << head << ") -> " << head << " {\n"
          << "    %e = gnn.sddmm %g, %a, %b {form = #gnn<sddmm_form add>, "
-         << "leaky_relu = " << slope << " : f32} : " << graph << ", " << head
-         << ", " << head << " -> " << head << "\n"
+         << "leaky_relu = " << slope << " : f32"
+         << (attribute.empty() ? "" : ", schedule = " + attribute)
+         << "} : " << graph << ", " << head << ", " << head << " -> " << head
+         << "\n"
          << "    gnn.return %e : " << head << "\n  }\n";
       continue;
     }
@@ -937,22 +940,29 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
     addVariants(sddmm, sddmmScheduleVariants(resolved[1], type, width,
                                              options.sddmmSchedules));
   if (options.gatChain) {
-    for (BenchOp op : {BenchOp::GatLogits, BenchOp::GatSoftmax}) {
+    // Two chains: every kernel with its default schedule, and the logits
+    // and the aggregation edge-parallel (256 merge-path items per worker,
+    // the best SpMM schedule on most large graphs; edge softmax has only
+    // its vertex-parallel schedule).
+    for (BenchOp op :
+         {BenchOp::GatLogits, BenchOp::GatSoftmax, BenchOp::GatAggregate}) {
       KernelRequest r = spmm;
       r.op = op;
       requests.push_back(r);
+      if (op == BenchOp::GatSoftmax)
+        continue;
+      r.schedule = resolved[0];
+      r.schedule.label = "ep256";
+      r.schedule.edgesPerWorker = 256;
+      if (op == BenchOp::GatLogits) {
+        // One head: one thread per edge.
+        r.schedule.vectorWidth = 1;
+        r.schedule.dimWorkers = 1;
+      }
+      if (isLegalSchedule(r.schedule, type,
+                          op == BenchOp::GatLogits ? 1 : width))
+        requests.push_back(r);
     }
-    // The aggregation with the default schedule and edge-parallel (256
-    // merge-path items per worker, the best SpMM schedule on most large
-    // graphs).
-    KernelRequest r = spmm;
-    r.op = BenchOp::GatAggregate;
-    requests.push_back(r);
-    r.schedule = resolved[0];
-    r.schedule.label = "ep256";
-    r.schedule.edgesPerWorker = 256;
-    if (isLegalSchedule(r.schedule, type, width))
-      requests.push_back(r);
   }
   auto compiled = compileGnn(benchModuleText(moduleName, requests), moduleName);
   if (!compiled)

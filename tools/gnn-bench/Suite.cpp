@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 using namespace gnnc;
@@ -131,18 +132,21 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
   // The GAT chain's kernels, when the case runs it.
   GatKernels gat;
   std::vector<const BenchKernel *> aggregates;
+  std::map<std::string, const rt::KernelSpec *> logitsByLabel;
   bool anySddmm = false;
   for (const BenchKernel &k : kernels) {
     anySddmm |= k.request.op == BenchOp::SddmmDot;
     if (k.request.op == BenchOp::GatLogits)
-      gat.logits = &k.spec;
+      logitsByLabel[k.request.schedule.label] = &k.spec;
     else if (k.request.op == BenchOp::GatSoftmax)
       gat.softmax = &k.spec;
     else if (k.request.op == BenchOp::GatAggregate)
       aggregates.push_back(&k);
   }
-  const bool runGat =
-      options.gatChain && (gat.logits || gat.softmax || !aggregates.empty());
+  if (logitsByLabel.count("default"))
+    gat.logits = logitsByLabel["default"];
+  const bool runGat = options.gatChain && (!logitsByLabel.empty() ||
+                                           gat.softmax || !aggregates.empty());
   if (!compileError.empty()) {
     KernelResult r;
     r.label = "default";
@@ -238,6 +242,9 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
         for (const BenchKernel *k : aggregates) {
           GatKernels one = gat;
           one.aggregate = &k->spec;
+          auto logits = logitsByLabel.find(k->request.schedule.label);
+          if (logits != logitsByLabel.end())
+            one.logits = logits->second;
           bench.sampleMemory();
           chains.push_back(runGatChain(bench, one, *chain));
           chains.back().label = "gat " + k->request.schedule.label;

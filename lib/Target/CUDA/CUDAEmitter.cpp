@@ -123,6 +123,12 @@ private:
   /// Prints the opening of an edge-parallel kernel: `worker`, `lane`,
   /// `workers`, the return of idle workers, and the worker's stretch of the
   /// merge path: `d0`, `d1`, `i0`, `i1`.
+  void emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
+                              StringRef numEdges, int64_t itemsPerWorker,
+                              StringRef comment);
+  /// gnn.sddmm, edge_parallel: workers walk equal stretches of the merge
+  /// path; `numEdges` is the kernel parameter holding the edge count.
+  void emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges);
   void emitEdgeWorkerPrologue(const SpmmParts &p, int64_t itemsPerWorker,
                               StringRef comment);
   void emitSpmmEdgeParallel(SpmmOp op);
@@ -371,6 +377,13 @@ static bool isEdgeParallel(Operation *op) {
   auto spmm = dyn_cast<SpmmOp>(op);
   return spmm && spmm.getScheduleAttr() &&
          spmm.getScheduleAttr().getStrategy() == Strategy::edge_parallel;
+}
+
+/// True when `op` is a gnn.sddmm that runs edge-parallel.
+static bool isEdgeParallelSddmm(Operation *op) {
+  auto sddmm = dyn_cast<SddmmOp>(op);
+  return sddmm && sddmm.getScheduleAttr() &&
+         sddmm.getScheduleAttr().getStrategy() == Strategy::edge_parallel;
 }
 
 CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
@@ -760,12 +773,19 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
 void CUDAEmitter::emitEdgeWorkerPrologue(const SpmmParts &p,
                                          int64_t itemsPerWorker,
                                          StringRef comment) {
-  int64_t lanes = p.plan.getLanes();
+  emitEdgeWorkerPrologue(p.plan, p.prefix, p.numEdges, itemsPerWorker, comment);
+}
+
+void CUDAEmitter::emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
+                                         StringRef numEdges,
+                                         int64_t itemsPerWorker,
+                                         StringRef comment) {
+  int64_t lanes = plan.getLanes();
   os << "// " << comment << "\n";
   os << "const long long worker = (long long)blockIdx.x * "
-     << p.plan.getRowsPerBlock() << " + threadIdx.x / " << lanes << ";\n";
+     << plan.getRowsPerBlock() << " + threadIdx.x / " << lanes << ";\n";
   os << "const int lane = threadIdx.x % " << lanes << ";\n";
-  os << "const long long total = " << p.prefix << "num_rows + " << p.numEdges
+  os << "const long long total = " << prefix << "num_rows + " << numEdges
      << ";\n";
   os << "const long long workers = total > 0 ? (total + " << itemsPerWorker - 1
      << ") / " << itemsPerWorker << " : 1;\n";
@@ -775,10 +795,10 @@ void CUDAEmitter::emitEdgeWorkerPrologue(const SpmmParts &p,
   os << "// edges [j0, j1).\n";
   os << "const long long d0 = worker * " << itemsPerWorker << ";\n";
   os << "const long long d1 = min(d0 + " << itemsPerWorker << ", total);\n";
-  os << "const long long i0 = gnnc_merge_row(" << p.prefix << "row_ptr, "
-     << p.prefix << "num_rows, d0);\n";
-  os << "const long long i1 = gnnc_merge_row(" << p.prefix << "row_ptr, "
-     << p.prefix << "num_rows, d1);\n";
+  os << "const long long i0 = gnnc_merge_row(" << prefix << "row_ptr, "
+     << prefix << "num_rows, d0);\n";
+  os << "const long long i1 = gnnc_merge_row(" << prefix << "row_ptr, "
+     << prefix << "num_rows, d1);\n";
 }
 
 /// Prints the store of `acc` to workspace row `slotExpr` (f32, `width`
@@ -915,6 +935,183 @@ static void emitLeakyRelu(raw_indented_ostream &os, FloatAttr slope,
   std::snprintf(literal, sizeof(literal), "%.9gf", slope.getValueAsDouble());
   os << v << " = " << v << " > 0.0f ? " << v << " : " << v << " * " << literal
      << ";\n";
+}
+
+void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
+  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  auto kernel = op->getParentOfType<KernelOp>();
+  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  StringRef graph = paramName(kernel, op.getGraph());
+  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
+  StringRef a = paramName(kernel, op.getRowFeatures());
+  StringRef b = paramName(kernel, op.getColFeatures());
+  StringRef y = cast<StringAttr>(params[firstResultParam(kernel)]).getValue();
+  ElementSpelling e = *spellElement(op.getElementType(), op);
+  StringRef indexType =
+      spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType());
+  int64_t width = op.getFeatureWidth();
+  int64_t vw = plan.getVectorWidth();
+  int64_t lanes = plan.getLanes();
+  int64_t cpl = plan.getChunksPerLane();
+  int64_t regs = cpl * vw;
+  int64_t batch = plan.getEdgeUnroll();
+  int64_t window = lanes * batch;
+  int64_t items = op.getScheduleAttr().getEdgesPerWarp();
+  bool ragged = plan.getChunks() % lanes != 0;
+  bool dot = op.getForm() == SddmmForm::dot;
+  std::string live =
+      ragged ? " && chunk < " + std::to_string(plan.getChunks()) : "";
+  StringRef toElement =
+      e.tag == "f16" ? "__float2half_rn" : "__float2bfloat16_rn";
+
+  emitEdgeWorkerPrologue(
+      plan, prefix, numEdges, items,
+      ("gnn.sddmm (" + Twine(dot ? "dot" : "add") +
+       "), edge_parallel: the merge path of row ends and edges in stretches "
+       "of " +
+       Twine(items) + " per worker of " + Twine(lanes) + " thread" +
+       (lanes == 1 ? "" : "s") + ", " + Twine(plan.getRowsPerBlock()) +
+       " workers per block, " + Twine(batch) +
+       " edges per batch. Every edge has its own output, so a row split "
+       "between workers needs no merging.")
+          .str());
+  os << "if (" << prefix << "num_rows == 0)\n";
+  os << "  return;\n";
+  os << "const long long begin = d0 - i0; // j0\n";
+  os << "const long long end = d1 - i1;   // j1\n";
+  emitGroupMask(lanes);
+  os << "// The row being walked, the end of its edges, and its features.\n";
+  os << "long long row = i0;\n";
+  os << "long long row_end = " << prefix << "row_ptr[row + 1];\n";
+  os << "float ra[" << regs << "];\n";
+  os << "auto load_row = [&]() {\n";
+  os.indent();
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << cpl << "; ++k) {\n";
+  os.indent();
+  os << "const int chunk = lane + k * " << lanes << ";\n";
+  if (ragged)
+    os << "if (chunk < " << plan.getChunks() << ")\n  ";
+  os << "gnnc_load_" << e.tag << "x" << vw << "(" << a << " + row * " << width
+     << " + chunk * " << vw << ", ra + k * " << vw << ");\n";
+  if (ragged) {
+    os << "else\n";
+    os << "  for (int i = 0; i < " << vw << "; ++i)\n";
+    os << "    ra[k * " << vw << " + i] = 0.0f;\n";
+  }
+  closeBlock(os);
+  os.unindent();
+  os << "};\n";
+  os << "load_row();\n";
+  os << "for (long long base = begin; base < end; base += " << window
+     << ") {\n";
+  os.indent();
+  os << "const int n = (int)min((long long)" << window << ", end - base);\n";
+  os << indexType << " my_col[" << batch << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int m = 0; m < " << batch << "; ++m) {\n";
+  os.indent();
+  os << "const int t = lane * " << batch << " + m;\n";
+  os << "my_col[m] = t < n ? " << prefix << "col_idx[base + t] : 0;\n";
+  closeBlock(os);
+  os << "for (int j = 0; j * " << batch << " < n; ++j) {\n";
+  os.indent();
+  // Every column feature load of the batch is issued before the first use.
+  os << "float f[" << batch << "][" << regs << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os.indent();
+  os << "const long long col = __shfl_sync(group_mask, my_col[u], j, " << lanes
+     << ");\n";
+  os << "const " << e.cType << " *src = " << b << " + col * " << width << ";\n";
+  os << "const bool live = j * " << batch << " + u < n;\n";
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << cpl << "; ++k) {\n";
+  os.indent();
+  os << "const int chunk = lane + k * " << lanes << ";\n";
+  os << "if (live" << live << ")\n";
+  os << "  gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
+     << ", f[u] + k * " << vw << ");\n";
+  os << "else\n";
+  os << "  for (int i = 0; i < " << vw << "; ++i)\n";
+  os << "    f[u][k * " << vw << " + i] = 0.0f;\n";
+  closeBlock(os); // chunks
+  closeBlock(os); // loads
+  if (dot)
+    os << "float partial[" << batch << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os.indent();
+  if (dot)
+    os << "partial[u] = 0.0f;\n";
+  os << "if (j * " << batch << " + u < n) {\n";
+  os.indent();
+  os << "const long long edge = base + j * " << batch << " + u;\n";
+  os << "// Rows (possibly empty) that end before this edge.\n";
+  os << "if (edge >= row_end) {\n";
+  os.indent();
+  os << "do {\n";
+  os << "  ++row;\n";
+  os << "  row_end = " << prefix << "row_ptr[row + 1];\n";
+  os << "} while (edge >= row_end);\n";
+  os << "load_row();\n";
+  closeBlock(os);
+  if (dot) {
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << regs << "; ++i)\n";
+    os << "  partial[u] += ra[i] * f[u][i];\n";
+  } else {
+    os << e.cType << " *dst = " << y << " + edge * " << width << ";\n";
+    os << "#pragma unroll\n";
+    os << "for (int k = 0; k < " << cpl << "; ++k) {\n";
+    os.indent();
+    os << "const int chunk = lane + k * " << lanes << ";\n";
+    if (ragged) {
+      os << "if (chunk >= " << plan.getChunks() << ")\n";
+      os << "  break;\n";
+    }
+    os << "float v[" << vw << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << vw << "; ++i) {\n";
+    os.indent();
+    os << "v[i] = f[u][k * " << vw << " + i] + ra[k * " << vw << " + i];\n";
+    emitLeakyRelu(os, op.getLeakyReluAttr(), "v[i]");
+    closeBlock(os);
+    os << "gnnc_store_" << e.tag << "x" << vw << "(dst + chunk * " << vw
+       << ", v);\n";
+    closeBlock(os); // chunks
+  }
+  closeBlock(os); // live edge
+  closeBlock(os); // edges of the batch
+  if (dot) {
+    // The batch's reductions are independent: their shuffles interleave.
+    if (lanes > 1) {
+      os << "#pragma unroll\n";
+      os << "for (int offset = " << lanes / 2
+         << "; offset > 0; offset /= 2) {\n";
+      os.indent();
+      os << "#pragma unroll\n";
+      os << "for (int u = 0; u < " << batch << "; ++u)\n";
+      os << "  partial[u] += __shfl_xor_sync(group_mask, partial[u], offset, "
+         << lanes << ");\n";
+      closeBlock(os);
+    }
+    os << "// Every thread holds every sum; thread u % " << lanes
+       << " writes edge u.\n";
+    os << "#pragma unroll\n";
+    os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+    os.indent();
+    emitLeakyRelu(os, op.getLeakyReluAttr(), "partial[u]");
+    os << "if (j * " << batch << " + u < n && lane == u % " << lanes << ")\n";
+    if (e.tag == "f32")
+      os << "  " << y << "[base + j * " << batch << " + u] = partial[u];\n";
+    else
+      os << "  " << y << "[base + j * " << batch << " + u] = " << toElement
+         << "(partial[u]);\n";
+    closeBlock(os);
+  }
+  closeBlock(os); // batches
+  closeBlock(os); // index windows
 }
 
 LogicalResult CUDAEmitter::emitSddmm(SddmmOp op) {
@@ -1211,7 +1408,12 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
   }
   // Parameters an op needs beyond its operands, in the order of gnn.params.
   SpmmOp edgeParallel;
+  std::string sddmmEdges;
   for (Operation &op : kernel.getBody().front().without_terminator()) {
+    if (isEdgeParallelSddmm(&op)) {
+      sddmmEdges = name();
+      addParam("long long ", sddmmEdges, rt::ParamKind::Int64);
+    }
     auto spmm = dyn_cast<SpmmOp>(op);
     if (spmm && scalesColumns(spmm))
       addParam("const float *__restrict__ ", name(), rt::ParamKind::Pointer);
@@ -1283,7 +1485,9 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
       width = spmm.getFeatureWidth();
       schedule = spmm.getScheduleAttr();
     } else if (auto sddmm = dyn_cast<SddmmOp>(op)) {
-      if (failed(emitSddmm(sddmm)))
+      if (!sddmmEdges.empty())
+        emitSddmmEdgeParallel(sddmm, sddmmEdges);
+      else if (failed(emitSddmm(sddmm)))
         return failure();
       spec.info["op"] = "sddmm";
       spec.info["form"] = stringifySddmmForm(sddmm.getForm()).str();
@@ -1353,7 +1557,7 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
   WalkResult walk = module.walk([&](Operation *op) {
     if (isa<KernelOp>(op))
       any = true;
-    if (isEdgeParallel(op))
+    if (isEdgeParallel(op) || isEdgeParallelSddmm(op))
       needsRowSearch = true;
     if (auto spmm = dyn_cast<SpmmOp>(op))
       if (failed(collectHelpers(spmm, spmm.getElementType())))

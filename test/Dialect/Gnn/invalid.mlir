@@ -81,10 +81,10 @@ gnn.module @m {
 // -----
 
 gnn.module @m {
-  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x64xf32>, %b: tensor<?x64xf32>) -> tensor<?xf32> {
-    // expected-error @+1 {{schedule strategy 'edge_parallel' is not implemented for gnn.sddmm yet; implemented: vertex_parallel}}
-    %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = edge_parallel>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?xf32>
-    gnn.return %e : tensor<?xf32>
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?xf32>) -> tensor<?xf32> {
+    // expected-error @+1 {{schedule strategy 'edge_parallel' is not implemented for gnn.edge_softmax yet; implemented: vertex_parallel}}
+    %a = gnn.edge_softmax %g, %e {schedule = #gnn.schedule<strategy = edge_parallel>} : !gnn.graph<csr, i64, i32>, tensor<?xf32> -> tensor<?xf32>
+    gnn.return %a : tensor<?xf32>
   }
 }
 
@@ -358,7 +358,7 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?xf32> {
-    // expected-error @+1 {{schedule strategy 'neighbor_group' is not implemented for gnn.sddmm yet; implemented: vertex_parallel}}
+    // expected-error @+1 {{schedule strategy 'neighbor_group' is not implemented for gnn.sddmm yet; implemented: vertex_parallel, edge_parallel}}
     %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
     gnn.return %e : tensor<?xf32>
   }
@@ -441,5 +441,15 @@ gnn.module @m {
     // expected-error @+1 {{col_norm_exponent must be finite and positive, got -1}}
     %y = gnn.spmm %g, %x {scale = #gnn<scale right>, col_norm_exponent = -1.0 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?xf32> {
+    // expected-error @+1 {{write = atomic is not implemented yet; edge_parallel finishes split rows with write = staged (each edge's value is written once)}}
+    %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = edge_parallel, write = atomic>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
+    gnn.return %e : tensor<?xf32>
   }
 }
