@@ -193,8 +193,16 @@ LogicalResult lowerKernel(KernelOp kernel) {
     // from `lanes` shared indices.
     edgeBatch = std::clamp<int64_t>(
         kMaxPrefetchRegisters / (chunksPerLane * vw), 1, kMaxEdgeBatch);
-    if (!isa<SpmmOp>(target) &&
-        schedule.getStrategy() != Strategy::edge_parallel)
+    // Edge-parallel sddmm loads both endpoints' features of each edge
+    // (16-bit vectors stay packed: two elements per register).
+    if (auto sddmm = dyn_cast<SddmmOp>(target);
+        sddmm && schedule.getStrategy() == Strategy::edge_parallel) {
+      bool packed =
+          sddmm.getElementType().getIntOrFloatBitWidth() == 16 && vw >= 2;
+      edgeBatch = std::clamp<int64_t>(kMaxPrefetchRegisters / (packed ? 1 : 2) /
+                                          (chunksPerLane * vw),
+                                      1, kMaxEdgeBatch);
+    } else if (!isa<SpmmOp>(target))
       edgeBatch = std::min<int64_t>(edgeBatch, lanes);
   }
 
@@ -239,19 +247,13 @@ LogicalResult lowerKernel(KernelOp kernel) {
   std::string gridParam = numRows.getValue().str();
   int64_t perBlock = threads / lanes;
   int64_t minBlocks = 0, shared = 0;
-  if (edgeParallel && isa<SddmmOp>(target)) {
-    // Each worker walks its stretch of the merge path; every edge's value
-    // is its own, so no row is ever split between writers.
-    std::string numEdges = (graphPrefix + "num_edges").str();
-    if (failed(addExtra(numEdges, "edge_parallel (the number of edges)")))
-      return failure();
-    gridParam = numRows.getValue().str() + "+" + numEdges;
-    perBlock = threads / lanes * schedule.getEdgesPerWarp();
-    minBlocks = 1;
-  } else if (edgeParallel) {
+  if (edgeParallel) {
+    // An sddmm writes every edge's own value, so no row is ever split
+    // between writers: no workspace.
     std::string numEdges = (graphPrefix + "num_edges").str();
     if (failed(addExtra(numEdges, "edge_parallel (the number of edges)")) ||
-        failed(addExtra("workspace", "edge_parallel (the split rows)")))
+        (isa<SpmmOp>(target) &&
+         failed(addExtra("workspace", "edge_parallel (the split rows)"))))
       return failure();
     // Workers take equal stretches of the merge path (row ends and edges),
     // and keep the row ends of their stretch in shared memory.

@@ -941,8 +941,10 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
                                              options.sddmmSchedules));
   if (options.gatChain) {
     // Two chains: every kernel with its default schedule, and the logits
-    // and the aggregation edge-parallel (256 merge-path items per worker,
-    // the best SpMM schedule on most large graphs; edge softmax has only
+    // and the aggregation edge-parallel, labelled "ep" (the aggregation
+    // with 256 merge-path items per worker, the best SpMM schedule on most
+    // large graphs; the logits with 64 per one-thread worker, as the row
+    // ends of 256 such workers fit in shared memory; edge softmax has only
     // its vertex-parallel schedule).
     for (BenchOp op :
          {BenchOp::GatLogits, BenchOp::GatSoftmax, BenchOp::GatAggregate}) {
@@ -952,12 +954,13 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
       if (op == BenchOp::GatSoftmax)
         continue;
       r.schedule = resolved[0];
-      r.schedule.label = "ep256";
+      r.schedule.label = "ep";
       r.schedule.edgesPerWorker = 256;
       if (op == BenchOp::GatLogits) {
-        // One head: one thread per edge.
+        // One head: one thread per worker.
         r.schedule.vectorWidth = 1;
         r.schedule.dimWorkers = 1;
+        r.schedule.edgesPerWorker = 64;
       }
       if (isLegalSchedule(r.schedule, type,
                           op == BenchOp::GatLogits ? 1 : width))

@@ -964,6 +964,9 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
   StringRef toElement =
       e.tag == "f16" ? "__float2half_rn" : "__float2bfloat16_rn";
 
+  // 16-bit vectors stay packed until they are used (half the registers).
+  bool packed = e.tag != "f32" && vw >= 2;
+  StringRef raw = rawVectorType(vw * 2);
   emitEdgeWorkerPrologue(
       plan, prefix, numEdges, items,
       ("gnn.sddmm (" + Twine(dot ? "dot" : "add") +
@@ -975,34 +978,22 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
        " edges per batch. Every edge has its own output, so a row split "
        "between workers needs no merging.")
           .str());
-  os << "if (" << prefix << "num_rows == 0)\n";
-  os << "  return;\n";
   os << "const long long begin = d0 - i0; // j0\n";
   os << "const long long end = d1 - i1;   // j1\n";
   emitGroupMask(lanes);
-  os << "// The row being walked, the end of its edges, and its features.\n";
-  os << "long long row = i0;\n";
-  os << "long long row_end = " << prefix << "row_ptr[row + 1];\n";
-  os << "float ra[" << regs << "];\n";
-  os << "auto load_row = [&]() {\n";
-  os.indent();
-  os << "#pragma unroll\n";
-  os << "for (int k = 0; k < " << cpl << "; ++k) {\n";
-  os.indent();
-  os << "const int chunk = lane + k * " << lanes << ";\n";
-  if (ragged)
-    os << "if (chunk < " << plan.getChunks() << ")\n  ";
-  os << "gnnc_load_" << e.tag << "x" << vw << "(" << a << " + row * " << width
-     << " + chunk * " << vw << ", ra + k * " << vw << ");\n";
-  if (ragged) {
-    os << "else\n";
-    os << "  for (int i = 0; i < " << vw << "; ++i)\n";
-    os << "    ra[k * " << vw << " + i] = 0.0f;\n";
-  }
-  closeBlock(os);
-  os.unindent();
-  os << "};\n";
-  os << "load_row();\n";
+  os << "// The ends of rows i0..i1 relative to j0, in shared memory: the\n";
+  os << "// row of each edge is found there, so the loads of both endpoints\n";
+  os << "// of a batch's edges go out together.\n";
+  os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
+  os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes << " * "
+     << items + 1 << ";\n";
+  os << "const int rows_here = (int)(min(i1, " << prefix
+     << "num_rows - 1) - i0 + 1);\n";
+  os << "for (int r = lane; r < rows_here; r += " << lanes << ")\n";
+  os << "  ends[r] = (unsigned int)min((long long)" << prefix
+     << "row_ptr[i0 + r + 1] - begin, 0xffffffffll);\n";
+  os << "__syncwarp(group_mask);\n";
+  os << "int r = 0;\n";
   os << "for (long long base = begin; base < end; base += " << window
      << ") {\n";
   os.indent();
@@ -1016,74 +1007,88 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
   closeBlock(os);
   os << "for (int j = 0; j * " << batch << " < n; ++j) {\n";
   os.indent();
-  // Every column feature load of the batch is issued before the first use.
-  os << "float f[" << batch << "][" << regs << "];\n";
+  // Every feature load of the batch (row and column side) is issued before
+  // the first is used.
+  if (packed) {
+    os << raw << " fa[" << batch << "][" << cpl << "], fb[" << batch << "]["
+       << cpl << "];\n";
+  } else {
+    os << "float fa[" << batch << "][" << regs << "], fb[" << batch << "]["
+       << regs << "];\n";
+  }
   os << "#pragma unroll\n";
   os << "for (int u = 0; u < " << batch << "; ++u) {\n";
   os.indent();
   os << "const long long col = __shfl_sync(group_mask, my_col[u], j, " << lanes
      << ");\n";
-  os << "const " << e.cType << " *src = " << b << " + col * " << width << ";\n";
   os << "const bool live = j * " << batch << " + u < n;\n";
+  os << "const unsigned int e = (unsigned int)(base - begin) + j * " << batch
+     << " + u;\n";
+  os << "if (live)\n";
+  os << "  while (e >= ends[r])\n";
+  os << "    ++r;\n";
+  os << "const " << e.cType << " *src_a = " << a << " + (i0 + r) * " << width
+     << ";\n";
+  os << "const " << e.cType << " *src_b = " << b << " + col * " << width
+     << ";\n";
   os << "#pragma unroll\n";
   os << "for (int k = 0; k < " << cpl << "; ++k) {\n";
   os.indent();
   os << "const int chunk = lane + k * " << lanes << ";\n";
-  os << "if (live" << live << ")\n";
-  os << "  gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
-     << ", f[u] + k * " << vw << ");\n";
-  os << "else\n";
-  os << "  for (int i = 0; i < " << vw << "; ++i)\n";
-  os << "    f[u][k * " << vw << " + i] = 0.0f;\n";
+  os << "if (live" << live << ") {\n";
+  os.indent();
+  if (packed) {
+    os << "fa[u][k] = __ldg(reinterpret_cast<const " << raw
+       << " *>(src_a + chunk * " << vw << "));\n";
+    os << "fb[u][k] = __ldg(reinterpret_cast<const " << raw
+       << " *>(src_b + chunk * " << vw << "));\n";
+    os.unindent();
+    os << "} else {\n";
+    os.indent();
+    os << "fa[u][k] = " << raw << "{};\n";
+    os << "fb[u][k] = " << raw << "{};\n";
+  } else {
+    os << "gnnc_load_" << e.tag << "x" << vw << "(src_a + chunk * " << vw
+       << ", fa[u] + k * " << vw << ");\n";
+    os << "gnnc_load_" << e.tag << "x" << vw << "(src_b + chunk * " << vw
+       << ", fb[u] + k * " << vw << ");\n";
+    os.unindent();
+    os << "} else {\n";
+    os.indent();
+    os << "for (int i = 0; i < " << vw << "; ++i)\n";
+    os << "  fa[u][k * " << vw << " + i] = fb[u][k * " << vw
+       << " + i] = 0.0f;\n";
+  }
+  closeBlock(os); // live
   closeBlock(os); // chunks
   closeBlock(os); // loads
-  if (dot)
-    os << "float partial[" << batch << "];\n";
-  os << "#pragma unroll\n";
-  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
-  os.indent();
-  if (dot)
-    os << "partial[u] = 0.0f;\n";
-  os << "if (j * " << batch << " + u < n) {\n";
-  os.indent();
-  os << "const long long edge = base + j * " << batch << " + u;\n";
-  os << "// Rows (possibly empty) that end before this edge.\n";
-  os << "if (edge >= row_end) {\n";
-  os.indent();
-  os << "do {\n";
-  os << "  ++row;\n";
-  os << "  row_end = " << prefix << "row_ptr[row + 1];\n";
-  os << "} while (edge >= row_end);\n";
-  os << "load_row();\n";
-  closeBlock(os);
-  if (dot) {
-    os << "#pragma unroll\n";
-    os << "for (int i = 0; i < " << regs << "; ++i)\n";
-    os << "  partial[u] += ra[i] * f[u][i];\n";
-  } else {
-    os << e.cType << " *dst = " << y << " + edge * " << width << ";\n";
+  // Prints `float ha[regs], hb[regs]` holding edge u's features as floats
+  // (packed: unpacked here).
+  auto floatsOf = [&]() {
+    if (!packed) {
+      os << "const float *ha = fa[u], *hb = fb[u];\n";
+      return;
+    }
+    os << "float ha[" << regs << "], hb[" << regs << "];\n";
     os << "#pragma unroll\n";
     os << "for (int k = 0; k < " << cpl << "; ++k) {\n";
-    os.indent();
-    os << "const int chunk = lane + k * " << lanes << ";\n";
-    if (ragged) {
-      os << "if (chunk >= " << plan.getChunks() << ")\n";
-      os << "  break;\n";
-    }
-    os << "float v[" << vw << "];\n";
-    os << "#pragma unroll\n";
-    os << "for (int i = 0; i < " << vw << "; ++i) {\n";
-    os.indent();
-    os << "v[i] = f[u][k * " << vw << " + i] + ra[k * " << vw << " + i];\n";
-    emitLeakyRelu(os, op.getLeakyReluAttr(), "v[i]");
-    closeBlock(os);
-    os << "gnnc_store_" << e.tag << "x" << vw << "(dst + chunk * " << vw
-       << ", v);\n";
-    closeBlock(os); // chunks
-  }
-  closeBlock(os); // live edge
-  closeBlock(os); // edges of the batch
+    os << "  gnnc_unpack_" << e.tag << "x" << vw << "(fa[u][k], ha + k * " << vw
+       << ");\n";
+    os << "  gnnc_unpack_" << e.tag << "x" << vw << "(fb[u][k], hb + k * " << vw
+       << ");\n";
+    os << "}\n";
+  };
   if (dot) {
+    os << "float partial[" << batch << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+    os.indent();
+    floatsOf();
+    os << "partial[u] = 0.0f;\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << regs << "; ++i)\n";
+    os << "  partial[u] += ha[i] * hb[i];\n";
+    closeBlock(os);
     // The batch's reductions are independent: their shuffles interleave.
     if (lanes > 1) {
       os << "#pragma unroll\n";
@@ -1109,6 +1114,34 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
       os << "  " << y << "[base + j * " << batch << " + u] = " << toElement
          << "(partial[u]);\n";
     closeBlock(os);
+  } else {
+    os << "#pragma unroll\n";
+    os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+    os.indent();
+    os << "if (j * " << batch << " + u >= n)\n";
+    os << "  break;\n";
+    floatsOf();
+    os << e.cType << " *dst = " << y << " + (base + j * " << batch << " + u) * "
+       << width << ";\n";
+    os << "#pragma unroll\n";
+    os << "for (int k = 0; k < " << cpl << "; ++k) {\n";
+    os.indent();
+    os << "const int chunk = lane + k * " << lanes << ";\n";
+    if (ragged) {
+      os << "if (chunk >= " << plan.getChunks() << ")\n";
+      os << "  break;\n";
+    }
+    os << "float v[" << vw << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << vw << "; ++i) {\n";
+    os.indent();
+    os << "v[i] = ha[k * " << vw << " + i] + hb[k * " << vw << " + i];\n";
+    emitLeakyRelu(os, op.getLeakyReluAttr(), "v[i]");
+    closeBlock(os);
+    os << "gnnc_store_" << e.tag << "x" << vw << "(dst + chunk * " << vw
+       << ", v);\n";
+    closeBlock(os); // chunks
+    closeBlock(os); // edges of the batch
   }
   closeBlock(os); // batches
   closeBlock(os); // index windows
