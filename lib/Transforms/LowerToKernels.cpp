@@ -193,16 +193,13 @@ LogicalResult lowerKernel(KernelOp kernel) {
     // from `lanes` shared indices.
     edgeBatch = std::clamp<int64_t>(
         kMaxPrefetchRegisters / (chunksPerLane * vw), 1, kMaxEdgeBatch);
-    // Edge-parallel sddmm loads both endpoints' features of each edge
-    // (16-bit vectors stay packed: two elements per register).
-    if (auto sddmm = dyn_cast<SddmmOp>(target);
-        sddmm && schedule.getStrategy() == Strategy::edge_parallel) {
-      bool packed =
-          sddmm.getElementType().getIntOrFloatBitWidth() == 16 && vw >= 2;
-      edgeBatch = std::clamp<int64_t>(kMaxPrefetchRegisters / (packed ? 1 : 2) /
-                                          (chunksPerLane * vw),
-                                      1, kMaxEdgeBatch);
-    } else if (!isa<SpmmOp>(target))
+    // Edge-parallel sddmm keeps SpMM's batch: with 16-bit vectors both
+    // endpoints' features of an edge are loaded, packed (two elements per
+    // register); otherwise only the column side (the row's features stay in
+    // registers).
+    bool edgeParallelSddmm = isa<SddmmOp>(target) &&
+                             schedule.getStrategy() == Strategy::edge_parallel;
+    if (!isa<SpmmOp>(target) && !edgeParallelSddmm)
       edgeBatch = std::min<int64_t>(edgeBatch, lanes);
   }
 

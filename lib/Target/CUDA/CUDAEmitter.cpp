@@ -994,6 +994,34 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
      << "row_ptr[i0 + r + 1] - begin, 0xffffffffll);\n";
   os << "__syncwarp(group_mask);\n";
   os << "int r = 0;\n";
+  if (!packed) {
+    // f32 (and scalar 16-bit) features: the row's features stay in
+    // registers and are reloaded when the row changes, which keeps the
+    // batch of column loads as deep as SpMM's.
+    os << "float ra[" << regs << "];\n";
+    os << "auto load_row = [&]() {\n";
+    os.indent();
+    os << "const " << e.cType << " *src_a = " << a << " + (i0 + r) * " << width
+       << ";\n";
+    os << "#pragma unroll\n";
+    os << "for (int k = 0; k < " << cpl << "; ++k) {\n";
+    os.indent();
+    os << "const int chunk = lane + k * " << lanes << ";\n";
+    if (ragged)
+      os << "if (chunk < " << plan.getChunks() << ")\n  ";
+    os << "gnnc_load_" << e.tag << "x" << vw << "(src_a + chunk * " << vw
+       << ", ra + k * " << vw << ");\n";
+    if (ragged) {
+      os << "else\n";
+      os << "  for (int i = 0; i < " << vw << "; ++i)\n";
+      os << "    ra[k * " << vw << " + i] = 0.0f;\n";
+    }
+    closeBlock(os);
+    os.unindent();
+    os << "};\n";
+    os << "if (begin < end)\n";
+    os << "  load_row();\n";
+  }
   os << "for (long long base = begin; base < end; base += " << window
      << ") {\n";
   os.indent();
@@ -1009,26 +1037,26 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
   os.indent();
   // Every feature load of the batch (row and column side) is issued before
   // the first is used.
-  if (packed) {
+  if (packed)
     os << raw << " fa[" << batch << "][" << cpl << "], fb[" << batch << "]["
        << cpl << "];\n";
-  } else {
-    os << "float fa[" << batch << "][" << regs << "], fb[" << batch << "]["
-       << regs << "];\n";
-  }
+  else
+    os << "float fb[" << batch << "][" << regs << "];\n";
   os << "#pragma unroll\n";
   os << "for (int u = 0; u < " << batch << "; ++u) {\n";
   os.indent();
   os << "const long long col = __shfl_sync(group_mask, my_col[u], j, " << lanes
      << ");\n";
   os << "const bool live = j * " << batch << " + u < n;\n";
-  os << "const unsigned int e = (unsigned int)(base - begin) + j * " << batch
-     << " + u;\n";
-  os << "if (live)\n";
-  os << "  while (e >= ends[r])\n";
-  os << "    ++r;\n";
-  os << "const " << e.cType << " *src_a = " << a << " + (i0 + r) * " << width
-     << ";\n";
+  if (packed) {
+    os << "const unsigned int e = (unsigned int)(base - begin) + j * " << batch
+       << " + u;\n";
+    os << "if (live)\n";
+    os << "  while (e >= ends[r])\n";
+    os << "    ++r;\n";
+    os << "const " << e.cType << " *src_a = " << a << " + (i0 + r) * " << width
+       << ";\n";
+  }
   os << "const " << e.cType << " *src_b = " << b << " + col * " << width
      << ";\n";
   os << "#pragma unroll\n";
@@ -1048,16 +1076,13 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
     os << "fa[u][k] = " << raw << "{};\n";
     os << "fb[u][k] = " << raw << "{};\n";
   } else {
-    os << "gnnc_load_" << e.tag << "x" << vw << "(src_a + chunk * " << vw
-       << ", fa[u] + k * " << vw << ");\n";
     os << "gnnc_load_" << e.tag << "x" << vw << "(src_b + chunk * " << vw
        << ", fb[u] + k * " << vw << ");\n";
     os.unindent();
     os << "} else {\n";
     os.indent();
     os << "for (int i = 0; i < " << vw << "; ++i)\n";
-    os << "  fa[u][k * " << vw << " + i] = fb[u][k * " << vw
-       << " + i] = 0.0f;\n";
+    os << "  fb[u][k * " << vw << " + i] = 0.0f;\n";
   }
   closeBlock(os); // live
   closeBlock(os); // chunks
@@ -1066,7 +1091,18 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
   // (packed: unpacked here).
   auto floatsOf = [&]() {
     if (!packed) {
-      os << "const float *ha = fa[u], *hb = fb[u];\n";
+      os << "if (j * " << batch << " + u < n) {\n";
+      os.indent();
+      os << "const unsigned int e = (unsigned int)(base - begin) + j * "
+         << batch << " + u;\n";
+      os << "if (e >= ends[r]) {\n";
+      os << "  do\n";
+      os << "    ++r;\n";
+      os << "  while (e >= ends[r]);\n";
+      os << "  load_row();\n";
+      os << "}\n";
+      closeBlock(os);
+      os << "const float *ha = ra, *hb = fb[u];\n";
       return;
     }
     os << "float ha[" << regs << "], hb[" << regs << "];\n";
