@@ -256,7 +256,13 @@ LogicalResult lowerKernel(KernelOp kernel) {
     // and keep the row ends of their stretch in shared memory.
     int64_t items = schedule.getEdgesPerWarp();
     int64_t workersPerBlock = threads / lanes;
-    shared = workersPerBlock * (items + 1) * 4;
+    // (An sddmm needs them only with packed 16-bit vectors, where each
+    // edge finds its row there; otherwise it reads row_ptr as it goes.)
+    auto sddmm = dyn_cast<SddmmOp>(target);
+    bool rowEnds =
+        !sddmm ||
+        (sddmm.getElementType().getIntOrFloatBitWidth() == 16 && vw >= 2);
+    shared = rowEnds ? workersPerBlock * (items + 1) * 4 : 0;
     if (shared > kMaxSharedBytes)
       return target->emitOpError()
              << "edge_parallel keeps each worker's row ends in shared "

@@ -981,23 +981,26 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
   os << "const long long begin = d0 - i0; // j0\n";
   os << "const long long end = d1 - i1;   // j1\n";
   emitGroupMask(lanes);
-  os << "// The ends of rows i0..i1 relative to j0, in shared memory: the\n";
-  os << "// row of each edge is found there, so the loads of both endpoints\n";
-  os << "// of a batch's edges go out together.\n";
-  os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
-  os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes << " * "
-     << items + 1 << ";\n";
-  os << "const int rows_here = (int)(min(i1, " << prefix
-     << "num_rows - 1) - i0 + 1);\n";
-  os << "for (int r = lane; r < rows_here; r += " << lanes << ")\n";
-  os << "  ends[r] = (unsigned int)min((long long)" << prefix
-     << "row_ptr[i0 + r + 1] - begin, 0xffffffffll);\n";
-  os << "__syncwarp(group_mask);\n";
   os << "int r = 0;\n";
-  if (!packed) {
+  if (packed) {
+    os << "// The ends of rows i0..i1 relative to j0, in shared memory: the\n";
+    os << "// row of each edge is found there, so the loads of both\n";
+    os << "// endpoints of a batch's edges go out together.\n";
+    os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
+    os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes
+       << " * " << items + 1 << ";\n";
+    os << "const int rows_here = (int)(min(i1, " << prefix
+       << "num_rows - 1) - i0 + 1);\n";
+    os << "for (int q = lane; q < rows_here; q += " << lanes << ")\n";
+    os << "  ends[q] = (unsigned int)min((long long)" << prefix
+       << "row_ptr[i0 + q + 1] - begin, 0xffffffffll);\n";
+    os << "__syncwarp(group_mask);\n";
+  } else {
     // f32 (and scalar 16-bit) features: the row's features stay in
-    // registers and are reloaded when the row changes, which keeps the
-    // batch of column loads as deep as SpMM's.
+    // registers and are reloaded when an edge passes the row's end (read
+    // from row_ptr, whose entries a stretch walks in order), which keeps
+    // the batch of column loads as deep as SpMM's.
+    os << "long long row_end = " << prefix << "row_ptr[i0 + 1];\n";
     os << "float ra[" << regs << "];\n";
     os << "auto load_row = [&]() {\n";
     os.indent();
@@ -1093,12 +1096,12 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
     if (!packed) {
       os << "if (j * " << batch << " + u < n) {\n";
       os.indent();
-      os << "const unsigned int e = (unsigned int)(base - begin) + j * "
-         << batch << " + u;\n";
-      os << "if (e >= ends[r]) {\n";
-      os << "  do\n";
+      os << "const long long edge = base + j * " << batch << " + u;\n";
+      os << "if (edge >= row_end) {\n";
+      os << "  do {\n";
       os << "    ++r;\n";
-      os << "  while (e >= ends[r]);\n";
+      os << "    row_end = " << prefix << "row_ptr[i0 + r + 1];\n";
+      os << "  } while (edge >= row_end);\n";
       os << "  load_row();\n";
       os << "}\n";
       closeBlock(os);
