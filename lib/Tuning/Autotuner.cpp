@@ -6,22 +6,50 @@
 using namespace gnnc;
 using namespace gnnc::tuning;
 
+namespace {
+
+/// The vector widths the verifier allows for `problem`, widest first.
+std::vector<int> vectorWidths(const Problem &problem) {
+  std::vector<int> out;
+  for (int vw : {8, 4, 2, 1})
+    if (vw * static_cast<int64_t>(elementSize(problem.type)) <= 16 &&
+        problem.width > 0 && problem.width % vw == 0)
+      out.push_back(vw);
+  return out;
+}
+
+/// gnn-default-schedule's dim_workers for `vw`: enough lanes for one trip
+/// over the row's chunks, a power of two up to 32.
+int defaultDimWorkers(const Problem &problem, int vw) {
+  int64_t chunks = problem.width / vw;
+  int lanes = 1;
+  while (lanes < chunks && lanes < 32)
+    lanes *= 2;
+  return lanes;
+}
+
+} // namespace
+
 std::vector<Schedule> gnnc::tuning::enumerateSchedules(const Problem &problem) {
   std::vector<Schedule> out;
-  for (int vw : {8, 4, 2, 1}) {
-    if (vw * static_cast<int64_t>(elementSize(problem.type)) > 16 ||
-        problem.width <= 0 || problem.width % vw != 0)
-      continue;
-    int64_t chunks = problem.width / vw;
-    int64_t maxLanes = 1;
-    while (maxLanes < chunks && maxLanes < 32)
-      maxLanes *= 2;
-    for (int dw = static_cast<int>(maxLanes); dw >= 1; dw /= 2) {
+  for (int vw : vectorWidths(problem)) {
+    for (int dw = defaultDimWorkers(problem, vw); dw >= 1; dw /= 2) {
       for (int tpb : {256, 128, 512, 64}) {
         Schedule s{vw, dw, tpb};
         if (isLegal(problem, s))
           out.push_back(s);
       }
+    }
+  }
+  // edge_parallel: the default lanes of each vector width, 256 threads,
+  // 256, 128 and 64 merge-path items per worker. (No blocks_per_sm: the
+  // model has no cost for the spills a register cap causes, so it would
+  // always prefer the cap.)
+  for (int vw : vectorWidths(problem)) {
+    for (int items : {256, 128, 64}) {
+      Schedule s{vw, defaultDimWorkers(problem, vw), 256, items};
+      if (isLegal(problem, s))
+        out.push_back(s);
     }
   }
   return out;

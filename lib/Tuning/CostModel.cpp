@@ -1,4 +1,4 @@
-//===- CostModel.cpp - Predicted time of a vertex_parallel SpMM -----------===//
+//===- CostModel.cpp - Predicted time of a gnn.spmm schedule --------------===//
 //
 // The kernel being modelled (lib/Target/CUDA): a group of `lanes` threads
 // owns one row. It walks the row's neighbours `lanes` at a time: every lane
@@ -22,6 +22,9 @@
 //    128-byte line per clock), including the issue slots that warps waste on
 //    lanes whose row is already done.
 //
+// The edge_parallel (merge-path) kernel is modelled by predictEdgeParallel
+// below with the same four bounds; see CostModel.h.
+//
 //===----------------------------------------------------------------------===//
 #include "gnnc/Tuning/CostModel.h"
 
@@ -40,6 +43,14 @@ namespace {
 constexpr int64_t kMaxPrefetchRegisters = 64;
 constexpr int64_t kMaxEdgeBatch = 8;
 constexpr int64_t kMaxAccumulatorsPerThread = 128;
+/// Mirror kMaxSharedBytes, kMaxThreadsPerSm and kMaxSharedBytesPerSm of the
+/// lowering, and kMaxEdgesPerWorker of the verifier.
+constexpr int64_t kMaxSharedBytes = 96 * 1024;
+constexpr int64_t kMaxThreadsPerSm = 2048;
+constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
+constexpr int64_t kMaxEdgesPerWorker = 1 << 20;
+/// The most blocks_per_sm the verifier accepts.
+constexpr int kMaxBlocksPerSmCap = 32;
 /// The granularity of DRAM and L2 traffic.
 constexpr double kSectorBytes = 32;
 /// The unit of L1 throughput (one wavefront per line per clock).
@@ -89,12 +100,32 @@ double cyclesPerWarpLoad(const Plan &plan, int vw, double elementBytes) {
 
 /// Registers per thread, roughly: a fixed 32 for addresses and loop state,
 /// one f32 accumulator per owned feature, and the prefetched batch of X.
-int estimateRegisters(const Plan &plan, int vw, double elementBytes) {
+/// An edge-parallel worker adds 8 for its 64-bit merge-path positions (the
+/// stretch's two diagonals and two rows).
+int estimateRegisters(const Plan &plan, int vw, double elementBytes,
+                      bool edgeParallel) {
   double acc = static_cast<double>(plan.chunksPerLane) * vw;
   double prefetch = plan.edgeBatch * acc * elementBytes / 4.0;
-  int regs = static_cast<int>(32 + acc + prefetch);
+  int regs = static_cast<int>(32 + (edgeParallel ? 8 : 0) + acc + prefetch);
   regs = (regs + 7) / 8 * 8;
   return std::min(255, regs);
+}
+
+/// Resident blocks per SM: limited by the block slots, the threads, the
+/// shared memory and the registers; a blocks_per_sm cap makes the compiler
+/// fit at least that many blocks' registers (spilling if it must).
+int residentBlocksPerSm(const GpuModel &gpu, const Schedule &s,
+                        const Plan &plan, int regs) {
+  int threads = std::max(1, s.threadsPerBlock);
+  int byThreads = gpu.maxThreadsPerSm / threads;
+  int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
+  if (s.blocksPerSm > 0)
+    byRegisters = std::max(byRegisters, s.blocksPerSm);
+  int byShared = plan.sharedBytes > 0
+                     ? static_cast<int>(kMaxSharedBytesPerSm / plan.sharedBytes)
+                     : gpu.maxBlocksPerSm;
+  return std::max(
+      1, std::min({gpu.maxBlocksPerSm, byThreads, byRegisters, byShared}));
 }
 
 std::string formatSeconds(double s) {
@@ -110,9 +141,15 @@ std::string formatSeconds(double s) {
 
 std::string Schedule::attribute() const {
   std::ostringstream os;
-  os << "#gnn.schedule<strategy = vertex_parallel, vector_width = "
-     << vectorWidth << ", dim_workers = " << dimWorkers
-     << ", threads_per_block = " << threadsPerBlock << ">";
+  os << "#gnn.schedule<strategy = "
+     << (isEdgeParallel() ? "edge_parallel" : "vertex_parallel")
+     << ", vector_width = " << vectorWidth << ", dim_workers = " << dimWorkers
+     << ", threads_per_block = " << threadsPerBlock;
+  if (isEdgeParallel())
+    os << ", edges_per_warp = " << edgesPerWorker << ", write = staged";
+  if (blocksPerSm > 0)
+    os << ", blocks_per_sm = " << blocksPerSm;
+  os << ">";
   return os.str();
 }
 
@@ -120,6 +157,10 @@ std::string Schedule::shortText() const {
   std::ostringstream os;
   os << "vw=" << vectorWidth << " dw=" << dimWorkers
      << " tpb=" << threadsPerBlock;
+  if (isEdgeParallel())
+    os << " ep=" << edgesPerWorker;
+  if (blocksPerSm > 0)
+    os << " bps=" << blocksPerSm;
   return os.str();
 }
 
@@ -130,10 +171,16 @@ Plan gnnc::tuning::planFor(const Problem &problem, const Schedule &s) {
   int vw = std::max(1, s.vectorWidth);
   plan.chunks = std::max<int64_t>(1, problem.width / vw);
   plan.chunksPerLane = ceilDiv(plan.chunks, plan.lanes);
-  plan.edgeBatch = static_cast<int>(std::clamp<int64_t>(
-      std::min<int64_t>(kMaxPrefetchRegisters / (plan.chunksPerLane * vw),
-                        plan.lanes),
-      1, kMaxEdgeBatch));
+  int64_t batch = kMaxPrefetchRegisters / (plan.chunksPerLane * vw);
+  if (!s.isEdgeParallel())
+    batch = std::min<int64_t>(batch, plan.lanes);
+  plan.edgeBatch =
+      static_cast<int>(std::clamp<int64_t>(batch, 1, kMaxEdgeBatch));
+  if (s.isEdgeParallel()) {
+    plan.itemsPerWorker = s.edgesPerWorker;
+    plan.sharedBytes =
+        static_cast<int64_t>(plan.rowsPerBlock) * (s.edgesPerWorker + 1) * 4;
+  }
   return plan;
 }
 
@@ -161,6 +208,20 @@ bool gnnc::tuning::isLegal(const Problem &problem, const Schedule &s,
   Plan plan = planFor(problem, s);
   if (plan.chunksPerLane * vw > kMaxAccumulatorsPerThread)
     return no("more than 128 accumulators per thread");
+  if (s.edgesPerWorker < 0 ||
+      (s.isEdgeParallel() &&
+       (s.edgesPerWorker < 8 || s.edgesPerWorker > kMaxEdgesPerWorker)))
+    return no("edges_per_warp must be from 8 to 2^20");
+  if (plan.sharedBytes > kMaxSharedBytes)
+    return no("edge_parallel row ends need " +
+              std::to_string(plan.sharedBytes) +
+              " bytes of shared memory per block, over 96 KiB");
+  if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSmCap)
+    return no("blocks_per_sm must be from 0 to 32");
+  if (static_cast<int64_t>(s.blocksPerSm) * t > kMaxThreadsPerSm)
+    return no("blocks_per_sm x threads_per_block exceeds 2048 threads");
+  if (s.blocksPerSm * plan.sharedBytes > kMaxSharedBytesPerSm)
+    return no("blocks_per_sm x shared memory exceeds 160 KiB");
   return true;
 }
 
@@ -213,10 +274,20 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   double gatherDram =
       std::max(gatherBytes * (1 - hit),
                std::min(gatherBytes, referenced * sectorRowBytes));
-  p.dramBytes = csrBytes + yBytes + gatherDram;
+  // edge_parallel: every worker leaves two f32 partial rows (its first and
+  // last row, which it may share with a neighbour) in the workspace, and
+  // the fix-up kernel reads them back.
+  const double workers =
+      s.isEdgeParallel()
+          ? std::max(1.0, std::ceil((rows + edges) / s.edgesPerWorker))
+          : 0.0;
+  p.workers = workers;
+  p.workspaceBytes = workers * 2 * static_cast<double>(problem.width) * 4 * 2;
+  p.dramBytes = csrBytes + yBytes + gatherDram + p.workspaceBytes;
   p.bandwidthSeconds =
       std::max(p.dramBytes / gpu.dramBytesPerSecond,
-               (gatherBytes + csrBytes + yBytes) / gpu.l2BytesPerSecond);
+               (gatherBytes + csrBytes + yBytes + p.workspaceBytes) /
+                   gpu.l2BytesPerSecond);
 
   // Latency of one X load: L2 hits and misses mixed as the reuse estimate
   // says. Column indices are read once, contiguously: a DRAM miss.
@@ -227,51 +298,87 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   // chunks_per_lane instructions, each waiting for its L1 wavefronts.
   double batchIssue = plan.edgeBatch * static_cast<double>(plan.chunksPerLane) *
                       cyclesPerWarpLoad(plan, vw, elem) / clock;
-  // The dependent chain of a row of degree d: ceil(d / lanes) index loads,
-  // each followed by ceil(lanes / edge batch) batches of X loads (a group
-  // processes exactly one row, so no serial rows are added).
-  auto rowChain = [&](double degree) {
-    if (degree <= 0)
-      return indexLatency;
-    double outer = std::ceil(degree / plan.lanes);
-    double inner =
-        std::ceil(std::min<double>(degree, plan.lanes) / plan.edgeBatch);
-    return outer * (indexLatency + inner * (xLatency + batchIssue));
-  };
-  p.latencySeconds = rowChain(static_cast<double>(profile.maxDegree));
-
-  // Waves. Resident blocks per SM are limited by threads, blocks and
-  // registers; a block's slot frees when its longest row is done, so each
-  // wave lasts the chain of the expected longest of rows_per_block rows.
-  int regs = estimateRegisters(plan, vw, elem);
-  int byThreads = gpu.maxThreadsPerSm / std::max(1, s.threadsPerBlock);
-  int byRegisters =
-      gpu.registersPerSm / std::max(1, regs * std::max(1, s.threadsPerBlock));
-  p.blocksPerSm =
-      std::max(1, std::min({gpu.maxBlocksPerSm, byThreads, byRegisters}));
-  double blocks = std::ceil(rows / plan.rowsPerBlock);
-  double resident = static_cast<double>(gpu.smCount) * p.blocksPerSm;
-  p.waves = std::ceil(blocks / resident);
-  double blockMax = expectedMaxDegree(profile, plan.rowsPerBlock);
-  p.wavesSeconds = rows > 0 ? p.waves * rowChain(blockMax) : 0;
-
-  // Issue. Every edge costs each group chunks_per_lane loads of
-  // ceil(lanes * vw * elem / 128) wavefronts; a warp also spends one issue
-  // slot per instruction for as long as its longest row (32 / lanes rows per
-  // warp) runs, whether or not its other rows are done.
-  int64_t rowsPerWarp = std::max(1, 32 / plan.lanes);
-  double warpMax = expectedMaxDegree(profile, rowsPerWarp);
-  p.warpImbalance = profile.meanDegree > 0
-                        ? std::max(1.0, warpMax / profile.meanDegree)
-                        : 1.0;
+  // L1 wavefronts of all feature loads: every edge costs each group
+  // chunks_per_lane loads of ceil(lanes * vw * elem / 128) wavefronts.
   double wavefronts =
       edges * plan.chunksPerLane *
       std::max(1.0, std::ceil(plan.lanes * vw * elem / kLineBytes));
-  double warps = std::ceil(rows / rowsPerWarp);
-  double issueSlots = warps * warpMax * plan.chunksPerLane;
-  p.issueSeconds = std::max(wavefronts, issueSlots) / (gpu.smCount * clock);
+  int regs = estimateRegisters(plan, vw, elem, s.isEdgeParallel());
+  p.blocksPerSm = residentBlocksPerSm(gpu, s, plan, regs);
+  double resident = static_cast<double>(gpu.smCount) * p.blocksPerSm;
+  double blockMax = 0, edgesPerWorker = 0;
 
-  p.launchSeconds = gpu.launchSeconds;
+  if (s.isEdgeParallel()) {
+    // One worker's dependent chain over `edgeItems` edges of its stretch:
+    //  - the merge-path search for its first and last row: two binary
+    //    searches of row_ptr, issued together, so ~log2(rows + 1) dependent
+    //    loads; every worker probes the same upper levels and row_ptr is
+    //    small, so they hit the L2 when row_ptr fits in its share;
+    //  - the row ends of its stretch into shared memory (one load);
+    //  - one index load per window of lanes * batch edges;
+    //  - one batch of feature loads per `edge batch` edges.
+    // Rows ending inside the stretch cost stores, not dependent loads, so
+    // no row's degree appears: no hub term.
+    double rowPtrBytes = (rows + 1) * problem.offsetBytes;
+    double searchLatency = rowPtrBytes <= 0.75 * gpu.l2Bytes
+                               ? gpu.l2LatencySeconds
+                               : gpu.loadLatencySeconds;
+    double searchSteps = std::ceil(std::log2(rows + 2));
+    auto workerChain = [&](double edgeItems) {
+      double windows = std::ceil(
+          edgeItems / (static_cast<double>(plan.lanes) * plan.edgeBatch));
+      double batches = std::ceil(edgeItems / plan.edgeBatch);
+      return searchSteps * searchLatency + indexLatency +
+             windows * indexLatency + batches * (xLatency + batchIssue);
+    };
+    // The longest chain: a stretch of edges only (inside a long row).
+    p.latencySeconds = workerChain(static_cast<double>(s.edgesPerWorker));
+    // A typical stretch holds edges in the graph's proportion.
+    edgesPerWorker =
+        rows + edges > 0 ? s.edgesPerWorker * edges / (rows + edges) : 0.0;
+    double residentWorkers = resident * plan.rowsPerBlock;
+    p.waves = std::ceil(workers / residentWorkers);
+    p.wavesSeconds = p.waves * workerChain(edgesPerWorker);
+    // Every warp's workers have equal stretches: no divergence beyond the
+    // loads themselves.
+    p.warpImbalance = 1;
+    p.issueSeconds = wavefronts / (gpu.smCount * clock);
+    p.launchSeconds = 2 * gpu.launchSeconds;
+  } else {
+    // The dependent chain of a row of degree d: ceil(d / lanes) index
+    // loads, each followed by ceil(lanes / edge batch) batches of X loads
+    // (a group processes exactly one row, so no serial rows are added).
+    auto rowChain = [&](double degree) {
+      if (degree <= 0)
+        return indexLatency;
+      double outer = std::ceil(degree / plan.lanes);
+      double inner =
+          std::ceil(std::min<double>(degree, plan.lanes) / plan.edgeBatch);
+      return outer * (indexLatency + inner * (xLatency + batchIssue));
+    };
+    p.latencySeconds = rowChain(static_cast<double>(profile.maxDegree));
+
+    // Waves. A block's slot frees when its longest row is done, so each
+    // wave lasts the chain of the expected longest of rows_per_block rows.
+    double blocks = std::ceil(rows / plan.rowsPerBlock);
+    p.waves = std::ceil(blocks / resident);
+    blockMax = expectedMaxDegree(profile, plan.rowsPerBlock);
+    p.wavesSeconds = rows > 0 ? p.waves * rowChain(blockMax) : 0;
+
+    // Issue. A warp also spends one issue slot per instruction for as long
+    // as its longest row (32 / lanes rows per warp) runs, whether or not
+    // its other rows are done.
+    int64_t rowsPerWarp = std::max(1, 32 / plan.lanes);
+    double warpMax = expectedMaxDegree(profile, rowsPerWarp);
+    p.warpImbalance = profile.meanDegree > 0
+                          ? std::max(1.0, warpMax / profile.meanDegree)
+                          : 1.0;
+    double warps = std::ceil(rows / rowsPerWarp);
+    double issueSlots = warps * warpMax * plan.chunksPerLane;
+    p.issueSeconds = std::max(wavefronts, issueSlots) / (gpu.smCount * clock);
+    p.launchSeconds = gpu.launchSeconds;
+  }
+
   struct Term {
     const char *name;
     double seconds;
@@ -291,16 +398,25 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   if (p.bound == "bandwidth")
     why << p.dramBytes / 1e6 << " MB from DRAM (gather hit rate "
         << static_cast<int>(hit * 100 + 0.5) << "%)";
+  else if (p.bound == "latency" && s.isEdgeParallel())
+    why << "one worker's chain: merge-path search, " << s.edgesPerWorker
+        << " edges in batches of " << plan.edgeBatch << " over " << plan.lanes
+        << " lanes";
   else if (p.bound == "latency")
     why << "longest row (" << profile.maxDegree << " neighbours) in batches of "
         << plan.edgeBatch << " over " << plan.lanes << " lanes";
+  else if (p.bound == "waves" && s.isEdgeParallel())
+    why << p.waves << " waves of " << resident * plan.rowsPerBlock
+        << " workers, ~" << static_cast<int64_t>(edgesPerWorker + 0.5)
+        << " edges each";
   else if (p.bound == "waves")
     why << p.waves << " waves of " << resident << " blocks, slowest row of a "
         << plan.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
         << " neighbours";
   else
     why << "load issue, warp imbalance " << p.warpImbalance << "x";
-  why << "; " << formatSeconds(top->seconds) << " + launch";
+  why << "; " << formatSeconds(top->seconds)
+      << (s.isEdgeParallel() ? " + 2 launches" : " + launch");
   p.why = why.str();
   return p;
 }

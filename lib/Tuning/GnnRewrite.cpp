@@ -96,9 +96,10 @@ gnnc::tuning::findSpmmSites(const std::string &text,
       llvm::raw_string_ostream os(str);
       Attribute(s).print(os);
       site.currentSchedule = os.str();
-      if (s.getStrategy() != gnn::Strategy::vertex_parallel) {
+      if (s.getStrategy() != gnn::Strategy::vertex_parallel &&
+          s.getStrategy() != gnn::Strategy::edge_parallel) {
         site.tunable = false;
-        site.note = "strategy is not vertex_parallel";
+        site.note = "strategy is neither vertex_parallel nor edge_parallel";
       }
     }
     if (op.getReduce() != gnn::Reduce::sum ||
@@ -135,12 +136,16 @@ gnnc::tuning::applySchedules(const std::string &text,
       return;
     const Schedule &s = it->second;
     gnn::ScheduleAttr old = op.getScheduleAttr();
+    // edge_parallel finishes the rows split between workers with staged
+    // writes; vertex_parallel writes each row directly.
+    bool edge = s.isEdgeParallel();
     op.setScheduleAttr(gnn::ScheduleAttr::get(
-        ctx, gnn::Strategy::vertex_parallel, s.vectorWidth,
-        old ? old.getDiscBatch() : 0, 0, s.dimWorkers, s.threadsPerBlock, 0, 0,
-        false, old ? old.getAccumulate() : gnn::Accumulate::f32,
-        old ? old.getWrite() : gnn::WriteMode::direct,
-        old ? old.getBlocksPerSm() : 0));
+        ctx,
+        edge ? gnn::Strategy::edge_parallel : gnn::Strategy::vertex_parallel,
+        s.vectorWidth, old ? old.getDiscBatch() : 0, 0, s.dimWorkers,
+        s.threadsPerBlock, edge ? s.edgesPerWorker : 0, 0, false,
+        old ? old.getAccumulate() : gnn::Accumulate::f32,
+        edge ? gnn::WriteMode::staged : gnn::WriteMode::direct, s.blocksPerSm));
   });
   std::string out;
   llvm::raw_string_ostream os(out);

@@ -72,8 +72,10 @@ std::string gnnc::tuning::formatEntry(const TuningEntry &e) {
   os << e.key.fingerprint << " " << e.key.op << " " << e.key.type << " "
      << e.key.width << " " << (e.key.edgeValues ? "values" : "novalues") << " "
      << e.key.arch << " -> " << e.schedule.vectorWidth << " "
-     << e.schedule.dimWorkers << " " << e.schedule.threadsPerBlock << " "
-     << formatSeconds(e.predictedSeconds) << " "
+     << e.schedule.dimWorkers << " " << e.schedule.threadsPerBlock << " ";
+  if (e.schedule.edgesPerWorker != 0 || e.schedule.blocksPerSm != 0)
+    os << e.schedule.edgesPerWorker << " " << e.schedule.blocksPerSm << " ";
+  os << formatSeconds(e.predictedSeconds) << " "
      << (e.measuredSeconds ? formatSeconds(*e.measuredSeconds) : "-") << "\n";
   return os.str();
 }
@@ -84,11 +86,14 @@ Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
   std::string word;
   while (in >> word)
     f.push_back(word);
-  if (f.size() != 12)
+  if (f.size() != 12 && f.size() != 14)
     return Status::error("expected 12 fields '<fingerprint> <op> <type> "
                          "<width> <values|novalues> <arch> -> <vw> <dw> <tpb> "
-                         "<predicted> <measured|->', got " +
+                         "<predicted> <measured|->' (14 with <edges_per_warp> "
+                         "<blocks_per_sm> after <tpb>), got " +
                          std::to_string(f.size()));
+  // The two optional schedule fields shift the times by two.
+  const size_t extra = f.size() == 14 ? 2 : 0;
   TuningEntry e;
   e.key.fingerprint = f[0];
   if (f[0].size() != 16 ||
@@ -118,12 +123,23 @@ Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
                          "' is not vector_width dim_workers threads_per_block");
   e.schedule = {static_cast<int>(vw), static_cast<int>(dw),
                 static_cast<int>(tpb)};
-  if (!parseSeconds(f[10], e.predictedSeconds))
-    return Status::error("predicted time '" + f[10] + "' is not a number");
-  if (f[11] != "-") {
+  if (extra) {
+    int64_t ep, bps;
+    if (!parseInt(f[10], ep) || !parseInt(f[11], bps) || ep < 0 ||
+        (ep != 0 && ep < 8) || ep > (1 << 20) || bps < 0 || bps > 32)
+      return Status::error("schedule '" + f[10] + " " + f[11] +
+                           "' is not edges_per_warp (0 or 8 to 2^20) "
+                           "blocks_per_sm (0 to 32)");
+    e.schedule.edgesPerWorker = static_cast<int>(ep);
+    e.schedule.blocksPerSm = static_cast<int>(bps);
+  }
+  const std::string &predicted = f[10 + extra], &measured = f[11 + extra];
+  if (!parseSeconds(predicted, e.predictedSeconds))
+    return Status::error("predicted time '" + predicted + "' is not a number");
+  if (measured != "-") {
     double m;
-    if (!parseSeconds(f[11], m))
-      return Status::error("measured time '" + f[11] +
+    if (!parseSeconds(measured, m))
+      return Status::error("measured time '" + measured +
                            "' is not a number or '-'");
     e.measuredSeconds = m;
   }

@@ -245,6 +245,190 @@ TEST(TuningRank, StarGraphPrefersMoreLanesAndLongerBatches) {
   EXPECT_EQ(chooseCandidate(ranked), 2u);
 }
 
+TEST(TuningEnumerate, AddsAFewEdgeParallelSchedules) {
+  Problem p;
+  p.width = 64;
+  std::vector<Schedule> all = enumerateSchedules(p);
+  std::vector<Schedule> edge;
+  for (const Schedule &s : all)
+    if (s.isEdgeParallel())
+      edge.push_back(s);
+  // f32 width 64: vector widths 4, 2, 1 x items 256, 128, 64.
+  ASSERT_EQ(edge.size(), 9u);
+  EXPECT_EQ(edge[0], (Schedule{4, 16, 256, 256}));
+  EXPECT_EQ(edge[1], (Schedule{4, 16, 256, 128}));
+  EXPECT_EQ(edge[2], (Schedule{4, 16, 256, 64}));
+  EXPECT_EQ(edge[3], (Schedule{2, 32, 256, 256}));
+  // They come after every vertex_parallel schedule.
+  EXPECT_TRUE(all.back().isEdgeParallel());
+  EXPECT_FALSE(all[all.size() - edge.size() - 1].isEdgeParallel());
+  EXPECT_EQ(enumerateSchedules(p), all); // a stable order
+}
+
+TEST(TuningCostModel, EdgeParallelPlanMirrorsTheLowering) {
+  Problem p;
+  p.width = 16;
+  // 4 chunks over 2 lanes: 2 chunks of 4 per lane, 64 / 8 = 8 neighbours
+  // per batch; vertex_parallel also caps the batch at the lanes.
+  Plan vertex = planFor(p, {4, 2, 256});
+  EXPECT_EQ(vertex.edgeBatch, 2);
+  EXPECT_EQ(vertex.sharedBytes, 0);
+  Plan edge = planFor(p, {4, 2, 256, 128});
+  EXPECT_EQ(edge.lanes, 2);
+  EXPECT_EQ(edge.rowsPerBlock, 128);
+  EXPECT_EQ(edge.chunksPerLane, 2);
+  EXPECT_EQ(edge.edgeBatch, 8);
+  EXPECT_EQ(edge.itemsPerWorker, 128);
+  EXPECT_EQ(edge.sharedBytes, 128 * 129 * 4);
+}
+
+TEST(TuningCostModel, EdgeParallelLegality) {
+  Problem p;
+  p.type = ElementType::F16;
+  p.width = 32;
+  std::string why;
+  // 64 workers of 4 lanes x 2049 row ends x 4 bytes = 512 KiB > 96 KiB.
+  EXPECT_FALSE(isLegal(p, {8, 4, 256, 2048}, &why));
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+  // 64 x 257 x 4 = 65,792 bytes fits one block...
+  EXPECT_TRUE(isLegal(p, {8, 4, 256, 256}, &why)) << why;
+  // ... but not four on one SM (160 KiB).
+  EXPECT_FALSE(isLegal(p, {8, 4, 256, 256, 4}, &why));
+  EXPECT_NE(why.find("160 KiB"), std::string::npos) << why;
+  EXPECT_TRUE(isLegal(p, {8, 4, 256, 64, 4}, &why)) << why;
+  // 16 blocks of 256 threads exceed 2048 threads per SM.
+  EXPECT_FALSE(isLegal(p, {8, 4, 256, 0, 16}, &why));
+  EXPECT_NE(why.find("2048"), std::string::npos) << why;
+  EXPECT_TRUE(isLegal(p, {8, 4, 256, 0, 8}, &why)) << why;
+  EXPECT_FALSE(isLegal(p, {8, 4, 256, 4}, &why));
+  EXPECT_NE(why.find("edges_per_warp"), std::string::npos) << why;
+}
+
+TEST(TuningRewrite, WritesEdgeParallelSchedules) {
+  Schedule ep{4, 16, 256, 256, 4};
+  EXPECT_EQ(ep.attribute(),
+            "#gnn.schedule<strategy = edge_parallel, vector_width = 4, "
+            "dim_workers = 16, threads_per_block = 256, edges_per_warp = 256, "
+            "write = staged, blocks_per_sm = 4>");
+  EXPECT_EQ(ep.shortText(), "vw=4 dw=16 tpb=256 ep=256 bps=4");
+  EXPECT_EQ((Schedule{4, 16, 256}).shortText(), "vw=4 dw=16 tpb=256");
+  EXPECT_FALSE(ep == (Schedule{4, 16, 256, 256}));
+  Problem p;
+  p.width = 64;
+  Expected<std::string> tuned =
+      applySchedules(kernelText(p), "t.gnn", {{"m_k", ep}});
+  ASSERT_TRUE(tuned) << tuned.message();
+  EXPECT_NE(tuned->find("#gnn.schedule<strategy = edge_parallel, "
+                        "vector_width = 4, dim_workers = 16, "
+                        "threads_per_block = 256, edges_per_warp = 256, "
+                        "write = staged, blocks_per_sm = 4>"),
+            std::string::npos)
+      << *tuned;
+  // The edge-parallel site stays tunable; tuning it back to vertex_parallel
+  // drops the edge-parallel fields and writes rows directly.
+  Expected<std::vector<SpmmSite>> sites = findSpmmSites(*tuned, "t.gnn");
+  ASSERT_TRUE(sites) << sites.message();
+  ASSERT_EQ(sites->size(), 1u);
+  EXPECT_TRUE((*sites)[0].tunable) << (*sites)[0].note;
+  Expected<std::string> back =
+      applySchedules(*tuned, "t.gnn", {{"m_k", Schedule{4, 16, 256}}});
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_NE(back->find("#gnn.schedule<vector_width = 4, dim_workers = 16, "
+                       "threads_per_block = 256>"),
+            std::string::npos)
+      << *back;
+  // Every enumerated edge-parallel schedule compiles, with and without
+  // edge values.
+  for (ElementType type : {ElementType::F32, ElementType::F16}) {
+    for (bool values : {false, true}) {
+      p.type = type;
+      p.edgeValues = values;
+      for (const Schedule &s : enumerateSchedules(p)) {
+        if (!s.isEdgeParallel())
+          continue;
+        SCOPED_TRACE(s.shortText());
+        Expected<std::string> text =
+            applySchedules(kernelText(p), "t.gnn", {{"m_k", s}});
+        ASSERT_TRUE(text) << text.message();
+        Expected<CompiledModule> compiled = compileGnn(*text, "t.gnn");
+        ASSERT_TRUE(compiled) << compiled.message() << "\n" << *text;
+        ASSERT_FALSE(compiled->kernels.empty());
+        EXPECT_NE(compiled->kernels[0].schedule.find(
+                      "edges_per_warp = " + std::to_string(s.edgesPerWorker)),
+                  std::string::npos)
+            << compiled->kernels[0].schedule;
+      }
+    }
+  }
+}
+
+TEST(TuningCostModel, EdgeParallelHasNoHubTerm) {
+  GpuModel gpu = sm90();
+  Problem p;
+  // Without a reuse estimate every gather misses on both graphs, so only
+  // the degrees differ.
+  graph::AnalysisOptions options = profileOptionsFor(gpu, p);
+  options.estimateReuse = false;
+  graph::GraphProfile uniform = graph::analyzeGraph(
+      graph::generateUniformRandom(20000, 20000, 16, 5), options);
+  graph::GraphProfile star = graph::analyzeGraph(starGraph(20000), options);
+  ASSERT_EQ(uniform.numRows, star.numRows);
+  ASSERT_GT(star.maxDegree, 100 * uniform.maxDegree);
+  for (int items : {64, 128, 256}) {
+    Schedule ep{4, 16, 256, items};
+    Prediction u = predict(gpu, uniform, p, ep);
+    Prediction h = predict(gpu, star, p, ep);
+    // One worker's chain does not depend on any row's degree.
+    EXPECT_DOUBLE_EQ(h.latencySeconds, u.latencySeconds) << items;
+    EXPECT_EQ(h.warpImbalance, 1);
+    // The hub row sets the vertex-parallel latency, far above it.
+    Prediction v = predict(gpu, star, p, {4, 16, 256});
+    EXPECT_GT(v.latencySeconds, 10 * h.latencySeconds) << items;
+    // Two launches and the workspace traffic.
+    EXPECT_DOUBLE_EQ(u.launchSeconds, 2 * gpu.launchSeconds);
+    EXPECT_GT(u.workspaceBytes, 0);
+    EXPECT_GT(u.dramBytes, predict(gpu, uniform, p, {4, 16, 256}).dramBytes);
+  }
+}
+
+TEST(TuningRank, PowerLawGraphPrefersEdgeParallel) {
+  GpuModel gpu = sm90();
+  Problem p;
+  p.width = 64;
+  graph::CsrGraph g = graph::generateRmat(14, 16, 7);
+  graph::GraphProfile profile = profileOf(g, gpu, p);
+  ASSERT_GT(profile.maxDegree, 50 * profile.meanDegree);
+  std::vector<Candidate> ranked =
+      rankSchedules(gpu, profile, p, enumerateSchedules(p));
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_TRUE(ranked[0].schedule.isEdgeParallel())
+      << ranked[0].schedule.shortText() << ": " << ranked[0].prediction.why;
+}
+
+TEST(TuningRank, UniformShortRowsKeepVertexParallelCompetitive) {
+  GpuModel gpu = sm90();
+  Problem p;
+  p.width = 64;
+  graph::CsrGraph g = graph::generateUniformRandom(20000, 20000, 8, 3);
+  graph::GraphProfile profile = profileOf(g, gpu, p);
+  std::vector<Candidate> ranked =
+      rankSchedules(gpu, profile, p, enumerateSchedules(p));
+  ASSERT_FALSE(ranked.empty());
+  // With no long row there is nothing for edge_parallel to split; it still
+  // pays the merge-path search, the workspace and a second launch, so the
+  // best vertex_parallel schedule is within 2x of the best of all.
+  const Candidate *bestVertex = nullptr;
+  for (const Candidate &c : ranked)
+    if (!c.schedule.isEdgeParallel()) {
+      bestVertex = &c;
+      break;
+    }
+  ASSERT_TRUE(bestVertex);
+  EXPECT_LE(bestVertex->prediction.seconds, 2 * ranked[0].prediction.seconds)
+      << bestVertex->schedule.shortText() << " vs "
+      << ranked[0].schedule.shortText();
+}
+
 TEST(TuningDb, RoundTrip) {
   std::string path = tempPath("db/sub/tuning.db");
   std::remove(path.c_str());
@@ -273,6 +457,18 @@ TEST(TuningDb, RoundTrip) {
   TuningKey other = a.key;
   other.width = 128;
   EXPECT_FALSE(again->lookup(other));
+  // An edge-parallel schedule adds two fields; its line reads back.
+  TuningEntry c = a;
+  c.schedule = {4, 16, 256, 256, 4};
+  std::string line = formatEntry(c);
+  EXPECT_NE(line.find("-> 4 16 256 256 4 "), std::string::npos) << line;
+  line.pop_back();
+  Expected<TuningEntry> parsed = parseEntry(line);
+  ASSERT_TRUE(parsed) << parsed.message();
+  EXPECT_EQ(parsed->schedule, c.schedule);
+  EXPECT_NEAR(parsed->predictedSeconds, 1.25e-3, 1e-9);
+  EXPECT_FALSE(parseEntry("0123456789abcdef spmm f32 64 novalues sm_90 -> 4 "
+                          "16 256 4 0 1e-3 -"));
 }
 
 TEST(TuningDb, MalformedLinesAreReportedAndSkipped) {

@@ -5,12 +5,12 @@
 // gnn-tune --calibrate FILE
 //
 // For every gnn.spmm of KERNEL.gnn and every graph: profile the graph, rank
-// every legal vertex_parallel schedule with the cost model, measure the
-// best K on the GPU (when there is one and --no-measure is not given),
-// print the leaders, write OUTDIR/<stem>.<graph>.gnn with the chosen
-// schedules and record them in the tuning database. Files in OUTDIR are
-// replaced only if a gnnc tool wrote them (a `.gnnc-output` stamp) or with
-// --force.
+// every legal vertex_parallel schedule and a few edge_parallel ones with the
+// cost model, measure the best K on the GPU (when there is one and
+// --no-measure is not given), print the leaders, write
+// OUTDIR/<stem>.<graph>.gnn with the chosen schedules and record them in
+// the tuning database. Files in OUTDIR are replaced only if a gnnc tool
+// wrote them (a `.gnnc-output` stamp) or with --force.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Compiler/OutputDirectory.h"
@@ -354,7 +354,7 @@ int main(int argc, char **argv) {
              << input.name << ": " << ranked.size() << " schedules; max degree "
              << profile.maxDegree << ", gather hit rate "
              << static_cast<int>(profile.reuse.hitRate * 100 + 0.5) << "%\n";
-      outs() << "  " << pad("#", 4) << pad("schedule", 22)
+      outs() << "  " << pad("#", 4) << pad("schedule", 32)
              << pad("predicted", 12) << pad("bandwidth", 12)
              << pad("latency", 12) << pad("waves", 12) << pad("issue", 12)
              << pad("measured", 12) << "bound\n";
@@ -364,7 +364,7 @@ int main(int argc, char **argv) {
         const Candidate &c = ranked[i];
         const Prediction &p = c.prediction;
         outs() << "  " << pad(std::to_string(i + 1), 4)
-               << pad(c.schedule.shortText(), 22) << pad(seconds(p.seconds), 12)
+               << pad(c.schedule.shortText(), 32) << pad(seconds(p.seconds), 12)
                << pad(seconds(p.bandwidthSeconds), 12)
                << pad(seconds(p.latencySeconds), 12)
                << pad(seconds(p.wavesSeconds), 12)

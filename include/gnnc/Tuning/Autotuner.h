@@ -1,9 +1,9 @@
 //===- Autotuner.h - Enumerate, rank and measure SpMM schedules -*- C++ -*-===//
 //
 // The search space is every legal vertex_parallel schedule of a gnn.spmm
-// (enumerateSchedules); the cost model ranks it (rankSchedules); with a GPU
-// the leaders are compiled, checked against the CPU reference and timed
-// (measureSchedule, Measure.cpp).
+// and a few edge_parallel ones (enumerateSchedules); the cost model ranks it
+// (rankSchedules); with a GPU the leaders are compiled, checked against the CPU
+// reference and timed (measureSchedule, Measure.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_AUTOTUNER_H
@@ -27,7 +27,10 @@ namespace gnnc::tuning {
 /// verifier allows, dim_workers a power of two up to 32 and up to the
 /// chunks of a row rounded up to a power of two (no lane idles beyond one
 /// trip), threads_per_block in {64, 128, 256, 512}; ordered by preference
-/// (wider vectors, more lanes, 256 threads first), which breaks ties.
+/// (wider vectors, more lanes, 256 threads first), which breaks ties. Then
+/// the legal edge_parallel schedules with each vector width's default
+/// dim_workers (one trip), 256 threads and 256, 128 or 64 merge-path items
+/// per worker.
 std::vector<Schedule> enumerateSchedules(const Problem &problem);
 
 /// A schedule with its prediction and, if measured, its time.

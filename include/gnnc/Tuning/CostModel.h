@@ -1,12 +1,28 @@
-//===- CostModel.h - Predicted time of a vertex_parallel SpMM ---*- C++ -*-===//
+//===- CostModel.h - Predicted time of a gnn.spmm schedule ------*- C++ -*-===//
 //
-// A first-principles model of gnnc's vertex_parallel gnn.spmm kernel: each
+// A first-principles model of gnnc's gnn.spmm kernels.
+//
+// vertex_parallel: each
 // row is processed by one group of `dim_workers` lanes, each lane owns
 // `chunks_per_lane` vectors of `vector_width` features, and the group issues
 // the feature loads of `edge batch` neighbours before using the first. The
 // predicted time is the largest of four lower bounds (memory traffic, the
 // longest row's dependent load chain, waves of resident blocks, load-issue
-// throughput including warp divergence) plus the launch overhead. No
+// throughput including warp divergence) plus the launch overhead.
+//
+// edge_parallel (merge path): workers of `dim_workers` lanes take equal
+// stretches of `edges_per_warp` items (row ends and edges) of the merge
+// path, keep their row ends in shared memory and walk their edges in
+// batches across row boundaries; rows split between workers leave two f32
+// partial rows per worker in a workspace that a second kernel adds up. The
+// bounds are the same four, but no row sets the time: the latency term is
+// one worker's dependent chain (the merge-path search, about log2(rows)
+// loads since the two searches overlap; one index load per window of
+// lanes * batch edges; one feature batch per `edge batch` edges), which does
+// not depend on the degrees; waves count workers over the workers resident
+// on the GPU (limited by threads, shared memory and registers); the
+// bandwidth term adds the workspace written and read back; the launch term
+// counts two launches. No
 // constant is fitted to measured kernel times; the GPU numbers come from a
 // GpuModel (datasheets and micro-benchmarks). See bench/NOTES.md, section
 // "Cost model".
@@ -37,19 +53,28 @@ struct Problem {
   int indexBytes = 4;
 };
 
-/// A complete vertex_parallel schedule.
+/// A complete gnn.spmm schedule: vertex_parallel, or edge_parallel when
+/// `edgesPerWorker` is set.
 struct Schedule {
   int vectorWidth = 0;
   int dimWorkers = 0;
   int threadsPerBlock = 0;
+  /// Merge-path items per worker (`edges_per_warp`); 0 = vertex_parallel.
+  int edgesPerWorker = 0;
+  /// Blocks that must fit on an SM (`blocks_per_sm`, a register cap); 0 =
+  /// no cap.
+  int blocksPerSm = 0;
 
-  /// `#gnn.schedule<strategy = vertex_parallel, vector_width = .., ...>`.
+  bool isEdgeParallel() const { return edgesPerWorker > 0; }
+  /// `#gnn.schedule<strategy = vertex_parallel, vector_width = .., ...>`;
+  /// edge_parallel adds `edges_per_warp` and `write = staged`.
   std::string attribute() const;
-  /// `vw=4 dw=16 tpb=256`, for tables.
+  /// `vw=4 dw=16 tpb=256`, then ` ep=256` and ` bps=4` when set, for tables.
   std::string shortText() const;
   bool operator==(const Schedule &o) const {
     return vectorWidth == o.vectorWidth && dimWorkers == o.dimWorkers &&
-           threadsPerBlock == o.threadsPerBlock;
+           threadsPerBlock == o.threadsPerBlock &&
+           edgesPerWorker == o.edgesPerWorker && blocksPerSm == o.blocksPerSm;
   }
 };
 
@@ -57,21 +82,31 @@ struct Schedule {
 /// lib/Transforms/LowerToKernels.cpp).
 struct Plan {
   int lanes = 1;
+  /// Rows (vertex_parallel) or workers (edge_parallel) per block.
   int rowsPerBlock = 1;
   int64_t chunks = 1;
   int64_t chunksPerLane = 1;
   int edgeBatch = 1;
+  /// edge_parallel: merge-path items per worker, and the dynamic shared
+  /// memory of a block (workers x (items + 1) row ends x 4 bytes).
+  int64_t itemsPerWorker = 0;
+  int64_t sharedBytes = 0;
 };
 
 /// The plan of `s` for `problem`: lanes = dim_workers, rows_per_block =
 /// threads / lanes, chunks = width / vw, chunks_per_lane = ceil(chunks /
-/// lanes), edge batch = clamp(min(64 / (chunks_per_lane * vw), lanes), 1, 8).
+/// lanes), edge batch = clamp(min(64 / (chunks_per_lane * vw), lanes), 1, 8)
+/// (edge_parallel: clamp(64 / (chunks_per_lane * vw), 1, 8), no min with
+/// the lanes).
 Plan planFor(const Problem &problem, const Schedule &s);
 
 /// Whether `s` passes the verifier and the lowering for `problem`:
 /// vw in {1,2,4,8}, vw * element bytes <= 16, vw divides the width;
 /// dim_workers a power of two <= 32 and <= threads; threads a multiple of 32
-/// in [32, 1024]; chunks_per_lane * vw <= 128 accumulators. On failure
+/// in [32, 1024]; chunks_per_lane * vw <= 128 accumulators; edge_parallel:
+/// edges_per_warp from 8 to 2^20 and workers x (items + 1) x 4 bytes of
+/// shared memory <= 96 KiB; blocks_per_sm from 0 to 32 with blocks_per_sm x
+/// threads <= 2048 and blocks_per_sm x shared memory <= 160 KiB. On failure
 /// `why` (when given) says which rule.
 bool isLegal(const Problem &problem, const Schedule &s,
              std::string *why = nullptr);
@@ -82,19 +117,27 @@ struct Prediction {
   double seconds = 0;
   /// Bytes from DRAM (compulsory + missed feature gathers) / DRAM bandwidth.
   double bandwidthSeconds = 0;
-  /// The longest row's chain of dependent neighbour batches.
+  /// The longest row's chain of dependent neighbour batches (edge_parallel:
+  /// the chain of a worker whose items are all edges).
   double latencySeconds = 0;
-  /// Waves of resident blocks, each as long as a typical warp's chain.
+  /// Waves of resident blocks, each as long as a typical warp's chain
+  /// (edge_parallel: waves of resident workers, each a typical worker's
+  /// chain).
   double wavesSeconds = 0;
   /// Load instructions (with divergence) over the SMs' L1 throughput.
   double issueSeconds = 0;
+  /// One launch, or two (edge_parallel: the kernel and its fix-up).
   double launchSeconds = 0;
 
   // Inputs behind the terms, for reports and tests.
   double dramBytes = 0;
+  /// edge_parallel: workspace bytes written and read back (in dramBytes).
+  double workspaceBytes = 0;
   double gatherHitRate = 0;
   double waves = 0;
   int blocksPerSm = 0;
+  /// edge_parallel: the number of workers.
+  double workers = 0;
   /// E[max degree among the rows of one warp] / mean degree (>= 1).
   double warpImbalance = 1;
   Plan plan;
@@ -110,7 +153,7 @@ struct Prediction {
 graph::AnalysisOptions profileOptionsFor(const GpuModel &gpu,
                                          const Problem &problem);
 
-/// Predicts the time of the vertex_parallel gnn.spmm with schedule `s` on a
+/// Predicts the time of the gnn.spmm with schedule `s` on a
 /// graph with profile `profile` (best made with profileOptionsFor; without
 /// a reuse estimate every gather is assumed to miss).
 Prediction predict(const GpuModel &gpu, const graph::GraphProfile &profile,

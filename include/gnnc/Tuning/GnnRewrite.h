@@ -25,8 +25,8 @@ struct SpmmSite {
   /// The schedule text in the input, empty if it has none.
   std::string currentSchedule;
   /// False (with the reason in `note`) when the op is not tunable here: a
-  /// reduce other than sum, a strategy other than vertex_parallel, or a
-  /// kernel that does not hold exactly this one op.
+  /// reduce other than sum, a strategy other than vertex_parallel and
+  /// edge_parallel, or a kernel that does not hold exactly this one op.
   bool tunable = true;
   std::string note;
 };
@@ -36,7 +36,9 @@ Expected<std::vector<SpmmSite>> findSpmmSites(const std::string &text,
                                               const std::string &bufferName);
 
 /// `text` with the schedule of the gnn.spmm in each kernel named in
-/// `schedules` (by entry name) replaced, printed by MLIR.
+/// `schedules` (by entry name) replaced, printed by MLIR. An edge_parallel
+/// schedule is written with `write = staged`; the input's disc_batch and
+/// accumulate are kept.
 Expected<std::string>
 applySchedules(const std::string &text, const std::string &bufferName,
                const std::map<std::string, Schedule> &schedules);

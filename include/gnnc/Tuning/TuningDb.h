@@ -5,6 +5,9 @@
 //   <tpb> <predicted seconds> <measured seconds or '-'>
 // e.g.
 //   0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 1.2e-03 -
+// An edge_parallel schedule or one with blocks_per_sm adds `<edges_per_warp>
+// <blocks_per_sm>` after `<tpb>` (14 fields), e.g.
+//   0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 256 0 4.1e-04 -
 // `#` starts a comment line. Entries are appended with a single write() on
 // a file opened with O_APPEND, so concurrent tuners do not interleave lines;
 // a later entry for the same key wins. Malformed lines are reported as
