@@ -96,6 +96,17 @@ private:
     int64_t pairs() const { return (accs + 1) / 2; }
   };
   SpmmParts spmmParts(SpmmOp op);
+  /// What every printer of a gnn op starts from: its plan, the prefix of
+  /// its graph's parameters, the name of the kernel's result parameter and
+  /// the spelling of its element type.
+  struct OpNames {
+    VertexPlanAttr plan;
+    KernelOp kernel;
+    std::string prefix;
+    StringRef y;
+    ElementSpelling e;
+  };
+  OpNames opNames(Operation *op, Value graph, Type elementType);
   LogicalResult emitSpmm(SpmmOp op);
   /// Prints `acc`, the reduction of the neighbours in [begin, end).
   void emitSpmmAccumulate(const SpmmParts &p);
@@ -384,6 +395,18 @@ static bool isEdgeParallelSddmm(Operation *op) {
   auto sddmm = dyn_cast<SddmmOp>(op);
   return sddmm && sddmm.getScheduleAttr() &&
          sddmm.getScheduleAttr().getStrategy() == Strategy::edge_parallel;
+}
+
+CUDAEmitter::OpNames CUDAEmitter::opNames(Operation *op, Value graph,
+                                          Type elementType) {
+  OpNames n;
+  n.plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  n.kernel = op->getParentOfType<KernelOp>();
+  auto params = n.kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  n.prefix = paramName(n.kernel, graph).drop_back(strlen("row_ptr")).str();
+  n.y = cast<StringAttr>(params[firstResultParam(n.kernel)]).getValue();
+  n.e = *spellElement(elementType, op);
+  return n;
 }
 
 CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
@@ -938,15 +961,14 @@ static void emitLeakyRelu(raw_indented_ostream &os, FloatAttr slope,
 }
 
 void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
-  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
-  auto kernel = op->getParentOfType<KernelOp>();
-  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
-  StringRef graph = paramName(kernel, op.getGraph());
-  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
+  OpNames names = opNames(op, op.getGraph(), op.getElementType());
+  VertexPlanAttr plan = names.plan;
+  KernelOp kernel = names.kernel;
+  const std::string &prefix = names.prefix;
+  StringRef y = names.y;
+  const ElementSpelling &e = names.e;
   StringRef a = paramName(kernel, op.getRowFeatures());
   StringRef b = paramName(kernel, op.getColFeatures());
-  StringRef y = cast<StringAttr>(params[firstResultParam(kernel)]).getValue();
-  ElementSpelling e = *spellElement(op.getElementType(), op);
   StringRef indexType =
       spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType());
   int64_t width = op.getFeatureWidth();
@@ -1187,15 +1209,14 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
 }
 
 LogicalResult CUDAEmitter::emitSddmm(SddmmOp op) {
-  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
-  auto kernel = op->getParentOfType<KernelOp>();
-  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
-  StringRef graph = paramName(kernel, op.getGraph());
-  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
+  OpNames names = opNames(op, op.getGraph(), op.getElementType());
+  VertexPlanAttr plan = names.plan;
+  KernelOp kernel = names.kernel;
+  const std::string &prefix = names.prefix;
+  StringRef y = names.y;
+  const ElementSpelling &e = names.e;
   StringRef a = paramName(kernel, op.getRowFeatures());
   StringRef b = paramName(kernel, op.getColFeatures());
-  StringRef y = cast<StringAttr>(params[params.size() - 1]).getValue();
-  ElementSpelling e = *spellElement(op.getElementType(), op);
   int64_t width = op.getFeatureWidth();
   int64_t vw = plan.getVectorWidth();
   int64_t lanes = plan.getLanes();
@@ -1289,14 +1310,13 @@ static void emitRowReduce(raw_indented_ostream &os, StringRef var,
 }
 
 LogicalResult CUDAEmitter::emitEdgeSoftmax(EdgeSoftmaxOp op) {
-  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
-  auto kernel = op->getParentOfType<KernelOp>();
-  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
-  StringRef graph = paramName(kernel, op.getGraph());
-  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
+  OpNames names = opNames(op, op.getGraph(), op.getElementType());
+  VertexPlanAttr plan = names.plan;
+  KernelOp kernel = names.kernel;
+  const std::string &prefix = names.prefix;
+  StringRef y = names.y;
+  const ElementSpelling &e = names.e;
   StringRef x = paramName(kernel, op.getLogits());
-  StringRef y = cast<StringAttr>(params[firstResultParam(kernel)]).getValue();
-  ElementSpelling e = *spellElement(op.getElementType(), op);
   int64_t heads = op.getNumHeads();
   int64_t vw = plan.getVectorWidth();
   int64_t lanes = plan.getLanes();
@@ -1358,15 +1378,14 @@ LogicalResult CUDAEmitter::emitEdgeSoftmax(EdgeSoftmaxOp op) {
 }
 
 LogicalResult CUDAEmitter::emitEdgeSoftmaxGrad(EdgeSoftmaxGradOp op) {
-  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
-  auto kernel = op->getParentOfType<KernelOp>();
-  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
-  StringRef graph = paramName(kernel, op.getGraph());
-  std::string prefix = graph.drop_back(strlen("row_ptr")).str();
+  OpNames names = opNames(op, op.getGraph(), op.getElementType());
+  VertexPlanAttr plan = names.plan;
+  KernelOp kernel = names.kernel;
+  const std::string &prefix = names.prefix;
+  StringRef y = names.y;
+  const ElementSpelling &e = names.e;
   StringRef out = paramName(kernel, op.getOutput());
   StringRef grad = paramName(kernel, op.getGradOutput());
-  StringRef y = cast<StringAttr>(params[firstResultParam(kernel)]).getValue();
-  ElementSpelling e = *spellElement(op.getElementType(), op);
   int64_t heads = op.getNumHeads();
   int64_t vw = plan.getVectorWidth();
   int64_t lanes = plan.getLanes();
