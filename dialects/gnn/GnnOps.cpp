@@ -364,3 +364,7 @@ LogicalResult EdgeSoftmaxGradOp::verify() {
                                 getNumHeads());
   return success();
 }
+
+bool gnnc::gnn::keepsVectorsPacked(Type elementType, int64_t vectorWidth) {
+  return elementType.getIntOrFloatBitWidth() == 16 && vectorWidth >= 2;
+}

@@ -15,4 +15,15 @@
 #define GET_OP_CLASSES
 #include "dialects/gnn/GnnOps.h.inc"
 
+namespace gnnc::gnn {
+
+/// Whether kernels keep loaded feature vectors of `elementType` packed (raw
+/// 16-bit words, `vectorWidth` >= 2) until they use them, instead of
+/// widening them to floats on arrival. The lowering sizes what depends on
+/// it (an edge-parallel sddmm's shared row ends); the CUDA printer prints
+/// it.
+bool keepsVectorsPacked(mlir::Type elementType, int64_t vectorWidth);
+
+} // namespace gnnc::gnn
+
 #endif // GNNC_DIALECT_GNN_GNNOPS_H

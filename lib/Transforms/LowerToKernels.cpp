@@ -259,9 +259,7 @@ LogicalResult lowerKernel(KernelOp kernel) {
     // (An sddmm needs them only with packed 16-bit vectors, where each
     // edge finds its row there; otherwise it reads row_ptr as it goes.)
     auto sddmm = dyn_cast<SddmmOp>(target);
-    bool rowEnds =
-        !sddmm ||
-        (sddmm.getElementType().getIntOrFloatBitWidth() == 16 && vw >= 2);
+    bool rowEnds = !sddmm || keepsVectorsPacked(sddmm.getElementType(), vw);
     shared = rowEnds ? workersPerBlock * (items + 1) * 4 : 0;
     if (shared > kMaxSharedBytes)
       return target->emitOpError()

@@ -2,6 +2,7 @@
 #include "Harness.h"
 
 #include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Tuning/CostModel.h"
 #include "gnnc/graph/Parallel.h"
 #include "gnnc/ops/EdgeSoftmax.h"
 #include "gnnc/ops/Sddmm.h"
@@ -648,10 +649,6 @@ int findScheduleInt(const std::string &text, const std::string &key) {
   return std::stoi(text.substr(at, end - at));
 }
 
-bool isPowerOfTwoUpTo(int value, int limit) {
-  return value >= 1 && value <= limit && (value & (value - 1)) == 0;
-}
-
 /// What gnn-default-schedule picks for dim_workers given a vector width.
 int defaultDimWorkers(int64_t width, int vectorWidth) {
   int64_t chunks = (width + vectorWidth - 1) / vectorWidth;
@@ -679,32 +676,18 @@ Expected<ScheduleChoice> gnnc::bench::parseSchedule(const std::string &text) {
 
 bool gnnc::bench::isLegalSchedule(const ScheduleChoice &s, ElementType type,
                                   int64_t width) {
-  const int bits = static_cast<int>(elementSize(type)) * 8;
-  if (!isPowerOfTwoUpTo(s.vectorWidth, 8) || s.vectorWidth * bits > 128 ||
-      width % s.vectorWidth != 0)
-    return false;
-  if (!isPowerOfTwoUpTo(s.dimWorkers, 32))
-    return false;
-  if (s.threadsPerBlock < 32 || s.threadsPerBlock > 1024 ||
-      s.threadsPerBlock % 32 || s.dimWorkers > s.threadsPerBlock)
-    return false;
-  if (s.edgesPerWorker != 0 &&
-      (s.edgesPerWorker < 8 || s.edgesPerWorker > (1 << 20)))
-    return false;
-  if (s.blocksPerSm < 0 || s.blocksPerSm * s.threadsPerBlock > 2048)
-    return false;
-  // An edge-parallel block keeps (items + 1) row ends per worker in shared
-  // memory; a register cap is only legal if that many blocks fit too.
-  if (s.blocksPerSm != 0 && s.edgesPerWorker != 0) {
-    int64_t workers = s.threadsPerBlock / s.dimWorkers;
-    int64_t shared = workers * (s.edgesPerWorker + 1) * 4;
-    if (s.blocksPerSm * shared > 160 * 1024)
-      return false;
-  }
-  // The lowering keeps every accumulator of a thread in registers.
-  int64_t chunks = width / s.vectorWidth;
-  int64_t chunksPerLane = (chunks + s.dimWorkers - 1) / s.dimWorkers;
-  return chunksPerLane * s.vectorWidth <= 128;
+  // The tuner's mirror of the verifier and the lowering: an illegal
+  // schedule would fail the whole translation unit of its (type, width).
+  tuning::Problem problem;
+  problem.type = type;
+  problem.width = width;
+  tuning::Schedule schedule;
+  schedule.vectorWidth = s.vectorWidth;
+  schedule.dimWorkers = s.dimWorkers;
+  schedule.threadsPerBlock = s.threadsPerBlock;
+  schedule.edgesPerWorker = s.edgesPerWorker;
+  schedule.blocksPerSm = s.blocksPerSm;
+  return tuning::isLegal(problem, schedule);
 }
 
 std::vector<ScheduleChoice>

@@ -92,6 +92,8 @@ private:
     bool usesPart() const { return half || disc > 0; }
     /// The row factor multiplies each batch, not the finished row.
     bool scalesBatches() const { return disc > 0 && rowFactor; }
+    /// Loaded feature vectors stay raw 16-bit words until they are added.
+    bool packed = false;
     /// Number of half2 pairs in `part` (f16 accumulation).
     int64_t pairs() const { return (accs + 1) / 2; }
   };
@@ -435,6 +437,7 @@ CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
   p.vw = p.plan.getVectorWidth();
   p.accs = p.plan.getChunksPerLane() * p.vw;
   p.max = op.getReduce() == Reduce::max;
+  p.packed = keepsVectorsPacked(op.getElementType(), p.vw);
   if (ScheduleAttr schedule = op.getScheduleAttr()) {
     p.half = schedule.getAccumulate() == Accumulate::f16;
     p.disc = schedule.getDiscBatch();
@@ -634,7 +637,7 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd,
   // 16-bit vectors stay packed until they are added: a batch of raw words
   // takes half the registers of the same elements as floats, which keeps
   // the occupancy of f16 and bf16 kernels at that of f32.
-  bool packed = e.tag != "f32" && vw >= 2;
+  bool packed = p.packed;
   StringRef raw = rawVectorType(vw * 2);
   os << "for (int j = 0; j * " << batch << " < n; ++j) {\n";
   os.indent();
@@ -954,10 +957,8 @@ static void emitLeakyRelu(raw_indented_ostream &os, FloatAttr slope,
                           StringRef v) {
   if (!slope)
     return;
-  char literal[32];
-  std::snprintf(literal, sizeof(literal), "%.9gf", slope.getValueAsDouble());
-  os << v << " = " << v << " > 0.0f ? " << v << " : " << v << " * " << literal
-     << ";\n";
+  os << v << " = " << v << " > 0.0f ? " << v << " : " << v << " * "
+     << floatLiteral(slope.getValueAsDouble()) << ";\n";
 }
 
 void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
@@ -987,7 +988,7 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
       e.tag == "f16" ? "__float2half_rn" : "__float2bfloat16_rn";
 
   // 16-bit vectors stay packed until they are used (half the registers).
-  bool packed = e.tag != "f32" && vw >= 2;
+  bool packed = keepsVectorsPacked(op.getElementType(), vw);
   StringRef raw = rawVectorType(vw * 2);
   emitEdgeWorkerPrologue(
       plan, prefix, numEdges, items,
@@ -1002,6 +1003,10 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
           .str());
   os << "const long long begin = d0 - i0; // j0\n";
   os << "const long long end = d1 - i1;   // j1\n";
+  os << "// Only edges have outputs: a stretch of row ends alone (or a graph\n";
+  os << "// without rows) has nothing to do.\n";
+  os << "if (begin >= end)\n";
+  os << "  return;\n";
   emitGroupMask(lanes);
   os << "int r = 0;\n";
   if (packed) {
@@ -1044,8 +1049,7 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
     closeBlock(os);
     os.unindent();
     os << "};\n";
-    os << "if (begin < end)\n";
-    os << "  load_row();\n";
+    os << "load_row();\n";
   }
   os << "for (long long base = begin; base < end; base += " << window
      << ") {\n";
