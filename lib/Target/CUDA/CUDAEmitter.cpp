@@ -675,7 +675,7 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd,
     os << "  f[u][k] = __ldg(reinterpret_cast<const " << raw
        << " *>(src + chunk * " << vw << "));\n";
     os << "else\n";
-    os << "  f[u][k] = " << raw << "{};\n";
+    os << "  f[u][k] = {};\n";
   } else {
     os << "  gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
        << ", f[u] + k * " << vw << ");\n";
@@ -821,10 +821,10 @@ void CUDAEmitter::emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
   os << "// edges [j0, j1).\n";
   os << "const long long d0 = worker * " << itemsPerWorker << ";\n";
   os << "const long long d1 = min(d0 + " << itemsPerWorker << ", total);\n";
-  os << "const long long i0 = gnnc_merge_row(" << prefix << "row_ptr, "
-     << prefix << "num_rows, d0);\n";
-  os << "const long long i1 = gnnc_merge_row(" << prefix << "row_ptr, "
-     << prefix << "num_rows, d1);\n";
+  emitGroupMask(lanes);
+  os << "long long i0, i1;\n";
+  os << "gnnc_merge_rows<" << lanes << ">(" << prefix << "row_ptr, " << prefix
+     << "num_rows, d0, d1, group_mask, lane, i0, i1);\n";
 }
 
 /// Prints the store of `acc` to workspace row `slotExpr` (f32, `width`
@@ -860,7 +860,6 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
           .str());
   os << "const long long begin = d0 - i0; // j0\n";
   os << "const long long end = d1 - i1;   // j1\n";
-  emitGroupMask(lanes);
   os << "// The ends of rows i0..i1 relative to j0, in shared memory.\n";
   os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
   os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes << " * "
@@ -1007,7 +1006,6 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
   os << "// without rows) has nothing to do.\n";
   os << "if (begin >= end)\n";
   os << "  return;\n";
-  emitGroupMask(lanes);
   os << "int r = 0;\n";
   if (packed) {
     os << "// The ends of rows i0..i1 relative to j0, in shared memory: the\n";
@@ -1102,8 +1100,8 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
     os.unindent();
     os << "} else {\n";
     os.indent();
-    os << "fa[u][k] = " << raw << "{};\n";
-    os << "fb[u][k] = " << raw << "{};\n";
+    os << "fa[u][k] = {};\n";
+    os << "fb[u][k] = {};\n";
   } else {
     os << "gnnc_load_" << e.tag << "x" << vw << "(src_b + chunk * " << vw
        << ", fb[u] + k * " << vw << ");\n";
@@ -1694,24 +1692,59 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
     os << "// The merge path of a CSR graph lists, row by row, the row's "
           "edges\n";
     os << "// and then its end; the end of row i is item i + row_ptr[i + 1].\n";
-    os << "// Returns the first row whose end is item d or later (num_rows "
-          "if\n";
-    os << "// none): the row that item d belongs to.\n";
-    os << "template <typename Offset>\n";
-    os << "__device__ __forceinline__ long long\n";
-    os << "gnnc_merge_row(const Offset *__restrict__ row_ptr, long long "
-          "num_rows, long long d) {\n";
+    os << "// Finds, for items d0 and d1, the first row whose end is that "
+          "item\n";
+    os << "// or later (num_rows if none): the row the item belongs to. The\n";
+    os << "// `Lanes` threads of a worker search together: each step probes\n";
+    os << "// Lanes points of both ranges at once and keeps the piece "
+          "between\n";
+    os << "// the last probe before the answer and the first one at or after\n";
+    os << "// it, so a search takes log_(Lanes+1)(num_rows) dependent loads.\n";
+    os << "template <int Lanes, typename Offset>\n";
+    os << "__device__ __forceinline__ void\n";
+    os << "gnnc_merge_rows(const Offset *__restrict__ row_ptr, long long "
+          "num_rows,\n";
+    os << "                long long d0, long long d1, unsigned mask, int "
+          "lane,\n";
+    os << "                long long &i0, long long &i1) {\n";
     os.indent();
-    os << "long long lo = 0, hi = num_rows;\n";
-    os << "while (lo < hi) {\n";
+    os << "const unsigned group = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - "
+          "1u;\n";
+    os << "const int base = threadIdx.x % 32 / Lanes * Lanes;\n";
+    os << "long long lo[2] = {0, 0}, hi[2] = {num_rows, num_rows};\n";
+    os << "const long long d[2] = {d0, d1};\n";
+    os << "while (lo[0] < hi[0] || lo[1] < hi[1]) {\n";
     os.indent();
-    os << "const long long mid = lo + (hi - lo) / 2;\n";
-    os << "if (mid + (long long)row_ptr[mid + 1] < d)\n";
-    os << "  lo = mid + 1;\n";
-    os << "else\n";
-    os << "  hi = mid;\n";
+    os << "long long probe[2];\n";
+    os << "bool before[2];\n";
+    os << "#pragma unroll\n";
+    os << "for (int s = 0; s < 2; ++s) {\n";
+    os.indent();
+    os << "probe[s] = lo[s] + (hi[s] - lo[s]) * (lane + 1) / (Lanes + 1);\n";
+    os << "before[s] = lo[s] < hi[s] &&\n";
+    os << "            probe[s] + (long long)row_ptr[probe[s] + 1] < d[s];\n";
     closeBlock(os);
-    os << "return lo;\n";
+    os << "#pragma unroll\n";
+    os << "for (int s = 0; s < 2; ++s) {\n";
+    os.indent();
+    os << "// The end test is monotone, so the probes that pass are the "
+          "first c.\n";
+    os << "const int c = __popc((__ballot_sync(mask, before[s]) >> base) & "
+          "group);\n";
+    os << "const long long below =\n";
+    os << "    __shfl_sync(mask, probe[s], c > 0 ? c - 1 : 0, Lanes);\n";
+    os << "const long long above =\n";
+    os << "    __shfl_sync(mask, probe[s], c < Lanes ? c : 0, Lanes);\n";
+    os << "if (lo[s] < hi[s]) {\n";
+    os << "  if (c > 0)\n";
+    os << "    lo[s] = below + 1;\n";
+    os << "  if (c < Lanes)\n";
+    os << "    hi[s] = above;\n";
+    os << "}\n";
+    closeBlock(os);
+    closeBlock(os);
+    os << "i0 = lo[0];\n";
+    os << "i1 = lo[1];\n";
     closeBlock(os);
     os << "\n";
   }
