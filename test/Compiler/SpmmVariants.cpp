@@ -25,7 +25,11 @@ const char *const gnnc::test::kSmallEdgeSchedule =
     "strategy = edge_parallel, edges_per_warp = 8, vector_width = 1, "
     "dim_workers = 8, threads_per_block = 64";
 
-/// Adds `v` with the two edge-parallel schedules.
+const char *const gnnc::test::kPairEdgeSchedule =
+    "strategy = edge_parallel, edges_per_warp = 64, vector_width = 2";
+
+/// Adds `v` with the two edge-parallel schedules, and for 16-bit types the
+/// one that keeps pairs packed in 32-bit words.
 static void addEdgeParallel(std::vector<SpmmVariant> &variants, SpmmVariant v) {
   v.schedule = kEdgeSchedule;
   v.tag = "ep";
@@ -33,6 +37,11 @@ static void addEdgeParallel(std::vector<SpmmVariant> &variants, SpmmVariant v) {
   v.schedule = kSmallEdgeSchedule;
   v.tag = "ep8";
   variants.push_back(v);
+  if (v.type != "f32" && v.width % 2 == 0) {
+    v.schedule = kPairEdgeSchedule;
+    v.tag = "ep2";
+    variants.push_back(v);
+  }
 }
 
 std::vector<SpmmVariant> gnnc::test::allSpmmVariants() {
@@ -72,6 +81,11 @@ std::vector<SpmmVariant> gnnc::test::allSddmmVariants() {
           if (width == 3 || width == 64) {
             v.schedule = kSmallEdgeSchedule;
             v.tag = "ep8";
+            variants.push_back(v);
+          }
+          if (!leaky && std::string(type) != "f32" && width % 2 == 0) {
+            v.schedule = kPairEdgeSchedule;
+            v.tag = "ep2";
             variants.push_back(v);
           }
         }

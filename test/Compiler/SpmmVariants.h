@@ -35,6 +35,8 @@ std::vector<SpmmVariant> allSpmmVariants();
 /// threads: a long row is split between very many workers).
 extern const char *const kEdgeSchedule;
 extern const char *const kSmallEdgeSchedule;
+/// Edge-parallel with 2-element vectors (a 16-bit pair in one word).
+extern const char *const kPairEdgeSchedule;
 
 /// The SDDMM space: dot and add forms, every type and width above, with and
 /// without leaky ReLU, the default, the one-element-per-lane and the 64-item
