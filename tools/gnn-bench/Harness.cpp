@@ -721,6 +721,18 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
   edgeParallel(128, 4);
   edgeParallel(64, 0);
   edgeParallel(32, 0);
+  // Twice the threads per worker, half the elements per load: more loads
+  // in flight for the short stretches of small, cache-resident graphs.
+  for (int edges : {128, 64})
+    if (base.vectorWidth > 1) {
+      ScheduleChoice s = base;
+      s.label = "ep" + std::to_string(edges) + "vw" +
+                std::to_string(base.vectorWidth / 2);
+      s.edgesPerWorker = edges;
+      s.vectorWidth = base.vectorWidth / 2;
+      s.dimWorkers = defaultDimWorkers(width, s.vectorWidth);
+      candidates.push_back(s);
+    }
   variant("dw*2", base.vectorWidth, base.dimWorkers * 2);
   variant("dw/2", base.vectorWidth, base.dimWorkers / 2);
   for (int vw : {2, 1})
