@@ -62,9 +62,9 @@ extern "C" __global__ void gnnc_copy(const int4 *__restrict__ in,
     out[i] = in[i];
 }
 extern "C" __global__ void gnnc_chase(const unsigned long long *next,
-                                      long long steps,
+                                      long long steps, int resume,
                                       unsigned long long *sink) {
-  unsigned long long p = 0;
+  unsigned long long p = resume ? *sink : 0ull;
   for (long long i = 0; i < steps; ++i)
     p = next[p];
   *sink = p;
@@ -185,9 +185,11 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
   }
 
   // Dependent-load latency: one thread follows a random cycle. Over 4x the
-  // L2 nearly every step misses; over 1/4 of the L2 (after a warm-up pass)
-  // nearly every step hits.
-  auto chaseLatency = [&](size_t bytes, long long steps) -> Expected<double> {
+  // L2, each run resumes where the last one stopped, so every step reads a
+  // slot no earlier run touched and misses; over 1/4 of the L2, every run
+  // restarts at slot 0 and (after a warm-up pass) every step hits.
+  auto chaseLatency = [&](size_t bytes, long long steps,
+                          int resume) -> Expected<double> {
     size_t n = bytes / 8;
     std::vector<uint64_t> order(n);
     std::iota(order.begin(), order.end(), 0);
@@ -203,8 +205,9 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
     if (!buf || !sink)
       return !buf ? buf.status() : sink.status();
     GNNC_RETURN_IF_ERROR(buf->copyFromHost(next.data(), n * 8));
+    GNNC_RETURN_IF_ERROR(sink->fill(0));
     uint64_t addr = buf->address(), sinkAddr = sink->address();
-    void *args[] = {&addr, &steps, &sinkAddr};
+    void *args[] = {&addr, &steps, &resume, &sinkAddr};
     Expected<std::vector<float>> t = timeRuns(*timer, nullptr, 1, 3, [&] {
       return rt::launch(*chase, {1, 1, 1}, {1, 1, 1}, 0, args, false);
     });
@@ -213,12 +216,12 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
     return median(*t) * 1e-3 / static_cast<double>(steps);
   };
   Expected<double> dram =
-      chaseLatency(static_cast<size_t>(4 * model.l2Bytes), 100000);
+      chaseLatency(static_cast<size_t>(4 * model.l2Bytes), 100000, 1);
   if (!dram)
     return dram.status();
   model.loadLatencySeconds = *dram;
   Expected<double> l2 =
-      chaseLatency(static_cast<size_t>(model.l2Bytes / 4), 100000);
+      chaseLatency(static_cast<size_t>(model.l2Bytes / 4), 100000, 0);
   if (!l2)
     return l2.status();
   model.l2LatencySeconds = *l2;
