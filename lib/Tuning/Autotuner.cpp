@@ -8,6 +8,10 @@ using namespace gnnc::tuning;
 
 namespace {
 
+/// Two strategies whose leaders' predictions differ by less than this
+/// factor are both measured: the model is least reliable between them.
+constexpr double kCloseStrategies = 1.25;
+
 /// The vector widths the verifier allows for `problem`, widest first.
 std::vector<int> vectorWidths(const Problem &problem) {
   std::vector<int> out;
@@ -76,6 +80,39 @@ std::vector<Candidate> gnnc::tuning::rankSchedules(
                      return slack(a.prediction) < slack(b.prediction);
                    });
   return ranked;
+}
+
+std::vector<size_t>
+gnnc::tuning::measurementOrder(const std::vector<Candidate> &ranked, size_t k) {
+  k = std::min(k, ranked.size());
+  std::vector<bool> taken(ranked.size(), false);
+  std::vector<size_t> chosen;
+  // The leader of each strategy (the overall leader is one of them), if
+  // its prediction is within kCloseStrategies of the overall leader's.
+  for (bool edgeParallel : {false, true})
+    for (size_t i = 0; i < ranked.size(); ++i)
+      if (ranked[i].schedule.isEdgeParallel() == edgeParallel) {
+        if (ranked[i].prediction.seconds <=
+            kCloseStrategies * ranked[0].prediction.seconds) {
+          taken[i] = true;
+          chosen.push_back(i);
+        }
+        break;
+      }
+  // Keep the overall leader if k is 1; drop the later strategy leader
+  // first otherwise.
+  std::sort(chosen.begin(), chosen.end());
+  while (chosen.size() > k) {
+    taken[chosen.back()] = false;
+    chosen.pop_back();
+  }
+  for (size_t i = 0; i < ranked.size() && chosen.size() < k; ++i)
+    if (!taken[i]) {
+      taken[i] = true;
+      chosen.push_back(i);
+    }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
 }
 
 size_t gnnc::tuning::chooseCandidate(const std::vector<Candidate> &ranked) {

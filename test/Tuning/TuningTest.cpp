@@ -429,6 +429,27 @@ TEST(TuningRank, UniformShortRowsKeepVertexParallelCompetitive) {
       << ranked[0].schedule.shortText();
 }
 
+TEST(TuningRank, MeasurementComparesTheStrategiesFirst) {
+  // Ranked: three vertex-parallel schedules, then two edge-parallel ones.
+  std::vector<Candidate> ranked;
+  for (int items : {0, 0, 0, 256, 128}) {
+    Prediction p;
+    p.seconds = 1e-4 * (1.0 + 0.01 * ranked.size());
+    ranked.push_back({Schedule{4, 16, 256, items}, p, std::nullopt, ""});
+  }
+  EXPECT_EQ(measurementOrder(ranked, 1), (std::vector<size_t>{0}));
+  EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 3}));
+  EXPECT_EQ(measurementOrder(ranked, 3), (std::vector<size_t>{0, 1, 3}));
+  EXPECT_EQ(measurementOrder(ranked, 9), (std::vector<size_t>{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(measurementOrder(ranked, 0).empty());
+  // A strategy predicted far behind is not pulled forward.
+  ranked[3].prediction.seconds = ranked[4].prediction.seconds = 2e-4;
+  EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 1}));
+  // One strategy only: the plain top k.
+  ranked.resize(3);
+  EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 1}));
+}
+
 TEST(TuningDb, RoundTrip) {
   std::string path = tempPath("db/sub/tuning.db");
   std::remove(path.c_str());

@@ -61,9 +61,12 @@ cl::opt<std::string> outputDir("o",
                                cl::desc("Output directory (default: "
                                         "<stem>-tuned)"),
                                cl::value_desc("dir"), cl::cat(category));
-cl::opt<unsigned> topK("top-k",
-                       cl::desc("Schedules measured on the GPU (default 3)"),
-                       cl::init(3), cl::cat(category));
+cl::opt<unsigned>
+    topK("top-k",
+         cl::desc("Schedules measured on the GPU (default 3): the "
+                  "best-ranked of each strategy, then the "
+                  "next best-ranked"),
+         cl::init(3), cl::cat(category));
 cl::opt<std::string> dbPath("db",
                             cl::desc("Tuning database (default: $GNNC_TUNE_DB "
                                      "or ~/.cache/gnnc/tuning.db)"),
@@ -327,8 +330,7 @@ int main(int argc, char **argv) {
         continue;
       }
       if (measure) {
-        size_t k = std::min<size_t>(topK, ranked.size());
-        for (size_t i = 0; i < k; ++i) {
+        for (size_t i : measurementOrder(ranked, topK)) {
           gnnc::Expected<std::string> one = applySchedules(
               text, kernelFile, {{site.entryName, ranked[i].schedule}});
           if (!one) {
@@ -358,10 +360,12 @@ int main(int argc, char **argv) {
              << pad("predicted", 12) << pad("bandwidth", 12)
              << pad("latency", 12) << pad("waves", 12) << pad("issue", 12)
              << pad("measured", 12) << "bound\n";
-      size_t rows = std::min<size_t>(
-          ranked.size(), std::max<size_t>(showRows, measure ? topK : 0));
-      for (size_t i = 0; i < rows; ++i) {
+      // The leaders, and every measured schedule below them.
+      size_t rows = std::min<size_t>(showRows, ranked.size());
+      for (size_t i = 0; i < ranked.size(); ++i) {
         const Candidate &c = ranked[i];
+        if (i >= rows && !c.measuredSeconds && c.note.empty())
+          continue;
         const Prediction &p = c.prediction;
         outs() << "  " << pad(std::to_string(i + 1), 4)
                << pad(c.schedule.shortText(), 32) << pad(seconds(p.seconds), 12)

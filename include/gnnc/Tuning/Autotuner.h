@@ -50,6 +50,15 @@ std::vector<Candidate> rankSchedules(const GpuModel &gpu,
                                      const Problem &problem,
                                      const std::vector<Schedule> &schedules);
 
+/// Indices (into `ranked`, in rank order) of the `k` candidates to measure:
+/// the best-ranked schedule of each strategy (vertex-parallel,
+/// edge-parallel) whose prediction is within 1.25x of the leader's first,
+/// then the best-ranked of the rest. When the model puts two strategies
+/// close together it is least reliable between them, so a measurement of
+/// `k` >= 2 then compares them.
+std::vector<size_t> measurementOrder(const std::vector<Candidate> &ranked,
+                                     size_t k);
+
 /// Index of the chosen candidate: the fastest measured one if any was
 /// measured, else the first (best predicted).
 size_t chooseCandidate(const std::vector<Candidate> &ranked);
