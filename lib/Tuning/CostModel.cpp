@@ -310,10 +310,11 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
 
   if (s.isEdgeParallel()) {
     // One worker's dependent chain over `edgeItems` edges of its stretch:
-    //  - the merge-path search for its first and last row: two binary
-    //    searches of row_ptr, issued together, so ~log2(rows + 1) dependent
-    //    loads; every worker probes the same upper levels and row_ptr is
-    //    small, so they hit the L2 when row_ptr fits in its share;
+    //  - the merge-path search for its first and last row: the worker's
+    //    lanes probe both at once, lanes points per step, so
+    //    ~log_(lanes+1)(rows + 1) dependent loads; every worker probes the
+    //    same upper levels and row_ptr is small, so they hit the L2 when
+    //    row_ptr fits in its share;
     //  - the row ends of its stretch into shared memory (one load);
     //  - one index load per window of lanes * batch edges;
     //  - one batch of feature loads per `edge batch` edges.
@@ -323,7 +324,8 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
     double searchLatency = rowPtrBytes <= 0.75 * gpu.l2Bytes
                                ? gpu.l2LatencySeconds
                                : gpu.loadLatencySeconds;
-    double searchSteps = std::ceil(std::log2(rows + 2));
+    double searchSteps =
+        std::ceil(std::log2(rows + 2) / std::log2(plan.lanes + 1.0));
     auto workerChain = [&](double edgeItems) {
       double windows = std::ceil(
           edgeItems / (static_cast<double>(plan.lanes) * plan.edgeBatch));
