@@ -1,10 +1,13 @@
 //===- Suite.cpp - The gnn-bench cases ------------------------------------===//
 #include "Suite.h"
 
+#include "gnnc/graph/Reorder.h"
+
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Rmat.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -463,7 +466,8 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
 
 Expected<std::vector<GraphSource>>
 gnnc::bench::datasetSources(const std::string &dir, bool relabel,
-                            std::vector<std::string> *skipped) {
+                            std::vector<std::string> *skipped,
+                            const std::vector<std::string> &orders) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
@@ -495,11 +499,17 @@ gnnc::bench::datasetSources(const std::string &dir, bool relabel,
       note("no indptr/indices members");
       continue;
     }
-    sources.push_back({stem, file, 0, false});
+    sources.push_back({stem, file, 0, false, ""});
     if (relabel)
-      sources.push_back({stem + "-relabeled", file, 0, true});
+      sources.push_back({stem + "-relabeled", file, 0, true, ""});
+    for (const std::string &order : orders)
+      sources.push_back({stem + "-" + order, file, 0, false, order});
   }
   return sources;
+}
+
+bool gnnc::bench::isKnownOrder(const std::string &order) {
+  return order == "degree" || order == "rcm" || order == "community";
 }
 
 uint64_t gnnc::bench::rmatSeed(int scale) {
@@ -507,7 +517,8 @@ uint64_t gnnc::bench::rmatSeed(int scale) {
 }
 
 Expected<graph::CsrGraph> gnnc::bench::loadGraph(const GraphSource &source,
-                                                 graph::CsrGraph *base) {
+                                                 graph::CsrGraph *base,
+                                                 double *orderSeconds) {
   graph::CsrGraph g;
   const std::string baseName =
       source.path.empty() ? "rmat" + std::to_string(source.rmatScale)
@@ -527,11 +538,30 @@ Expected<graph::CsrGraph> gnnc::bench::loadGraph(const GraphSource &source,
   }
   g.values.clear();
   g.name = baseName;
-  if (base && !source.relabel && !source.path.empty())
-    *base = g; // datasets are followed by their relabeled copy
+  if (base && !source.relabel && source.order.empty() && !source.path.empty())
+    *base = g; // datasets are followed by their relabeled copies
   if (source.relabel) {
     g = graph::permuteRandomly(g, kRelabelSeed);
     g.values.clear();
+  }
+  if (!source.order.empty()) {
+    if (!isKnownOrder(source.order))
+      return Status::error("unknown order '" + source.order +
+                           "' (expected degree, rcm or community)");
+    auto start = std::chrono::steady_clock::now();
+    graph::Permutation perm =
+        source.order == "degree" ? graph::degreeSortOrder(g)
+        : source.order == "rcm"  ? graph::rcmOrder(g)
+                                 : graph::communityOrder(g);
+    auto renumbered = graph::applyPermutation(g, perm);
+    if (!renumbered)
+      return Status::error(source.name + ": " + renumbered.message());
+    g = renumbered.take();
+    g.values.clear();
+    if (orderSeconds)
+      *orderSeconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
   }
   g.name = source.name;
   return g;

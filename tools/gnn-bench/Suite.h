@@ -70,15 +70,23 @@ struct GraphSource {
   int rmatScale = 0;
   /// Apply graph::permuteRandomly to the loaded graph.
   bool relabel = false;
+  /// Renumber the loaded graph for locality: "degree", "rcm" or "community"
+  /// (graph/Reorder.h); empty for none.
+  std::string order;
 };
 
 /// The static graphs in `dir`: every .npz with top-level `indptr` and
 /// `indices` members, except hetero_* and temporal_* files, sorted by name;
-/// each followed by its relabeled copy when `relabel`. `skipped` receives
+/// each followed by its relabeled copy when `relabel` and by one renumbered
+/// copy `<name>-<order>` per entry of `orders`. `skipped` receives
 /// "file: why" for files that were left out.
 Expected<std::vector<GraphSource>>
 datasetSources(const std::string &dir, bool relabel,
-               std::vector<std::string> *skipped);
+               std::vector<std::string> *skipped,
+               const std::vector<std::string> &orders = {});
+
+/// Whether `order` names a renumbering GraphSource::order accepts.
+bool isKnownOrder(const std::string &order);
 
 /// The R-MAT seed for a scale (fixed, so every run sees the same graphs).
 uint64_t rmatSeed(int scale);
@@ -87,9 +95,12 @@ constexpr uint64_t kRelabelSeed = 0x7e1abe1ull;
 
 /// Loads or generates a graph; drops stored edge values (the suite
 /// benchmarks patterns), names it source.name. `base` (optional) caches the
-/// last unpermuted graph so a relabeled copy does not reload it.
+/// last unpermuted graph so a relabeled or renumbered copy does not reload
+/// it. With source.order, `orderSeconds` (optional) receives the host time
+/// of computing the order and applying it to the graph.
 Expected<graph::CsrGraph> loadGraph(const GraphSource &source,
-                                    graph::CsrGraph *base = nullptr);
+                                    graph::CsrGraph *base = nullptr,
+                                    double *orderSeconds = nullptr);
 
 } // namespace gnnc::bench
 

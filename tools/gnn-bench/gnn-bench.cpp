@@ -45,6 +45,9 @@ void usage() {
       "  --datasets DIR      every static CSR graph (*.npz with indptr and\n"
       "                      indices; hetero_* and temporal_* are skipped)\n"
       "  --no-relabel        skip the randomly relabeled copy of each dataset\n"
+      "  --orders LIST       also each dataset renumbered for locality,\n"
+      "                      named <name>-<order>: degree, rcm, community\n"
+      "                      (host time of the renumbering in the JSON)\n"
       "  --rmat LIST         R-MAT scales, Graph500 parameters, 16 edges per\n"
       "                      node (default 18,19,20,21,22; 'none')\n"
       "  --graphs LIST       only these graph names (comma-separated)\n"
@@ -121,6 +124,7 @@ struct Options {
   int64_t gatWidth = 64;
   std::vector<int> rmatScales{18, 19, 20, 21, 22};
   std::set<std::string> onlyGraphs;
+  std::vector<std::string> orders;
   std::vector<int64_t> widths{32, 64, 128};
   std::vector<ElementType> types{ElementType::F32, ElementType::F16,
                                  ElementType::BF16};
@@ -190,6 +194,14 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
             return "--rmat: bad scale '" + s + "' (1 to 30)";
           o.rmatScales.push_back(static_cast<int>(n));
         }
+    } else if (arg == "--orders") {
+      o.orders.clear();
+      for (const std::string &s : splitList(v)) {
+        if (!isKnownOrder(s))
+          return "--orders: unknown order '" + s +
+                 "' (expected degree, rcm or community)";
+        o.orders.push_back(s);
+      }
     } else if (arg == "--graphs") {
       explicitGraphs = true;
       for (const std::string &s : splitList(v))
@@ -286,7 +298,7 @@ Expected<std::vector<GraphSource>> graphSources(const Options &o) {
   std::vector<GraphSource> all;
   if (!o.datasets.empty()) {
     std::vector<std::string> skipped;
-    auto found = datasetSources(o.datasets, o.relabel, &skipped);
+    auto found = datasetSources(o.datasets, o.relabel, &skipped, o.orders);
     if (!found)
       return found.status();
     for (const std::string &s : skipped)
@@ -314,6 +326,7 @@ json optionsJson(const Options &o) {
           {"rmat_edge_factor", 16},
           {"relabel", o.relabel},
           {"relabel_seed", kRelabelSeed},
+          {"orders", o.orders},
           {"schedules", o.schedules},
           {"large_nnz", o.largeNnz},
           {"large_schedules", o.largeSchedules},
@@ -488,7 +501,8 @@ int main(int argc, char **argv) {
   graph::CsrGraph base;
   for (const GraphSource &source : *sources) {
     auto graphStart = std::chrono::steady_clock::now();
-    auto loaded = loadGraph(source, &base);
+    double orderSeconds = 0.0;
+    auto loaded = loadGraph(source, &base, &orderSeconds);
     if (!loaded) {
       std::printf("error    %s: %s\n", source.name.c_str(),
                   loaded.message().c_str());
@@ -508,6 +522,8 @@ int main(int argc, char **argv) {
                              std::to_string(rmatSeed(source.rmatScale)) + ")"
                        : source.path},
         {"relabeled", source.relabel},
+        {"order", source.order},
+        {"order_seconds", orderSeconds},
         {"num_rows", g.numRows},
         {"num_cols", g.numCols},
         {"nnz", g.nnz()},
