@@ -659,3 +659,36 @@ TEST_F(BenchGpu, SddmmAndGatChainAreCheckedThenTimed) {
       << outcome.record["gat_chain"].dump(1);
   EXPECT_FALSE(outcome.record["gat_chain"]["time_ms"].is_null());
 }
+
+TEST(BenchSuite, RenumberedCopiesKeepTheGraphAndReportTheirCost) {
+  GraphSource plain{"rmat9", "", 9, false, ""};
+  auto original = loadGraph(plain);
+  ASSERT_TRUE(original.isOk()) << original.message();
+  for (const char *order : {"degree", "rcm", "community"}) {
+    ASSERT_TRUE(isKnownOrder(order));
+    GraphSource source{std::string("rmat9-") + order, "", 9, false, order};
+    double seconds = -1.0;
+    auto renumbered = loadGraph(source, nullptr, &seconds);
+    ASSERT_TRUE(renumbered.isOk()) << renumbered.message();
+    EXPECT_EQ(renumbered->name, source.name);
+    EXPECT_EQ(renumbered->numRows, original->numRows);
+    EXPECT_EQ(renumbered->nnz(), original->nnz());
+    EXPECT_GE(seconds, 0.0) << order;
+    // The same multiset of row lengths, in a new order.
+    std::vector<int64_t> a, b;
+    for (int64_t r = 0; r < original->numRows; ++r) {
+      a.push_back(original->degree(r));
+      b.push_back(renumbered->degree(r));
+    }
+    EXPECT_NE(a, b) << order;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    EXPECT_EQ(a, b) << order;
+  }
+  EXPECT_FALSE(isKnownOrder("random"));
+  GraphSource bad{"rmat9-x", "", 9, false, "random"};
+  auto refused = loadGraph(bad);
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_NE(refused.message().find("unknown order 'random'"), std::string::npos)
+      << refused.message();
+}
