@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Scores the autotuner from exhaustive gnn-tune logs.
+
+Run gnn-tune with --top-k and --show at least the number of schedules (every
+enumerated schedule measured), then:
+
+    python3 bench/tune/evaluate.py LOG...
+
+For each kernel whose table lists every enumerated schedule with a measured
+time, it prints one Markdown row:
+
+  (a) the measured time of the cost model's first choice,
+  (b) the best measured time among the schedules a --top-k 5 run measures
+      (gnn-tune's measurement order: each strategy's leader when it is
+      predicted within 1.25x of the overall leader, then by rank),
+  (c) the best measured time of all,
+  (d) gnn-default-schedule's schedule (vertex-parallel, widest legal vector,
+      lanes to cover the row once, 256 threads),
+  (e) GNNAdvisor's dimension-worker rule on gnnc's vertex-parallel kernel
+      (scalar loads, 32 dimension workers, 128 threads; without neighbour
+      groups, which gnnc does not implement),
+
+then (a)/(c), (b)/(c) and the Spearman rank correlation of predicted against
+measured times, and the geomeans and worst cases of (a)/(c) and (b)/(c).
+Kernels whose table is incomplete are listed as skipped.
+"""
+import math
+import re
+import sys
+
+CLOSE_STRATEGIES = 1.25
+ADVISOR = "vw=1 dw=32 tpb=128"
+
+KERNEL = re.compile(r"kernel (\S+) \((\w+), width (\d+)(?:, [^)]*)?\) on (\S+): (\d+) schedules")
+ROW = re.compile(
+    r"\s+(\d+)\s+(vw=\d+ dw=\d+ tpb=\d+(?: ep=\d+)?)\s+([\d.]+) (us|ms)"
+    r"\s+(?:[\d.]+ (?:us|ms)\s+){4}(?:([\d.]+) (us|ms)|-)")
+
+
+def micro(value, unit):
+    return float(value) * (1000.0 if unit == "ms" else 1.0)
+
+
+def parse(path):
+    """Returns {(graph, type, width): (enumerated, [(rank, schedule,
+    predicted_us, measured_us or None)])}."""
+    kernels, current = {}, None
+    for line in open(path):
+        m = KERNEL.match(line)
+        if m:
+            current = (m.group(4), m.group(2), int(m.group(3)))
+            kernels[current] = (int(m.group(5)), [])
+            continue
+        m = ROW.match(line)
+        if m and current:
+            measured = micro(m.group(5), m.group(6)) if m.group(5) else None
+            kernels[current][1].append(
+                (int(m.group(1)), m.group(2), micro(m.group(3), m.group(4)),
+                 measured))
+    return kernels
+
+
+def ranks(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2.0
+        i = j + 1
+    return out
+
+
+def spearman(a, b):
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    var = sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb)
+    return cov / math.sqrt(var) if var > 0 else float("nan")
+
+
+def measured_by_top_k(rows, k):
+    chosen = []
+    for edge_parallel in (False, True):
+        for i, row in enumerate(rows):
+            if ("ep=" in row[1]) == edge_parallel:
+                if row[2] <= CLOSE_STRATEGIES * rows[0][2]:
+                    chosen.append(i)
+                break
+    chosen = sorted(chosen)[:k]
+    for i in range(len(rows)):
+        if len(chosen) >= k:
+            break
+        if i not in chosen:
+            chosen.append(i)
+    return chosen
+
+
+def default_schedule(type_, width):
+    vw = 4 if type_ == "f32" else 8
+    lanes = 1
+    while lanes < width // vw and lanes < 32:
+        lanes *= 2
+    return "vw=%d dw=%d tpb=256" % (vw, lanes)
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def main(paths):
+    print("| graph | type | (a) model's choice | (a) us | (b) us | (c) us "
+          "(best) | (d) default us | (e) GNNAdvisor rule us | (a)/(c) | "
+          "(b)/(c) | Spearman |")
+    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    a_ratios, b_ratios, skipped = [], [], []
+    for path in paths:
+        for (graph, type_, width), (enumerated, rows) in parse(path).items():
+            if len(rows) != enumerated or any(r[3] is None for r in rows):
+                skipped.append("%s %s w%d (%d of %d measured rows)" %
+                               (graph, type_, width, len(rows), enumerated))
+                continue
+            rows.sort(key=lambda r: r[0])
+            a = rows[0][3]
+            b = min(rows[i][3] for i in measured_by_top_k(rows, 5))
+            best = min(rows, key=lambda r: r[3])
+            c = best[3]
+            by_name = {r[1]: r[3] for r in rows}
+            d = by_name.get(default_schedule(type_, width), float("nan"))
+            e = by_name.get(ADVISOR, float("nan"))
+            rho = spearman([r[2] for r in rows], [r[3] for r in rows])
+            a_ratios.append(a / c)
+            b_ratios.append(b / c)
+            print("| %s | %s w%d | %s | %.1f | %.1f | %.1f (%s) | %.1f | %.1f "
+                  "| %.3f | %.3f | %.2f |" %
+                  (graph, type_, width, rows[0][1], a, b, c, best[1], d, e,
+                   a / c, b / c, rho))
+    if a_ratios:
+        print()
+        print("%d kernels: (a)/(c) geomean %.3f, worst %.3f; (b)/(c) geomean "
+              "%.3f, worst %.3f" %
+              (len(a_ratios), geomean(a_ratios), max(a_ratios),
+               geomean(b_ratios), max(b_ratios)))
+    for s in skipped:
+        print("skipped: " + s)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: evaluate.py GNN-TUNE-LOG...")
+    main(sys.argv[1:])
