@@ -171,9 +171,9 @@ Plan gnnc::tuning::planFor(const Problem &problem, const Schedule &s) {
   int vw = std::max(1, s.vectorWidth);
   plan.chunks = std::max<int64_t>(1, problem.width / vw);
   plan.chunksPerLane = ceilDiv(plan.chunks, plan.lanes);
+  // gnn.spmm's batch, for both strategies (LowerToKernels limits it by
+  // the lanes only for the other ops).
   int64_t batch = kMaxPrefetchRegisters / (plan.chunksPerLane * vw);
-  if (!s.isEdgeParallel())
-    batch = std::min<int64_t>(batch, plan.lanes);
   plan.edgeBatch =
       static_cast<int>(std::clamp<int64_t>(batch, 1, kMaxEdgeBatch));
   if (s.isEdgeParallel()) {
@@ -291,9 +291,11 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
 
   // Latency of one X load: L2 hits and misses mixed as the reuse estimate
   // says. Column indices are read once, contiguously: a DRAM miss.
+  // Both wait longer while every SM is gathering (loadedLatencyFactor).
   double xLatency =
-      hit * gpu.l2LatencySeconds + (1 - hit) * gpu.loadLatencySeconds;
-  double indexLatency = gpu.loadLatencySeconds;
+      (hit * gpu.l2LatencySeconds + (1 - hit) * gpu.loadLatencySeconds) *
+      gpu.loadedLatencyFactor;
+  double indexLatency = gpu.loadLatencySeconds * gpu.loadedLatencyFactor;
   // A batch's loads leave one lane one after another: edge batch *
   // chunks_per_lane instructions, each waiting for its L1 wavefronts.
   double batchIssue = plan.edgeBatch * static_cast<double>(plan.chunksPerLane) *
@@ -347,16 +349,17 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
     p.issueSeconds = wavefronts / (gpu.smCount * clock);
     p.launchSeconds = 2 * gpu.launchSeconds;
   } else {
-    // The dependent chain of a row of degree d: ceil(d / lanes) index
-    // loads, each followed by ceil(lanes / edge batch) batches of X loads
-    // (a group processes exactly one row, so no serial rows are added).
+    // The dependent chain of a row of degree d, as the kernel walks it:
+    // ceil(d / (lanes * edge batch)) index windows (each lane loads a
+    // batch of indices), and ceil(d / edge batch) batches of X loads (a
+    // group processes exactly one row, so no serial rows are added).
     auto rowChain = [&](double degree) {
       if (degree <= 0)
         return indexLatency;
-      double outer = std::ceil(degree / plan.lanes);
-      double inner =
-          std::ceil(std::min<double>(degree, plan.lanes) / plan.edgeBatch);
-      return outer * (indexLatency + inner * (xLatency + batchIssue));
+      double windows = std::ceil(
+          degree / (static_cast<double>(plan.lanes) * plan.edgeBatch));
+      double batches = std::ceil(degree / plan.edgeBatch);
+      return windows * indexLatency + batches * (xLatency + batchIssue);
     };
     p.latencySeconds = rowChain(static_cast<double>(profile.maxDegree));
 

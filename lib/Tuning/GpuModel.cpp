@@ -52,10 +52,18 @@ const std::vector<Field> &fields() {
                  [](GpuModel &m) -> double & { return m.l2LatencySeconds; }});
     f.push_back({"launch_seconds",
                  [](GpuModel &m) -> double & { return m.launchSeconds; }});
+    f.push_back({"loaded_latency_factor", [](GpuModel &m) -> double & {
+                   return m.loadedLatencyFactor;
+                 }});
     return f;
   }();
   return all;
 }
+
+/// Loaded over unloaded latency of a dependent gather batch: the geomean of
+/// measured over predicted latency-bound times of vertex-parallel SpMM on
+/// R-MAT 18-21 (H100, 2026-11-23; bench/NOTES.md).
+constexpr double kLoadedLatencyFactor = 4.3;
 
 /// The integer keys and their fields.
 struct IntField {
@@ -122,8 +130,10 @@ Expected<GpuModel> gnnc::tuning::builtinGpuModel(const std::string &arch) {
     m.l1BytesPerClock = 128;
     m.dramBytesPerSecond = 4.231e12;
     m.l2BytesPerSecond = 10.0e12;
-    m.loadLatencySeconds = 0.5e-6;
-    m.l2LatencySeconds = 0.25e-6;
+    // Unloaded dependent-load latencies, as `gnn-tune --calibrate` measured
+    // them on an H100 (2026-11-23); loadedLatencyFactor scales them.
+    m.loadLatencySeconds = 0.334e-6;
+    m.l2LatencySeconds = 0.142e-6;
     m.launchSeconds = 3.0e-6;
   } else if (arch == "sm_80") {
     // A100 SXM 80 GB: 108 SMs, 40 MiB L2, 1.41 GHz boost, 2.04 TB/s HBM2e.
@@ -144,6 +154,7 @@ Expected<GpuModel> gnnc::tuning::builtinGpuModel(const std::string &arch) {
     return Status::error("no built-in GPU model for '" + arch +
                          "' (known: sm_80, sm_90); give a calibration file");
   }
+  m.loadedLatencyFactor = kLoadedLatencyFactor;
   m.source = "built-in " + m.arch + " defaults";
   return m;
 }

@@ -269,9 +269,10 @@ TEST(TuningCostModel, EdgeParallelPlanMirrorsTheLowering) {
   Problem p;
   p.width = 16;
   // 4 chunks over 2 lanes: 2 chunks of 4 per lane, 64 / 8 = 8 neighbours
-  // per batch; vertex_parallel also caps the batch at the lanes.
+  // per batch, for both strategies (gnn-lower-to-kernels caps the batch at
+  // the lanes only for ops other than gnn.spmm).
   Plan vertex = planFor(p, {4, 2, 256});
-  EXPECT_EQ(vertex.edgeBatch, 2);
+  EXPECT_EQ(vertex.edgeBatch, 8);
   EXPECT_EQ(vertex.sharedBytes, 0);
   Plan edge = planFor(p, {4, 2, 256, 128});
   EXPECT_EQ(edge.lanes, 2);
@@ -548,6 +549,7 @@ TEST(TuningCalibration, ShippedFilesMatchTheBuiltInDefaults) {
     EXPECT_DOUBLE_EQ(file->l2LatencySeconds, builtin.l2LatencySeconds);
     EXPECT_DOUBLE_EQ(file->launchSeconds, builtin.launchSeconds);
     EXPECT_DOUBLE_EQ(file->clockHz, builtin.clockHz);
+    EXPECT_DOUBLE_EQ(file->loadedLatencyFactor, builtin.loadedLatencyFactor);
   }
   EXPECT_FALSE(builtinGpuModel("sm_75"));
 }

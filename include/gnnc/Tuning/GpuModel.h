@@ -57,6 +57,11 @@ struct GpuModel {
   double l2LatencySeconds = 0.25e-6;
   /// Fixed cost of one kernel launch as CUDA events see it.
   double launchSeconds = 3.0e-6;
+  /// How many times the unloaded latency a dependent batch of feature (or
+  /// index) loads waits while the whole GPU is gathering: the queueing the
+  /// pointer chase does not see. Fitted on R-MAT graphs (bench/NOTES.md),
+  /// never on the graphs the tuner is evaluated on.
+  double loadedLatencyFactor = 1.0;
 };
 
 /// The calibration-file keys, in the order files are written.
