@@ -23,6 +23,12 @@ time, it prints one Markdown row:
 then (a)/(c), (b)/(c) and the Spearman rank correlation of predicted against
 measured times, and the geomeans and worst cases of (a)/(c) and (b)/(c).
 Kernels whose table is incomplete are listed as skipped.
+
+    python3 bench/tune/evaluate.py LOG... --model MODEL_LOG...
+
+re-scores the measured times of LOG with the ranking of MODEL_LOG: gnn-tune
+runs without a GPU (or with --no-measure) on the same graphs and kernels,
+e.g. after a change to the cost model; the schedules are matched by name.
 """
 import math
 import re
@@ -111,17 +117,38 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def main(paths):
+def rerank(measured_logs, model_logs):
+    """Kernels of `model_logs` with their predictions and the measured times
+    of the same schedules in `measured_logs`."""
+    measured = {}
+    for path in measured_logs:
+        for key, (enumerated, rows) in parse(path).items():
+            measured[key] = (enumerated, {r[1]: r[3] for r in rows})
+    kernels = {}
+    for path in model_logs:
+        for key, (enumerated, rows) in parse(path).items():
+            if key in measured:
+                times = measured[key][1]
+                kernels[key] = (measured[key][0],
+                                [(r[0], r[1], r[2], times.get(r[1]))
+                                 for r in rows])
+    return kernels
+
+
+def main(paths, model_paths=None):
     print("| graph | type | (a) model's choice | (a) us | (b) us | (c) us "
           "(best) | (d) default us | (e) GNNAdvisor rule us | (a)/(c) | "
           "(b)/(c) | Spearman |")
     print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     a_ratios, b_ratios, skipped = [], [], []
-    for path in paths:
-        for (graph, type_, width), (enumerated, rows) in parse(path).items():
+    groups = ([rerank(paths, model_paths)] if model_paths else
+              [parse(path) for path in paths])
+    for kernels in groups:
+        for (graph, type_, width), (enumerated, rows) in kernels.items():
             if len(rows) != enumerated or any(r[3] is None for r in rows):
-                skipped.append("%s %s w%d (%d of %d measured rows)" %
-                               (graph, type_, width, len(rows), enumerated))
+                measured = sum(r[3] is not None for r in rows)
+                skipped.append("%s %s w%d (%d of %d schedules measured)" %
+                               (graph, type_, width, measured, enumerated))
                 continue
             rows.sort(key=lambda r: r[0])
             a = rows[0][3]
@@ -149,6 +176,11 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("usage: evaluate.py GNN-TUNE-LOG...")
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    model = None
+    if "--model" in args:
+        i = args.index("--model")
+        args, model = args[:i], args[i + 1:]
+    if not args or model == []:
+        sys.exit("usage: evaluate.py GNN-TUNE-LOG... [--model MODEL-LOG...]")
+    main(args, model)
