@@ -1,5 +1,6 @@
 //===- Backward.cpp - Host side of the backward of gnn ops ----------------===//
 #include "gnnc/ops/Backward.h"
+#include "gnnc/ops/KernelInfo.h"
 #include "gnnc/ops/Sddmm.h"
 #include "gnnc/reference/EdgeSoftmax.h"
 
@@ -14,29 +15,22 @@ using namespace gnnc::ops;
 
 Expected<EdgeSoftmaxGradSignature>
 gnnc::ops::edgeSoftmaxGradSignature(const rt::KernelSpec &spec) {
-  auto get = [&](const char *key) -> std::string {
-    auto it = spec.info.find(key);
-    return it == spec.info.end() ? std::string() : it->second;
-  };
-  if (get("op") != "edge_softmax_grad")
-    return Status::error("kernel '" + spec.name +
-                         "' is not a gnn.edge_softmax_grad kernel");
+  auto info = KernelInfo::read(spec, "edge_softmax_grad");
+  if (!info)
+    return info.status();
   EdgeSoftmaxGradSignature sig;
-  auto type = parseElementType(get("element_type"));
-  if (!type)
-    return type.status().withContext("kernel '" + spec.name + "'");
+  auto type = info->elementType();
+  auto heads = info->integer("heads", 1);
+  if (!type || !heads)
+    return !type ? type.status() : heads.status();
   sig.type = *type;
-  sig.heads = std::atoll(get("heads").c_str());
-  if (sig.heads <= 0)
-    return Status::error("kernel '" + spec.name + "' has no number of heads");
-  sig.offsets64 = get("offset_type") == "i64";
-  sig.indices64 = get("index_type") == "i64";
+  sig.heads = *heads;
+  sig.offsets64 = info->offsets64();
+  sig.indices64 = info->indices64();
   // One graph (three parameters), the softmax output, its gradient and the
   // result, in that order.
-  if (spec.params.size() != 6)
-    return Status::error("kernel '" + spec.name + "' has " +
-                         std::to_string(spec.params.size()) +
-                         " parameters; an edge softmax gradient kernel has 6");
+  if (Status st = info->expectParams(6, "an edge softmax gradient kernel"); !st)
+    return st;
   sig.outParam = spec.params[3].name;
   sig.gradParam = spec.params[4].name;
   sig.resultParam = spec.params[5].name;

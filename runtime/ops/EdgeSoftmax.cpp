@@ -1,5 +1,6 @@
 //===- EdgeSoftmax.cpp - Host side of compiled edge softmax ---------------===//
 #include "gnnc/ops/EdgeSoftmax.h"
+#include "gnnc/ops/KernelInfo.h"
 #include "gnnc/reference/EdgeSoftmax.h"
 #include "gnnc/reference/Spmm.h"
 
@@ -8,29 +9,22 @@ using namespace gnnc::ops;
 
 Expected<EdgeSoftmaxSignature>
 gnnc::ops::edgeSoftmaxSignature(const rt::KernelSpec &spec) {
-  auto get = [&](const char *key) -> std::string {
-    auto it = spec.info.find(key);
-    return it == spec.info.end() ? std::string() : it->second;
-  };
-  if (get("op") != "edge_softmax")
-    return Status::error("kernel '" + spec.name +
-                         "' is not a gnn.edge_softmax kernel");
+  auto info = KernelInfo::read(spec, "edge_softmax");
+  if (!info)
+    return info.status();
   EdgeSoftmaxSignature sig;
-  auto type = parseElementType(get("element_type"));
-  if (!type)
-    return type.status().withContext("kernel '" + spec.name + "'");
+  auto type = info->elementType();
+  auto heads = info->integer("heads", 1);
+  if (!type || !heads)
+    return !type ? type.status() : heads.status();
   sig.type = *type;
-  sig.heads = std::atoll(get("heads").c_str());
-  if (sig.heads <= 0)
-    return Status::error("kernel '" + spec.name + "' has no number of heads");
-  sig.offsets64 = get("offset_type") == "i64";
-  sig.indices64 = get("index_type") == "i64";
+  sig.heads = *heads;
+  sig.offsets64 = info->offsets64();
+  sig.indices64 = info->indices64();
   // The kernel takes one graph (three parameters), the logits and the
   // output, in that order.
-  if (spec.params.size() != 5)
-    return Status::error("kernel '" + spec.name + "' has " +
-                         std::to_string(spec.params.size()) +
-                         " parameters; an edge softmax kernel has 5");
+  if (Status st = info->expectParams(5, "an edge softmax kernel"); !st)
+    return st;
   sig.logitsParam = spec.params[3].name;
   sig.outputParam = spec.params[4].name;
   return sig;

@@ -1,31 +1,29 @@
 //===- Sddmm.cpp - Host side of compiled SDDMM kernels --------------------===//
 #include "gnnc/ops/Sddmm.h"
+#include "gnnc/ops/KernelInfo.h"
 #include "gnnc/reference/Spmm.h"
 
 using namespace gnnc;
 using namespace gnnc::ops;
 
 Expected<SddmmSignature> gnnc::ops::sddmmSignature(const rt::KernelSpec &spec) {
-  auto get = [&](const char *key) -> std::string {
-    auto it = spec.info.find(key);
-    return it == spec.info.end() ? std::string() : it->second;
-  };
-  if (get("op") != "sddmm")
-    return Status::error("kernel '" + spec.name +
-                         "' is not a gnn.sddmm kernel");
+  auto info = KernelInfo::read(spec, "sddmm");
+  if (!info)
+    return info.status();
   SddmmSignature sig;
-  auto type = parseElementType(get("element_type"));
-  if (!type)
-    return type.status().withContext("kernel '" + spec.name + "'");
+  auto type = info->elementType();
+  auto width = info->integer("feature_width", 1);
+  auto slope = info->number("leaky_relu");
+  if (!type || !width || !slope)
+    return !type ? type.status() : !width ? width.status() : slope.status();
   sig.type = *type;
-  sig.featureWidth = std::atoll(get("feature_width").c_str());
-  if (sig.featureWidth <= 0)
-    return Status::error("kernel '" + spec.name + "' has no feature width");
-  sig.form = get("form") == "add" ? ref::SddmmForm::Add : ref::SddmmForm::Dot;
-  if (std::string slope = get("leaky_relu"); !slope.empty())
-    sig.leakyRelu = std::stof(slope);
-  sig.offsets64 = get("offset_type") == "i64";
-  sig.indices64 = get("index_type") == "i64";
+  sig.featureWidth = *width;
+  sig.form =
+      info->find("form") == "add" ? ref::SddmmForm::Add : ref::SddmmForm::Dot;
+  if (*slope)
+    sig.leakyRelu = static_cast<float>(**slope);
+  sig.offsets64 = info->offsets64();
+  sig.indices64 = info->indices64();
   return sig;
 }
 

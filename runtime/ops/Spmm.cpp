@@ -1,5 +1,6 @@
 //===- Spmm.cpp - Host side of compiled SpMM kernels ----------------------===//
 #include "gnnc/ops/Spmm.h"
+#include "gnnc/ops/KernelInfo.h"
 #include "gnnc/reference/Spmm.h"
 
 #include <algorithm>
@@ -94,71 +95,74 @@ gnnc::ops::downloadTensor(const rt::DeviceBuffer &buffer, size_t count,
 }
 
 Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
-  auto field = [&](const char *key) -> Expected<std::string> {
-    auto it = spec.info.find(key);
-    if (it == spec.info.end())
-      return Status::error("kernel '" + spec.name + "' has no '" + key +
-                           "' in its description; is it a gnn.spmm kernel?");
-    return it->second;
-  };
-  auto op = field("op");
-  if (!op)
-    return op.status();
-  if (*op != "spmm")
-    return Status::error("kernel '" + spec.name + "' is a " + *op +
-                         " kernel, not spmm");
+  auto info = KernelInfo::read(spec, "spmm");
+  if (!info)
+    return info.status();
   SpmmSignature sig;
-  auto type = field("element_type");
-  auto width = field("feature_width");
-  auto values = field("edge_values");
-  auto offsets = field("offset_type");
-  auto indices = field("index_type");
-  for (const auto *f : {&type, &width, &values, &offsets, &indices})
+  auto type = info->elementType();
+  auto width = info->integer("feature_width", 1);
+  auto values = info->text("edge_values");
+  auto offsets = info->text("offset_type");
+  auto indices = info->text("index_type");
+  if (!type)
+    return type.status();
+  for (const auto *f : {&values, &offsets, &indices})
     if (!*f)
       return f->status();
-  auto parsed = parseElementType(*type);
-  if (!parsed)
-    return parsed.status();
-  sig.type = *parsed;
-  sig.featureWidth = std::stoll(*width);
+  if (!width)
+    return width.status();
+  sig.type = *type;
+  sig.featureWidth = *width;
   sig.edgeValues = *values == "yes";
   sig.offsets64 = *offsets == "i64";
   sig.indices64 = *indices == "i64";
-  if (auto it = spec.info.find("reduce"); it != spec.info.end()) {
-    if (it->second == "mean")
+  auto unknown = [&](const char *key, const std::string &value) {
+    return info->error(std::string("has ") + key + " = " + value +
+                       ", which the host does not know");
+  };
+  if (auto reduce = info->find("reduce")) {
+    if (*reduce == "mean")
       sig.reduce = ref::SpmmReduce::Mean;
-    else if (it->second == "max")
+    else if (*reduce == "max")
       sig.reduce = ref::SpmmReduce::Max;
-    else if (it->second != "sum")
-      return Status::error("kernel '" + spec.name + "' has reduce = " +
-                           it->second + ", which the host does not know");
+    else if (*reduce != "sum")
+      return unknown("reduce", *reduce);
   }
-  if (auto it = spec.info.find("scale"); it != spec.info.end()) {
-    if (it->second == "left")
+  if (auto scale = info->find("scale")) {
+    if (*scale == "left")
       sig.scale = ref::DegreeScale::Left;
-    else if (it->second == "right")
+    else if (*scale == "right")
       sig.scale = ref::DegreeScale::Right;
-    else if (it->second == "both")
+    else if (*scale == "both")
       sig.scale = ref::DegreeScale::Both;
-    else if (it->second != "none")
-      return Status::error("kernel '" + spec.name + "' has scale = " +
-                           it->second + ", which the host does not know");
+    else if (*scale != "none")
+      return unknown("scale", *scale);
   }
-  if (auto it = spec.info.find("self_weight"); it != spec.info.end())
-    sig.selfWeight = std::strtod(it->second.c_str(), nullptr);
-  if (auto it = spec.info.find("accumulate"); it != spec.info.end()) {
-    if (it->second != "f16" && it->second != "f32")
-      return Status::error("kernel '" + spec.name + "' has accumulate = " +
-                           it->second + ", which the host does not know");
-    sig.accumulate16 = it->second == "f16";
+  auto selfWeight = info->number("self_weight");
+  if (!selfWeight)
+    return selfWeight.status();
+  if (*selfWeight)
+    sig.selfWeight = **selfWeight;
+  if (auto accumulate = info->find("accumulate")) {
+    if (*accumulate != "f16" && *accumulate != "f32")
+      return unknown("accumulate", *accumulate);
+    sig.accumulate16 = *accumulate == "f16";
   }
-  if (auto it = spec.info.find("disc_batch"); it != spec.info.end())
-    sig.discBatch = std::stoll(it->second);
-  if (auto it = spec.info.find("col_norm_exponent"); it != spec.info.end()) {
-    sig.colNormExponent = std::atof(it->second.c_str());
-    if (!(sig.colNormExponent > 0))
-      return Status::error("kernel '" + spec.name + "' has col_norm_exponent " +
-                           it->second + "; it must be positive");
+  if (info->find("disc_batch")) {
+    auto batch = info->integer("disc_batch", 0);
+    if (!batch)
+      return batch.status();
+    sig.discBatch = *batch;
+  }
+  auto exponent = info->number("col_norm_exponent");
+  if (!exponent)
+    return exponent.status();
+  if (*exponent) {
+    if (!(**exponent > 0))
+      return info->error("has col_norm_exponent " +
+                         *info->find("col_norm_exponent") +
+                         "; it must be positive");
+    sig.colNormExponent = **exponent;
   }
   return sig;
 }
@@ -170,26 +174,24 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                       bool synchronize, const rt::DeviceBuffer *colNorm) {
   if (kernel.spec.info.count("self_weight")) {
     // The self term reads row r of x for every graph row r.
-    auto width = kernel.spec.info.find("feature_width");
-    auto type = kernel.spec.info.find("element_type");
+    auto sig = spmmSignature(kernel.spec);
+    if (!sig)
+      return sig.status();
     if (graph.numRows > graph.numCols)
       return Status::error("kernel '" + kernel.spec.name +
                            "' adds the self term x[r] to "
                            "every row r, but the graph has " +
                            std::to_string(graph.numRows) + " rows and only " +
                            std::to_string(graph.numCols) + " columns");
-    if (width != kernel.spec.info.end() && type != kernel.spec.info.end()) {
-      auto parsed = parseElementType(type->second);
-      uint64_t need = static_cast<uint64_t>(graph.numRows) *
-                      std::stoull(width->second) *
-                      (parsed ? elementSize(*parsed) : 1);
-      if (x.size() < need)
-        return Status::error("kernel '" + kernel.spec.name +
-                             "' adds the self term x[r] to every row r: x "
-                             "needs at least " +
-                             std::to_string(need) + " bytes, it has " +
-                             std::to_string(x.size()));
-    }
+    uint64_t need = static_cast<uint64_t>(graph.numRows) *
+                    static_cast<uint64_t>(sig->featureWidth) *
+                    elementSize(sig->type);
+    if (x.size() < need)
+      return Status::error("kernel '" + kernel.spec.name +
+                           "' adds the self term x[r] to every row r: x "
+                           "needs at least " +
+                           std::to_string(need) + " bytes, it has " +
+                           std::to_string(x.size()));
   }
   rt::ArgPack args;
   args.bind("row_ptr", graph.rowPtr)
