@@ -1,0 +1,158 @@
+//===- KernelInfoTest.cpp - The ops read kernel descriptions safely -------===//
+//
+// The host side of every op reads the description gnnc writes for a kernel
+// (which may come from a hand-edited manifest). Compiles one kernel of each
+// op, checks what the signature readers find, then corrupts the
+// descriptions: every fault is an error naming the kernel and the key,
+// never an exception. Needs no GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/ops/KernelInfo.h"
+#include "gnnc/Compiler/Compiler.h"
+#include "gnnc/ops/Backward.h"
+#include "gnnc/ops/EdgeSoftmax.h"
+#include "gnnc/ops/Sddmm.h"
+#include "gnnc/ops/Spmm.h"
+
+#include <gtest/gtest.h>
+
+using namespace gnnc;
+
+namespace {
+
+const char *kModule = R"(gnn.module @m {
+  gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce mean>, self_weight = 0.25 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+  gnn.kernel @logits(%g: !gnn.graph<csr, i32, i32>, %a: tensor<?x1xf16>, %b: tensor<?x1xf16>) -> tensor<?x1xf16> {
+    %e = gnn.sddmm %g, %a, %b {form = #gnn<sddmm_form add>, leaky_relu = 0.2 : f32} : !gnn.graph<csr, i32, i32>, tensor<?x1xf16>, tensor<?x1xf16> -> tensor<?x1xf16>
+    gnn.return %e : tensor<?x1xf16>
+  }
+  gnn.kernel @soft(%g: !gnn.graph<csr, i64, i32>, %e: tensor<?x8xf16>) -> tensor<?x8xf16> {
+    %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?x8xf16> -> tensor<?x8xf16>
+    gnn.return %a : tensor<?x8xf16>
+  }
+  gnn.kernel @soft_grad(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf16>, %da: tensor<?x8xf16>) -> tensor<?x8xf16> {
+    %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
+    gnn.return %dx : tensor<?x8xf16>
+  }
+})";
+
+class KernelInfoTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto compiled = compileGnn(kModule, "info.gnn");
+    ASSERT_TRUE(compiled) << compiled.message();
+    module = compiled.take();
+  }
+  rt::KernelSpec kernel(const std::string &symbol) {
+    auto spec = findKernel(module, symbol);
+    EXPECT_TRUE(spec) << spec.message();
+    return spec ? *spec : rt::KernelSpec();
+  }
+  CompiledModule module;
+};
+
+/// Expects `result` to fail with a message holding every one of `parts`.
+template <typename T>
+void expectError(const Expected<T> &result,
+                 std::initializer_list<const char *> parts) {
+  ASSERT_FALSE(result.isOk());
+  for (const char *part : parts)
+    EXPECT_NE(result.message().find(part), std::string::npos)
+        << "'" << part << "' not in: " << result.message();
+}
+
+TEST_F(KernelInfoTest, SignaturesReadWhatTheCompilerWrote) {
+  auto spmm = ops::spmmSignature(kernel("agg"));
+  ASSERT_TRUE(spmm) << spmm.message();
+  EXPECT_EQ(spmm->type, ElementType::F32);
+  EXPECT_EQ(spmm->featureWidth, 64);
+  EXPECT_EQ(spmm->reduce, ref::SpmmReduce::Mean);
+  ASSERT_TRUE(spmm->selfWeight.has_value());
+  EXPECT_DOUBLE_EQ(*spmm->selfWeight, 0.25);
+  EXPECT_TRUE(spmm->offsets64);
+  EXPECT_FALSE(spmm->indices64);
+
+  auto sddmm = ops::sddmmSignature(kernel("logits"));
+  ASSERT_TRUE(sddmm) << sddmm.message();
+  EXPECT_EQ(sddmm->type, ElementType::F16);
+  EXPECT_EQ(sddmm->form, ref::SddmmForm::Add);
+  ASSERT_TRUE(sddmm->leakyRelu.has_value());
+  EXPECT_FLOAT_EQ(*sddmm->leakyRelu, 0.2f);
+  EXPECT_FALSE(sddmm->offsets64);
+
+  auto soft = ops::edgeSoftmaxSignature(kernel("soft"));
+  ASSERT_TRUE(soft) << soft.message();
+  EXPECT_EQ(soft->heads, 8);
+  EXPECT_EQ(soft->type, ElementType::F16);
+
+  auto grad = ops::edgeSoftmaxGradSignature(kernel("soft_grad"));
+  ASSERT_TRUE(grad) << grad.message();
+  EXPECT_EQ(grad->heads, 8);
+  EXPECT_FALSE(grad->outParam.empty());
+  EXPECT_NE(grad->outParam, grad->gradParam);
+}
+
+TEST_F(KernelInfoTest, WrongOpIsRefused) {
+  expectError(ops::spmmSignature(kernel("logits")),
+              {"'m_logits'", "gnn.sddmm kernel, not a gnn.spmm"});
+  expectError(ops::sddmmSignature(kernel("agg")), {"not a gnn.sddmm"});
+  expectError(ops::edgeSoftmaxSignature(kernel("soft_grad")),
+              {"not a gnn.edge_softmax kernel"});
+  expectError(ops::edgeSoftmaxGradSignature(kernel("soft")),
+              {"not a gnn.edge_softmax_grad kernel"});
+  rt::KernelSpec bare = kernel("agg");
+  bare.info.clear();
+  expectError(ops::spmmSignature(bare), {"has no 'op'"});
+}
+
+TEST_F(KernelInfoTest, CorruptDescriptionsAreErrorsNotExceptions) {
+  struct Case {
+    const char *symbol, *key, *value;
+    std::initializer_list<const char *> expect;
+  };
+  const Case cases[] = {
+      {"agg",
+       "feature_width",
+       "sixty-four",
+       {"feature_width", "not an integer"}},
+      {"agg", "feature_width", "99999999999999999999", {"not an integer"}},
+      {"agg", "feature_width", "0", {"at least 1"}},
+      {"agg", "self_weight", "a quarter", {"self_weight", "not a finite"}},
+      {"agg", "self_weight", "nan", {"not a finite"}},
+      {"agg", "disc_batch", "8x", {"disc_batch", "not an integer"}},
+      {"agg", "col_norm_exponent", "-1", {"must be positive"}},
+      {"agg", "reduce", "median", {"reduce = median"}},
+      {"agg", "element_type", "f64", {"'m_agg'"}},
+      {"logits", "leaky_relu", "", {"leaky_relu", "not a finite"}},
+      {"logits", "feature_width", "", {"not an integer"}},
+      {"soft", "heads", "-8", {"at least 1"}},
+      {"soft_grad", "heads", "eight", {"heads", "not an integer"}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(c.symbol) + " " + c.key + " = '" + c.value + "'");
+    rt::KernelSpec spec = kernel(c.symbol);
+    spec.info[c.key] = c.value;
+    std::string op = spec.info["op"];
+    if (op == "spmm")
+      expectError(ops::spmmSignature(spec), c.expect);
+    else if (op == "sddmm")
+      expectError(ops::sddmmSignature(spec), c.expect);
+    else if (op == "edge_softmax")
+      expectError(ops::edgeSoftmaxSignature(spec), c.expect);
+    else
+      expectError(ops::edgeSoftmaxGradSignature(spec), c.expect);
+  }
+  // A missing required key and a wrong parameter count.
+  rt::KernelSpec spec = kernel("agg");
+  spec.info.erase("edge_values");
+  expectError(ops::spmmSignature(spec), {"has no 'edge_values'"});
+  spec = kernel("soft");
+  spec.params.pop_back();
+  expectError(ops::edgeSoftmaxSignature(spec),
+              {"has 4 parameters; an edge softmax kernel has 5"});
+}
+
+} // namespace
