@@ -392,6 +392,9 @@ int main(int argc, char **argv) {
       outs() << "time   model " << formatv("{0:f3}", cpuTotal).str()
              << " s CPU (profile " << formatv("{0:f3}", cpuProfile).str()
              << " s), " << formatv("{0:f3}", wallTotal).str() << " s wall\n";
+      // Each kernel's report reaches the terminal (or a log) before the next
+      // kernel's measurements start, so a run stopped midway keeps it.
+      outs().flush();
 
       if (db) {
         TuningEntry entry;
