@@ -555,3 +555,20 @@ int64_t gnnc::graph::maxBandwidth(const CsrGraph &g) {
     }
   return band;
 }
+
+bool gnnc::graph::isKnownOrder(const std::string &name) {
+  return name == "degree" || name == "rcm" || name == "community";
+}
+
+Expected<Permutation> gnnc::graph::orderByName(const CsrGraph &g,
+                                               const std::string &name,
+                                               CommunityInfo *info) {
+  if (name == "degree")
+    return degreeSortOrder(g);
+  if (name == "rcm")
+    return rcmOrder(g);
+  if (name == "community")
+    return communityOrder(g, {}, info);
+  return Status::error("unknown order '" + name +
+                       "' (expected degree, rcm or community)");
+}

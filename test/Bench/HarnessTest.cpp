@@ -15,6 +15,7 @@
 #include "Suite.h"
 
 #include "gnnc/graph/Readers.h"
+#include "gnnc/graph/Reorder.h"
 #include "gnnc/graph/Rmat.h"
 #include "gnnc/reference/EdgeSoftmax.h"
 #include "gnnc/reference/Sddmm.h"
@@ -665,7 +666,7 @@ TEST(BenchSuite, RenumberedCopiesKeepTheGraphAndReportTheirCost) {
   auto original = loadGraph(plain);
   ASSERT_TRUE(original.isOk()) << original.message();
   for (const char *order : {"degree", "rcm", "community"}) {
-    ASSERT_TRUE(isKnownOrder(order));
+    ASSERT_TRUE(graph::isKnownOrder(order));
     GraphSource source{std::string("rmat9-") + order, "", 9, false, order};
     double seconds = -1.0;
     auto renumbered = loadGraph(source, nullptr, &seconds);
@@ -685,7 +686,7 @@ TEST(BenchSuite, RenumberedCopiesKeepTheGraphAndReportTheirCost) {
     std::sort(b.begin(), b.end());
     EXPECT_EQ(a, b) << order;
   }
-  EXPECT_FALSE(isKnownOrder("random"));
+  EXPECT_FALSE(graph::isKnownOrder("random"));
   GraphSource bad{"rmat9-x", "", 9, false, "random"};
   auto refused = loadGraph(bad);
   ASSERT_FALSE(refused.isOk());

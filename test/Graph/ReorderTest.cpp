@@ -179,6 +179,25 @@ TEST(ReorderTest, AllOrdersAreBijections) {
   }
 }
 
+TEST(ReorderTest, OrdersByName) {
+  std::vector<NamedGraph> graphs = testGraphs();
+  const CsrGraph &g = graphs.front().graph;
+  for (const char *name : {"degree", "rcm", "community"}) {
+    ASSERT_TRUE(isKnownOrder(name)) << name;
+    auto byName = orderByName(g, name);
+    ASSERT_TRUE(byName.isOk()) << byName.message();
+    Permutation direct = std::string(name) == "degree" ? degreeSortOrder(g)
+                         : std::string(name) == "rcm"  ? rcmOrder(g)
+                                                       : communityOrder(g);
+    EXPECT_EQ(byName->newToOld, direct.newToOld) << name;
+  }
+  EXPECT_FALSE(isKnownOrder("random"));
+  auto unknown = orderByName(g, "random");
+  ASSERT_FALSE(unknown.isOk());
+  EXPECT_NE(unknown.message().find("unknown order 'random'"), std::string::npos)
+      << unknown.message();
+}
+
 TEST(ReorderTest, OrdersAreDeterministic) {
   CsrGraph g = makeRaggedTestGraph(9, 2000, 500);
   EXPECT_EQ(rcmOrder(g).newToOld, rcmOrder(g).newToOld);

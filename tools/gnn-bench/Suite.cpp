@@ -508,10 +508,6 @@ gnnc::bench::datasetSources(const std::string &dir, bool relabel,
   return sources;
 }
 
-bool gnnc::bench::isKnownOrder(const std::string &order) {
-  return order == "degree" || order == "rcm" || order == "community";
-}
-
 uint64_t gnnc::bench::rmatSeed(int scale) {
   return 0x5eed0000ull + static_cast<uint64_t>(scale);
 }
@@ -545,15 +541,11 @@ Expected<graph::CsrGraph> gnnc::bench::loadGraph(const GraphSource &source,
     g.values.clear();
   }
   if (!source.order.empty()) {
-    if (!isKnownOrder(source.order))
-      return Status::error("unknown order '" + source.order +
-                           "' (expected degree, rcm or community)");
     auto start = std::chrono::steady_clock::now();
-    graph::Permutation perm =
-        source.order == "degree" ? graph::degreeSortOrder(g)
-        : source.order == "rcm"  ? graph::rcmOrder(g)
-                                 : graph::communityOrder(g);
-    auto renumbered = graph::applyPermutation(g, perm);
+    auto perm = graph::orderByName(g, source.order);
+    if (!perm)
+      return Status::error(source.name + ": " + perm.message());
+    auto renumbered = graph::applyPermutation(g, *perm);
     if (!renumbered)
       return Status::error(source.name + ": " + renumbered.message());
     g = renumbered.take();

@@ -70,8 +70,8 @@ struct GraphSource {
   int rmatScale = 0;
   /// Apply graph::permuteRandomly to the loaded graph.
   bool relabel = false;
-  /// Renumber the loaded graph for locality: "degree", "rcm" or "community"
-  /// (graph/Reorder.h); empty for none.
+  /// Renumber the loaded graph for locality: an order graph::orderByName
+  /// knows; empty for none.
   std::string order;
 };
 
@@ -84,9 +84,6 @@ Expected<std::vector<GraphSource>>
 datasetSources(const std::string &dir, bool relabel,
                std::vector<std::string> *skipped,
                const std::vector<std::string> &orders = {});
-
-/// Whether `order` names a renumbering GraphSource::order accepts.
-bool isKnownOrder(const std::string &order);
 
 /// The R-MAT seed for a scale (fixed, so every run sees the same graphs).
 uint64_t rmatSeed(int scale);

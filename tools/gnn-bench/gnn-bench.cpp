@@ -14,6 +14,7 @@
 
 #include "gnnc/graph/Csr.h"
 #include "gnnc/graph/Parallel.h"
+#include "gnnc/graph/Reorder.h"
 #include "gnnc/runtime/Nvrtc.h"
 
 #include <chrono>
@@ -197,7 +198,7 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
     } else if (arg == "--orders") {
       o.orders.clear();
       for (const std::string &s : splitList(v)) {
-        if (!isKnownOrder(s))
+        if (!graph::isKnownOrder(s))
           return "--orders: unknown order '" + s +
                  "' (expected degree, rcm or community)";
         o.orders.push_back(s);

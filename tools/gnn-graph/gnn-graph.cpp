@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (order != "degree" && order != "rcm" && order != "community")
+  if (!isKnownOrder(order))
     return fail("--order must be degree, rcm or community");
   if (g.numRows != g.numCols)
     return fail("renumbering needs a square graph; this one is " +
@@ -160,9 +160,10 @@ int main(int argc, char **argv) {
 
   start = std::chrono::steady_clock::now();
   CommunityInfo info;
-  Permutation perm = order == "degree" ? degreeSortOrder(g)
-                     : order == "rcm"  ? rcmOrder(g)
-                                       : communityOrder(g, {}, &info);
+  auto ordered = orderByName(g, order, &info);
+  if (!ordered)
+    return fail(ordered.message());
+  Permutation perm = ordered.take();
   double orderSeconds = secondsSince(start);
   start = std::chrono::steady_clock::now();
   auto renumbered = applyPermutation(g, perm);

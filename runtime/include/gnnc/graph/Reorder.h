@@ -20,6 +20,7 @@
 #include "gnnc/runtime/Status.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace gnnc::graph {
@@ -103,6 +104,16 @@ struct CommunityInfo {
 Permutation communityOrder(const CsrGraph &g,
                            const CommunityOptions &options = {},
                            CommunityInfo *info = nullptr);
+
+/// Whether `name` is an order orderByName knows: "degree", "rcm" or
+/// "community".
+bool isKnownOrder(const std::string &name);
+
+/// The order called `name` (degreeSortOrder descending, rcmOrder, or
+/// communityOrder with default options, which fills `info` if non-null);
+/// an error naming the known orders for any other name.
+Expected<Permutation> orderByName(const CsrGraph &g, const std::string &name,
+                                  CommunityInfo *info = nullptr);
 
 /// The renumbered graph P·A·Pᵀ: entry (r, c) becomes (oldToNew[r],
 /// oldToNew[c]) with its value; rows of the result are sorted by column.
