@@ -85,32 +85,22 @@ std::vector<Candidate> gnnc::tuning::rankSchedules(
 std::vector<size_t>
 gnnc::tuning::measurementOrder(const std::vector<Candidate> &ranked, size_t k) {
   k = std::min(k, ranked.size());
-  std::vector<bool> taken(ranked.size(), false);
-  std::vector<size_t> chosen;
-  // The leader of each strategy (the overall leader is one of them), if
-  // its prediction is within kCloseStrategies of the overall leader's.
-  for (bool edgeParallel : {false, true})
-    for (size_t i = 0; i < ranked.size(); ++i)
-      if (ranked[i].schedule.isEdgeParallel() == edgeParallel) {
-        if (ranked[i].prediction.seconds <=
-            kCloseStrategies * ranked[0].prediction.seconds) {
-          taken[i] = true;
-          chosen.push_back(i);
-        }
-        break;
-      }
-  // Keep the overall leader if k is 1; drop the later strategy leader
-  // first otherwise.
-  std::sort(chosen.begin(), chosen.end());
-  while (chosen.size() > k) {
-    taken[chosen.back()] = false;
-    chosen.pop_back();
-  }
-  for (size_t i = 0; i < ranked.size() && chosen.size() < k; ++i)
-    if (!taken[i]) {
-      taken[i] = true;
-      chosen.push_back(i);
+  if (k == 0)
+    return {};
+  // The overall leader (index 0), then the other strategy's leader if its
+  // prediction is within kCloseStrategies of it, then the rest by rank.
+  std::vector<size_t> chosen{0};
+  bool leaderEdgeParallel = ranked[0].schedule.isEdgeParallel();
+  for (size_t i = 1; i < ranked.size(); ++i)
+    if (ranked[i].schedule.isEdgeParallel() != leaderEdgeParallel) {
+      if (k >= 2 && ranked[i].prediction.seconds <=
+                        kCloseStrategies * ranked[0].prediction.seconds)
+        chosen.push_back(i);
+      break;
     }
+  for (size_t i = 1; i < ranked.size() && chosen.size() < k; ++i)
+    if (std::find(chosen.begin(), chosen.end(), i) == chosen.end())
+      chosen.push_back(i);
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }

@@ -147,6 +147,8 @@ Expected<GpuModel> gnnc::tuning::builtinGpuModel(const std::string &arch) {
     m.l1BytesPerClock = 128;
     m.dramBytesPerSecond = 1.73e12;
     m.l2BytesPerSecond = 5.0e12;
+    // Unloaded pointer-chase estimates, not measured by gnnc; the loaded
+    // latency factor fitted on an H100 is assumed to carry over.
     m.loadLatencySeconds = 0.55e-6;
     m.l2LatencySeconds = 0.25e-6;
     m.launchSeconds = 3.0e-6;
