@@ -127,18 +127,22 @@ private:
   void emitFold(const SpmmParts &p, StringRef batchScale);
   /// Prints the loop over the neighbours in [begin, end) that adds each
   /// into `acc`; `beforeAdd` (if any) is printed before each addition, with
-  /// `e` the neighbour's position from `begin`.
+  /// `e` the neighbour's position from `begin`. With `rowEnd` (the end of
+  /// the current row, from `begin`), a batch that lies wholly inside the
+  /// current row skips `beforeAdd` and the per-neighbour tests.
   void emitSpmmGather(const SpmmParts &p, StringRef beforeAdd = "",
-                      StringRef batchScale = "");
+                      StringRef batchScale = "", StringRef rowEnd = "");
   /// Prints the end of a row: the empty-row rule of max, mean and left
   /// scaling with `deg` neighbours, and the store of `acc` to row `row`.
   void emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg);
   /// Prints the opening of an edge-parallel kernel: `worker`, `lane`,
   /// `workers`, the return of idle workers, and the worker's stretch of the
   /// merge path: `d0`, `d1`, `i0`, `i1`.
+  /// Prints the worker's index and, with `search`, its stretch [d0, d1) of
+  /// the merge path and the rows i0..i1 it touches.
   void emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
                               StringRef numEdges, int64_t itemsPerWorker,
-                              StringRef comment);
+                              StringRef comment, bool search = true);
   /// gnn.sddmm, edge_parallel: workers walk equal stretches of the merge
   /// path; `numEdges` is the kernel parameter holding the edge count.
   void emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges);
@@ -146,6 +150,8 @@ private:
                               StringRef comment);
   void emitSpmmEdgeParallel(SpmmOp op);
   void emitSpmmEdgeFixup(SpmmOp op);
+  /// Prints `split_rows`, the row index list after the workspace slots.
+  void emitSplitRows(const SpmmParts &p);
   LogicalResult emitSddmm(SddmmOp op);
   LogicalResult emitEdgeSoftmax(EdgeSoftmaxOp op);
   LogicalResult emitEdgeSoftmaxGrad(EdgeSoftmaxGradOp op);
@@ -597,7 +603,7 @@ void CUDAEmitter::emitSpmmAccumulate(const SpmmParts &p) {
 }
 
 void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd,
-                                 StringRef batchScale) {
+                                 StringRef batchScale, StringRef rowEnd) {
   const VertexPlanAttr &plan = p.plan;
   const ElementSpelling &e = p.e;
   int64_t vw = p.vw, accs = p.accs;
@@ -649,47 +655,101 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd,
     os << "float wb[" << batch << "];\n";
   if (!p.colNorm.empty())
     os << "float nb[" << batch << "];\n";
-  os << "#pragma unroll\n";
-  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  // A whole batch loads without tests; the last one of a row or window
+  // skips its dead slots (predicated, so its loads still issue together).
+  auto emitLoads = [&](bool guarded) {
+    os << "#pragma unroll\n";
+    os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+    os.indent();
+    os << "const " << p.indexType
+       << " col = __shfl_sync(group_mask, my_col[u], j, " << lanes << ");\n";
+    if (!p.values.empty())
+      os << "wb[u] = __shfl_sync(group_mask, my_w[u], j, " << lanes << ");\n";
+    if (!p.colNorm.empty())
+      os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
+    os << "const " << e.cType << " *src = " << p.x << " + (long long)col * "
+       << p.width << ";\n";
+    os << "#pragma unroll\n";
+    os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
+    os.indent();
+    os << "const int chunk = lane + k * " << lanes << ";\n";
+    std::string test;
+    if (guarded)
+      test = "j * " + std::to_string(batch) + " + u < n";
+    if (ragged)
+      test += (test.empty() ? "" : " && ") + std::string("chunk < ") +
+              std::to_string(plan.getChunks());
+    StringRef indent = test.empty() ? "" : "  ";
+    if (!test.empty())
+      os << "if (" << test << ")\n";
+    if (packed)
+      os << indent << "f[u][k] = __ldg(reinterpret_cast<const " << raw
+         << " *>(src + chunk * " << vw << "));\n";
+    else
+      os << indent << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * "
+         << vw << ", f[u] + k * " << vw << ");\n";
+    // A skipped slot is never added; packed 16-bit slots are zeroed all
+    // the same (the form their kernels were measured in).
+    if (packed && !test.empty())
+      os << "else\n  f[u][k] = {};\n";
+    closeBlock(os); // chunks
+    closeBlock(os); // loads of the batch
+  };
+  os << "if (j * " << batch << " + " << batch << " <= n) {\n";
   os.indent();
-  os << "const long long col = __shfl_sync(group_mask, my_col[u], j, " << lanes
-     << ");\n";
-  if (!p.values.empty())
-    os << "wb[u] = __shfl_sync(group_mask, my_w[u], j, " << lanes << ");\n";
-  if (!p.colNorm.empty())
-    os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
-  os << "const " << e.cType << " *src = " << p.x << " + col * " << p.width
-     << ";\n";
-  // Past the end of the row the loads are skipped (predicated, so the
-  // batch's loads still issue together).
-  os << "const bool live = j * " << batch << " + u < n;\n";
-  os << "#pragma unroll\n";
-  os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
+  emitLoads(/*guarded=*/false);
+  os.unindent();
+  os << "} else {\n";
   os.indent();
-  os << "const int chunk = lane + k * " << lanes << ";\n";
-  os << "if (live"
-     << (ragged ? " && chunk < " + std::to_string(plan.getChunks())
-                : std::string())
-     << ")\n";
-  if (packed) {
-    os << "  f[u][k] = __ldg(reinterpret_cast<const " << raw
-       << " *>(src + chunk * " << vw << "));\n";
-    os << "else\n";
-    os << "  f[u][k] = {};\n";
-  } else {
-    os << "  gnnc_load_" << e.tag << "x" << vw << "(src + chunk * " << vw
-       << ", f[u] + k * " << vw << ");\n";
-    os << "else\n";
-    os << "  for (int i = 0; i < " << vw << "; ++i)\n";
-    os << "    f[u][k * " << vw << " + i] = 0.0f;\n";
+  emitLoads(/*guarded=*/true);
+  closeBlock(os);
+  // f16 accumulation adds the packed words as they are; everything else
+  // widens them to floats first.
+  bool halfPairs = packed && p.half;
+  auto emitAdd = [&] {
+    if (packed && !halfPairs) {
+      os << "float h[" << accs << "];\n";
+      os << "#pragma unroll\n";
+      os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k)\n";
+      os << "  gnnc_unpack_" << e.tag << "x" << vw << "(f[u][k], h + k * " << vw
+         << ");\n";
+    }
+    if (p.usesPart()) {
+      emitPartAdd(p, batchScale, packed);
+      return;
+    }
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << accs << "; ++i)\n";
+    std::string term = std::string(p.values.empty() ? "" : "wb[u] * ") +
+                       (p.colNorm.empty() ? "" : "nb[u] * ") +
+                       (packed ? "h[i]" : "f[u][i]");
+    if (p.max)
+      os << "  acc[i] = fmaxf(acc[i], " << term << ");\n";
+    else
+      os << "  acc[i] += " << term << ";\n";
+  };
+  bool fastBatch = !rowEnd.empty();
+  if (fastBatch) {
+    os << "const unsigned int e0 = (unsigned int)(base - begin) + j * " << batch
+       << ";\n";
+    os << "if (j * " << batch << " + " << batch << " <= n && e0 + " << batch - 1
+       << " < " << rowEnd << ") {\n";
+    os.indent();
+    os << "// The whole batch is live and inside the current row.\n";
+    os << "#pragma unroll\n";
+    os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+    os.indent();
+    emitAdd();
+    closeBlock(os);
+    os.unindent();
+    os << "} else {\n";
+    os.indent();
   }
-  closeBlock(os); // chunks
-  closeBlock(os); // loads of the batch
   os << "#pragma unroll\n";
   os << "for (int u = 0; u < " << batch << "; ++u) {\n";
   os.indent();
-  // Only live neighbours count: a padded slot must not be added (nor be
-  // multiplied by zero: an infinite feature would turn into NaN).
+  // Only live neighbours count: a skipped slot holds no load (and must not
+  // be multiplied by zero either: an infinite feature would turn into NaN).
   os << "if (j * " << batch << " + u < n) {\n";
   os.indent();
   if (!beforeAdd.empty()) {
@@ -697,37 +757,13 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd,
        << " + u;\n";
     os << beforeAdd;
   }
-  // f16 accumulation adds the packed words as they are; everything else
-  // widens them to floats first.
-  bool halfPairs = packed && p.half;
-  if (packed && !halfPairs) {
-    os << "float h[" << accs << "];\n";
-    os << "#pragma unroll\n";
-    os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k)\n";
-    os << "  gnnc_unpack_" << e.tag << "x" << vw << "(f[u][k], h + k * " << vw
-       << ");\n";
-  }
-  if (p.usesPart()) {
-    emitPartAdd(p, batchScale, packed);
-    closeBlock(os);
-    closeBlock(os); // accumulation
-    closeBlock(os); // batches
-    closeBlock(os); // index windows
-    return;
-  }
-  os << "#pragma unroll\n";
-  os << "for (int i = 0; i < " << accs << "; ++i)\n";
-  std::string term = std::string(p.values.empty() ? "" : "wb[u] * ") +
-                     (p.colNorm.empty() ? "" : "nb[u] * ") +
-                     (packed ? "h[i]" : "f[u][i]");
-  if (p.max)
-    os << "  acc[i] = fmaxf(acc[i], " << term << ");\n";
-  else
-    os << "  acc[i] += " << term << ";\n";
+  emitAdd();
   closeBlock(os);
   closeBlock(os); // accumulation
-  closeBlock(os); // batches
-  closeBlock(os); // index windows
+  if (fastBatch)
+    closeBlock(os); // the batch that crosses a row end
+  closeBlock(os);   // batches
+  closeBlock(os);   // index windows
 }
 
 void CUDAEmitter::emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg) {
@@ -805,7 +841,7 @@ void CUDAEmitter::emitEdgeWorkerPrologue(const SpmmParts &p,
 void CUDAEmitter::emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
                                          StringRef numEdges,
                                          int64_t itemsPerWorker,
-                                         StringRef comment) {
+                                         StringRef comment, bool search) {
   int64_t lanes = plan.getLanes();
   os << "// " << comment << "\n";
   os << "const long long worker = (long long)blockIdx.x * "
@@ -817,6 +853,8 @@ void CUDAEmitter::emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
      << ") / " << itemsPerWorker << " : 1;\n";
   os << "if (worker >= workers)\n";
   os << "  return;\n";
+  if (!search)
+    return;
   os << "// This worker's stretch [d0, d1) of the merge path: rows i0..i1,\n";
   os << "// edges [j0, j1).\n";
   os << "const long long d0 = worker * " << itemsPerWorker << ";\n";
@@ -909,7 +947,7 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   os << "};\n";
   os << "int r = 0;\n";
   emitSpmmGather(p, "while (e >= ends[r]) {\n  flush(r);\n  ++r;\n}\n",
-                 p.scalesBatches() ? "batch_scale_of(i0 + r)" : "");
+                 p.scalesBatches() ? "batch_scale_of(i0 + r)" : "", "ends[r]");
   os << "// Rows that end after this worker's last edge.\n";
   os << "for (; i0 + r < i1; ++r)\n";
   os << "  flush(r);\n";
@@ -923,19 +961,33 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
      << " + (i1 == i0 && worker > 0 ? 0 : " << p.width << ");\n";
   emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
   closeBlock(os);
+  os << "// For the fix-up: the row this worker began and did not end, or "
+        "-1.\n";
+  emitSplitRows(p);
+  os << "if (lane == 0)\n";
+  os << "  split_rows[worker] = i1 < " << p.prefix
+     << "num_rows && !(i1 == i0 && worker > 0) ? i1 : -1;\n";
+}
+
+void CUDAEmitter::emitSplitRows(const SpmmParts &p) {
+  // The workspace holds two f32 rows per worker, then one row index each.
+  os << "long long *split_rows = reinterpret_cast<long long *>(" << p.workspace
+     << " + workers * " << 2 * p.width << ");\n";
 }
 
 void CUDAEmitter::emitSpmmEdgeFixup(SpmmOp op) {
   SpmmParts p = spmmParts(op);
   int64_t items = op.getScheduleAttr().getEdgesPerWarp();
   emitEdgeWorkerPrologue(
-      p, items,
+      p.plan, p.prefix, p.numEdges, items,
       "gnn.spmm, edge_parallel fix-up: the worker in which a row began and "
       "which did not end it adds the row's pieces in worker order (the "
-      "result does not depend on timing) and writes the row");
-  os << "if (i1 >= " << p.prefix << "num_rows || (i1 == i0 && worker > 0))\n";
+      "result does not depend on timing) and writes the row",
+      /*search=*/false);
+  emitSplitRows(p);
+  os << "const long long row = split_rows[worker];\n";
+  os << "if (row < 0)\n";
   os << "  return;\n";
-  os << "const long long row = i1;\n";
   os << "const long long row_end = " << p.prefix << "row_ptr[row + 1];\n";
   os << "// The worker whose stretch holds the row's end.\n";
   os << "const long long last = (row + row_end) / " << items << ";\n";
@@ -1517,14 +1569,16 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
       std::string workspace = name();
       addParam("float *__restrict__ ", workspace, rt::ParamKind::Pointer);
       // Split rows are finished by a second kernel with the same grid; each
-      // worker has two f32 rows of workspace.
+      // worker has two f32 rows of workspace and the index of the row it
+      // leaves to that kernel.
       int64_t edges = spmm.getScheduleAttr().getEdgesPerWarp();
       spec.followUps.push_back({spec.name + "_fixup", spec.launch});
       rt::WorkspaceRule ws;
       ws.param = workspace;
       ws.countParam = spec.launch.gridParam; // rows + edges
       ws.itemsPerUnit = static_cast<uint64_t>(edges);
-      ws.bytesPerUnit = static_cast<uint64_t>(spmm.getFeatureWidth()) * 2 * 4;
+      ws.bytesPerUnit =
+          static_cast<uint64_t>(spmm.getFeatureWidth()) * 2 * 4 + 8;
       ws.minUnits = 1;
       spec.workspace = ws;
     }
