@@ -13,7 +13,8 @@ Writes OUT/<gpu-name-slug>/<YYYY-MM-DD>/:
                 runs (slow calls, marked †), failures and what was skipped
   speedup.png   gnnc's best over cuSPARSE's fastest per graph, grouped by
                 type (width 64 when it was run, else the first width)
-and prints the markdown. Needs numpy and matplotlib only.
+and prints the markdown. Needs the standard library only; numpy and matplotlib for
+the chart (skipped with a message without them).
 
 usage: python3 bench/report.py --bench gnn-bench.json [--torch torch.json]
                                --out DIR
@@ -510,14 +511,18 @@ def markdown(bench, torch_doc, rows):
 
 
 def plot(rows, path, width):
-    import matplotlib
+    """Draws the speedup chart; returns a reason string when it cannot."""
+    try:
+        import matplotlib
+    except ImportError:
+        return "matplotlib is not installed; no speedup.png"
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
     widths = sorted(set(r["width"] for r in rows))
     if not widths:
-        return False
+        return "no cases to plot"
     chosen = width if width in widths else widths[0]
     picked = [r for r in rows if r["width"] == chosen]
     graphs = []
@@ -545,7 +550,7 @@ def plot(rows, path, width):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-    return True
+    return None
 
 
 def main(argv):
@@ -572,10 +577,12 @@ def main(argv):
     text = markdown(bench, torch_doc, rows)
     with open(os.path.join(folder, "results.md"), "w") as f:
         f.write(text)
-    if not plot(rows, os.path.join(folder, "speedup.png"), args.plot_width):
-        print("report: no cases to plot", file=sys.stderr)
+    why_not = plot(rows, os.path.join(folder, "speedup.png"), args.plot_width)
+    if why_not:
+        print("report: %s" % why_not, file=sys.stderr)
     sys.stdout.write(text)
-    print("report: wrote %s/{results.json,results.md,speedup.png}" % folder)
+    wrote = "results.json,results.md" + ("" if why_not else ",speedup.png")
+    print("report: wrote %s/{%s}" % (folder, wrote))
     return 0
 
 
