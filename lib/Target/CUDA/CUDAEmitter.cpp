@@ -126,11 +126,12 @@ private:
   /// empty), and the restart of `part`.
   void emitFold(const SpmmParts &p, StringRef batchScale);
   /// Prints the loop over the neighbours in [begin, end) that adds each
-  /// into `acc`; `beforeAdd` (if any) is printed before each addition, with
+  /// into `acc`; `afterAdd` (if any) is printed after each addition, with
   /// `e` the neighbour's position from `begin`. With `rowEnd` (the end of
   /// the current row, from `begin`), a batch that lies wholly inside the
-  /// current row skips `beforeAdd` and the per-neighbour tests.
-  void emitSpmmGather(const SpmmParts &p, StringRef beforeAdd = "",
+  /// current row and does not reach its end skips `afterAdd` and the
+  /// per-neighbour tests.
+  void emitSpmmGather(const SpmmParts &p, StringRef afterAdd = "",
                       StringRef batchScale = "", StringRef rowEnd = "");
   /// Prints the end of a row: the empty-row rule of max, mean and left
   /// scaling with `deg` neighbours, and the store of `acc` to row `row`.
@@ -602,7 +603,7 @@ void CUDAEmitter::emitSpmmAccumulate(const SpmmParts &p) {
     emitFold(p, p.scalesBatches() ? "batch_scale" : "");
 }
 
-void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd,
+void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
                                  StringRef batchScale, StringRef rowEnd) {
   const VertexPlanAttr &plan = p.plan;
   const ElementSpelling &e = p.e;
@@ -732,10 +733,11 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd,
   if (fastBatch) {
     os << "const unsigned int e0 = (unsigned int)(base - begin) + j * " << batch
        << ";\n";
-    os << "if (j * " << batch << " + " << batch << " <= n && e0 + " << batch - 1
+    os << "if (j * " << batch << " + " << batch << " <= n && e0 + " << batch
        << " < " << rowEnd << ") {\n";
     os.indent();
-    os << "// The whole batch is live and inside the current row.\n";
+    os << "// The whole batch is live and inside the current row, which goes\n"
+          "// on after it.\n";
     os << "#pragma unroll\n";
     os << "for (int u = 0; u < " << batch << "; ++u) {\n";
     os.indent();
@@ -752,12 +754,12 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef beforeAdd,
   // be multiplied by zero either: an infinite feature would turn into NaN).
   os << "if (j * " << batch << " + u < n) {\n";
   os.indent();
-  if (!beforeAdd.empty()) {
+  emitAdd();
+  if (!afterAdd.empty()) {
     os << "const unsigned int e = (unsigned int)(base - begin) + j * " << batch
        << " + u;\n";
-    os << beforeAdd;
+    os << afterAdd;
   }
-  emitAdd();
   closeBlock(os);
   closeBlock(os); // accumulation
   if (fastBatch)
@@ -945,12 +947,24 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   emitAccReset(p);
   os.unindent();
   os << "};\n";
+  // Rows are written as soon as their last edge is added. The current
+  // row's end stays in a register; row i1, which goes on past this
+  // worker, never ends here.
   os << "int r = 0;\n";
-  emitSpmmGather(p, "while (e >= ends[r]) {\n  flush(r);\n  ++r;\n}\n",
-                 p.scalesBatches() ? "batch_scale_of(i0 + r)" : "", "ends[r]");
-  os << "// Rows that end after this worker's last edge.\n";
-  os << "for (; i0 + r < i1; ++r)\n";
+  os << "auto end_of = [&](int rr) {\n";
+  os << "  return i0 + rr < i1 ? ends[rr] : 0xffffffffu;\n";
+  os << "};\n";
+  os << "unsigned int row_end = end_of(0);\n";
+  os << "// Rows that end before this worker's first edge: the last (empty)\n";
+  os << "// piece of a row that began earlier, and rows without edges.\n";
+  os << "while (row_end == 0) {\n";
   os << "  flush(r);\n";
+  os << "  row_end = end_of(++r);\n";
+  os << "}\n";
+  emitSpmmGather(p,
+                 "while (e + 1 >= row_end) {\n  flush(r);\n"
+                 "  row_end = end_of(++r);\n}\n",
+                 p.scalesBatches() ? "batch_scale_of(i0 + r)" : "", "row_end");
   os << "// Row i1 goes on past d1: store this worker's piece of it (slot 0\n";
   os << "// if it began earlier, slot 1 if it began here).\n";
   os << "if (i1 < " << p.prefix << "num_rows) {\n";
