@@ -317,7 +317,7 @@ TEST(BenchSchedules, Variants) {
   EXPECT_FALSE(parseSchedule("#gnn.schedule<>").isOk());
 
   auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 16);
-  ASSERT_EQ(f32.size(), 13u);
+  ASSERT_EQ(f32.size(), 15u);
   EXPECT_EQ(f32[0].label, "default");
   EXPECT_EQ(f32[0].edgesPerWorker, 0);
   // Edge-parallel next, with the default's loads.
@@ -328,31 +328,36 @@ TEST(BenchSchedules, Variants) {
                                     "edges_per_warp = 256"),
             std::string::npos);
   EXPECT_EQ(f32[2].edgesPerWorker, 128);
+  // 512 items per worker in blocks of 128 threads.
+  EXPECT_EQ(f32[3].label, "ep512t128");
+  EXPECT_EQ(f32[3].edgesPerWorker, 512);
+  EXPECT_EQ(f32[3].threadsPerBlock, 128);
+  // Half the elements per load, twice the threads.
+  EXPECT_EQ(f32[4].label, "ep256vw2");
+  EXPECT_EQ(f32[4].vectorWidth, 2);
+  EXPECT_EQ(f32[4].dimWorkers, 32);
+  EXPECT_EQ(f32[5].label, "ep128vw2");
+  EXPECT_EQ(f32[6].edgesPerWorker, 64);
+  EXPECT_EQ(f32[7].edgesPerWorker, 32);
+  EXPECT_EQ(f32[8].label, "ep64vw2");
   // Then with registers capped for 4 blocks per SM.
-  EXPECT_EQ(f32[3].label, "ep256b4");
-  EXPECT_EQ(f32[3].blocksPerSm, 4);
-  EXPECT_NE(f32[3].attribute().find("blocks_per_sm = 4"), std::string::npos);
-  EXPECT_EQ(f32[4].edgesPerWorker, 128);
-  EXPECT_EQ(f32[4].blocksPerSm, 4);
-  EXPECT_EQ(f32[5].edgesPerWorker, 64);
-  EXPECT_EQ(f32[6].edgesPerWorker, 32);
+  EXPECT_EQ(f32[9].label, "ep256b4");
+  EXPECT_EQ(f32[9].blocksPerSm, 4);
+  EXPECT_NE(f32[9].attribute().find("blocks_per_sm = 4"), std::string::npos);
+  EXPECT_EQ(f32[10].edgesPerWorker, 128);
+  EXPECT_EQ(f32[10].blocksPerSm, 4);
   // A cap that the shared memory of the row ends cannot meet is left out:
   // f16 width 32 has 4 threads per worker, 64 workers x 257 x 4 bytes.
   ScheduleChoice narrow{"ep256b4", 8, 4, 256, 256, 4};
   EXPECT_FALSE(isLegalSchedule(narrow, ElementType::F16, 32));
   narrow.blocksPerSm = 0;
   EXPECT_TRUE(isLegalSchedule(narrow, ElementType::F16, 32));
-  // Edge-parallel with half the elements per load, twice the threads.
-  EXPECT_EQ(f32[7].label, "ep128vw2");
-  EXPECT_EQ(f32[7].vectorWidth, 2);
-  EXPECT_EQ(f32[7].dimWorkers, 32);
-  EXPECT_EQ(f32[8].edgesPerWorker, 64);
-  EXPECT_EQ(f32[8].vectorWidth, 2);
-  EXPECT_EQ(f32[9].dimWorkers, 32);
-  EXPECT_EQ(f32[10].dimWorkers, 8);
-  EXPECT_EQ(f32[11].vectorWidth, 2);
+  // The vertex-parallel variants last.
   EXPECT_EQ(f32[11].dimWorkers, 32);
-  EXPECT_EQ(f32[12].vectorWidth, 1);
+  EXPECT_EQ(f32[12].dimWorkers, 8);
+  EXPECT_EQ(f32[13].vectorWidth, 2);
+  EXPECT_EQ(f32[13].dimWorkers, 32);
+  EXPECT_EQ(f32[14].vectorWidth, 1);
   auto parsed = parseSchedule(
       "#gnn.schedule<strategy = edge_parallel, vector_width = 4, dim_workers "
       "= 16, threads_per_block = 256, edges_per_warp = 64, write = staged>");
@@ -400,10 +405,10 @@ TEST(BenchSchedules, SddmmVariants) {
   // then the vertex-parallel variants.
   EXPECT_EQ(f32[1].label, "ep256");
   EXPECT_EQ(f32[2].label, "ep128");
-  EXPECT_EQ(f32[3].label, "ep64");
+  EXPECT_EQ(f32[3].label, "ep512t128");
   for (const ScheduleChoice &s : f32)
     EXPECT_EQ(s.blocksPerSm, 0);
-  auto all = sddmmScheduleVariants(resolved, ElementType::F32, 64, 12);
+  auto all = sddmmScheduleVariants(resolved, ElementType::F32, 64, 16);
   EXPECT_EQ(all.back().label, "vw=1");
   EXPECT_EQ(sddmmScheduleVariants(resolved, ElementType::F32, 64, 1).size(),
             1u);

@@ -703,36 +703,46 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
     s.dimWorkers = dw;
     candidates.push_back(s);
   };
-  // Edge-parallel: rows split between workers of equal edge counts.
-  // Then the same with registers capped so that 4 blocks fit on an SM
-  // (the kernels are latency-bound: more rows in flight per SM; this wins
-  // on some graphs and loses on others).
-  auto edgeParallel = [&](int edges, int blocksPerSm) {
+  // Edge-parallel: rows split between workers of equal edge counts; 512
+  // items per worker with 128-thread blocks (the row ends of a block's
+  // workers stay within the same shared memory as 256 items at 256).
+  auto edgeParallel = [&](int edges, int blocksPerSm, int threads = 0) {
     ScheduleChoice s = base;
     s.label = "ep" + std::to_string(edges) +
-              (blocksPerSm ? "b" + std::to_string(blocksPerSm) : "");
+              (blocksPerSm ? "b" + std::to_string(blocksPerSm) : "") +
+              (threads ? "t" + std::to_string(threads) : "");
     s.edgesPerWorker = edges;
     s.blocksPerSm = blocksPerSm;
+    if (threads)
+      s.threadsPerBlock = threads;
+    candidates.push_back(s);
+  };
+  // Twice the threads per worker, half the elements per load: more loads
+  // in flight for the short stretches of small, cache-resident graphs.
+  auto halfVector = [&](int edges) {
+    if (base.vectorWidth <= 1)
+      return;
+    ScheduleChoice s = base;
+    s.label = "ep" + std::to_string(edges) + "vw" +
+              std::to_string(base.vectorWidth / 2);
+    s.edgesPerWorker = edges;
+    s.vectorWidth = base.vectorWidth / 2;
+    s.dimWorkers = defaultDimWorkers(width, s.vectorWidth);
     candidates.push_back(s);
   };
   edgeParallel(256, 0);
   edgeParallel(128, 0);
-  edgeParallel(256, 4);
-  edgeParallel(128, 4);
+  edgeParallel(512, 0, 128);
+  halfVector(256);
+  halfVector(128);
   edgeParallel(64, 0);
   edgeParallel(32, 0);
-  // Twice the threads per worker, half the elements per load: more loads
-  // in flight for the short stretches of small, cache-resident graphs.
-  for (int edges : {128, 64})
-    if (base.vectorWidth > 1) {
-      ScheduleChoice s = base;
-      s.label = "ep" + std::to_string(edges) + "vw" +
-                std::to_string(base.vectorWidth / 2);
-      s.edgesPerWorker = edges;
-      s.vectorWidth = base.vectorWidth / 2;
-      s.dimWorkers = defaultDimWorkers(width, s.vectorWidth);
-      candidates.push_back(s);
-    }
+  halfVector(64);
+  // The same with registers capped so that 4 blocks fit on an SM (more
+  // rows in flight per SM; since the kernels keep the current row's end in
+  // a register this has lost everywhere it was measured).
+  edgeParallel(256, 4);
+  edgeParallel(128, 4);
   variant("dw*2", base.vectorWidth, base.dimWorkers * 2);
   variant("dw/2", base.vectorWidth, base.dimWorkers / 2);
   for (int vw : {2, 1})
