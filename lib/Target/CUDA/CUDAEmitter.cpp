@@ -656,9 +656,12 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
     os << "float wb[" << batch << "];\n";
   if (!p.colNorm.empty())
     os << "float nb[" << batch << "];\n";
-  // A whole batch loads without tests; the last one of a row or window
-  // skips its dead slots (predicated, so its loads still issue together).
-  auto emitLoads = [&](bool guarded) {
+  // Every slot of a batch loads, without tests: a dead slot (past the end
+  // of the window) has column 0, a row that exists whenever there is an
+  // edge, and is never added. One form of the loads for every batch keeps
+  // the compiler from copying the loaded registers where two forms join.
+  os << "// Dead slots load row 0 (they hold column 0) and are not added.\n";
+  {
     os << "#pragma unroll\n";
     os << "for (int u = 0; u < " << batch << "; ++u) {\n";
     os.indent();
@@ -675,11 +678,8 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
     os.indent();
     os << "const int chunk = lane + k * " << lanes << ";\n";
     std::string test;
-    if (guarded)
-      test = "j * " + std::to_string(batch) + " + u < n";
     if (ragged)
-      test += (test.empty() ? "" : " && ") + std::string("chunk < ") +
-              std::to_string(plan.getChunks());
+      test = "chunk < " + std::to_string(plan.getChunks());
     StringRef indent = test.empty() ? "" : "  ";
     if (!test.empty())
       os << "if (" << test << ")\n";
@@ -689,21 +689,13 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
     else
       os << indent << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * "
          << vw << ", f[u] + k * " << vw << ");\n";
-    // A skipped slot is never added; packed 16-bit slots are zeroed all
-    // the same (the form their kernels were measured in).
+    // A chunk past the row's width is never stored; packed 16-bit slots
+    // are zeroed all the same.
     if (packed && !test.empty())
       os << "else\n  f[u][k] = {};\n";
     closeBlock(os); // chunks
     closeBlock(os); // loads of the batch
-  };
-  os << "if (j * " << batch << " + " << batch << " <= n) {\n";
-  os.indent();
-  emitLoads(/*guarded=*/false);
-  os.unindent();
-  os << "} else {\n";
-  os.indent();
-  emitLoads(/*guarded=*/true);
-  closeBlock(os);
+  }
   // f16 accumulation adds the packed words as they are; everything else
   // widens them to floats first.
   bool halfPairs = packed && p.half;
