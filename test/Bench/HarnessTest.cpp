@@ -328,18 +328,18 @@ TEST(BenchSchedules, Variants) {
                                     "edges_per_warp = 256"),
             std::string::npos);
   EXPECT_EQ(f32[2].edgesPerWorker, 128);
-  // 512 items per worker in blocks of 128 threads.
-  EXPECT_EQ(f32[3].label, "ep512t128");
-  EXPECT_EQ(f32[3].edgesPerWorker, 512);
-  EXPECT_EQ(f32[3].threadsPerBlock, 128);
   // Half the elements per load, twice the threads.
-  EXPECT_EQ(f32[4].label, "ep256vw2");
-  EXPECT_EQ(f32[4].vectorWidth, 2);
-  EXPECT_EQ(f32[4].dimWorkers, 32);
-  EXPECT_EQ(f32[5].label, "ep128vw2");
-  EXPECT_EQ(f32[6].edgesPerWorker, 64);
-  EXPECT_EQ(f32[7].edgesPerWorker, 32);
-  EXPECT_EQ(f32[8].label, "ep64vw2");
+  EXPECT_EQ(f32[3].label, "ep256vw2");
+  EXPECT_EQ(f32[3].vectorWidth, 2);
+  EXPECT_EQ(f32[3].dimWorkers, 32);
+  EXPECT_EQ(f32[4].label, "ep128vw2");
+  // 512 items per worker in blocks of 128 threads.
+  EXPECT_EQ(f32[5].label, "ep512t128");
+  EXPECT_EQ(f32[5].edgesPerWorker, 512);
+  EXPECT_EQ(f32[5].threadsPerBlock, 128);
+  EXPECT_EQ(f32[6].label, "ep64vw2");
+  EXPECT_EQ(f32[7].edgesPerWorker, 64);
+  EXPECT_EQ(f32[8].edgesPerWorker, 32);
   // Then with registers capped for 4 blocks per SM.
   EXPECT_EQ(f32[9].label, "ep256b4");
   EXPECT_EQ(f32[9].blocksPerSm, 4);
@@ -405,7 +405,7 @@ TEST(BenchSchedules, SddmmVariants) {
   // then the vertex-parallel variants.
   EXPECT_EQ(f32[1].label, "ep256");
   EXPECT_EQ(f32[2].label, "ep128");
-  EXPECT_EQ(f32[3].label, "ep512t128");
+  EXPECT_EQ(f32[3].label, "ep256vw2");
   for (const ScheduleChoice &s : f32)
     EXPECT_EQ(s.blocksPerSm, 0);
   auto all = sddmmScheduleVariants(resolved, ElementType::F32, 64, 16);

@@ -732,12 +732,12 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
   };
   edgeParallel(256, 0);
   edgeParallel(128, 0);
-  edgeParallel(512, 0, 128);
   halfVector(256);
   halfVector(128);
+  edgeParallel(512, 0, 128);
+  halfVector(64);
   edgeParallel(64, 0);
   edgeParallel(32, 0);
-  halfVector(64);
   // The same with registers capped so that 4 blocks fit on an SM (more
   // rows in flight per SM; since the kernels keep the current row's end in
   // a register this has lost everywhere it was measured).
