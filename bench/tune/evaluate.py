@@ -31,6 +31,7 @@ runs without a GPU (or with --no-measure) on the same graphs and kernels,
 e.g. after a change to the cost model; the schedules are matched by name.
 """
 import math
+import os
 import re
 import sys
 
@@ -181,6 +182,14 @@ if __name__ == "__main__":
     if "--model" in args:
         i = args.index("--model")
         args, model = args[:i], args[i + 1:]
+    usage = "usage: evaluate.py GNN-TUNE-LOG... [--model MODEL-LOG...]"
+    if "-h" in args or "--help" in args:
+        print(usage)
+        print(__doc__)
+        sys.exit(0)
     if not args or model == []:
-        sys.exit("usage: evaluate.py GNN-TUNE-LOG... [--model MODEL-LOG...]")
+        sys.exit(usage)
+    for path in args + (model or []):
+        if not os.path.isfile(path):
+            sys.exit("evaluate.py: %s: no such file" % path)
     main(args, model)
