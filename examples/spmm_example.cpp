@@ -1,16 +1,18 @@
 //===- spmm_example.cpp - Compile, run and check a gnn.spmm kernel --------===//
 //
 // The whole path through the C++ API:
-//   1. compile a kernel written in the gnn dialect (a string here, or a
-//      .gnn file with --gnn),
-//   2. load a graph (a generated R-MAT graph by default, or --graph FILE:
+//   1. load a graph (a generated R-MAT graph by default, or --graph FILE:
 //      .mtx, .mtx.gz, .npz or a SNAP edge list),
+//   2. compile a kernel written in the gnn dialect (a string here, or a
+//      .gnn file with --gnn) for that graph: a gnn.spmm without a schedule
+//      gets the one the tuning database or the cost model picks for it,
 //   3. on a GPU: JIT the kernel with NVRTC (cached on disk), run it, check
 //      every output against the CPU reference and time it;
 //      without a GPU: compile to a cubin for sm_90 and stop there.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Rmat.h"
 #include "gnnc/ops/Spmm.h"
@@ -21,6 +23,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 using namespace gnnc;
@@ -95,19 +99,7 @@ int main(int argc, char **argv) {
   if (scale < 1 || scale > 26)
     return fail("--rmat: scale must be from 1 to 26");
 
-  // 1. Compile.
-  auto compiled = gnnFile.empty() ? compileGnn(kDefaultKernel, "<built-in>")
-                                  : compileGnnFile(gnnFile);
-  if (!compiled)
-    return fail(compiled.message());
-  if (kernelName.empty())
-    kernelName = compiled->kernels.front().name;
-  auto spec = findKernel(*compiled, kernelName);
-  if (!spec)
-    return fail(spec.message());
-  std::printf("kernel   %s  %s\n", spec->name.c_str(), spec->schedule.c_str());
-
-  // 2. Load or generate the graph.
+  // 1. Load or generate the graph.
   auto start = std::chrono::steady_clock::now();
   graph::CsrGraph g;
   if (!graphFile.empty()) {
@@ -125,6 +117,32 @@ int main(int argc, char **argv) {
   std::printf("graph    %s: %lld rows, %lld non-zeros (%.0f ms)\n",
               g.name.c_str(), (long long)g.numRows, (long long)g.nnz(),
               graphMs);
+
+  // 2. Compile for this graph: kernels that leave their gnn.spmm
+  // unscheduled get a schedule chosen for the graph.
+  std::string text = kDefaultKernel, bufferName = "<built-in>";
+  if (!gnnFile.empty()) {
+    std::ifstream in(gnnFile);
+    if (!in)
+      return fail(gnnFile + ": cannot read");
+    std::stringstream contents;
+    contents << in.rdbuf();
+    text = contents.str();
+    bufferName = gnnFile;
+  }
+  tuning::TuningChoices choices;
+  auto compiled = tuning::compileForGraph(text, bufferName, g, {}, &choices);
+  if (!compiled)
+    return fail(compiled.message());
+  if (kernelName.empty())
+    kernelName = compiled->kernels.front().name;
+  auto spec = findKernel(*compiled, kernelName);
+  if (!spec)
+    return fail(spec.message());
+  auto chosen = choices.find(spec->name);
+  std::printf("kernel   %s  %s\n", spec->name.c_str(), spec->schedule.c_str());
+  if (chosen != choices.end())
+    std::printf("tuned    %s\n", chosen->second.c_str());
 
   // 3a. Without a GPU, compile for sm_90 and stop.
   std::string why;
