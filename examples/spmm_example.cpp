@@ -23,8 +23,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 using namespace gnnc;
@@ -122,12 +120,10 @@ int main(int argc, char **argv) {
   // unscheduled get a schedule chosen for the graph.
   std::string text = kDefaultKernel, bufferName = "<built-in>";
   if (!gnnFile.empty()) {
-    std::ifstream in(gnnFile);
-    if (!in)
-      return fail(gnnFile + ": cannot read");
-    std::stringstream contents;
-    contents << in.rdbuf();
-    text = contents.str();
+    auto read = readGnnFile(gnnFile);
+    if (!read)
+      return fail(read.message());
+    text = read.take();
     bufferName = gnnFile;
   }
   tuning::TuningChoices choices;

@@ -68,13 +68,20 @@ gnnc::compileGnn(const std::string &text, const std::string &bufferName) {
   return result;
 }
 
-gnnc::Expected<gnnc::CompiledModule>
-gnnc::compileGnnFile(const std::string &path) {
+gnnc::Expected<std::string> gnnc::readGnnFile(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
     return Status::error(path +
                          ": cannot read: " + buffer.getError().message());
-  return compileGnn((*buffer)->getBuffer().str(), path);
+  return (*buffer)->getBuffer().str();
+}
+
+gnnc::Expected<gnnc::CompiledModule>
+gnnc::compileGnnFile(const std::string &path) {
+  Expected<std::string> text = readGnnFile(path);
+  if (!text)
+    return text.status();
+  return compileGnn(*text, path);
 }
 
 gnnc::Expected<gnnc::rt::KernelSpec>

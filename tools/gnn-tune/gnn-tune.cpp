@@ -13,6 +13,7 @@
 // wrote them (a `.gnnc-output` stamp) or with --force.
 //
 //===----------------------------------------------------------------------===//
+#include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Compiler/OutputDirectory.h"
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/GnnRewrite.h"
@@ -28,7 +29,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -206,10 +206,10 @@ int main(int argc, char **argv) {
   if (inputs.empty())
     return fail("no graph given (a file, a directory of graphs or --rmat S)");
 
-  auto buffer = MemoryBuffer::getFile(kernelFile, /*IsText=*/true);
-  if (!buffer)
-    return fail(kernelFile + ": cannot read: " + buffer.getError().message());
-  std::string text = (*buffer)->getBuffer().str();
+  gnnc::Expected<std::string> read = gnnc::readGnnFile(kernelFile);
+  if (!read)
+    return fail(read.message());
+  std::string text = read.take();
   gnnc::Expected<std::vector<SpmmSite>> sites = findSpmmSites(text, kernelFile);
   if (!sites)
     return fail(sites.message());

@@ -34,6 +34,9 @@ struct CompiledModule {
 Expected<CompiledModule> compileGnn(const std::string &text,
                                     const std::string &bufferName);
 
+/// Reads a `.gnn` file's text ("path: cannot read: reason" on failure).
+Expected<std::string> readGnnFile(const std::string &path);
+
 /// Reads and compiles a `.gnn` file.
 Expected<CompiledModule> compileGnnFile(const std::string &path);
 

@@ -661,41 +661,36 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
   // edge, and is never added. One form of the loads for every batch keeps
   // the compiler from copying the loaded registers where two forms join.
   os << "// Dead slots load row 0 (they hold column 0) and are not added.\n";
-  {
-    os << "#pragma unroll\n";
-    os << "for (int u = 0; u < " << batch << "; ++u) {\n";
-    os.indent();
-    os << "const " << p.indexType
-       << " col = __shfl_sync(group_mask, my_col[u], j, " << lanes << ");\n";
-    if (!p.values.empty())
-      os << "wb[u] = __shfl_sync(group_mask, my_w[u], j, " << lanes << ");\n";
-    if (!p.colNorm.empty())
-      os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
-    os << "const " << e.cType << " *src = " << p.x << " + (long long)col * "
-       << p.width << ";\n";
-    os << "#pragma unroll\n";
-    os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
-    os.indent();
-    os << "const int chunk = lane + k * " << lanes << ";\n";
-    std::string test;
-    if (ragged)
-      test = "chunk < " + std::to_string(plan.getChunks());
-    StringRef indent = test.empty() ? "" : "  ";
-    if (!test.empty())
-      os << "if (" << test << ")\n";
-    if (packed)
-      os << indent << "f[u][k] = __ldg(reinterpret_cast<const " << raw
-         << " *>(src + chunk * " << vw << "));\n";
-    else
-      os << indent << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * "
-         << vw << ", f[u] + k * " << vw << ");\n";
-    // A chunk past the row's width is never stored; packed 16-bit slots
-    // are zeroed all the same.
-    if (packed && !test.empty())
-      os << "else\n  f[u][k] = {};\n";
-    closeBlock(os); // chunks
-    closeBlock(os); // loads of the batch
-  }
+  os << "#pragma unroll\n";
+  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os.indent();
+  os << "const " << p.indexType
+     << " col = __shfl_sync(group_mask, my_col[u], j, " << lanes << ");\n";
+  if (!p.values.empty())
+    os << "wb[u] = __shfl_sync(group_mask, my_w[u], j, " << lanes << ");\n";
+  if (!p.colNorm.empty())
+    os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
+  os << "const " << e.cType << " *src = " << p.x << " + (long long)col * "
+     << p.width << ";\n";
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
+  os.indent();
+  os << "const int chunk = lane + k * " << lanes << ";\n";
+  StringRef indent = ragged ? "  " : "";
+  if (ragged)
+    os << "if (chunk < " << plan.getChunks() << ")\n";
+  if (packed)
+    os << indent << "f[u][k] = __ldg(reinterpret_cast<const " << raw
+       << " *>(src + chunk * " << vw << "));\n";
+  else
+    os << indent << "gnnc_load_" << e.tag << "x" << vw << "(src + chunk * "
+       << vw << ", f[u] + k * " << vw << ");\n";
+  // A chunk past the row's width is never stored; packed 16-bit slots
+  // are zeroed all the same.
+  if (packed && ragged)
+    os << "else\n  f[u][k] = {};\n";
+  closeBlock(os); // chunks
+  closeBlock(os); // loads of the batch
   // f16 accumulation adds the packed words as they are; everything else
   // widens them to floats first.
   bool halfPairs = packed && p.half;
