@@ -107,14 +107,17 @@ Status validateKernelSpec(const KernelSpec &spec) {
     return Status::error("kernel name '" + spec.name +
                          "' is not a valid C identifier");
   std::set<std::string> entries = {spec.name};
-  for (const FollowUpKernel &next : spec.followUps) {
-    if (!isIdentifier(next.name))
-      return Status::error("kernel '" + spec.name + "': follow-up name '" +
-                           next.name + "' is not a valid C identifier");
-    if (!entries.insert(next.name).second)
-      return Status::error("kernel '" + spec.name + "': entry point '" +
-                           next.name + "' appears twice");
-  }
+  for (const auto *list : {&spec.preludes, &spec.followUps})
+    for (const FollowUpKernel &next : *list) {
+      if (!isIdentifier(next.name))
+        return Status::error(
+            "kernel '" + spec.name +
+            "': " + (list == &spec.preludes ? "prelude" : "follow-up") +
+            " name '" + next.name + "' is not a valid C identifier");
+      if (!entries.insert(next.name).second)
+        return Status::error("kernel '" + spec.name + "': entry point '" +
+                             next.name + "' appears twice");
+    }
   std::set<std::string> seen;
   for (const KernelParam &param : spec.params) {
     if (!isIdentifier(param.name))
@@ -125,8 +128,9 @@ Status validateKernelSpec(const KernelSpec &spec) {
                            param.name + "' appears twice");
   }
   GNNC_RETURN_IF_ERROR(validateLaunch(spec, spec.name, spec.launch));
-  for (const FollowUpKernel &next : spec.followUps)
-    GNNC_RETURN_IF_ERROR(validateLaunch(spec, next.name, next.launch));
+  for (const auto *list : {&spec.preludes, &spec.followUps})
+    for (const FollowUpKernel &next : *list)
+      GNNC_RETURN_IF_ERROR(validateLaunch(spec, next.name, next.launch));
   if (const std::optional<WorkspaceRule> &ws = spec.workspace) {
     const KernelParam *param = spec.findParam(ws->param);
     if (!param || param->kind != ParamKind::Pointer)
@@ -167,12 +171,15 @@ std::string writeManifest(const std::vector<KernelSpec> &kernels,
           Json{{"name", param.name}, {"kind", paramKindName(param.kind)}});
     kernel["params"] = std::move(params);
     kernel["launch"] = launchJson(spec.launch);
-    if (!spec.followUps.empty()) {
+    for (const auto &[key, list] : {std::pair{"preludes", &spec.preludes},
+                                    std::pair{"follow_ups", &spec.followUps}}) {
+      if (list->empty())
+        continue;
       Json next = Json::array();
-      for (const FollowUpKernel &f : spec.followUps)
+      for (const FollowUpKernel &f : *list)
         next.push_back(
             Json{{"name", f.name}, {"launch", launchJson(f.launch)}});
-      kernel["follow_ups"] = std::move(next);
+      kernel[key] = std::move(next);
     }
     if (const std::optional<WorkspaceRule> &ws = spec.workspace)
       kernel["workspace"] = Json{{"param", ws->param},
@@ -354,9 +361,10 @@ public:
 
   Status readKernel(const Json &object, const std::string &field,
                     KernelSpec &spec) const {
-    GNNC_RETURN_IF_ERROR(checkObject(object, field,
-                                     {"name", "params", "launch", "follow_ups",
-                                      "workspace", "schedule", "info"}));
+    GNNC_RETURN_IF_ERROR(
+        checkObject(object, field,
+                    {"name", "params", "launch", "preludes", "follow_ups",
+                     "workspace", "schedule", "info"}));
     GNNC_RETURN_IF_ERROR(readString(object, "name", field, true, spec.name));
     auto params = object.find("params");
     if (params == object.end())
@@ -386,6 +394,9 @@ public:
     if (launch == object.end())
       return fail(field + ".launch", "missing");
     GNNC_RETURN_IF_ERROR(readLaunch(*launch, field + ".launch", spec.launch));
+    if (auto before = object.find("preludes"); before != object.end())
+      GNNC_RETURN_IF_ERROR(
+          readFollowUps(*before, field + ".preludes", spec.preludes));
     if (auto next = object.find("follow_ups"); next != object.end())
       GNNC_RETURN_IF_ERROR(
           readFollowUps(*next, field + ".follow_ups", spec.followUps));
@@ -464,10 +475,12 @@ Expected<std::vector<KernelSpec>> readManifest(const std::string &json,
     if (!names.insert(spec.name).second)
       return reader.fail(field + ".name",
                          "kernel '" + spec.name + "' appears twice");
-    for (const FollowUpKernel &next : spec.followUps)
-      if (!names.insert(next.name).second)
-        return reader.fail(field + ".follow_ups",
-                           "entry point '" + next.name + "' appears twice");
+    for (const auto &[key, list] : {std::pair{".preludes", &spec.preludes},
+                                    std::pair{".follow_ups", &spec.followUps}})
+      for (const FollowUpKernel &next : *list)
+        if (!names.insert(next.name).second)
+          return reader.fail(field + key,
+                             "entry point '" + next.name + "' appears twice");
     spec.source = source;
     specs.push_back(std::move(spec));
   }

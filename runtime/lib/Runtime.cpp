@@ -196,12 +196,15 @@ Expected<LoadedKernel> Runtime::load(const KernelSpec &spec, LoadStats *stats) {
   LoadedKernel kernel;
   kernel.spec = spec;
   kernel.function = function.take();
-  for (const FollowUpKernel &next : spec.followUps) {
-    Expected<Function> f = module->function(next.name);
-    if (!f)
-      return f.status().withContext(what);
-    kernel.followUps.push_back(f.take());
-  }
+  for (const auto &[list, functions] :
+       {std::pair{&spec.preludes, &kernel.preludes},
+        std::pair{&spec.followUps, &kernel.followUps}})
+    for (const FollowUpKernel &next : *list) {
+      Expected<Function> f = module->function(next.name);
+      if (!f)
+        return f.status().withContext(what);
+      functions->push_back(f.take());
+    }
   return kernel;
 }
 
@@ -271,9 +274,14 @@ Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &given,
                       pointers.empty() ? nullptr : pointers.data(),
                       synchronize && last);
   };
-  if (kernel.followUps.size() != spec.followUps.size())
+  if (kernel.followUps.size() != spec.followUps.size() ||
+      kernel.preludes.size() != spec.preludes.size())
     return Status::error("kernel '" + spec.name +
-                         "' was not loaded with its follow-up kernels");
+                         "' was not loaded with its prelude and follow-up "
+                         "kernels");
+  for (size_t i = 0; i < spec.preludes.size(); ++i)
+    GNNC_RETURN_IF_ERROR(launchOne(spec.preludes[i].name, kernel.preludes[i],
+                                   spec.preludes[i].launch, false));
   GNNC_RETURN_IF_ERROR(launchOne(spec.name, kernel.function, spec.launch,
                                  spec.followUps.empty()));
   for (size_t i = 0; i < spec.followUps.size(); ++i)

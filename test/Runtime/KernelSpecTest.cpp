@@ -131,6 +131,45 @@ TEST(Manifest, ReadsFileAndSource) {
   EXPECT_NE(missing.message().find("cannot open manifest"), std::string::npos);
 }
 
+TEST(Manifest, Preludes) {
+  KernelSpec spec = makeSpmm();
+  LaunchRule init = spec.launch;
+  init.blockX = 128;
+  init.itemsPerBlock = 16;
+  spec.preludes.push_back({"spmm_init", init});
+  std::string json = writeManifest({spec}, "k.cu");
+  EXPECT_NE(json.find("\"preludes\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"follow_ups\""), std::string::npos) << json;
+  auto specs = readManifest(json, "m.json", "");
+  ASSERT_TRUE(specs) << specs.message();
+  const KernelSpec &back = (*specs)[0];
+  ASSERT_EQ(back.preludes.size(), 1u);
+  EXPECT_TRUE(back.followUps.empty());
+  EXPECT_EQ(back.preludes[0].name, "spmm_init");
+  EXPECT_EQ(back.preludes[0].launch.blockX, 128u);
+  EXPECT_EQ(back.preludes[0].launch.itemsPerBlock, 16u);
+
+  // A prelude named like the kernel or like a follow-up, or not a C name.
+  KernelSpec twice = spec;
+  twice.preludes[0].name = spec.name;
+  Status st = validateKernelSpec(twice);
+  EXPECT_NE(st.message().find("'" + spec.name + "' appears twice"),
+            std::string::npos)
+      << st.message();
+  twice = spec;
+  twice.followUps.push_back({"spmm_init", spec.launch});
+  st = validateKernelSpec(twice);
+  EXPECT_NE(st.message().find("'spmm_init' appears twice"), std::string::npos)
+      << st.message();
+  KernelSpec badName = spec;
+  badName.preludes[0].name = "spmm-init";
+  st = validateKernelSpec(badName);
+  EXPECT_NE(st.message().find("prelude name 'spmm-init' is not a valid C "
+                              "identifier"),
+            std::string::npos)
+      << st.message();
+}
+
 TEST(Manifest, FollowUpsAndWorkspace) {
   KernelSpec spec = makeSpmm();
   spec.launch.gridParam = "nnz";

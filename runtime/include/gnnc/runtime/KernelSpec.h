@@ -49,8 +49,9 @@ struct LaunchRule {
   uint64_t minBlocks = 0;
 };
 
-/// A kernel launched after the main one, on the same stream and with the
-/// same arguments (for instance to finish rows split between blocks).
+/// A kernel launched before or after the main one, on the same stream and
+/// with the same arguments (for instance to initialize the rows that blocks
+/// add to atomically, or to finish rows split between blocks).
 struct FollowUpKernel {
   /// Its extern "C" entry point, in the same translation unit.
   std::string name;
@@ -79,6 +80,8 @@ struct KernelSpec {
   /// The parameters, in launch order.
   std::vector<KernelParam> params;
   LaunchRule launch;
+  /// Kernels launched before this one, in order, with the same arguments.
+  std::vector<FollowUpKernel> preludes;
   /// Kernels launched after this one, in order, with the same arguments.
   std::vector<FollowUpKernel> followUps;
   /// Scratch memory, if the kernel needs any.
@@ -96,9 +99,9 @@ struct KernelSpec {
 std::vector<std::string> splitParamSum(const std::string &text);
 
 /// Checks that `spec` is launchable: valid C identifiers as kernel names
-/// (follow-ups included, all distinct), unique parameter names, positive
-/// blocks, items per block >= 1, grid parameters (when given) that name
-/// i32/i64 parameters, and a workspace (when given) whose parameter is a
+/// (preludes and follow-ups included, all distinct), unique parameter names,
+/// positive blocks, items per block >= 1, grid parameters (when given) that
+/// name i32/i64 parameters, and a workspace (when given) whose parameter is a
 /// pointer and whose count is an i32/i64 parameter.
 Status validateKernelSpec(const KernelSpec &spec);
 
@@ -107,10 +110,11 @@ Status validateKernelSpec(const KernelSpec &spec);
 ///   {"version":1,"source":"kernels.cu","kernels":[{"name":..,
 ///    "params":[{"name":..,"kind":"ptr"}],"launch":{"block":[x,y,z],
 ///    "grid_param":..,"items_per_block":..,"shared_bytes":..,
-///    "min_blocks":..}, "follow_ups":[{"name":..,"launch":{..}}],
+///    "min_blocks":..}, "preludes":[{"name":..,"launch":{..}}],
+///    "follow_ups":[{"name":..,"launch":{..}}],
 ///    "workspace":{"param":..,"count_param":..,"items_per_unit":..,
 ///    "bytes_per_unit":..,"min_units":..}, "schedule":..,"info":{..}}]}
-/// (min_blocks, follow_ups and workspace only when used).
+/// (min_blocks, preludes, follow_ups and workspace only when used).
 std::string writeManifest(const std::vector<KernelSpec> &kernels,
                           const std::string &sourceFileName);
 

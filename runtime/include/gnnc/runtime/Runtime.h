@@ -43,6 +43,8 @@ struct LoadStats {
 struct LoadedKernel {
   KernelSpec spec;
   Function function;
+  /// The entry points of spec.preludes, in order.
+  std::vector<Function> preludes;
   /// The entry points of spec.followUps, in order.
   std::vector<Function> followUps;
 };
