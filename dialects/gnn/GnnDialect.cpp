@@ -135,5 +135,7 @@ bool ScheduleAttr::isComplete() const {
                 getThreadsPerBlock() != 0;
   if (getStrategy() == Strategy::edge_parallel)
     return common && getEdgesPerWarp() != 0 && getWrite() != WriteMode::direct;
+  if (getStrategy() == Strategy::neighbor_group)
+    return common && getGroupSize() != 0 && getWrite() == WriteMode::atomic;
   return common;
 }

@@ -121,12 +121,14 @@ static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
   Strategy strategy = schedule.getStrategy();
   edgeParallel |= spmm;
   bool edge = edgeParallel && strategy == Strategy::edge_parallel;
-  if (strategy != Strategy::vertex_parallel && !edge)
+  bool groups = spmm && strategy == Strategy::neighbor_group;
+  if (strategy != Strategy::vertex_parallel && !edge && !groups)
     return op->emitOpError()
            << "schedule strategy '" << stringifyStrategy(strategy)
            << "' is not implemented for " << op->getName()
            << " yet; implemented: vertex_parallel"
-           << (edgeParallel ? ", edge_parallel" : "");
+           << (edgeParallel ? ", edge_parallel" : "")
+           << (spmm ? ", neighbor_group" : "");
   if (!spmm && schedule.getDiscBatch() != 0)
     return op->emitOpError()
            << "discretized reduction (disc_batch = " << schedule.getDiscBatch()
@@ -141,11 +143,20 @@ static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
       return op->emitOpError()
              << "edges_per_warp must be from 8 to " << kMaxEdgesPerWorker
              << " (0 = choose), got " << e;
-    if (schedule.getWrite() == WriteMode::atomic)
+    if (schedule.getWrite() == WriteMode::atomic && !spmm)
       return op->emitOpError()
-             << "write = atomic is not implemented yet; edge_parallel "
-                "finishes split rows with write = staged"
-             << (spmm ? "" : " (each edge's value is written once)");
+             << "write = atomic applies to gnn.spmm; " << op->getName()
+             << " writes each edge's value once (use write = staged)";
+  } else if (groups) {
+    int32_t g = schedule.getGroupSize();
+    if (g != 0 && (g < 1 || g > kMaxEdgesPerWorker))
+      return op->emitOpError()
+             << "group_size must be from 1 to " << kMaxEdgesPerWorker
+             << " (0 = choose), got " << g;
+    if (schedule.getWrite() == WriteMode::staged)
+      return op->emitOpError()
+             << "neighbor_group adds the rows that span blocks to the result "
+                "atomically: use write = atomic (or leave it out)";
   } else if (schedule.getWrite() != WriteMode::direct) {
     return op->emitOpError()
            << "write = " << stringifyWriteMode(schedule.getWrite())
@@ -227,6 +238,16 @@ LogicalResult SpmmOp::verify() {
     return emitOpError() << "accumulate = f16 and disc_batch apply to reduce "
                             "= sum or mean; max takes the largest term and "
                             "accumulates in f32";
+  if (schedule.getStrategy() == Strategy::neighbor_group &&
+      getReduce() == Reduce::max)
+    return emitOpError() << "neighbor_group adds the rows that span blocks "
+                            "with atomicAdd, which cannot take a maximum; use "
+                            "vertex_parallel or edge_parallel with reduce = "
+                            "max";
+  if (schedule.getWrite() == WriteMode::atomic && getReduce() == Reduce::max)
+    return emitOpError() << "write = atomic adds the pieces of split rows with "
+                            "atomicAdd, which cannot take a maximum; use "
+                            "write = staged with reduce = max";
   return verifyVertexSchedule(*this, schedule, features.getElementType(),
                               features.getDimSize(1), /*spmm=*/true);
 }

@@ -28,6 +28,9 @@ namespace {
 
 /// Edges per worker of an edge_parallel schedule that leaves it open.
 constexpr int32_t kDefaultEdgesPerWorker = 64;
+/// Neighbours per group of a neighbor_group schedule without one
+/// (GNNAdvisor's default).
+constexpr int32_t kDefaultGroupSize = 32;
 
 /// The widest vector (in elements) of at most 16 bytes that divides `width`.
 int32_t chooseVectorWidth(int64_t width, unsigned elementBits) {
@@ -78,6 +81,17 @@ ScheduleAttr completeEdgeParallel(ScheduleAttr s) {
                            s.getAccumulate(), write, s.getBlocksPerSm());
 }
 
+/// Fills what neighbor_group adds: `kDefaultGroupSize` neighbours per
+/// group and atomic additions of the rows that span blocks.
+ScheduleAttr completeNeighbourGroup(ScheduleAttr s) {
+  int32_t group = s.getGroupSize() ? s.getGroupSize() : kDefaultGroupSize;
+  return ScheduleAttr::get(
+      s.getContext(), s.getStrategy(), s.getVectorWidth(), s.getDiscBatch(),
+      group, s.getDimWorkers(), s.getThreadsPerBlock(), s.getEdgesPerWarp(),
+      s.getSliceSize(), s.getTileRouting(), s.getAccumulate(),
+      WriteMode::atomic, s.getBlocksPerSm());
+}
+
 } // namespace
 namespace gnnc {
 namespace {
@@ -94,7 +108,8 @@ struct GnnDefaultSchedulePass
                                    WriteMode::direct, 0);
     Strategy strategy = schedule.getStrategy();
     if (strategy != Strategy::vertex_parallel &&
-        strategy != Strategy::edge_parallel) {
+        strategy != Strategy::edge_parallel &&
+        strategy != Strategy::neighbor_group) {
       op.emitOpError() << "no default for strategy '"
                        << stringifyStrategy(strategy) << "'";
       return WalkResult::interrupt();
@@ -103,6 +118,8 @@ struct GnnDefaultSchedulePass
         schedule, width, elementType.getIntOrFloatBitWidth(), edgeWorkers);
     if (strategy == Strategy::edge_parallel)
       schedule = completeEdgeParallel(schedule);
+    if (strategy == Strategy::neighbor_group)
+      schedule = completeNeighbourGroup(schedule);
     op.setScheduleAttr(schedule);
     return WalkResult::advance();
   }

@@ -244,12 +244,36 @@ LogicalResult lowerKernel(KernelOp kernel) {
   std::string gridParam = numRows.getValue().str();
   int64_t perBlock = threads / lanes;
   int64_t minBlocks = 0, shared = 0;
+  if (schedule.getStrategy() == Strategy::neighbor_group) {
+    // The host splits each row into groups of `group_size` neighbours:
+    // `group_ptr` (i64, the first group of each row, num_rows + 1 entries)
+    // and `group_rows` (i32, the row of each group). One block takes
+    // `threads / lanes` consecutive groups and merges their partial sums in
+    // shared memory (one f32 row per group).
+    std::string groupParams[] = {(graphPrefix + "group_ptr").str(),
+                                 (graphPrefix + "group_rows").str(),
+                                 (graphPrefix + "num_groups").str()};
+    for (const std::string &name : groupParams)
+      if (failed(addExtra(name, "neighbor_group (the host's groups)")))
+        return failure();
+    gridParam = groupParams[2];
+    shared = perBlock * width * 4;
+    if (shared > kMaxSharedBytes)
+      return target->emitOpError()
+             << "neighbor_group merges the partial sums of a block's groups "
+                "in shared memory: "
+             << perBlock << " groups x " << width
+             << " features x 4 bytes = " << shared << " bytes, over "
+             << kMaxSharedBytes
+             << "; raise dim_workers or lower threads_per_block";
+  }
   if (edgeParallel) {
     // An sddmm writes every edge's own value, so no row is ever split
-    // between writers: no workspace.
+    // between writers: no workspace. Nor does a gnn.spmm with write =
+    // atomic: its workers add the pieces of split rows to the result.
     std::string numEdges = (graphPrefix + "num_edges").str();
     if (failed(addExtra(numEdges, "edge_parallel (the number of edges)")) ||
-        (isa<SpmmOp>(target) &&
+        (isa<SpmmOp>(target) && schedule.getWrite() != WriteMode::atomic &&
          failed(addExtra("workspace", "edge_parallel (the split rows)"))))
       return failure();
     // Workers take equal stretches of the merge path (row ends and edges),

@@ -69,6 +69,57 @@ Expected<DeviceGraph> gnnc::ops::uploadGraph(const graph::CsrGraph &g,
   return dg;
 }
 
+Expected<NeighbourGroups> gnnc::ops::neighbourGroups(const graph::CsrGraph &g,
+                                                     int64_t groupSize) {
+  if (groupSize < 1)
+    return Status::error("neighbour groups of graph '" + g.name +
+                         "': the group size must be at least 1, got " +
+                         std::to_string(groupSize));
+  if (g.numRows > std::numeric_limits<int32_t>::max())
+    return Status::error("neighbour groups of graph '" + g.name +
+                         "': " + std::to_string(g.numRows) +
+                         " rows do not fit the 32-bit row of each group");
+  NeighbourGroups groups;
+  groups.groupPtr.assign(g.numRows + 1, 0);
+  for (int64_t r = 0; r < g.numRows; ++r)
+    groups.groupPtr[r + 1] =
+        groups.groupPtr[r] + (g.degree(r) + groupSize - 1) / groupSize;
+  groups.groupRows.resize(groups.groupPtr.back());
+  for (int64_t r = 0; r < g.numRows; ++r)
+    std::fill(groups.groupRows.begin() + groups.groupPtr[r],
+              groups.groupRows.begin() + groups.groupPtr[r + 1],
+              static_cast<int32_t>(r));
+  return groups;
+}
+
+Status gnnc::ops::addNeighbourGroups(DeviceGraph &graph,
+                                     const graph::CsrGraph &g,
+                                     int64_t groupSize) {
+  if (graph.numRows != g.numRows || graph.nnz != g.nnz())
+    return Status::error(
+        "neighbour groups of graph '" + g.name + "': it has " +
+        std::to_string(g.numRows) + " rows and " + std::to_string(g.nnz()) +
+        " non-zeros, the uploaded graph " + std::to_string(graph.numRows) +
+        " and " + std::to_string(graph.nnz));
+  if (graph.groups.count(groupSize))
+    return Status::ok();
+  auto host = neighbourGroups(g, groupSize);
+  if (!host)
+    return host.status();
+  auto ptr = uploadVector(host->groupPtr);
+  if (!ptr)
+    return ptr.status();
+  auto rows = uploadVector(host->groupRows);
+  if (!rows)
+    return rows.status();
+  DeviceNeighbourGroups groups;
+  groups.groupPtr = ptr.take();
+  groups.groupRows = rows.take();
+  groups.numGroups = host->groupPtr.back();
+  graph.groups.emplace(groupSize, std::move(groups));
+  return Status::ok();
+}
+
 Expected<rt::DeviceBuffer>
 gnnc::ops::uploadTensor(const std::vector<float> &host, ElementType type) {
   if (type == ElementType::F32)
@@ -154,6 +205,20 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
       return batch.status();
     sig.discBatch = *batch;
   }
+  if (info->find("group_size")) {
+    auto group = info->integer("group_size", 1);
+    if (!group)
+      return group.status();
+    sig.groupSize = *group;
+  }
+  if (auto write = info->find("write")) {
+    if (*write != "atomic")
+      return unknown("write", *write);
+    auto edges = info->integer("edges_per_piece", 1);
+    if (!edges)
+      return edges.status();
+    sig.atomicPieceEdges = *edges;
+  }
   auto exponent = info->number("col_norm_exponent");
   if (!exponent)
     return exponent.status();
@@ -207,6 +272,21 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
   // their workspace.
   if (kernel.spec.findParam("num_edges"))
     args.bind("num_edges", static_cast<int64_t>(graph.nnz));
+  // neighbor_group kernels take the host's groups.
+  if (kernel.spec.findParam("group_ptr")) {
+    auto sig = spmmSignature(kernel.spec);
+    if (!sig)
+      return sig.status();
+    auto groups = graph.groups.find(sig->groupSize);
+    if (sig->groupSize < 1 || groups == graph.groups.end())
+      return Status::error(
+          "kernel '" + kernel.spec.name + "' runs neighbour groups of " +
+          std::to_string(sig->groupSize) +
+          " non-zeros; add them to the graph first (ops::addNeighbourGroups)");
+    args.bind("group_ptr", groups->second.groupPtr)
+        .bind("group_rows", groups->second.groupRows)
+        .bind("num_groups", groups->second.numGroups);
+  }
   return runtime.launch(kernel, args, synchronize);
 }
 
@@ -233,6 +313,16 @@ double gnnc::ops::spmmTolerance(ElementType type) {
 
 double gnnc::ops::spmmTolerance(const SpmmSignature &sig, int64_t maxDegree) {
   double tol = spmmTolerance(sig.type);
+  if (sig.atomicPieceEdges > 0) {
+    // Each atomic piece is rounded to the result's type, then added to the
+    // partial row there: two roundings of at most one unit of the type each,
+    // relative to a partial sum no larger than the sum of the magnitudes.
+    double unit = sig.type == ElementType::F32   ? 0x1p-24
+                  : sig.type == ElementType::F16 ? 0x1p-11
+                                                 : 0x1p-8;
+    int64_t pieces = maxDegree / sig.atomicPieceEdges + 2;
+    tol += 2.0 * static_cast<double>(pieces) * unit;
+  }
   if (!sig.accumulate16)
     return tol;
   // Each f16 addition rounds by at most 2^-11 of the partial sum, itself at
@@ -267,6 +357,8 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
   auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
   if (!dg)
     return dg.status();
+  if (sig->groupSize > 0)
+    GNNC_RETURN_IF_ERROR(addNeighbourGroups(*dg, g, sig->groupSize));
   auto dx = uploadTensor(x, sig->type);
   if (!dx)
     return dx.status();
@@ -296,11 +388,18 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
   std::vector<double> expected, magnitude;
   ref::spmm(g, sig->edgeValues ? values.data() : nullptr, x.data(), width,
             sig->options(), expected, &magnitude);
-  int64_t maxDegree = 0;
-  for (int64_t r = 0; r < g.numRows; ++r)
-    maxDegree = std::max(maxDegree, g.degree(r));
+  // The error bounds of f16 accumulation and of atomic pieces grow with the
+  // row's degree: each row gets its own, by scaling its magnitudes (the
+  // comparison allows `tolerance` times an output's magnitude).
+  const double base = spmmTolerance(sig->type);
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    double factor = spmmTolerance(*sig, g.degree(r)) / base;
+    if (factor != 1.0)
+      for (int64_t c = 0; c < width; ++c)
+        magnitude[r * width + c] *= factor;
+  }
   return compareWithReference(kernel.spec, g, width, sig->type, *got, expected,
-                              magnitude, width, spmmTolerance(*sig, maxDegree));
+                              magnitude, width, base);
 }
 
 Expected<rt::DeviceBuffer> gnnc::ops::allocatePoisoned(size_t count,

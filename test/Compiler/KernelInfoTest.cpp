@@ -33,6 +33,14 @@ const char *kModule = R"(gnn.module @m {
     %a = gnn.edge_softmax %g, %e : !gnn.graph<csr, i64, i32>, tensor<?x8xf16> -> tensor<?x8xf16>
     gnn.return %a : tensor<?x8xf16>
   }
+  gnn.kernel @atomic(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf16>) -> tensor<?x64xf16> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = edge_parallel, edges_per_warp = 128, write = atomic>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    gnn.return %y : tensor<?x64xf16>
+  }
+  gnn.kernel @groups(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 8, dim_workers = 16, threads_per_block = 128>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
   gnn.kernel @soft_grad(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf16>, %da: tensor<?x8xf16>) -> tensor<?x8xf16> {
     %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
     gnn.return %dx : tensor<?x8xf16>
@@ -93,6 +101,61 @@ TEST_F(KernelInfoTest, SignaturesReadWhatTheCompilerWrote) {
   EXPECT_EQ(grad->heads, 8);
   EXPECT_FALSE(grad->outParam.empty());
   EXPECT_NE(grad->outParam, grad->gradParam);
+}
+
+TEST_F(KernelInfoTest, AtomicKernelsSayHowTheyAdd) {
+  auto plain = ops::spmmSignature(kernel("agg"));
+  auto atomic = ops::spmmSignature(kernel("atomic"));
+  auto groups = ops::spmmSignature(kernel("groups"));
+  ASSERT_TRUE(plain && atomic && groups);
+  EXPECT_EQ(plain->atomicPieceEdges, 0);
+  EXPECT_EQ(plain->groupSize, 0);
+  EXPECT_EQ(atomic->atomicPieceEdges, 128);
+  EXPECT_EQ(atomic->groupSize, 0);
+  // A row that spans blocks gets one piece per block of 8 groups of 8.
+  EXPECT_EQ(groups->atomicPieceEdges, 64);
+  EXPECT_EQ(groups->groupSize, 8);
+  // Each f16 piece rounds twice: a hub of 10,000 edges in pieces of 128
+  // allows 2 * 80 units of 2^-11 more than the same kernel without atomics.
+  ops::SpmmSignature direct = *atomic;
+  direct.atomicPieceEdges = 0;
+  EXPECT_NEAR(ops::spmmTolerance(*atomic, 10000) -
+                  ops::spmmTolerance(direct, 10000),
+              2.0 * 80 * 0x1p-11, 1e-12);
+  // The first kernel of each sets the rows that pieces are added to.
+  for (const char *symbol : {"atomic", "groups"}) {
+    rt::KernelSpec spec = kernel(symbol);
+    ASSERT_EQ(spec.preludes.size(), 1u) << symbol;
+    EXPECT_EQ(spec.preludes[0].name, spec.name + "_init");
+    EXPECT_EQ(spec.preludes[0].launch.gridParam, "num_rows");
+    EXPECT_TRUE(spec.followUps.empty()) << symbol;
+    EXPECT_FALSE(spec.workspace.has_value()) << symbol;
+  }
+  rt::KernelSpec bad = kernel("atomic");
+  bad.info["write"] = "sometimes";
+  expectError(ops::spmmSignature(bad), {"write = sometimes"});
+}
+
+TEST(NeighbourGroups, CutEachRowIntoGroups) {
+  // Rows of 5, 0, 1 and 8 non-zeros in groups of at most 4.
+  graph::CsrGraph g;
+  g.name = "small";
+  g.numRows = 4;
+  g.numCols = 8;
+  g.rowPtr = {0, 5, 5, 6, 14};
+  g.colIdx.assign(14, 0);
+  auto groups = ops::neighbourGroups(g, 4);
+  ASSERT_TRUE(groups) << groups.message();
+  EXPECT_EQ(groups->groupPtr, (std::vector<int64_t>{0, 2, 2, 3, 5}));
+  EXPECT_EQ(groups->groupRows, (std::vector<int32_t>{0, 0, 2, 3, 3}));
+  auto one = ops::neighbourGroups(g, 1);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->groupPtr.back(), 14);
+  auto bad = ops::neighbourGroups(g, 0);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("group size must be at least 1"),
+            std::string::npos)
+      << bad.message();
 }
 
 TEST_F(KernelInfoTest, WrongOpIsRefused) {

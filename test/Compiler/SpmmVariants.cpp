@@ -207,11 +207,53 @@ std::vector<SpmmVariant> gnnc::test::allEdgeSoftmaxVariants() {
   return variants;
 }
 
+std::vector<SpmmVariant> gnnc::test::allAtomicSpmmVariants() {
+  std::vector<SpmmVariant> variants;
+  const std::pair<std::string, const char *> schedules[] = {
+      {std::string(kEdgeSchedule) + ", write = atomic", "epa"},
+      {std::string(kSmallEdgeSchedule) + ", write = atomic", "ep8a"},
+      {"strategy = neighbor_group", "ng"},
+      {"strategy = neighbor_group, group_size = 4, vector_width = 1, "
+       "dim_workers = 8, threads_per_block = 64",
+       "ng4"}};
+  for (const char *type : {"f32", "f16", "bf16"}) {
+    for (int64_t width : {1, 3, 41, 64, 256})
+      for (const auto &[schedule, tag] : schedules) {
+        SpmmVariant v{type, width, width != 64, "i64", schedule};
+        v.tag = tag;
+        variants.push_back(v);
+      }
+    // The row factor on each piece, and the self term from the first
+    // kernel.
+    for (int s = 0; s < 4; s += 2) {
+      SpmmVariant v{type, 64, true, "i32", schedules[s].first};
+      v.tag = schedules[s].second;
+      v.reduce = "mean";
+      v.scale = "both";
+      variants.push_back(v);
+      v.scale = "";
+      v.self = "0.5";
+      v.schedule = schedules[s + 1].first;
+      v.tag = schedules[s + 1].second;
+      variants.push_back(v);
+    }
+  }
+  // Discretized f16 batches carry the row factor into the pieces.
+  for (int s = 0; s < 4; s += 2) {
+    SpmmVariant v{"f16", 64, true, "i64",
+                  schedules[s].first + ", accumulate = f16, disc_batch = 32"};
+    v.reduce = "mean";
+    v.tag = std::string("h32") + schedules[s].second;
+    variants.push_back(v);
+  }
+  return variants;
+}
+
 std::vector<SpmmVariant> gnnc::test::allVariants() {
   std::vector<SpmmVariant> variants = allSpmmVariants();
-  for (auto more :
-       {allSddmmVariants(), allScaledSpmmVariants(), allEdgeSoftmaxVariants(),
-        allAccumulateSpmmVariants(), allSelfTermSpmmVariants()})
+  for (auto more : {allSddmmVariants(), allScaledSpmmVariants(),
+                    allEdgeSoftmaxVariants(), allAccumulateSpmmVariants(),
+                    allSelfTermSpmmVariants(), allAtomicSpmmVariants()})
     variants.insert(variants.end(), more.begin(), more.end());
   return variants;
 }

@@ -66,6 +66,14 @@ std::vector<SpmmVariant> allAccumulateSpmmVariants();
 /// scaling and f16 discretized accumulation).
 std::vector<SpmmVariant> allSelfTermSpmmVariants();
 
+/// gnn.spmm with atomic additions: edge_parallel with write = atomic (64 and
+/// 8 edges per worker) and neighbor_group (default, and groups of 4 with 8
+/// scalar threads in blocks of 64): every type, widths {1, 3, 41, 64, 256},
+/// with and without edge values; mean with GCN scaling, mean with the self
+/// term, and f16 discretized accumulation. Their results may differ in the
+/// last bits run to run.
+std::vector<SpmmVariant> allAtomicSpmmVariants();
+
 /// Kernels that are compiled but not checked on a GPU by the whole-suite
 /// checks: a plain f16 running sum (accumulate = f16, disc_batch = 0),
 /// whose error grows with the degree (SpmmGpu.F16Accumulation* tests it
@@ -74,7 +82,8 @@ std::vector<SpmmVariant> compileOnlyVariants();
 
 /// All of the above but compileOnlyVariants: allSpmmVariants,
 /// allSddmmVariants, allScaledSpmmVariants, allEdgeSoftmaxVariants,
-/// allAccumulateSpmmVariants and allSelfTermSpmmVariants.
+/// allAccumulateSpmmVariants, allSelfTermSpmmVariants and
+/// allAtomicSpmmVariants.
 std::vector<SpmmVariant> allVariants();
 
 /// A .gnn module (`gnn.module @t`) holding one kernel per variant.

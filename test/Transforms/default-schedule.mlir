@@ -66,4 +66,12 @@ gnn.module @softmax {
     %a = gnn.edge_softmax %g, %e {schedule = #gnn.schedule<dim_workers = 4>} : !gnn.graph<csr, i64, i32>, tensor<?x4xf32> -> tensor<?x4xf32>
     gnn.return %a : tensor<?x4xf32>
   }
+  // neighbor_group gets GNNAdvisor's 32 neighbours per group and atomic
+  // additions of the rows that span blocks.
+  // CHECK-LABEL: gnn.kernel @groups
+  // CHECK: schedule = #gnn.schedule<strategy = neighbor_group, vector_width = 4, group_size = 32, dim_workers = 16, threads_per_block = 256, write = atomic>
+  gnn.kernel @groups(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = neighbor_group>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
 }

@@ -71,6 +71,9 @@ private:
   /// word as floats (f16 and bf16, vw >= 2).
   void emitUnpackHelper(const ElementSpelling &e, int64_t vw);
   void emitStoreHelper(const ElementSpelling &e, int64_t vw);
+  /// Prints `gnnc_atomic_add_<tag>x<vw>`: adds `vw` floats to the elements
+  /// at `p` with atomicAdd (in pairs for 16-bit types, vw >= 2).
+  void emitAtomicAddHelper(const ElementSpelling &e, int64_t vw);
   LogicalResult emitKernel(GnnModuleOp module, KernelOp kernel,
                            std::vector<rt::KernelSpec> *specs);
   /// What the printers of one gnn.spmm share.
@@ -78,6 +81,8 @@ private:
     VertexPlanAttr plan;
     std::string prefix;
     StringRef x, y, colNorm, values, workspace, numEdges;
+    /// neighbor_group: the host's groups.
+    StringRef groupPtr, groupRows, numGroups;
     ElementSpelling e;
     StringRef indexType;
     int64_t width = 0, vw = 0, accs = 0;
@@ -94,6 +99,8 @@ private:
     bool scalesBatches() const { return disc > 0 && rowFactor; }
     /// Loaded feature vectors stay raw 16-bit words until they are added.
     bool packed = false;
+    /// write = atomic: pieces of split rows are added to `y` atomically.
+    bool atomic = false;
     /// Number of half2 pairs in `part` (f16 accumulation).
     int64_t pairs() const { return (accs + 1) / 2; }
   };
@@ -151,6 +158,17 @@ private:
                               StringRef comment);
   void emitSpmmEdgeParallel(SpmmOp op);
   void emitSpmmEdgeFixup(SpmmOp op);
+  /// gnn.spmm, neighbor_group (GNNAdvisor): a worker per group of
+  /// neighbours, partial sums merged in shared memory by the row's first
+  /// group in the block, rows that span blocks added atomically.
+  void emitSpmmNeighbourGroups(SpmmOp op);
+  /// Prints the addition of `acc`, a piece of row `row` (an expression),
+  /// to the result with atomics, after the row factor (unless the batches
+  /// carry it).
+  void emitAtomicPiece(SpmmOp op, const SpmmParts &p, StringRef row);
+  /// Prints the body of the kernel that runs before a gnn.spmm with write =
+  /// atomic: every row of the result is set to its self term, or 0.
+  void emitSpmmInit(SpmmOp op);
   /// Prints `split_rows`, the row index list after the workspace slots.
   void emitSplitRows(const SpmmParts &p);
   LogicalResult emitSddmm(SddmmOp op);
@@ -174,6 +192,9 @@ private:
   void emitGroupMask(int64_t lanes);
   /// Name of the kernel parameter bound to block argument `v`.
   StringRef paramName(KernelOp kernel, Value v);
+  /// Index in gnn.params of the first parameter of block argument `v` (a
+  /// graph has three: row_ptr, col_idx, num_rows).
+  static unsigned graphParamIndex(KernelOp kernel, Value v);
   /// Index in gnn.params of the first result's parameter; the parameters
   /// the op needs beyond its operands follow the results.
   static unsigned firstResultParam(KernelOp kernel);
@@ -183,6 +204,8 @@ private:
   llvm::StringSet<> headers;
   /// (element tag, vector width) pairs that need load/store helpers.
   std::set<std::pair<std::string, int64_t>> helpers;
+  /// (element tag, vector width) pairs that need atomic-add helpers.
+  std::set<std::pair<std::string, int64_t>> atomicHelpers;
   /// Whether an edge-parallel kernel needs the row search helper.
   bool needsRowSearch = false;
 };
@@ -277,6 +300,31 @@ void CUDAEmitter::emitStoreHelper(const ElementSpelling &e, int64_t vw) {
   os << "}\n\n";
 }
 
+void CUDAEmitter::emitAtomicAddHelper(const ElementSpelling &e, int64_t vw) {
+  os << "__device__ __forceinline__ void gnnc_atomic_add_" << e.tag << "x" << vw
+     << "(" << e.cType << " *p, const float *f) {\n";
+  os.indent();
+  if (e.tag == "f32") {
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << vw << "; ++i)\n";
+    os << "  atomicAdd(p + i, f[i]);\n";
+  } else if (vw == 1) {
+    os << "atomicAdd(p, "
+       << (e.tag == "f16" ? "__float2half_rn" : "__float2bfloat16_rn")
+       << "(f[0]));\n";
+  } else {
+    StringRef pair = e.tag == "f16" ? "__half2" : "__nv_bfloat162";
+    StringRef fromFloats =
+        e.tag == "f16" ? "__floats2half2_rn" : "__floats2bfloat162_rn";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << vw / 2 << "; ++i)\n";
+    os << "  atomicAdd(reinterpret_cast<" << pair << " *>(p) + i, "
+       << fromFloats << "(f[2 * i], f[2 * i + 1]));\n";
+  }
+  os.unindent();
+  os << "}\n\n";
+}
+
 LogicalResult CUDAEmitter::collectHelpers(Operation *op, Type elementType) {
   auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
   if (!plan)
@@ -287,16 +335,24 @@ LogicalResult CUDAEmitter::collectHelpers(Operation *op, Type elementType) {
     return failure();
   headers.insert(e->tag);
   helpers.insert({e->tag.str(), plan.getVectorWidth()});
+  if (auto spmm = dyn_cast<SpmmOp>(op))
+    if (spmm.getScheduleAttr() &&
+        spmm.getScheduleAttr().getWrite() == WriteMode::atomic)
+      atomicHelpers.insert({e->tag.str(), plan.getVectorWidth()});
   return success();
 }
 
-StringRef CUDAEmitter::paramName(KernelOp kernel, Value v) {
-  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+unsigned CUDAEmitter::graphParamIndex(KernelOp kernel, Value v) {
   auto arg = cast<BlockArgument>(v);
   unsigned index = 0;
   for (unsigned i = 0; i < arg.getArgNumber(); ++i)
     index += isa<GnnGraphType>(kernel.getArgumentTypes()[i]) ? 3 : 1;
-  return cast<StringAttr>(params[index]).getValue();
+  return index;
+}
+
+StringRef CUDAEmitter::paramName(KernelOp kernel, Value v) {
+  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  return cast<StringAttr>(params[graphParamIndex(kernel, v)]).getValue();
 }
 
 unsigned CUDAEmitter::firstResultParam(KernelOp kernel) {
@@ -399,6 +455,13 @@ static bool isEdgeParallel(Operation *op) {
          spmm.getScheduleAttr().getStrategy() == Strategy::edge_parallel;
 }
 
+/// True when `op` is a gnn.spmm with neighbour groups.
+static bool isNeighbourGroup(Operation *op) {
+  auto spmm = dyn_cast<SpmmOp>(op);
+  return spmm && spmm.getScheduleAttr() &&
+         spmm.getScheduleAttr().getStrategy() == Strategy::neighbor_group;
+}
+
 /// True when `op` is a gnn.sddmm that runs edge-parallel.
 static bool isEdgeParallelSddmm(Operation *op) {
   auto sddmm = dyn_cast<SddmmOp>(op);
@@ -432,9 +495,17 @@ CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
   // the edge count and workspace of an edge-parallel kernel.
   if (scalesColumns(op))
     p.colNorm = cast<StringAttr>(params[next++]).getValue();
+  p.atomic = op.getScheduleAttr() &&
+             op.getScheduleAttr().getWrite() == WriteMode::atomic;
+  if (isNeighbourGroup(op)) {
+    p.groupPtr = cast<StringAttr>(params[next++]).getValue();
+    p.groupRows = cast<StringAttr>(params[next++]).getValue();
+    p.numGroups = cast<StringAttr>(params[next++]).getValue();
+  }
   if (isEdgeParallel(op)) {
     p.numEdges = cast<StringAttr>(params[next++]).getValue();
-    p.workspace = cast<StringAttr>(params[next++]).getValue();
+    if (!p.atomic)
+      p.workspace = cast<StringAttr>(params[next++]).getValue();
   }
   p.e = *spellElement(op.getElementType(), op);
   p.values = op.getValues() ? paramName(kernel, op.getValues()) : "";
@@ -808,6 +879,10 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
     emitSpmmEdgeParallel(op);
     return success();
   }
+  if (isNeighbourGroup(op)) {
+    emitSpmmNeighbourGroups(op);
+    return success();
+  }
   SpmmParts p = spmmParts(op);
   emitVertexPrologue(p.plan, p.prefix, "gnn.spmm");
   os << "const long long begin = " << p.prefix << "row_ptr[row];\n";
@@ -881,9 +956,12 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
        "stretches of " +
        Twine(items) + " per worker of " + Twine(lanes) + " thread" +
        (lanes == 1 ? "" : "s") + ", " + Twine(p.plan.getRowsPerBlock()) +
-       " workers per block, " + Twine(p.vw) +
-       " elements per load. Rows that cross a stretch boundary go to the "
-       "workspace in pieces; the fix-up kernel adds them.")
+       " workers per block, " + Twine(p.vw) + " elements per load. " +
+       (p.atomic ? "Rows that cross a stretch boundary are added to the "
+                   "result in pieces with atomics (the first kernel set "
+                   "those rows to their self term or 0)."
+                 : "Rows that cross a stretch boundary go to the workspace "
+                   "in pieces; the fix-up kernel adds them."))
           .str());
   os << "const long long begin = d0 - i0; // j0\n";
   os << "const long long end = d1 - i1;   // j1\n";
@@ -913,7 +991,8 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   // A row that ends here is written out, except the first row of a worker
   // after the first: it began in an earlier worker (even if with no edges
   // there), so it is a piece.
-  os << "// Ends row i0 + r: writes it, or its last piece (slot 0) when it\n";
+  os << "// Ends row i0 + r: writes it, or its last piece ("
+     << (p.atomic ? "atomically" : "slot 0") << ") when it\n";
   os << "// began in an earlier worker; then restarts the accumulators.\n";
   os << "auto flush = [&](int r) {\n";
   os.indent();
@@ -921,9 +1000,13 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
     emitFold(p, p.scalesBatches() ? "batch_scale_of(i0 + r)" : "");
   os << "if (r == 0 && worker > 0) {\n";
   os.indent();
-  os << "float *slot = " << p.workspace << " + worker * " << 2 * p.width
-     << ";\n";
-  emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
+  if (p.atomic) {
+    emitAtomicPiece(op, p, "i0");
+  } else {
+    os << "float *slot = " << p.workspace << " + worker * " << 2 * p.width
+       << ";\n";
+    emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
+  }
   os.unindent();
   os << "} else {\n";
   os.indent();
@@ -952,6 +1035,16 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
                  "while (e + 1 >= row_end) {\n  flush(r);\n"
                  "  row_end = end_of(++r);\n}\n",
                  p.scalesBatches() ? "batch_scale_of(i0 + r)" : "", "row_end");
+  if (p.atomic) {
+    os << "// Row i1 goes on past d1: add this worker's piece of it.\n";
+    os << "if (i1 < " << p.prefix << "num_rows) {\n";
+    os.indent();
+    if (p.usesPart())
+      emitFold(p, p.scalesBatches() ? "batch_scale_of(i1)" : "");
+    emitAtomicPiece(op, p, "i1");
+    closeBlock(os);
+    return;
+  }
   os << "// Row i1 goes on past d1: store this worker's piece of it (slot 0\n";
   os << "// if it began earlier, slot 1 if it began here).\n";
   os << "if (i1 < " << p.prefix << "num_rows) {\n";
@@ -968,6 +1061,115 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   os << "if (lane == 0)\n";
   os << "  split_rows[worker] = i1 < " << p.prefix
      << "num_rows && !(i1 == i0 && worker > 0) ? i1 : -1;\n";
+}
+
+void CUDAEmitter::emitAtomicPiece(SpmmOp op, const SpmmParts &p,
+                                  StringRef row) {
+  os << "{\n";
+  os.indent();
+  os << "const long long piece_row = " << row << ";\n";
+  if (p.rowFactor && !p.scalesBatches()) {
+    os << "// The row factor is linear: each piece carries it.\n";
+    os << "const long long piece_deg = " << p.prefix
+       << "row_ptr[piece_row + 1] - " << p.prefix << "row_ptr[piece_row];\n";
+    os << "const float piece_scale = " << rowScaleOf(op, "piece_deg") << ";\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
+    os << "  acc[i] *= piece_scale;\n";
+  }
+  os << p.e.cType << " *piece_dst = " << p.y << " + piece_row * " << p.width
+     << ";\n";
+  openChunkLoop(os, p.plan);
+  os << "gnnc_atomic_add_" << p.e.tag << "x" << p.vw << "(piece_dst + chunk * "
+     << p.vw << ", acc + k * " << p.vw << ");\n";
+  closeBlock(os);
+  closeBlock(os);
+}
+
+void CUDAEmitter::emitSpmmInit(SpmmOp op) {
+  SpmmParts p = spmmParts(op);
+  emitVertexPrologue(p.plan, p.prefix,
+                     "gnn.spmm, write = atomic, first kernel (each row of "
+                     "the result starts as its self term or 0; the main "
+                     "kernel adds split rows to it)");
+  os << "float acc[" << p.accs << "];\n";
+  emitAccReset(p);
+  // An empty sum: the row factor of degree 0 is 0, so only the self term
+  // (if any) is left.
+  emitSpmmFinish(op, p, "0");
+}
+
+void CUDAEmitter::emitSpmmNeighbourGroups(SpmmOp op) {
+  SpmmParts p = spmmParts(op);
+  int64_t lanes = p.plan.getLanes();
+  int64_t perBlock = p.plan.getRowsPerBlock();
+  int64_t groupSize = op.getScheduleAttr().getGroupSize();
+  os << "// gnn.spmm, neighbor_group: groups of at most " << groupSize
+     << " neighbours of one row, a worker of " << lanes << " thread"
+     << (lanes == 1 ? "" : "s") << " per group, " << perBlock
+     << " groups per block, " << p.vw
+     << " elements per load. The first group of a row in the block (its\n"
+        "// leader) adds the partial sums the block's other groups of that "
+        "row left in\n// shared memory; a row wholly in the block is "
+        "written, a row that spans blocks\n// is added to the result "
+        "atomically (the first kernel set it to its self term or 0).\n";
+  os << "const long long first_group = (long long)blockIdx.x * " << perBlock
+     << ";\n";
+  os << "const long long group = first_group + threadIdx.x / " << lanes
+     << ";\n";
+  os << "const int lane = threadIdx.x % " << lanes << ";\n";
+  os << "const long long last_group = min(first_group + " << perBlock << ", "
+     << p.numGroups << ") - 1;\n";
+  os << "extern __shared__ float gnnc_group_sums[];\n";
+  os << "const bool live = group < " << p.numGroups << ";\n";
+  os << "const long long row = live ? (long long)" << p.groupRows
+     << "[group] : -1;\n";
+  os << "float acc[" << p.accs << "];\n";
+  os << "if (live) {\n";
+  os.indent();
+  os << "const long long row_begin = " << p.prefix << "row_ptr[row];\n";
+  os << "const long long row_end = " << p.prefix << "row_ptr[row + 1];\n";
+  os << "const long long begin = row_begin + (group - " << p.groupPtr
+     << "[row]) * " << groupSize << ";\n";
+  os << "const long long end = min(begin + " << groupSize << ", row_end);\n";
+  if (p.scalesBatches()) {
+    os << "const long long batch_deg = row_end - row_begin;\n";
+    os << "const float batch_scale = " << rowScaleOf(op, "batch_deg") << ";\n";
+  }
+  // (`acc` outlives the branch: the leader goes on adding to it.)
+  emitAccReset(p);
+  emitPartDecl(p);
+  emitGroupMask(lanes);
+  emitSpmmGather(p, "", p.scalesBatches() ? "batch_scale" : "");
+  if (p.usesPart())
+    emitFold(p, p.scalesBatches() ? "batch_scale" : "");
+  os << "float *slot = gnnc_group_sums + (group - first_group) * " << p.width
+     << ";\n";
+  emitSlotLoop(os, p.plan, p.vw, /*load=*/false, false);
+  closeBlock(os);
+  os << "__syncthreads();\n";
+  os << "if (!live || (group > first_group && " << p.groupRows
+     << "[group - 1] == row))\n";
+  os << "  return;\n";
+  os << "// The leader: add the partial sums of the row's later groups here.\n";
+  os << "for (long long h = group + 1; h <= last_group && " << p.groupRows
+     << "[h] == row; ++h) {\n";
+  os.indent();
+  os << "const float *slot = gnnc_group_sums + (h - first_group) * " << p.width
+     << ";\n";
+  emitSlotLoop(os, p.plan, p.vw, /*load=*/true, false);
+  closeBlock(os);
+  os << "if (" << p.groupPtr << "[row] >= first_group && " << p.groupPtr
+     << "[row + 1] - 1 <= last_group) {\n";
+  os.indent();
+  emitSpmmFinish(op, p,
+                 "(long long)" + p.prefix + "row_ptr[row + 1] - (long long)" +
+                     p.prefix + "row_ptr[row]");
+  os.unindent();
+  os << "} else {\n";
+  os.indent();
+  emitAtomicPiece(op, p, "row");
+  closeBlock(os);
 }
 
 void CUDAEmitter::emitSplitRows(const SpmmParts &p) {
@@ -1553,7 +1755,7 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
              rt::ParamKind::Pointer);
   }
   // Parameters an op needs beyond its operands, in the order of gnn.params.
-  SpmmOp edgeParallel;
+  SpmmOp edgeParallel, atomicSpmm;
   std::string sddmmEdges;
   for (Operation &op : kernel.getBody().front().without_terminator()) {
     if (isEdgeParallelSddmm(&op)) {
@@ -1563,10 +1765,21 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
     auto spmm = dyn_cast<SpmmOp>(op);
     if (spmm && scalesColumns(spmm))
       addParam("const float *__restrict__ ", name(), rt::ParamKind::Pointer);
+    if (spmm && isNeighbourGroup(spmm)) {
+      atomicSpmm = spmm;
+      addParam("const long long *__restrict__ ", name(),
+               rt::ParamKind::Pointer);
+      addParam("const int *__restrict__ ", name(), rt::ParamKind::Pointer);
+      addParam("long long ", name(), rt::ParamKind::Int64);
+    }
     if (spmm && isEdgeParallel(spmm)) {
       edgeParallel = spmm;
       std::string numEdges = name();
       addParam("long long ", numEdges, rt::ParamKind::Int64);
+      if (spmm.getScheduleAttr().getWrite() == WriteMode::atomic) {
+        atomicSpmm = spmm;
+        continue;
+      }
       std::string workspace = name();
       addParam("float *__restrict__ ", workspace, rt::ParamKind::Pointer);
       // Split rows are finished by a second kernel with the same grid; each
@@ -1583,6 +1796,19 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
       ws.minUnits = 1;
       spec.workspace = ws;
     }
+  }
+  if (atomicSpmm) {
+    // Split rows are added to the result, which a first kernel sets to the
+    // self term (or 0): `rows_per_block` rows per block.
+    auto plan = atomicSpmm->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+    rt::LaunchRule init;
+    init.blockX = launch.getBlock();
+    init.gridParam =
+        cast<StringAttr>(
+            params[graphParamIndex(kernel, atomicSpmm.getGraph()) + 2])
+            .str();
+    init.itemsPerBlock = static_cast<uint64_t>(plan.getRowsPerBlock());
+    spec.preludes.push_back({spec.name + "_init", init});
   }
   spec.launch.minBlocks = static_cast<uint64_t>(launch.getMinBlocks());
   for (rt::FollowUpKernel &next : spec.followUps)
@@ -1624,6 +1850,19 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
               stringifyAccumulate(s.getAccumulate()).str();
         if (s.getDiscBatch() != 0)
           spec.info["disc_batch"] = std::to_string(s.getDiscBatch());
+        // Atomic pieces round once more each (in the result's type): the
+        // host's tolerance needs their number.
+        if (s.getWrite() == WriteMode::atomic) {
+          spec.info["write"] = "atomic";
+          int64_t piece = s.getEdgesPerWarp();
+          if (s.getStrategy() == Strategy::neighbor_group) {
+            // A row that spans blocks gets one piece per block.
+            spec.info["group_size"] = std::to_string(s.getGroupSize());
+            piece = int64_t(s.getGroupSize()) * s.getThreadsPerBlock() /
+                    s.getDimWorkers();
+          }
+          spec.info["edges_per_piece"] = std::to_string(piece);
+        }
       }
       if (auto exponent = spmm.getColNormExponentAttr())
         spec.info["col_norm_exponent"] =
@@ -1680,7 +1919,20 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
   }
   os.unindent();
   os << "}\n\n";
-  if (edgeParallel) {
+  if (atomicSpmm) {
+    os << "// @" << module.getSymName() << "::@" << kernel.getSymName()
+       << ", first kernel\n";
+    os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock()
+       << ")\n"
+       << spec.name << "_init(";
+    for (auto [i, d] : llvm::enumerate(decls))
+      os << (i ? ", " : "") << d;
+    os << ") {\n";
+    os.indent();
+    emitSpmmInit(atomicSpmm);
+    os.unindent();
+    os << "}\n\n";
+  } else if (edgeParallel) {
     os << "// @" << module.getSymName() << "::@" << kernel.getSymName()
        << ", second kernel\n";
     os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock()
@@ -1742,6 +1994,8 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
       emitUnpackHelper(e, vw);
     emitLoadHelper(e, vw);
     emitStoreHelper(e, vw);
+    if (atomicHelpers.count({tag, vw}))
+      emitAtomicAddHelper(e, vw);
   }
   if (needsRowSearch) {
     os << "// The merge path of a CSR graph lists, row by row, the row's "

@@ -52,8 +52,8 @@ module attributes {s = #gnn.schedule<tile_routing = true>} {}
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    // expected-error @+1 {{schedule strategy 'neighbor_group' is not implemented for gnn.spmm yet; implemented: vertex_parallel, edge_parallel}}
-    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    // expected-error @+1 {{schedule strategy 'sliced' is not implemented for gnn.spmm yet; implemented: vertex_parallel, edge_parallel, neighbor_group}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = sliced, slice_size = 16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %y : tensor<?x64xf32>
   }
 }
@@ -72,8 +72,8 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    // expected-error @+1 {{write = atomic is not implemented yet; edge_parallel finishes split rows with write = staged}}
-    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = edge_parallel, write = atomic>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    // expected-error @+1 {{write = atomic adds the pieces of split rows with atomicAdd, which cannot take a maximum; use write = staged with reduce = max}}
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>, schedule = #gnn.schedule<strategy = edge_parallel, write = atomic>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %y : tensor<?x64xf32>
   }
 }
@@ -448,8 +448,28 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?xf32> {
-    // expected-error @+1 {{write = atomic is not implemented yet; edge_parallel finishes split rows with write = staged (each edge's value is written once)}}
+    // expected-error @+1 {{write = atomic applies to gnn.spmm; gnn.sddmm writes each edge's value once (use write = staged)}}
     %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = edge_parallel, write = atomic>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
     gnn.return %e : tensor<?xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{neighbor_group adds the rows that span blocks to the result atomically: use write = atomic (or leave it out)}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 16, write = staged>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{neighbor_group adds the rows that span blocks with atomicAdd, which cannot take a maximum; use vertex_parallel or edge_parallel with reduce = max}}
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>, schedule = #gnn.schedule<strategy = neighbor_group>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
   }
 }

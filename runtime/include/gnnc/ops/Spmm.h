@@ -15,11 +15,22 @@
 #include "gnnc/runtime/Status.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gnnc::ops {
+
+/// The neighbour groups of a graph (GNNAdvisor): each row's non-zeros cut
+/// into groups of at most `groupSize`, numbered row by row. `groupPtr`
+/// (i64, numRows + 1 entries) holds the first group of each row, `groupRows`
+/// (i32) the row of each group.
+struct DeviceNeighbourGroups {
+  rt::DeviceBuffer groupPtr;
+  rt::DeviceBuffer groupRows;
+  int64_t numGroups = 0;
+};
 
 /// A CSR graph on the GPU with the offset and index widths of a kernel.
 struct DeviceGraph {
@@ -30,12 +41,34 @@ struct DeviceGraph {
   int64_t nnz = 0;
   bool offsets64 = true;
   bool indices64 = false;
+  /// Neighbour groups by group size, for neighbor_group kernels (see
+  /// addNeighbourGroups).
+  std::map<int64_t, DeviceNeighbourGroups> groups;
 };
 
 /// Uploads `g` with 64- or 32-bit row offsets and column indices; fails if
 /// the graph does not fit the 32-bit form.
 Expected<DeviceGraph> uploadGraph(const graph::CsrGraph &g, bool offsets64,
                                   bool indices64);
+
+/// The neighbour groups of `g` on the host (see DeviceNeighbourGroups):
+/// `groupPtr` (numRows + 1 entries) and `groupRows` (one per group). A row
+/// without non-zeros has no group.
+struct NeighbourGroups {
+  std::vector<int64_t> groupPtr;
+  std::vector<int32_t> groupRows;
+};
+/// Fails on a group size below 1 or more rows than an i32 can name.
+Expected<NeighbourGroups> neighbourGroups(const graph::CsrGraph &g,
+                                          int64_t groupSize);
+
+/// Computes the neighbour groups of `g` (the graph `graph` was uploaded
+/// from) of at most `groupSize` non-zeros and uploads them into
+/// `graph.groups[groupSize]` (once: a second call for the same size does
+/// nothing). Fails on a mismatched graph, a group size below 1, or more rows
+/// than 32-bit group rows can name.
+Status addNeighbourGroups(DeviceGraph &graph, const graph::CsrGraph &g,
+                          int64_t groupSize);
 
 /// Uploads `host` converted (rounded to nearest even) to `type`.
 Expected<rt::DeviceBuffer> uploadTensor(const std::vector<float> &host,
@@ -63,6 +96,12 @@ struct SpmmSignature {
   /// `disc_batch` (0: none).
   bool accumulate16 = false;
   int64_t discBatch = 0;
+  /// `write = atomic`: a row split between workers reaches the result in
+  /// pieces of about this many edges, each rounded to the result's type and
+  /// added atomically (0: every row is written once).
+  int64_t atomicPieceEdges = 0;
+  /// neighbor_group: the neighbours per group (0: another strategy).
+  int64_t groupSize = 0;
   /// The column factors are deg_in(c)^-colNormExponent (the op's
   /// `col_norm_exponent`, 1/2 by default).
   double colNormExponent = 0.5;
@@ -94,7 +133,9 @@ Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g,
 
 /// Launches a compiled spmm kernel whose parameters carry the default names
 /// (row_ptr, col_idx, num_rows, x, values, y, col_norm, and for
-/// edge-parallel kernels num_edges; their workspace comes from the runtime).
+/// edge-parallel kernels num_edges; their workspace comes from the runtime;
+/// neighbor_group kernels read the groups addNeighbourGroups added to
+/// `graph` for their group size, and fail without them).
 /// `values` may be null when the kernel takes no edge values; `colNorm` (from
 /// uploadColumnNorm) must be given exactly when the kernel scales columns.
 /// A kernel with a self term reads x[r] for every row r: it fails, without
@@ -109,11 +150,13 @@ Status launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
 /// magnitudes of each output's terms (the scale of its rounding error).
 double spmmTolerance(ElementType type);
 
-/// The tolerance for the outputs of a kernel of signature `sig` on a graph
-/// whose longest row has `maxDegree` non-zeros: spmmTolerance(type), plus,
-/// with f16 accumulation, the worst-case error of an f16 sum of n terms,
-/// (n + 1) * 2^-11 of their magnitudes, with n = disc_batch, or the longest
-/// row without discretized reduction.
+/// The tolerance for the outputs of a kernel of signature `sig` in a row of
+/// `maxDegree` non-zeros (or on a graph whose longest row has that many):
+/// spmmTolerance(type), plus, with f16 accumulation, the worst-case error of
+/// an f16 sum of n terms, (n + 1) * 2^-11 of their magnitudes, with n =
+/// disc_batch, or the row's degree without discretized reduction; plus, with
+/// atomic pieces, two roundings to the result's type per piece. checkSpmm
+/// allows each row its own.
 double spmmTolerance(const SpmmSignature &sig, int64_t maxDegree);
 
 /// The absolute error always allowed for `type` outputs (f16 subnormals).
