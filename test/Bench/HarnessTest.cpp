@@ -316,8 +316,8 @@ TEST(BenchSchedules, Variants) {
   EXPECT_EQ(resolved->threadsPerBlock, 256);
   EXPECT_FALSE(parseSchedule("#gnn.schedule<>").isOk());
 
-  auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 16);
-  ASSERT_EQ(f32.size(), 15u);
+  auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 24);
+  ASSERT_EQ(f32.size(), 18u);
   EXPECT_EQ(f32[0].label, "default");
   EXPECT_EQ(f32[0].edgesPerWorker, 0);
   // Edge-parallel next, with the default's loads.
@@ -340,12 +340,23 @@ TEST(BenchSchedules, Variants) {
   EXPECT_EQ(f32[6].label, "ep64vw2");
   EXPECT_EQ(f32[7].edgesPerWorker, 64);
   EXPECT_EQ(f32[8].edgesPerWorker, 32);
+  // For comparison, atomic additions of split rows and neighbour groups.
+  EXPECT_EQ(f32[9].label, "ep256a");
+  EXPECT_NE(f32[9].attribute().find("edges_per_warp = 256"), std::string::npos);
+  EXPECT_NE(f32[9].attribute().find("write = atomic"), std::string::npos);
+  EXPECT_EQ(f32[10].label, "ng32");
+  EXPECT_NE(f32[10].attribute().find("strategy = neighbor_group, group_size "
+                                     "= 32"),
+            std::string::npos);
+  EXPECT_EQ(f32[11].label, "ng8");
+  EXPECT_EQ(f32[11].groupSize, 8);
+  EXPECT_EQ(f32[11].dimWorkers, 16);
   // Then with registers capped for 4 blocks per SM.
-  EXPECT_EQ(f32[9].label, "ep256b4");
-  EXPECT_EQ(f32[9].blocksPerSm, 4);
-  EXPECT_NE(f32[9].attribute().find("blocks_per_sm = 4"), std::string::npos);
-  EXPECT_EQ(f32[10].edgesPerWorker, 128);
-  EXPECT_EQ(f32[10].blocksPerSm, 4);
+  EXPECT_EQ(f32[12].label, "ep256b4");
+  EXPECT_EQ(f32[12].blocksPerSm, 4);
+  EXPECT_NE(f32[12].attribute().find("blocks_per_sm = 4"), std::string::npos);
+  EXPECT_EQ(f32[13].edgesPerWorker, 128);
+  EXPECT_EQ(f32[13].blocksPerSm, 4);
   // A cap that the shared memory of the row ends cannot meet is left out:
   // f16 width 32 has 4 threads per worker, 64 workers x 257 x 4 bytes.
   ScheduleChoice narrow{"ep256b4", 8, 4, 256, 256, 4};
@@ -353,16 +364,30 @@ TEST(BenchSchedules, Variants) {
   narrow.blocksPerSm = 0;
   EXPECT_TRUE(isLegalSchedule(narrow, ElementType::F16, 32));
   // The vertex-parallel variants last.
-  EXPECT_EQ(f32[11].dimWorkers, 32);
-  EXPECT_EQ(f32[12].dimWorkers, 8);
-  EXPECT_EQ(f32[13].vectorWidth, 2);
-  EXPECT_EQ(f32[13].dimWorkers, 32);
-  EXPECT_EQ(f32[14].vectorWidth, 1);
+  EXPECT_EQ(f32[14].dimWorkers, 32);
+  EXPECT_EQ(f32[15].dimWorkers, 8);
+  EXPECT_EQ(f32[16].vectorWidth, 2);
+  EXPECT_EQ(f32[16].dimWorkers, 32);
+  EXPECT_EQ(f32[17].vectorWidth, 1);
   auto parsed = parseSchedule(
       "#gnn.schedule<strategy = edge_parallel, vector_width = 4, dim_workers "
       "= 16, threads_per_block = 256, edges_per_warp = 64, write = staged>");
   ASSERT_TRUE(parsed.isOk()) << parsed.message();
   EXPECT_EQ(parsed->edgesPerWorker, 64);
+  EXPECT_FALSE(parsed->atomic);
+  auto groups = parseSchedule(
+      "#gnn.schedule<strategy = neighbor_group, vector_width = 4, group_size "
+      "= 8, dim_workers = 16, threads_per_block = 256, write = atomic>");
+  ASSERT_TRUE(groups.isOk()) << groups.message();
+  EXPECT_EQ(groups->groupSize, 8);
+  EXPECT_EQ(groups->edgesPerWorker, 0);
+  EXPECT_FALSE(groups->atomic);
+  // A block's groups keep one f32 row each in shared memory: 128 groups of
+  // 256 features need 128 KiB, 32 groups 32 KiB.
+  ScheduleChoice crowded{"ng8", 4, 4, 512, 0, 0, 8};
+  EXPECT_FALSE(isLegalSchedule(crowded, ElementType::F32, 256));
+  crowded.dimWorkers = 16;
+  EXPECT_TRUE(isLegalSchedule(crowded, ElementType::F32, 256));
 
   // At 32 workers there is no x2; f16 x8 is legal, f32 x8 is not.
   ScheduleChoice wide{"default", 4, 32, 256};

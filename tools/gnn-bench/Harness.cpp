@@ -302,6 +302,8 @@ Expected<DeviceGraphs> gnnc::bench::uploadGraphs(const graph::CsrGraph &g,
   if (!gnncGraph)
     return gnncGraph.status();
   graphs.gnnc = gnncGraph.take();
+  for (int groupSize : kBenchGroupSizes)
+    GNNC_RETURN_IF_ERROR(ops::addNeighbourGroups(graphs.gnnc, g, groupSize));
   auto rowPtr32 = g.rowPtr32();
   if (!rowPtr32)
     return rowPtr32.status().withContext("graph '" + g.name +
@@ -314,6 +316,8 @@ Expected<DeviceGraphs> gnnc::bench::uploadGraphs(const graph::CsrGraph &g,
   graphs.rowPtr32 = buffer.take();
   graphs.bytes = graphs.gnnc.rowPtr.size() + graphs.gnnc.colIdx.size() +
                  graphs.rowPtr32.size();
+  for (const auto &[size, groups] : graphs.gnnc.groups)
+    graphs.bytes += groups.groupPtr.size() + groups.groupRows.size();
   return graphs;
 }
 
@@ -378,13 +382,15 @@ void gnnc::bench::ensureReference(SpmmProblem &problem) {
   problem.hasReference = true;
 }
 
-Expected<ops::SpmmCheck> gnnc::bench::checkOutput(SpmmProblem &problem) {
+Expected<ops::SpmmCheck> gnnc::bench::checkOutput(SpmmProblem &problem,
+                                                  double tolerance) {
   ensureReference(problem);
   HostBuffers &host = problem.host;
   GNNC_RETURN_IF_ERROR(downloadConverted(problem.y, problem.outputCount(),
                                          problem.type, host.got, &host.bits));
   return compareScaled(host.got, host.expected, host.magnitude, problem.width,
-                       ops::spmmTolerance(problem.type),
+                       tolerance > 0 ? tolerance
+                                     : ops::spmmTolerance(problem.type),
                        ops::spmmAbsoluteTolerance(problem.type));
 }
 
@@ -408,7 +414,13 @@ gnnc::bench::checkOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
       ops::launchSpmm(bench.runtime(), kernel, dg, problem.x,
                       problem.edgeValues ? &problem.values : nullptr, problem.y,
                       /*synchronize=*/true));
-  auto checked = checkOutput(problem);
+  // Atomic pieces of 16-bit results round once more each: the bound of the
+  // graph's longest row applies (ops::checkSpmm bounds each row alone).
+  int64_t maxDegree = 0;
+  if (sig->atomicPieceEdges > 0)
+    for (int64_t r = 0; r < problem.graph().numRows; ++r)
+      maxDegree = std::max(maxDegree, problem.graph().degree(r));
+  auto checked = checkOutput(problem, ops::spmmTolerance(*sig, maxDegree));
   if (!checked)
     return checked.status();
   ops::SpmmCheck check = checked.take();
@@ -616,6 +628,11 @@ std::string ScheduleChoice::attribute() const {
   if (edgesPerWorker)
     parts.push_back("strategy = edge_parallel, edges_per_warp = " +
                     std::to_string(edgesPerWorker));
+  if (groupSize)
+    parts.push_back("strategy = neighbor_group, group_size = " +
+                    std::to_string(groupSize));
+  if (atomic)
+    parts.push_back("write = atomic");
   if (vectorWidth)
     parts.push_back("vector_width = " + std::to_string(vectorWidth));
   if (dimWorkers)
@@ -667,6 +684,9 @@ Expected<ScheduleChoice> gnnc::bench::parseSchedule(const std::string &text) {
   s.threadsPerBlock = findScheduleInt(text, "threads_per_block");
   s.edgesPerWorker = std::max(0, findScheduleInt(text, "edges_per_warp"));
   s.blocksPerSm = std::max(0, findScheduleInt(text, "blocks_per_sm"));
+  s.groupSize = std::max(0, findScheduleInt(text, "group_size"));
+  s.atomic =
+      s.edgesPerWorker > 0 && text.find("write = atomic") != std::string::npos;
   if (s.vectorWidth <= 0 || s.dimWorkers <= 0 || s.threadsPerBlock <= 0)
     return Status::error("cannot read vector_width, dim_workers and "
                          "threads_per_block from the schedule '" +
@@ -678,6 +698,17 @@ bool gnnc::bench::isLegalSchedule(const ScheduleChoice &s, ElementType type,
                                   int64_t width) {
   // The tuner's mirror of the verifier and the lowering: an illegal
   // schedule would fail the whole translation unit of its (type, width).
+  if (s.groupSize > 0) {
+    // The lowering's rule: one f32 row of shared memory per group in a
+    // block; otherwise the vertex-parallel rules.
+    if (s.dimWorkers <= 0 || s.threadsPerBlock % s.dimWorkers != 0 ||
+        int64_t(s.threadsPerBlock / s.dimWorkers) * width * 4 > 96 * 1024 ||
+        s.edgesPerWorker != 0 || s.atomic)
+      return false;
+    ScheduleChoice vertex = s;
+    vertex.groupSize = 0;
+    return isLegalSchedule(vertex, type, width);
+  }
   tuning::Problem problem;
   problem.type = type;
   problem.width = width;
@@ -738,6 +769,22 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
   halfVector(64);
   edgeParallel(64, 0);
   edgeParallel(32, 0);
+  // For comparison: split rows added atomically instead of staged, and
+  // GNNAdvisor's neighbour groups (partial sums merged in shared memory,
+  // rows that span blocks added atomically).
+  {
+    ScheduleChoice s = base;
+    s.label = "ep256a";
+    s.edgesPerWorker = 256;
+    s.atomic = true;
+    candidates.push_back(s);
+  }
+  for (int groupSize : kBenchGroupSizes) {
+    ScheduleChoice s = base;
+    s.label = "ng" + std::to_string(groupSize);
+    s.groupSize = groupSize;
+    candidates.push_back(s);
+  }
   // The same with registers capped so that 4 blocks fit on an SM (more
   // rows in flight per SM; since the kernels keep the current row's end in
   // a register this has lost everywhere it was measured).
@@ -761,7 +808,8 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
                    c.dimWorkers == s.dimWorkers &&
                    c.threadsPerBlock == s.threadsPerBlock &&
                    c.edgesPerWorker == s.edgesPerWorker &&
-                   c.blocksPerSm == s.blocksPerSm;
+                   c.blocksPerSm == s.blocksPerSm &&
+                   c.groupSize == s.groupSize && c.atomic == s.atomic;
     if (!duplicate)
       chosen.push_back(s);
   }
@@ -775,7 +823,8 @@ gnnc::bench::sddmmScheduleVariants(const ScheduleChoice &resolved,
   std::vector<ScheduleChoice> chosen;
   for (const ScheduleChoice &s :
        scheduleVariants(resolved, type, width, size_t(64)))
-    if (s.blocksPerSm == 0 && chosen.size() < maxCount)
+    if (s.blocksPerSm == 0 && s.groupSize == 0 && !s.atomic &&
+        chosen.size() < maxCount)
       chosen.push_back(s);
   return chosen;
 }

@@ -293,7 +293,11 @@ struct DeviceGraphs {
   size_t bytes = 0;
 };
 
-/// Uploads `g` (which must outlive the result).
+/// The group sizes of the neighbor_group schedules gnn-bench runs.
+constexpr int kBenchGroupSizes[] = {32, 8};
+
+/// Uploads `g` (which must outlive the result), with its neighbour groups
+/// of each of kBenchGroupSizes.
 Expected<DeviceGraphs> uploadGraphs(const graph::CsrGraph &g, bool offsets64);
 
 /// One SpMM problem: a graph, random features (and edge values) of one type
@@ -337,8 +341,9 @@ Status addEdgeValues(SpmmProblem &problem, uint64_t seed);
 void ensureReference(SpmmProblem &problem);
 
 /// Downloads problem.y and compares it with the reference (computing it if
-/// needed) at the tolerance of the problem's type.
-Expected<ops::SpmmCheck> checkOutput(SpmmProblem &problem);
+/// needed) at `tolerance`, or when 0 at the tolerance of the problem's type.
+Expected<ops::SpmmCheck> checkOutput(SpmmProblem &problem,
+                                     double tolerance = 0.0);
 
 /// Poisons problem.y with NaN, runs `kernel` on the problem's inputs and
 /// compares every output element with the reference.
@@ -438,6 +443,12 @@ struct ScheduleChoice {
   int edgesPerWorker = 0;
   /// blocks_per_sm (0: no register cap).
   int blocksPerSm = 0;
+  /// Neighbours per group of a neighbor_group schedule (GNNAdvisor); 0:
+  /// another strategy.
+  int groupSize = 0;
+  /// write = atomic for an edge_parallel schedule (rows split between
+  /// workers added atomically rather than staged).
+  bool atomic = false;
 
   /// The #gnn.schedule attribute text; empty for the default.
   std::string attribute() const;

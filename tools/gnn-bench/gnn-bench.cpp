@@ -226,8 +226,8 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       }
     } else if (arg == "--schedules") {
       explicitSchedules = true;
-      if (!parseInt(v, n) || n < 1 || n > 16)
-        return "--schedules: expected 1 to 16";
+      if (!parseInt(v, n) || n < 1 || n > 24)
+        return "--schedules: expected 1 to 24";
       o.schedules = static_cast<size_t>(n);
     } else if (arg == "--gat-width") {
       if (!parseInt(v, n) || n < 1 || n > 4096)
@@ -238,8 +238,8 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
         return "--large-nnz: expected a count";
       o.largeNnz = n;
     } else if (arg == "--large-schedules") {
-      if (!parseInt(v, n) || n < 1 || n > 16)
-        return "--large-schedules: expected 1 to 16";
+      if (!parseInt(v, n) || n < 1 || n > 24)
+        return "--large-schedules: expected 1 to 24";
       o.largeSchedules = static_cast<size_t>(n);
     } else if (arg == "--time-limit") {
       if (!parseInt(v, n) || n < 0)
