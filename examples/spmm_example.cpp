@@ -177,11 +177,13 @@ int main(int argc, char **argv) {
   // Timing: median of 50 launches after 5 warm-up runs.
   auto sig = ops::spmmSignature(*spec);
   auto dg = ops::uploadGraph(g, sig->offsets64, sig->indices64);
+  // Rows of x and y are rowStride elements apart (featureWidth unless
+  // the kernel has padded rows).
   auto x = ops::uploadTensor(
-      ref::randomFeatures(g.numCols * sig->featureWidth, seed), sig->type);
+      ref::randomFeatures(g.numCols * sig->rowStride, seed), sig->type);
   auto w = ops::uploadTensor(
       ref::randomFeatures(std::max<int64_t>(g.nnz(), 1), seed + 1), sig->type);
-  auto y = rt::DeviceBuffer::allocate(g.numRows * sig->featureWidth *
+  auto y = rt::DeviceBuffer::allocate(g.numRows * sig->rowStride *
                                       elementSize(sig->type));
   auto timer = rt::EventTimer::create();
   for (auto *s :

@@ -12,6 +12,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/DialectBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
+include "mlir/IR/TensorEncoding.td"
 
 def Gnn_Dialect : Dialect {
   let name = "gnn";
@@ -173,6 +174,29 @@ def Gnn_ScheduleAttr : AttrDef<Gnn_Dialect, "Schedule"> {
     /// True when every parameter the strategy uses has a concrete value.
     bool isComplete() const;
   }];
+}
+
+def Gnn_RowsAttr : AttrDef<Gnn_Dialect, "Rows",
+    [DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let mnemonic = "rows";
+  let summary = "row layout of a 2-D feature tensor: its row stride";
+  let description = [{
+    A tensor encoding for feature matrices stored with padded rows:
+    `tensor<?x41xf16, #gnn.rows<stride = 48>>` holds 41 features per row,
+    and row r starts `r * 48` elements after row 0. The 7 padding elements
+    of each row are allocated: a kernel may read them (and ignores what it
+    reads) but never writes them, so the caller owns their contents. A
+    stride that is a multiple of the vector width keeps every row aligned
+    for vector loads when the width itself is not (HalfGNN's padding).
+
+    The stride must be at least the width; the tensor must be 2-D with a
+    static width. A tensor without the encoding has stride == width.
+    Only gnn.spmm reads and writes padded tensors, and its features and
+    result share one stride.
+  }];
+  let parameters = (ins "int64_t":$stride);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 def Gnn_LaunchAttr : AttrDef<Gnn_Dialect, "Launch"> {

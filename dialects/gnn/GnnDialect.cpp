@@ -58,6 +58,46 @@ LogicalResult GnnGraphType::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
+// RowsAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult RowsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t stride) {
+  if (stride < 1)
+    return emitError() << "#gnn.rows stride must be positive, got " << stride;
+  return success();
+}
+
+LogicalResult
+RowsAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                         function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != 2)
+    return emitError() << "#gnn.rows lays out the rows of a 2-D feature "
+                          "tensor, not a tensor of rank "
+                       << shape.size();
+  if (ShapedType::isDynamic(shape[1]))
+    return emitError() << "#gnn.rows<stride = " << getStride()
+                       << "> needs a static feature width";
+  if (getStride() < shape[1])
+    return emitError() << "#gnn.rows stride " << getStride()
+                       << " is smaller than the feature width " << shape[1]
+                       << "; a row stride holds at least one row";
+  (void)elementType;
+  return success();
+}
+
+int64_t gnnc::gnn::rowStride(RankedTensorType type) {
+  if (auto rows = dyn_cast_or_null<RowsAttr>(type.getEncoding()))
+    return rows.getStride();
+  return type.getDimSize(1);
+}
+
+bool gnnc::gnn::hasRowsLayout(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa_and_nonnull<RowsAttr>(tensor.getEncoding());
+}
+
+//===----------------------------------------------------------------------===//
 // ScheduleAttr
 //===----------------------------------------------------------------------===//
 

@@ -4,6 +4,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -102,6 +103,10 @@ int64_t SpmmOp::getFeatureWidth() {
   return cast<RankedTensorType>(getFeatures().getType()).getDimSize(1);
 }
 
+int64_t SpmmOp::getRowStride() {
+  return rowStride(cast<RankedTensorType>(getFeatures().getType()));
+}
+
 Type SpmmOp::getElementType() {
   return cast<RankedTensorType>(getFeatures().getType()).getElementType();
 }
@@ -109,14 +114,29 @@ Type SpmmOp::getElementType() {
 /// Most edges one edge-parallel worker may take.
 static constexpr int32_t kMaxEdgesPerWorker = 1 << 20;
 
+/// Fails on `op` (an op without padded rows) when one of its tensors has a
+/// `#gnn.rows` layout.
+static LogicalResult verifyNoRowsLayout(Operation *op) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type type : types)
+    if (hasRowsLayout(type))
+      return op->emitOpError()
+             << "padded rows (#gnn.rows) are not implemented for "
+             << op->getName() << "; got " << type
+             << " (use the tensor without the encoding)";
+  return success();
+}
+
 /// Checks that `schedule` is one `op` can run today on `elementType`
-/// features of width `width`, and says why not otherwise. gnn.spmm (`spmm`)
-/// and gnn.sddmm (`edgeParallel`) have an edge_parallel schedule; only
-/// gnn.spmm has f16 accumulation and discretized reduction (SpmmOp::verify
-/// checks those two).
+/// features of width `width` stored with row stride `stride` (the width
+/// unless the op has padded rows), and says why not otherwise. gnn.spmm
+/// (`spmm`) and gnn.sddmm (`edgeParallel`) have an edge_parallel schedule;
+/// only gnn.spmm has f16 accumulation, discretized reduction (SpmmOp::verify
+/// checks those two) and padded rows.
 static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
                                           Type elementType, int64_t width,
-                                          bool spmm = false,
+                                          int64_t stride, bool spmm = false,
                                           bool edgeParallel = false) {
   Strategy strategy = schedule.getStrategy();
   edgeParallel |= spmm;
@@ -170,10 +190,31 @@ static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
       return op->emitOpError()
              << "vector_width " << vw << " of " << elementType << " is "
              << bytes << " bytes; a GPU loads at most 16 bytes per thread";
-    if (width % vw != 0)
+    // Every row must start on a vector boundary: the row stride (the width
+    // without padding) is a multiple of the vector width.
+    if (stride != width && stride % vw != 0)
       return op->emitOpError()
-             << "vector_width " << vw << " does not divide the feature width "
-             << width << "; padding odd widths is not implemented yet";
+             << "vector_width " << vw << " does not divide the row stride "
+             << stride << " (feature width " << width
+             << "); padded rows must start on vector boundaries: use a "
+                "stride that is a multiple of "
+             << vw << ", e.g. " << llvm::alignTo(width, vw);
+    if (stride == width && width % vw != 0) {
+      InFlightDiagnostic diag =
+          op->emitOpError() << "vector_width " << vw
+                            << " does not divide the feature width " << width;
+      if (spmm) {
+        std::string padded;
+        llvm::raw_string_ostream(padded) << RankedTensorType::get(
+            {ShapedType::kDynamic, width}, elementType,
+            RowsAttr::get(op->getContext(), llvm::alignTo(width, vw)));
+        diag << "; declare a padded row stride, e.g. " << padded;
+      } else {
+        diag << "; use a vector_width that divides it (padded rows are "
+                "implemented for gnn.spmm only)";
+      }
+      return diag;
+    }
   }
   return success();
 }
@@ -200,6 +241,18 @@ LogicalResult SpmmOp::verify() {
                          << " must be a 2-D tensor with the element type "
                             "and feature width of the features "
                          << features;
+  for (RankedTensorType t : {features, result})
+    if (t.getEncoding() && !isa<RowsAttr>(t.getEncoding()))
+      return emitOpError() << "the only tensor encoding gnn.spmm knows is "
+                              "#gnn.rows<stride = ...>, got "
+                           << t;
+  if (rowStride(result) != rowStride(features))
+    return emitOpError() << "result row stride " << rowStride(result)
+                         << " differs from the features' row stride "
+                         << rowStride(features)
+                         << "; a gnn.spmm kernel has one row stride: give the "
+                            "features and the result the same #gnn.rows "
+                            "layout";
   if (Value values = getValues()) {
     auto valuesType = cast<RankedTensorType>(values.getType());
     if (valuesType.getRank() != 1 ||
@@ -249,7 +302,8 @@ LogicalResult SpmmOp::verify() {
                             "atomicAdd, which cannot take a maximum; use "
                             "write = staged with reduce = max";
   return verifyVertexSchedule(*this, schedule, features.getElementType(),
-                              features.getDimSize(1), /*spmm=*/true);
+                              features.getDimSize(1), rowStride(features),
+                              /*spmm=*/true);
 }
 
 //===----------------------------------------------------------------------===//
@@ -298,9 +352,12 @@ LogicalResult SddmmOp::verify() {
   if (auto slope = getLeakyReluAttr())
     if (!std::isfinite(slope.getValueAsDouble()))
       return emitOpError() << "leaky_relu slope must be finite";
+  if (failed(verifyNoRowsLayout(*this)))
+    return failure();
   if (ScheduleAttr schedule = getScheduleAttr())
     return verifyVertexSchedule(*this, schedule, a.getElementType(),
-                                a.getDimSize(1), /*spmm=*/false,
+                                a.getDimSize(1), a.getDimSize(1),
+                                /*spmm=*/false,
                                 /*edgeParallel=*/true);
   return success();
 }
@@ -341,9 +398,11 @@ LogicalResult EdgeSoftmaxOp::verify() {
                          << " must have the rank, element type and number of "
                             "heads of the logits "
                          << logits;
+  if (failed(verifyNoRowsLayout(*this)))
+    return failure();
   if (ScheduleAttr schedule = getScheduleAttr())
     return verifyVertexSchedule(*this, schedule, logits.getElementType(),
-                                getNumHeads());
+                                getNumHeads(), getNumHeads());
   return success();
 }
 
@@ -380,9 +439,11 @@ LogicalResult EdgeSoftmaxGradOp::verify() {
   if (getResult().getType() != out)
     return emitOpError() << "result " << getResult().getType()
                          << " must have the type of the softmax output " << out;
+  if (failed(verifyNoRowsLayout(*this)))
+    return failure();
   if (ScheduleAttr schedule = getScheduleAttr())
     return verifyVertexSchedule(*this, schedule, out.getElementType(),
-                                getNumHeads());
+                                getNumHeads(), getNumHeads());
   return success();
 }
 

@@ -24,6 +24,13 @@ namespace gnnc::gnn {
 /// it.
 bool keepsVectorsPacked(mlir::Type elementType, int64_t vectorWidth);
 
+/// The row stride of a 2-D tensor `type`: the stride of its `#gnn.rows`
+/// encoding, or its width (dimension 1) without one.
+int64_t rowStride(mlir::RankedTensorType type);
+
+/// Whether `type` is a ranked tensor with a `#gnn.rows` encoding.
+bool hasRowsLayout(mlir::Type type);
+
 } // namespace gnnc::gnn
 
 #endif // GNNC_DIALECT_GNN_GNNOPS_H

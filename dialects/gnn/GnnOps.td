@@ -95,6 +95,12 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
            : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
     ```
 
+    Features and result may have padded rows, `tensor<?x41xf16,
+    #gnn.rows<stride = 48>>` (both the same stride): `vector_width` must
+    then divide the stride rather than the width. The last vector of a row
+    reads into the padding; only the first `width` elements of each result
+    row are written.
+
     `reduce` is sum, mean or max; `scale` fuses degree scaling (GCN: both);
     `self_weight` adds (1 + eps) * x[r] (GIN). `schedule` says how it runs.
 
@@ -161,6 +167,9 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
   let extraClassDeclaration = [{
     /// The static feature width (columns of `features`).
     int64_t getFeatureWidth();
+    /// Elements from one row of `features` (and of the result) to the
+    /// next: the stride of a `#gnn.rows` encoding, else the width.
+    int64_t getRowStride();
     /// The element type of features and result.
     ::mlir::Type getElementType();
   }];

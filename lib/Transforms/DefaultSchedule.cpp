@@ -2,7 +2,8 @@
 //
 // Chooses a value for every schedule parameter an op leaves at 0. The
 // choices are simple rules, not tuning: the widest vector load that divides
-// the feature width, enough dimension workers to cover a row in one trip,
+// the feature width (the row stride, for a gnn.spmm with padded rows),
+// enough dimension workers to cover a row in one trip,
 // 256 threads per block. gnn.edge_softmax (and gnn.edge_softmax_grad)
 // spreads a row's edges (not its
 // features) over the threads of the row: its default is a warp per row,
@@ -41,15 +42,16 @@ int32_t chooseVectorWidth(int64_t width, unsigned elementBits) {
   return 1;
 }
 
-/// Completes `s` for features of `width` elements of `elementBits` bits;
-/// `edgeWorkers`, when non-zero, is the default number of threads per row
-/// for ops whose threads share a row's edges rather than its features.
+/// Completes `s` for features of `width` elements of `elementBits` bits,
+/// rows `stride` elements apart; `edgeWorkers`, when non-zero, is the
+/// default number of threads per row for ops whose threads share a row's
+/// edges rather than its features.
 ScheduleAttr completeVertexParallel(ScheduleAttr s, int64_t width,
-                                    unsigned elementBits,
+                                    int64_t stride, unsigned elementBits,
                                     int32_t edgeWorkers = 0) {
   int32_t vw = s.getVectorWidth();
   if (vw == 0)
-    vw = chooseVectorWidth(width, elementBits);
+    vw = chooseVectorWidth(stride, elementBits);
   int32_t workers = s.getDimWorkers();
   if (workers == 0 && edgeWorkers != 0) {
     workers = edgeWorkers;
@@ -99,7 +101,7 @@ struct GnnDefaultSchedulePass
     : public impl::GnnDefaultScheduleBase<GnnDefaultSchedulePass> {
   /// Fills the schedule of `op`, an op with an optional `schedule`.
   template <typename OpTy>
-  WalkResult complete(OpTy op, int64_t width, Type elementType,
+  WalkResult complete(OpTy op, int64_t width, int64_t stride, Type elementType,
                       int32_t edgeWorkers = 0) {
     ScheduleAttr schedule = op.getScheduleAttr();
     if (!schedule)
@@ -114,8 +116,9 @@ struct GnnDefaultSchedulePass
                        << stringifyStrategy(strategy) << "'";
       return WalkResult::interrupt();
     }
-    schedule = completeVertexParallel(
-        schedule, width, elementType.getIntOrFloatBitWidth(), edgeWorkers);
+    schedule = completeVertexParallel(schedule, width, stride,
+                                      elementType.getIntOrFloatBitWidth(),
+                                      edgeWorkers);
     if (strategy == Strategy::edge_parallel)
       schedule = completeEdgeParallel(schedule);
     if (strategy == Strategy::neighbor_group)
@@ -127,15 +130,17 @@ struct GnnDefaultSchedulePass
   void runOnOperation() override {
     WalkResult result = getOperation().walk([&](Operation *op) {
       if (auto spmm = dyn_cast<SpmmOp>(op))
-        return complete(spmm, spmm.getFeatureWidth(), spmm.getElementType());
+        return complete(spmm, spmm.getFeatureWidth(), spmm.getRowStride(),
+                        spmm.getElementType());
       if (auto sddmm = dyn_cast<SddmmOp>(op))
-        return complete(sddmm, sddmm.getFeatureWidth(), sddmm.getElementType());
+        return complete(sddmm, sddmm.getFeatureWidth(), sddmm.getFeatureWidth(),
+                        sddmm.getElementType());
       if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op))
-        return complete(softmax, softmax.getNumHeads(),
+        return complete(softmax, softmax.getNumHeads(), softmax.getNumHeads(),
                         softmax.getElementType(), /*edgeWorkers=*/32);
       if (auto grad = dyn_cast<EdgeSoftmaxGradOp>(op))
-        return complete(grad, grad.getNumHeads(), grad.getElementType(),
-                        /*edgeWorkers=*/32);
+        return complete(grad, grad.getNumHeads(), grad.getNumHeads(),
+                        grad.getElementType(), /*edgeWorkers=*/32);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

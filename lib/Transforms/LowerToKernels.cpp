@@ -14,6 +14,11 @@
 // both reads `<p>col_norm` (const float *, 1/sqrt(deg_in(c)) per column c of
 // graph `<p>`, 0 for an empty column), computed by the host.
 //
+// A gnn.spmm with padded rows (`#gnn.rows<stride = s>`) has
+// `chunks = ceil(width / vector_width)`: its last chunk of each row reads
+// into the padding, and the CUDA printer stores only its first
+// `width % vector_width` elements.
+//
 // gnn.edge_softmax and gnn.edge_softmax_grad map the `dim_workers` threads of a
 // row onto its edges; each thread holds all H heads of an edge: its plan has
 // `chunks_per_lane = chunks = H / vector_width` and `edge_unroll = 1`.
@@ -161,7 +166,9 @@ LogicalResult lowerKernel(KernelOp kernel) {
   int32_t vw = schedule.getVectorWidth();
   int32_t lanes = schedule.getDimWorkers();
   int32_t threads = schedule.getThreadsPerBlock();
-  int64_t chunks = width / vw;
+  // With padded rows (gnn.spmm) the width need not be a multiple of vw: the
+  // last chunk of a row runs into the padding.
+  int64_t chunks = (width + vw - 1) / vw;
   int64_t chunksPerLane = 0, edgeBatch = 1;
   if (isa<EdgeSoftmaxOp, EdgeSoftmaxGradOp>(target)) {
     // The threads of a row share its edges; one thread holds every head.
@@ -257,12 +264,14 @@ LogicalResult lowerKernel(KernelOp kernel) {
       if (failed(addExtra(name, "neighbor_group (the host's groups)")))
         return failure();
     gridParam = groupParams[2];
-    shared = perBlock * width * 4;
+    // (Rows of the row stride: the last chunk may run into the padding.)
+    int64_t slotWidth = cast<SpmmOp>(target).getRowStride();
+    shared = perBlock * slotWidth * 4;
     if (shared > kMaxSharedBytes)
       return target->emitOpError()
              << "neighbor_group merges the partial sums of a block's groups "
                 "in shared memory: "
-             << perBlock << " groups x " << width
+             << perBlock << " groups x " << slotWidth
              << " features x 4 bytes = " << shared << " bytes, over "
              << kMaxSharedBytes
              << "; raise dim_workers or lower threads_per_block";

@@ -17,7 +17,7 @@ std::vector<int> vectorWidths(const Problem &problem) {
   std::vector<int> out;
   for (int vw : {8, 4, 2, 1})
     if (vw * static_cast<int64_t>(elementSize(problem.type)) <= 16 &&
-        problem.width > 0 && problem.width % vw == 0)
+        problem.width > 0 && problem.stride() % vw == 0)
       out.push_back(vw);
   return out;
 }
@@ -25,7 +25,7 @@ std::vector<int> vectorWidths(const Problem &problem) {
 /// gnn-default-schedule's dim_workers for `vw`: enough lanes for one trip
 /// over the row's chunks, a power of two up to 32.
 int defaultDimWorkers(const Problem &problem, int vw) {
-  int64_t chunks = problem.width / vw;
+  int64_t chunks = (problem.width + vw - 1) / vw;
   int lanes = 1;
   while (lanes < chunks && lanes < 32)
     lanes *= 2;

@@ -169,7 +169,8 @@ Plan gnnc::tuning::planFor(const Problem &problem, const Schedule &s) {
   plan.lanes = std::max(1, s.dimWorkers);
   plan.rowsPerBlock = std::max(1, s.threadsPerBlock / plan.lanes);
   int vw = std::max(1, s.vectorWidth);
-  plan.chunks = std::max<int64_t>(1, problem.width / vw);
+  // Padded rows: the last chunk runs into the padding.
+  plan.chunks = std::max<int64_t>(1, ceilDiv(problem.width, vw));
   plan.chunksPerLane = ceilDiv(plan.chunks, plan.lanes);
   // gnn.spmm's batch, for both strategies (LowerToKernels limits it by
   // the lanes only for the other ops).
@@ -196,8 +197,10 @@ bool gnnc::tuning::isLegal(const Problem &problem, const Schedule &s,
     return no("vector_width must be 1, 2, 4 or 8");
   if (vw * static_cast<int64_t>(elementSize(problem.type)) > 16)
     return no("vector_width * element bytes exceeds 16");
-  if (problem.width <= 0 || problem.width % vw != 0)
-    return no("vector_width does not divide the feature width");
+  if (problem.width <= 0 || problem.stride() % vw != 0)
+    return no(problem.stride() == problem.width
+                  ? "vector_width does not divide the feature width"
+                  : "vector_width does not divide the row stride");
   if (!isPowerOfTwo(s.dimWorkers) || s.dimWorkers > 32)
     return no("dim_workers must be a power of two from 1 to 32");
   int t = s.threadsPerBlock;

@@ -84,6 +84,8 @@ gnnc::tuning::findSpmmSites(const std::string &text,
     site.problem.op = "spmm";
     site.problem.type = toElementType(op.getElementType());
     site.problem.width = op.getFeatureWidth();
+    if (op.getRowStride() != op.getFeatureWidth())
+      site.problem.rowStride = op.getRowStride();
     site.problem.edgeValues = static_cast<bool>(op.getValues());
     if (auto g = dyn_cast<gnn::GnnGraphType>(op.getGraph().getType())) {
       site.problem.offsetBytes =

@@ -98,13 +98,19 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
   if (!check->ok)
     return Status::error("wrong result: " + check->report);
 
+  // Rows of x and y are `stride` elements apart (the width unless the
+  // kernel has padded rows).
+  Expected<ops::SpmmSignature> sig = ops::spmmSignature(*spec);
+  if (!sig)
+    return sig.status();
+  const int64_t stride = sig->rowStride;
   Expected<ops::DeviceGraph> dg =
       ops::uploadGraph(g, problem.offsetBytes == 8, problem.indexBytes == 8);
   if (!dg)
     return dg.status();
   std::mt19937 rng(static_cast<unsigned>(options.seed));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(g.numCols * problem.width));
+  std::vector<float> x(static_cast<size_t>(g.numCols * stride));
   for (float &v : x)
     v = dist(rng);
   Expected<rt::DeviceBuffer> dx = ops::uploadTensor(x, problem.type);
@@ -121,7 +127,7 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
     dv = up.take();
   }
   Expected<rt::DeviceBuffer> dy = ops::allocatePoisoned(
-      static_cast<size_t>(g.numRows * problem.width), problem.type);
+      static_cast<size_t>(g.numRows * stride), problem.type);
   if (!dy)
     return dy.status();
   Expected<rt::DeviceBuffer> flush =

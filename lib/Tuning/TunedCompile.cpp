@@ -65,7 +65,9 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
                     site.problem.width,
                     site.problem.edgeValues,
                     gpu->arch};
-      if (std::optional<TuningEntry> entry = db->lookup(key)) {
+      // (An entry for unpadded rows of this width may not suit padded ones.)
+      std::optional<TuningEntry> entry = db->lookup(key);
+      if (entry && isLegal(site.problem, entry->schedule)) {
         chosen[site.entryName] = entry->schedule;
         if (choices)
           (*choices)[site.entryName] =

@@ -209,6 +209,11 @@ Expected<KernelCheck> gnnc::ops::checkSpmmFeatureGrad(
     return Status::error("kernel '" + kernel.spec.name +
                          "' is not the feature gradient of this gnn.spmm; "
                          "write it with spmmFeatureGradKernelText");
+  if (sig->padded())
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' has padded rows (row stride " +
+                         std::to_string(sig->rowStride) +
+                         "); the backward checks use unpadded features");
   const int64_t width = sig->featureWidth;
   graph::TransposedGraph t = graph::transposeWithEdgeMap(g);
   std::vector<float> dy = ref::roundThrough(
@@ -369,6 +374,11 @@ gnnc::ops::checkSddmmGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     return Status::error("kernel '" + kernel.spec.name +
                          "' must be a gnn.spmm with reduce = sum, no scaling "
                          "and edge values exactly for the dot form");
+  if (sig->padded())
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' has padded rows (row stride " +
+                         std::to_string(sig->rowStride) +
+                         "); the backward checks use unpadded features");
   const int64_t width = sig->featureWidth;
   const int64_t perEdge = dot ? 1 : width;
   std::vector<float> a = ref::roundThrough(

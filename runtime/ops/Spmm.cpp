@@ -164,6 +164,17 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
     return width.status();
   sig.type = *type;
   sig.featureWidth = *width;
+  sig.rowStride = *width;
+  if (info->find("row_stride")) {
+    auto stride = info->integer("row_stride", 1);
+    if (!stride)
+      return stride.status();
+    if (*stride < *width)
+      return info->error("has row_stride = " + std::to_string(*stride) +
+                         ", below its feature_width " + std::to_string(*width) +
+                         "; a row stride holds at least one row");
+    sig.rowStride = *stride;
+  }
   sig.edgeValues = *values == "yes";
   sig.offsets64 = *offsets == "i64";
   sig.indices64 = *indices == "i64";
@@ -249,7 +260,7 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                            std::to_string(graph.numRows) + " rows and only " +
                            std::to_string(graph.numCols) + " columns");
     uint64_t need = static_cast<uint64_t>(graph.numRows) *
-                    static_cast<uint64_t>(sig->featureWidth) *
+                    static_cast<uint64_t>(sig->rowStride) *
                     elementSize(sig->type);
     if (x.size() < need)
       return Status::error("kernel '" + kernel.spec.name +
@@ -354,12 +365,24 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
     values = ref::roundThrough(ref::randomFeatures(g.nnz(), seed ^ 0x5eed),
                                sig->type);
 
+  const int64_t stride = sig->rowStride;
+
   auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
   if (!dg)
     return dg.status();
   if (sig->groupSize > 0)
     GNNC_RETURN_IF_ERROR(addNeighbourGroups(*dg, g, sig->groupSize));
-  auto dx = uploadTensor(x, sig->type);
+  // Padded rows: x's padding holds NaN, which would reach any output that
+  // used it.
+  std::vector<float> xRows = x;
+  if (sig->padded()) {
+    xRows.assign(static_cast<size_t>(g.numCols * stride),
+                 std::numeric_limits<float>::quiet_NaN());
+    for (int64_t c = 0; c < g.numCols; ++c)
+      std::copy(x.begin() + c * width, x.begin() + (c + 1) * width,
+                xRows.begin() + c * stride);
+  }
+  auto dx = uploadTensor(xRows, sig->type);
   if (!dx)
     return dx.status();
   Expected<rt::DeviceBuffer> dv = Status::error("unused");
@@ -374,7 +397,7 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
     if (!dn)
       return dn.status();
   }
-  const size_t outCount = static_cast<size_t>(g.numRows * width);
+  const size_t outCount = static_cast<size_t>(g.numRows * stride);
   auto dy = allocatePoisoned(outCount, sig->type);
   if (!dy)
     return dy.status();
@@ -384,6 +407,35 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
   auto got = downloadTensor(*dy, outCount, sig->type);
   if (!got)
     return got.status();
+  // Padded rows: the padding of y belongs to the caller and must still hold
+  // its poison bytes; the features of each row are compared below.
+  std::string paddingReport;
+  if (sig->padded()) {
+    const size_t bytes = elementSize(sig->type);
+    std::vector<unsigned char> raw(outCount * bytes);
+    if (!raw.empty())
+      GNNC_RETURN_IF_ERROR(dy->copyToHost(raw.data(), raw.size()));
+    int64_t written = 0;
+    for (int64_t r = 0; r < g.numRows; ++r)
+      for (int64_t c = width; c < stride; ++c) {
+        const unsigned char *e = raw.data() + (r * stride + c) * bytes;
+        if (std::all_of(e, e + bytes,
+                        [](unsigned char b) { return b == 0xff; }))
+          continue;
+        if (written++ == 0)
+          paddingReport = "; the kernel wrote padding of y (row " +
+                          std::to_string(r) + ", column " + std::to_string(c) +
+                          " of row stride " + std::to_string(stride) + ")";
+      }
+    if (written > 0)
+      paddingReport +=
+          ", " + std::to_string(written) + " padding elements in all";
+    std::vector<float> rows(static_cast<size_t>(g.numRows * width));
+    for (int64_t r = 0; r < g.numRows; ++r)
+      std::copy(got->begin() + r * stride, got->begin() + r * stride + width,
+                rows.begin() + r * width);
+    *got = std::move(rows);
+  }
 
   std::vector<double> expected, magnitude;
   ref::spmm(g, sig->edgeValues ? values.data() : nullptr, x.data(), width,
@@ -398,8 +450,15 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
       for (int64_t c = 0; c < width; ++c)
         magnitude[r * width + c] *= factor;
   }
-  return compareWithReference(kernel.spec, g, width, sig->type, *got, expected,
-                              magnitude, width, base);
+  KernelCheck check = compareWithReference(
+      kernel.spec, g, width, sig->type, *got, expected, magnitude, width, base);
+  if (sig->padded())
+    check.report += " (row stride " + std::to_string(stride) + ")";
+  if (!paddingReport.empty()) {
+    check.ok = false;
+    check.report += paddingReport;
+  }
+  return check;
 }
 
 Expected<rt::DeviceBuffer> gnnc::ops::allocatePoisoned(size_t count,

@@ -25,6 +25,10 @@ const char *kModule = R"(gnn.module @m {
     %y = gnn.spmm %g, %x {reduce = #gnn<reduce mean>, self_weight = 0.25 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %y : tensor<?x64xf32>
   }
+  gnn.kernel @padded(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x41xf16, #gnn.rows<stride = 48>>) -> tensor<?x41xf16, #gnn.rows<stride = 48>> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<vector_width = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x41xf16, #gnn.rows<stride = 48>> -> tensor<?x41xf16, #gnn.rows<stride = 48>>
+    gnn.return %y : tensor<?x41xf16, #gnn.rows<stride = 48>>
+  }
   gnn.kernel @logits(%g: !gnn.graph<csr, i32, i32>, %a: tensor<?x1xf16>, %b: tensor<?x1xf16>) -> tensor<?x1xf16> {
     %e = gnn.sddmm %g, %a, %b {form = #gnn<sddmm_form add>, leaky_relu = 0.2 : f32} : !gnn.graph<csr, i32, i32>, tensor<?x1xf16>, tensor<?x1xf16> -> tensor<?x1xf16>
     gnn.return %e : tensor<?x1xf16>
@@ -82,6 +86,17 @@ TEST_F(KernelInfoTest, SignaturesReadWhatTheCompilerWrote) {
   EXPECT_DOUBLE_EQ(*spmm->selfWeight, 0.25);
   EXPECT_TRUE(spmm->offsets64);
   EXPECT_FALSE(spmm->indices64);
+  // Unpadded rows: the stride is the width, and the description has none.
+  EXPECT_EQ(spmm->rowStride, 64);
+  EXPECT_FALSE(spmm->padded());
+  EXPECT_EQ(kernel("agg").info.count("row_stride"), 0u);
+
+  auto padded = ops::spmmSignature(kernel("padded"));
+  ASSERT_TRUE(padded) << padded.message();
+  EXPECT_EQ(padded->type, ElementType::F16);
+  EXPECT_EQ(padded->featureWidth, 41);
+  EXPECT_EQ(padded->rowStride, 48);
+  EXPECT_TRUE(padded->padded());
 
   auto sddmm = ops::sddmmSignature(kernel("logits"));
   ASSERT_TRUE(sddmm) << sddmm.message();
@@ -187,6 +202,9 @@ TEST_F(KernelInfoTest, CorruptDescriptionsAreErrorsNotExceptions) {
       {"agg", "self_weight", "nan", {"not a finite"}},
       {"agg", "disc_batch", "8x", {"disc_batch", "not an integer"}},
       {"agg", "col_norm_exponent", "-1", {"must be positive"}},
+      {"agg", "row_stride", "63", {"row_stride = 63", "feature_width 64"}},
+      {"agg", "row_stride", "wide", {"row_stride", "not an integer"}},
+      {"padded", "row_stride", "0", {"row_stride", "at least 1"}},
       {"agg", "reduce", "median", {"reduce = median"}},
       {"agg", "element_type", "f64", {"'m_agg'"}},
       {"logits", "leaky_relu", "", {"leaky_relu", "not a finite"}},

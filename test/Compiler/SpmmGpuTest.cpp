@@ -236,7 +236,9 @@ void expectBitIdentical(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                         const graph::CsrGraph &g) {
   auto sig = ops::spmmSignature(kernel.spec);
   ASSERT_TRUE(sig) << sig.message();
-  std::vector<float> x = ref::randomFeatures(g.numCols * sig->featureWidth, 9);
+  // Rows of x and y are rowStride apart (padded rows: the padding of x holds
+  // random values, which must not change the result either).
+  std::vector<float> x = ref::randomFeatures(g.numCols * sig->rowStride, 9);
   std::vector<float> values = ref::randomFeatures(g.nnz(), 10);
   auto dg = ops::uploadGraph(g, sig->offsets64, sig->indices64);
   ASSERT_TRUE(dg) << dg.message();
@@ -244,10 +246,10 @@ void expectBitIdentical(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
   auto dv = ops::uploadTensor(values, sig->type);
   auto dn = ops::uploadColumnNorm(g);
   ASSERT_TRUE(dx && dv && dn);
-  size_t bytes = g.numRows * sig->featureWidth * elementSize(sig->type);
+  size_t bytes = g.numRows * sig->rowStride * elementSize(sig->type);
   std::vector<std::vector<char>> outputs;
   for (int run = 0; run < 2; ++run) {
-    auto dy = ops::allocatePoisoned(g.numRows * sig->featureWidth, sig->type);
+    auto dy = ops::allocatePoisoned(g.numRows * sig->rowStride, sig->type);
     ASSERT_TRUE(dy) << dy.message();
     Status st = ops::launchSpmm(runtime, kernel, *dg, *dx,
                                 sig->edgeValues ? &*dv : nullptr, *dy, true,
@@ -332,6 +334,19 @@ TEST(SpmmGpu, SelfTermRefusesMoreRowsThanColumns) {
   EXPECT_NE(check.message().find("100 rows and only 50 columns"),
             std::string::npos)
       << check.message();
+}
+
+TEST(SpmmGpu, PaddedRowsOnRaggedAndRectangularGraphs) {
+  // Padded rows (#gnn.rows<stride = ...>): x's padding holds NaN, y's
+  // padding must keep its poison bytes, the features match the reference.
+  // Empty rows, a hub split between many edge-parallel workers, and more
+  // columns than rows.
+  graph::CsrGraph ragged = graph::makeRaggedTestGraph(29, 5000, 20000);
+  ragged.name = "ragged";
+  checkKernelsWith("row_stride", ragged, 60);
+  graph::CsrGraph wide = graph::generateUniformRandom(300, 9000, 40, 14);
+  wide.name = "wide";
+  checkKernelsWith("row_stride", wide, 61);
 }
 
 TEST(SpmmGpu, F16DiscretizedAccumulationOnRaggedGraph) {

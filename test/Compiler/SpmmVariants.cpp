@@ -14,9 +14,18 @@ std::string SpmmVariant::kernelName() const {
     name += "_" + scale;
   if (!self.empty())
     name += "_self";
+  if (stride != 0)
+    name += "_s" + std::to_string(stride);
   if (!schedule.empty())
     name += "_" + (tag.empty() ? std::string("scalar") : tag);
   return name;
+}
+
+std::string SpmmVariant::featureType() const {
+  std::string t = "tensor<?x" + std::to_string(width) + "x" + type;
+  if (stride != 0)
+    t += ", #gnn.rows<stride = " + std::to_string(stride) + ">";
+  return t + ">";
 }
 
 const char *const gnnc::test::kEdgeSchedule =
@@ -174,6 +183,109 @@ std::vector<SpmmVariant> gnnc::test::allSelfTermSpmmVariants() {
   return variants;
 }
 
+std::vector<SpmmVariant> gnnc::test::allPaddedSpmmVariants() {
+  std::vector<SpmmVariant> variants;
+  struct Layout {
+    const char *type;
+    int64_t width, stride;
+    std::vector<int> vectorWidths;
+  };
+  const Layout layouts[] = {{"f16", 41, 48, {8, 2}},
+                            {"f16", 7, 8, {8}},
+                            {"f32", 41, 44, {4}},
+                            {"bf16", 3, 4, {4, 2}}};
+  for (const Layout &l : layouts)
+    for (int vw : l.vectorWidths)
+      for (bool values : {false, true}) {
+        SpmmVariant v{l.type, l.width, values, "i64", ""};
+        v.stride = l.stride;
+        std::string w = std::to_string(vw);
+        v.schedule = "vector_width = " + w;
+        v.tag = "vw" + w;
+        variants.push_back(v);
+        v.schedule = std::string(kEdgeSchedule) + ", vector_width = " + w;
+        v.tag = "ep_vw" + w;
+        variants.push_back(v);
+        // 8 items per worker of 8 threads: a long row is split between
+        // many workers, whose pieces meet in stride-sized workspace rows.
+        v.schedule = "strategy = edge_parallel, edges_per_warp = 8, "
+                     "vector_width = " +
+                     w + ", dim_workers = 8, threads_per_block = 64";
+        v.tag = "ep8_vw" + w;
+        variants.push_back(v);
+      }
+  // The default schedule picks the widest load that divides the stride.
+  for (const Layout &l : layouts) {
+    SpmmVariant v{l.type, l.width, false, "i32", ""};
+    v.stride = l.stride;
+    variants.push_back(v);
+  }
+  // Row factors, max, the self term and f16 accumulation.
+  for (const char *type : {"f32", "f16"}) {
+    const bool f16 = std::string(type) == "f16";
+    SpmmVariant v{type, 41, true, "i64", f16 ? "vector_width = 8" : ""};
+    v.stride = f16 ? 48 : 44;
+    v.tag = f16 ? "vw8" : "";
+    v.reduce = "mean";
+    v.scale = "both";
+    variants.push_back(v);
+    v.schedule = std::string(kEdgeSchedule);
+    v.tag = "ep";
+    variants.push_back(v);
+    v.reduce = "max";
+    v.scale = "";
+    v.schedule = "";
+    v.tag = "";
+    variants.push_back(v);
+    v.schedule = std::string(kEdgeSchedule);
+    v.tag = "ep";
+    variants.push_back(v);
+    v.reduce = "";
+    v.self = "0.25";
+    v.schedule = "";
+    v.tag = "";
+    variants.push_back(v);
+    v.reduce = "mean";
+    v.self = "-0.375";
+    v.schedule = std::string(kEdgeSchedule);
+    v.tag = "ep";
+    variants.push_back(v);
+  }
+  // Atomic pieces and neighbour groups add only the row's own elements of
+  // the last chunk.
+  for (const Layout &l : layouts) {
+    SpmmVariant v{l.type, l.width, true, "i64", ""};
+    v.stride = l.stride;
+    std::string w = std::to_string(l.vectorWidths.front());
+    v.schedule = "strategy = edge_parallel, edges_per_warp = 8, "
+                 "dim_workers = 8, threads_per_block = 64, write = atomic, "
+                 "vector_width = " +
+                 w;
+    v.tag = "ep8a_vw" + w;
+    variants.push_back(v);
+    v.schedule =
+        "strategy = neighbor_group, group_size = 4, vector_width = " + w +
+        ", dim_workers = 8, threads_per_block = 64";
+    v.tag = "ng4_vw" + w;
+    v.reduce = "mean";
+    v.self = "0.5";
+    variants.push_back(v);
+  }
+  for (const char *reduce : {"", "mean"}) {
+    SpmmVariant v{"f16", 41, true, "i64",
+                  "vector_width = 8, accumulate = f16, disc_batch = 32"};
+    v.stride = 48;
+    v.reduce = reduce;
+    v.tag = "h32";
+    variants.push_back(v);
+    v.schedule = std::string(kEdgeSchedule) +
+                 ", vector_width = 2, accumulate = f16, disc_batch = 32";
+    v.tag = "h32ep";
+    variants.push_back(v);
+  }
+  return variants;
+}
+
 std::vector<SpmmVariant> gnnc::test::compileOnlyVariants() {
   std::vector<SpmmVariant> variants;
   for (const char *reduce : {"", "mean"})
@@ -251,9 +363,10 @@ std::vector<SpmmVariant> gnnc::test::allAtomicSpmmVariants() {
 
 std::vector<SpmmVariant> gnnc::test::allVariants() {
   std::vector<SpmmVariant> variants = allSpmmVariants();
-  for (auto more : {allSddmmVariants(), allScaledSpmmVariants(),
-                    allEdgeSoftmaxVariants(), allAccumulateSpmmVariants(),
-                    allSelfTermSpmmVariants(), allAtomicSpmmVariants()})
+  for (auto more :
+       {allSddmmVariants(), allScaledSpmmVariants(), allEdgeSoftmaxVariants(),
+        allAccumulateSpmmVariants(), allSelfTermSpmmVariants(),
+        allAtomicSpmmVariants(), allPaddedSpmmVariants()})
     variants.insert(variants.end(), more.begin(), more.end());
   return variants;
 }
@@ -264,7 +377,7 @@ gnnc::test::spmmModuleText(const std::vector<SpmmVariant> &variants) {
   os << "gnn.module @t {\n";
   for (const SpmmVariant &v : variants) {
     std::string graph = "!gnn.graph<csr, " + v.offsets + ", i32>";
-    std::string x = "tensor<?x" + std::to_string(v.width) + "x" + v.type + ">";
+    std::string x = v.featureType();
     std::string w = "tensor<?x" + v.type + ">";
     std::string sched = v.schedule.empty()
                             ? ""

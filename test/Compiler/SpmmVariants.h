@@ -21,7 +21,13 @@ struct SpmmVariant {
   std::string self;        // spmm: "" (none) or the self_weight, e.g. "0.25"
   /// Names a non-default schedule in the kernel name ("" = "scalar").
   std::string tag;
+  /// spmm: 0 (unpadded rows) or the row stride of x and y,
+  /// `#gnn.rows<stride = ...>`.
+  int64_t stride = 0;
   std::string kernelName() const;
+  /// The type of x (and y for spmm and sddmm_add): `tensor<?xWxT>`, with
+  /// `#gnn.rows<stride = S>` when padded.
+  std::string featureType() const;
 };
 
 /// The cross product the tests cover: every type, the widths
@@ -74,6 +80,16 @@ std::vector<SpmmVariant> allSelfTermSpmmVariants();
 /// last bits run to run.
 std::vector<SpmmVariant> allAtomicSpmmVariants();
 
+/// gnn.spmm with padded rows (`#gnn.rows<stride = ...>`), the last vector
+/// of each row partly padding: f16 width 41 stride 48 (vector widths 8 and
+/// 2) and width 7 stride 8, f32 width 41 stride 44 (vector width 4), bf16
+/// width 3 stride 4 (vector widths 4 and 2); vertex_parallel and
+/// edge_parallel (64 and 8 items per worker), with and without edge values,
+/// the default schedule, i32 offsets, mean with GCN scaling, max, the self
+/// term, f16 accumulation with disc_batch = 32, atomic pieces (8 edges per
+/// worker) and neighbour groups of 4.
+std::vector<SpmmVariant> allPaddedSpmmVariants();
+
 /// Kernels that are compiled but not checked on a GPU by the whole-suite
 /// checks: a plain f16 running sum (accumulate = f16, disc_batch = 0),
 /// whose error grows with the degree (SpmmGpu.F16Accumulation* tests it
@@ -82,8 +98,8 @@ std::vector<SpmmVariant> compileOnlyVariants();
 
 /// All of the above but compileOnlyVariants: allSpmmVariants,
 /// allSddmmVariants, allScaledSpmmVariants, allEdgeSoftmaxVariants,
-/// allAccumulateSpmmVariants, allSelfTermSpmmVariants and
-/// allAtomicSpmmVariants.
+/// allAccumulateSpmmVariants, allSelfTermSpmmVariants,
+/// allAtomicSpmmVariants and allPaddedSpmmVariants.
 std::vector<SpmmVariant> allVariants();
 
 /// A .gnn module (`gnn.module @t`) holding one kernel per variant.

@@ -59,6 +59,14 @@ gnn.module @softmax {
     %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
     gnn.return %dx : tensor<?x8xf16>
   }
+  // Padded rows: the widest load that divides the stride (48), here 8
+  // halves; ceil(41 / 8) = 6 chunks -> 8 threads per row.
+  // CHECK-LABEL: gnn.kernel @padded_f16_41
+  // CHECK: schedule = #gnn.schedule<vector_width = 8, dim_workers = 8, threads_per_block = 256>
+  gnn.kernel @padded_f16_41(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x41xf16, #gnn.rows<stride = 48>>) -> tensor<?x41xf16, #gnn.rows<stride = 48>> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x41xf16, #gnn.rows<stride = 48>> -> tensor<?x41xf16, #gnn.rows<stride = 48>>
+    gnn.return %y : tensor<?x41xf16, #gnn.rows<stride = 48>>
+  }
   // An explicit dim_workers is kept.
   // CHECK-LABEL: gnn.kernel @given
   // CHECK: schedule = #gnn.schedule<vector_width = 4, dim_workers = 4, threads_per_block = 256>

@@ -222,3 +222,29 @@ gnn.module @m {
     gnn.return %y : tensor<?x1xf32>
   }
 }
+
+// -----
+
+// Padded rows: ceil(41 / 8) = 6 chunks (the last one partly padding), on 8
+// lanes: one chunk per lane.
+// CHECK-LABEL: gnn.kernel @padded
+// CHECK: gnn.plan = #gnn.vertex_plan<lanes = 8, rows_per_block = 32, vector_width = 8, chunks = 6, chunks_per_lane = 1, edge_unroll = 8>
+gnn.module @m {
+  gnn.kernel @padded(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x41xf16, #gnn.rows<stride = 48>>) -> tensor<?x41xf16, #gnn.rows<stride = 48>> {
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x41xf16, #gnn.rows<stride = 48>> -> tensor<?x41xf16, #gnn.rows<stride = 48>>
+    gnn.return %y : tensor<?x41xf16, #gnn.rows<stride = 48>>
+  }
+}
+
+// -----
+
+// The register budget counts the padded chunk: 1001 f32 features in
+// stride 1004 with 4-element loads are ceil(1001 / 4) = 251 chunks, all on
+// one lane: 1004 accumulators.
+gnn.module @m {
+  gnn.kernel @wide(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x1001xf32, #gnn.rows<stride = 1004>>) -> tensor<?x1001xf32, #gnn.rows<stride = 1004>> {
+    // expected-error @+1 {{feature width 1001 needs 1004 accumulators per thread with vector_width 4 and dim_workers 1; at most 128 fit in registers (raise dim_workers or vector_width)}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<vector_width = 4, dim_workers = 1, threads_per_block = 32>} : !gnn.graph<csr, i64, i32>, tensor<?x1001xf32, #gnn.rows<stride = 1004>> -> tensor<?x1001xf32, #gnn.rows<stride = 1004>>
+    gnn.return %y : tensor<?x1001xf32, #gnn.rows<stride = 1004>>
+  }
+}

@@ -283,6 +283,50 @@ TEST(TuningCostModel, EdgeParallelPlanMirrorsTheLowering) {
   EXPECT_EQ(edge.sharedBytes, 128 * 129 * 4);
 }
 
+TEST(TuningEnumerate, PaddedRowsTakeVectorsThatDivideTheStride) {
+  // f16, 41 features in rows of 48: 8-element loads are legal (6 chunks,
+  // the last one partly padding), and every enumerated schedule compiles.
+  const std::string text =
+      "gnn.module @m {\n"
+      "  gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: "
+      "tensor<?x41xf16, #gnn.rows<stride = 48>>) -> tensor<?x41xf16, "
+      "#gnn.rows<stride = 48>> {\n"
+      "    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x41xf16, "
+      "#gnn.rows<stride = 48>> -> tensor<?x41xf16, #gnn.rows<stride = 48>>\n"
+      "    gnn.return %y : tensor<?x41xf16, #gnn.rows<stride = 48>>\n"
+      "  }\n"
+      "}\n";
+  auto sites = findSpmmSites(text, "padded.gnn");
+  ASSERT_TRUE(sites) << sites.message();
+  ASSERT_EQ(sites->size(), 1u);
+  const Problem &p = sites->front().problem;
+  EXPECT_EQ(p.width, 41);
+  EXPECT_EQ(p.stride(), 48);
+  std::vector<Schedule> all = enumerateSchedules(p);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front().vectorWidth, 8);
+  EXPECT_EQ(planFor(p, all.front()).chunks, 6);
+  for (const Schedule &s : all) {
+    SCOPED_TRACE(s.shortText());
+    EXPECT_EQ(48 % s.vectorWidth, 0);
+    auto tuned =
+        applySchedules(text, "padded.gnn", {{sites->front().entryName, s}});
+    ASSERT_TRUE(tuned) << tuned.message();
+    auto compiled = compileGnn(*tuned, "padded.gnn");
+    EXPECT_TRUE(compiled) << compiled.message();
+  }
+  // Without the padding, 41 takes scalar loads only.
+  Problem unpadded = p;
+  unpadded.rowStride = 0;
+  std::string why;
+  EXPECT_FALSE(isLegal(unpadded, {8, 8, 256}, &why));
+  EXPECT_NE(why.find("divide the feature width"), std::string::npos) << why;
+  Problem narrow = p;
+  narrow.rowStride = 44;
+  EXPECT_FALSE(isLegal(narrow, {8, 8, 256}, &why));
+  EXPECT_NE(why.find("divide the row stride"), std::string::npos) << why;
+}
+
 TEST(TuningCostModel, EdgeParallelLegality) {
   Problem p;
   p.type = ElementType::F16;

@@ -402,11 +402,11 @@ gnnc::bench::checkOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
     return sig.status();
   const ops::DeviceGraph &dg = problem.graphs->gnnc;
   if (sig->type != problem.type || sig->featureWidth != problem.width ||
-      sig->edgeValues != problem.edgeValues || sig->offsets64 != dg.offsets64 ||
-      sig->indices64 != dg.indices64)
+      sig->padded() || sig->edgeValues != problem.edgeValues ||
+      sig->offsets64 != dg.offsets64 || sig->indices64 != dg.indices64)
     return Status::error("kernel '" + kernel.spec.name +
-                         "' does not match the problem (type, width, edge "
-                         "values or index widths)");
+                         "' does not match the problem (type, width, unpadded "
+                         "rows, edge values or index widths)");
   ensureReference(problem);
   // All-ones bytes are NaN in f32, f16 and bf16: an unwritten output fails.
   GNNC_RETURN_IF_ERROR(problem.y.fill(0xff));
@@ -1062,6 +1062,14 @@ KernelResult gnnc::bench::runGnncKernel(Bench &bench,
     return result;
   }
   result.loadMs = stats.totalMs;
+  // The problem's x and y hold unpadded rows.
+  if (auto sig = ops::spmmSignature(spec); sig && sig->padded()) {
+    result.status = "error";
+    result.report = "kernel '" + spec.name + "' has padded rows (row stride " +
+                    std::to_string(sig->rowStride) +
+                    "); gnn-bench problems hold unpadded rows";
+    return result;
+  }
 
   // The gate: no timing for a kernel that has not shown a right answer.
   Expected<ops::SpmmCheck> check = Status::error("unchecked");
@@ -1189,7 +1197,8 @@ KernelResult gnnc::bench::runGatChain(Bench &bench, const GatKernels &kernels,
       logitsSig->leakyRelu != std::optional<float>(kGatLeakySlope) ||
       softmaxSig->type != base.type || softmaxSig->heads != 1 ||
       spmmSig->type != base.type || spmmSig->featureWidth != base.width ||
-      !spmmSig->edgeValues || spmmSig->reduce != ref::SpmmReduce::Sum ||
+      spmmSig->padded() || !spmmSig->edgeValues ||
+      spmmSig->reduce != ref::SpmmReduce::Sum ||
       spmmSig->scale != ref::DegreeScale::None ||
       logitsSig->offsets64 != dg.offsets64 ||
       softmaxSig->offsets64 != dg.offsets64 ||

@@ -46,6 +46,10 @@ struct Problem {
   std::string op = "spmm";
   ElementType type = ElementType::F32;
   int64_t width = 64;
+  /// Elements from one feature row to the next when the rows are padded
+  /// (`#gnn.rows<stride = ...>`); 0: unpadded, the width.
+  int64_t rowStride = 0;
+  int64_t stride() const { return rowStride > 0 ? rowStride : width; }
   /// Whether the kernel reads one value per edge (SpMMve).
   bool edgeValues = false;
   /// Bytes of a row offset and of a column index.
@@ -94,14 +98,15 @@ struct Plan {
 };
 
 /// The plan of `s` for `problem`: lanes = dim_workers, rows_per_block =
-/// threads / lanes, chunks = width / vw, chunks_per_lane = ceil(chunks /
+/// threads / lanes, chunks = ceil(width / vw), chunks_per_lane = ceil(chunks /
 /// lanes), edge batch = clamp(min(64 / (chunks_per_lane * vw), lanes), 1, 8)
 /// (edge_parallel: clamp(64 / (chunks_per_lane * vw), 1, 8), no min with
 /// the lanes).
 Plan planFor(const Problem &problem, const Schedule &s);
 
 /// Whether `s` passes the verifier and the lowering for `problem`:
-/// vw in {1,2,4,8}, vw * element bytes <= 16, vw divides the width;
+/// vw in {1,2,4,8}, vw * element bytes <= 16, vw divides the row stride
+/// (the width, without padding);
 /// dim_workers a power of two <= 32 and <= threads; threads a multiple of 32
 /// in [32, 1024]; chunks_per_lane * vw <= 128 accumulators; edge_parallel:
 /// edges_per_warp from 8 to 2^20 and workers x (items + 1) x 4 bytes of

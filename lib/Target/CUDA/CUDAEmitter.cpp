@@ -86,6 +86,12 @@ private:
     ElementSpelling e;
     StringRef indexType;
     int64_t width = 0, vw = 0, accs = 0;
+    /// Elements from one row of x (and y) to the next: the width, or the
+    /// stride of padded rows. Workspace slot rows have this size too.
+    int64_t stride = 0;
+    /// Elements of the last chunk of a row that are stored (the rest is
+    /// padding); 0 when the width is a multiple of the vector width.
+    int64_t tail() const { return width % vw; }
     bool max = false;
     /// accumulate = f16: terms are added in half2 pairs into `part`.
     bool half = false;
@@ -512,6 +518,7 @@ CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
   p.indexType =
       spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType());
   p.width = op.getFeatureWidth();
+  p.stride = op.getRowStride();
   p.vw = p.plan.getVectorWidth();
   p.accs = p.plan.getChunksPerLane() * p.vw;
   p.max = op.getReduce() == Reduce::max;
@@ -742,7 +749,7 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
   if (!p.colNorm.empty())
     os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
   os << "const " << e.cType << " *src = " << p.x << " + (long long)col * "
-     << p.width << ";\n";
+     << p.stride << ";\n";
   os << "#pragma unroll\n";
   os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
   os.indent();
@@ -855,7 +862,7 @@ void CUDAEmitter::emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg) {
     // The self term is not scaled: it is added after the row factor.
     os << "// GIN self term: (1 + eps) * x[row], after the row factor\n";
     os << "const " << p.e.cType << " *self_src = " << p.x << " + row * "
-       << p.width << ";\n";
+       << p.stride << ";\n";
     openChunkLoop(os, p.plan);
     os << "float self_f[" << vw << "];\n";
     os << "gnnc_load_" << p.e.tag << "x" << vw << "(self_src + chunk * " << vw
@@ -867,8 +874,20 @@ void CUDAEmitter::emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg) {
        << " * self_f[i];\n";
     closeBlock(os);
   }
-  os << p.e.cType << " *dst = " << p.y << " + row * " << p.width << ";\n";
+  os << p.e.cType << " *dst = " << p.y << " + row * " << p.stride << ";\n";
   openChunkLoop(os, p.plan);
+  if (int64_t tail = p.tail()) {
+    // The last chunk ends in the padding, which belongs to the caller:
+    // only its first `tail` elements are stored.
+    os << "if (chunk == " << p.plan.getChunks() - 1 << ") {\n";
+    os.indent();
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << tail << "; ++i)\n";
+    os << "  gnnc_store_" << p.e.tag << "x1(dst + chunk * " << vw
+       << " + i, acc + k * " << vw << " + i);\n";
+    os << "continue;\n";
+    closeBlock(os);
+  }
   os << "gnnc_store_" << p.e.tag << "x" << vw << "(dst + chunk * " << vw
      << ", acc + k * " << vw << ");\n";
   closeBlock(os);
@@ -1003,7 +1022,7 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   if (p.atomic) {
     emitAtomicPiece(op, p, "i0");
   } else {
-    os << "float *slot = " << p.workspace << " + worker * " << 2 * p.width
+    os << "float *slot = " << p.workspace << " + worker * " << 2 * p.stride
        << ";\n";
     emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
   }
@@ -1051,8 +1070,8 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   os.indent();
   if (p.usesPart())
     emitFold(p, p.scalesBatches() ? "batch_scale_of(i1)" : "");
-  os << "float *slot = " << p.workspace << " + worker * " << 2 * p.width
-     << " + (i1 == i0 && worker > 0 ? 0 : " << p.width << ");\n";
+  os << "float *slot = " << p.workspace << " + worker * " << 2 * p.stride
+     << " + (i1 == i0 && worker > 0 ? 0 : " << p.stride << ");\n";
   emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
   closeBlock(os);
   os << "// For the fix-up: the row this worker began and did not end, or "
@@ -1077,9 +1096,21 @@ void CUDAEmitter::emitAtomicPiece(SpmmOp op, const SpmmParts &p,
     os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
     os << "  acc[i] *= piece_scale;\n";
   }
-  os << p.e.cType << " *piece_dst = " << p.y << " + piece_row * " << p.width
+  os << p.e.cType << " *piece_dst = " << p.y << " + piece_row * " << p.stride
      << ";\n";
   openChunkLoop(os, p.plan);
+  if (int64_t tail = p.tail()) {
+    // The padding belongs to the caller: only the first `tail` elements of
+    // the last chunk are added.
+    os << "if (chunk == " << p.plan.getChunks() - 1 << ") {\n";
+    os.indent();
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << tail << "; ++i)\n";
+    os << "  gnnc_atomic_add_" << p.e.tag << "x1(piece_dst + chunk * " << p.vw
+       << " + i, acc + k * " << p.vw << " + i);\n";
+    os << "continue;\n";
+    closeBlock(os);
+  }
   os << "gnnc_atomic_add_" << p.e.tag << "x" << p.vw << "(piece_dst + chunk * "
      << p.vw << ", acc + k * " << p.vw << ");\n";
   closeBlock(os);
@@ -1143,7 +1174,7 @@ void CUDAEmitter::emitSpmmNeighbourGroups(SpmmOp op) {
   emitSpmmGather(p, "", p.scalesBatches() ? "batch_scale" : "");
   if (p.usesPart())
     emitFold(p, p.scalesBatches() ? "batch_scale" : "");
-  os << "float *slot = gnnc_group_sums + (group - first_group) * " << p.width
+  os << "float *slot = gnnc_group_sums + (group - first_group) * " << p.stride
      << ";\n";
   emitSlotLoop(os, p.plan, p.vw, /*load=*/false, false);
   closeBlock(os);
@@ -1155,7 +1186,7 @@ void CUDAEmitter::emitSpmmNeighbourGroups(SpmmOp op) {
   os << "for (long long h = group + 1; h <= last_group && " << p.groupRows
      << "[h] == row; ++h) {\n";
   os.indent();
-  os << "const float *slot = gnnc_group_sums + (h - first_group) * " << p.width
+  os << "const float *slot = gnnc_group_sums + (h - first_group) * " << p.stride
      << ";\n";
   emitSlotLoop(os, p.plan, p.vw, /*load=*/true, false);
   closeBlock(os);
@@ -1173,9 +1204,10 @@ void CUDAEmitter::emitSpmmNeighbourGroups(SpmmOp op) {
 }
 
 void CUDAEmitter::emitSplitRows(const SpmmParts &p) {
-  // The workspace holds two f32 rows per worker, then one row index each.
+  // The workspace holds two f32 rows (of the row stride) per worker, then
+  // one row index each.
   os << "long long *split_rows = reinterpret_cast<long long *>(" << p.workspace
-     << " + workers * " << 2 * p.width << ");\n";
+     << " + workers * " << 2 * p.stride << ");\n";
 }
 
 void CUDAEmitter::emitSpmmEdgeFixup(SpmmOp op) {
@@ -1199,8 +1231,8 @@ void CUDAEmitter::emitSpmmEdgeFixup(SpmmOp op) {
   os << "#pragma unroll 8\n";
   os << "for (long long w = worker; w <= last; ++w) {\n";
   os.indent();
-  os << "const float *slot = " << p.workspace << " + w * " << 2 * p.width
-     << " + (w == worker ? " << p.width << " : 0);\n";
+  os << "const float *slot = " << p.workspace << " + w * " << 2 * p.stride
+     << " + (w == worker ? " << p.stride << " : 0);\n";
   emitSlotLoop(os, p.plan, p.vw, /*load=*/true, p.max);
   closeBlock(os);
   emitSpmmFinish(op, p, "row_end - (long long)" + p.prefix + "row_ptr[row]");
@@ -1791,8 +1823,7 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
       ws.param = workspace;
       ws.countParam = spec.launch.gridParam; // rows + edges
       ws.itemsPerUnit = static_cast<uint64_t>(edges);
-      ws.bytesPerUnit =
-          static_cast<uint64_t>(spmm.getFeatureWidth()) * 2 * 4 + 8;
+      ws.bytesPerUnit = static_cast<uint64_t>(spmm.getRowStride()) * 2 * 4 + 8;
       ws.minUnits = 1;
       spec.workspace = ws;
     }
@@ -1867,6 +1898,9 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
       if (auto exponent = spmm.getColNormExponentAttr())
         spec.info["col_norm_exponent"] =
             std::to_string(exponent.getValueAsDouble());
+      // Recorded only for padded rows (stride != width).
+      if (spmm.getRowStride() != spmm.getFeatureWidth())
+        spec.info["row_stride"] = std::to_string(spmm.getRowStride());
       graph = spmm.getGraph();
       elementType = spmm.getElementType();
       width = spmm.getFeatureWidth();
@@ -1959,9 +1993,18 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
       any = true;
     if (isEdgeParallel(op) || isEdgeParallelSddmm(op))
       needsRowSearch = true;
-    if (auto spmm = dyn_cast<SpmmOp>(op))
+    if (auto spmm = dyn_cast<SpmmOp>(op)) {
       if (failed(collectHelpers(spmm, spmm.getElementType())))
         return WalkResult::interrupt();
+      // Padded rows store the last chunk element by element.
+      auto plan = spmm->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+      if (spmm.getFeatureWidth() % plan.getVectorWidth() != 0) {
+        std::string tag = spellElement(spmm.getElementType(), spmm)->tag.str();
+        helpers.insert({tag, int64_t{1}});
+        if (spmm.getScheduleAttr().getWrite() == WriteMode::atomic)
+          atomicHelpers.insert({tag, int64_t{1}});
+      }
+    }
     if (auto sddmm = dyn_cast<SddmmOp>(op))
       if (failed(collectHelpers(sddmm, sddmm.getElementType())))
         return WalkResult::interrupt();

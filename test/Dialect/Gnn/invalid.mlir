@@ -182,7 +182,7 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x41xf16>) -> tensor<?x41xf16> {
-    // expected-error @+1 {{vector_width 2 does not divide the feature width 41; padding odd widths is not implemented yet}}
+    // expected-error @+1 {{vector_width 2 does not divide the feature width 41; declare a padded row stride, e.g. tensor<?x41xf16, #gnn.rows<stride = 42>>}}
     %y = gnn.spmm %g, %x {schedule = #gnn.schedule<vector_width = 2>} : !gnn.graph<csr, i64, i32>, tensor<?x41xf16> -> tensor<?x41xf16>
     gnn.return %y : tensor<?x41xf16>
   }

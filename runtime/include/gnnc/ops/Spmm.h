@@ -82,6 +82,14 @@ Expected<std::vector<float>> downloadTensor(const rt::DeviceBuffer &buffer,
 struct SpmmSignature {
   ElementType type = ElementType::F32;
   int64_t featureWidth = 0;
+  /// Elements from one row of x (and of y) to the next: featureWidth, or
+  /// the stride of padded rows (`row_stride` in the description, from
+  /// `#gnn.rows<stride = ...>`). Only the first featureWidth elements of a
+  /// row are features; the kernel may read the rest of x's row and never
+  /// writes the rest of y's.
+  int64_t rowStride = 0;
+  /// Whether rows are padded (rowStride > featureWidth).
+  bool padded() const { return rowStride != featureWidth; }
   bool edgeValues = false;
   bool offsets64 = true;
   bool indices64 = false;
@@ -136,6 +144,7 @@ Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g,
 /// edge-parallel kernels num_edges; their workspace comes from the runtime;
 /// neighbor_group kernels read the groups addNeighbourGroups added to
 /// `graph` for their group size, and fail without them).
+/// `x` and `y` hold rows of SpmmSignature::rowStride elements.
 /// `values` may be null when the kernel takes no edge values; `colNorm` (from
 /// uploadColumnNorm) must be given exactly when the kernel scales columns.
 /// A kernel with a self term reads x[r] for every row r: it fails, without
@@ -190,6 +199,8 @@ KernelCheck compareWithReference(const rt::KernelSpec &spec,
 /// Runs `kernel` on `g` with fresh random features (and edge values, if the
 /// kernel takes them) drawn from `seed`, the output poisoned with NaN first,
 /// and compares every element with the double-precision CPU reference.
+/// With padded rows, x's padding holds NaN (a kernel that used it would
+/// fail) and every padding element of y must keep its poison bytes.
 Expected<SpmmCheck> checkSpmm(rt::Runtime &runtime,
                               const rt::LoadedKernel &kernel,
                               const graph::CsrGraph &g, uint64_t seed);
