@@ -63,7 +63,8 @@ def Gnn_Accumulate : I32EnumAttr<"Accumulate", "accumulation precision", [
 def Gnn_WriteMode : I32EnumAttr<"WriteMode", "how partial results reach memory", [
     I32EnumAttrCase<"direct", 0>,
     I32EnumAttrCase<"atomic", 1>,
-    I32EnumAttrCase<"staged", 2>]> {
+    I32EnumAttrCase<"staged", 2>,
+    I32EnumAttrCase<"shared", 3>]> {
   let cppNamespace = "::gnnc::gnn";
   let genSpecializedAttr = 0;
 }
@@ -147,7 +148,11 @@ def Gnn_ScheduleAttr : AttrDef<Gnn_Dialect, "Schedule"> {
       features only: with f16, each thread adds its terms in half2; with
       `disc_batch = 0` the whole row is one f16 running sum (it stalls or
       overflows on long rows), otherwise each batch is.
-    - `write`: direct, atomic or staged writes of partial results.
+    - `write`: how rows split between workers are finished: direct (no
+      splits), atomic (pieces added to the result), staged (pieces staged in
+      a workspace, a fix-up kernel adds them), shared (pieces of rows split
+      inside a block meet in shared memory; those of rows that cross blocks
+      are staged).
     - `blocks_per_sm`: blocks of `threads_per_block` that must fit on one
       SM at once; the CUDA compiler caps each thread's registers to allow
       it (`__launch_bounds__`), spilling if it must. 0: no cap.

@@ -163,9 +163,12 @@ static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
       return op->emitOpError()
              << "edges_per_warp must be from 8 to " << kMaxEdgesPerWorker
              << " (0 = choose), got " << e;
-    if (schedule.getWrite() == WriteMode::atomic && !spmm)
+    if ((schedule.getWrite() == WriteMode::atomic ||
+         schedule.getWrite() == WriteMode::shared) &&
+        !spmm)
       return op->emitOpError()
-             << "write = atomic applies to gnn.spmm; " << op->getName()
+             << "write = " << stringifyWriteMode(schedule.getWrite())
+             << " applies to gnn.spmm; " << op->getName()
              << " writes each edge's value once (use write = staged)";
   } else if (groups) {
     int32_t g = schedule.getGroupSize();
@@ -173,7 +176,8 @@ static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
       return op->emitOpError()
              << "group_size must be from 1 to " << kMaxEdgesPerWorker
              << " (0 = choose), got " << g;
-    if (schedule.getWrite() == WriteMode::staged)
+    if (schedule.getWrite() == WriteMode::staged ||
+        schedule.getWrite() == WriteMode::shared)
       return op->emitOpError()
              << "neighbor_group adds the rows that span blocks to the result "
                 "atomically: use write = atomic (or leave it out)";

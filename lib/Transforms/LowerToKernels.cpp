@@ -302,6 +302,22 @@ LogicalResult lowerKernel(KernelOp kernel) {
              << " + 1) x 4 bytes = " << shared << " bytes, over "
              << kMaxSharedBytes
              << "; lower edges_per_warp or threads_per_block";
+    // write = shared: after them, two f32 rows (of the row stride) per
+    // worker for the pieces of rows split inside the block.
+    if (schedule.getWrite() == WriteMode::shared) {
+      int64_t stride = cast<SpmmOp>(target).getRowStride();
+      int64_t pieces = workersPerBlock * 2 * stride * 4;
+      shared += pieces;
+      if (shared > kMaxSharedBytes)
+        return target->emitOpError()
+               << "write = shared keeps two f32 rows per worker in shared "
+                  "memory besides the row ends: "
+               << workersPerBlock << " workers x 2 x " << stride
+               << " x 4 bytes = " << pieces << " bytes, " << shared
+               << " in all, over " << kMaxSharedBytes
+               << "; lower edges_per_warp or threads_per_block, or use write "
+                  "= staged";
+    }
     gridParam = numRows.getValue().str() + "+" + numEdges;
     perBlock = workersPerBlock * items;
     // A graph without rows or edges still gets its (empty) launch.

@@ -317,7 +317,7 @@ TEST(BenchSchedules, Variants) {
   EXPECT_FALSE(parseSchedule("#gnn.schedule<>").isOk());
 
   auto f32 = scheduleVariants(*resolved, ElementType::F32, 64, 24);
-  ASSERT_EQ(f32.size(), 18u);
+  ASSERT_EQ(f32.size(), 19u);
   EXPECT_EQ(f32[0].label, "default");
   EXPECT_EQ(f32[0].edgesPerWorker, 0);
   // Edge-parallel next, with the default's loads.
@@ -344,19 +344,21 @@ TEST(BenchSchedules, Variants) {
   EXPECT_EQ(f32[9].label, "ep256a");
   EXPECT_NE(f32[9].attribute().find("edges_per_warp = 256"), std::string::npos);
   EXPECT_NE(f32[9].attribute().find("write = atomic"), std::string::npos);
-  EXPECT_EQ(f32[10].label, "ng32");
-  EXPECT_NE(f32[10].attribute().find("strategy = neighbor_group, group_size "
+  EXPECT_EQ(f32[10].label, "ep256s");
+  EXPECT_NE(f32[10].attribute().find("write = shared"), std::string::npos);
+  EXPECT_EQ(f32[11].label, "ng32");
+  EXPECT_NE(f32[11].attribute().find("strategy = neighbor_group, group_size "
                                      "= 32"),
             std::string::npos);
-  EXPECT_EQ(f32[11].label, "ng8");
-  EXPECT_EQ(f32[11].groupSize, 8);
-  EXPECT_EQ(f32[11].dimWorkers, 16);
+  EXPECT_EQ(f32[12].label, "ng8");
+  EXPECT_EQ(f32[12].groupSize, 8);
+  EXPECT_EQ(f32[12].dimWorkers, 16);
   // Then with registers capped for 4 blocks per SM.
-  EXPECT_EQ(f32[12].label, "ep256b4");
-  EXPECT_EQ(f32[12].blocksPerSm, 4);
-  EXPECT_NE(f32[12].attribute().find("blocks_per_sm = 4"), std::string::npos);
-  EXPECT_EQ(f32[13].edgesPerWorker, 128);
+  EXPECT_EQ(f32[13].label, "ep256b4");
   EXPECT_EQ(f32[13].blocksPerSm, 4);
+  EXPECT_NE(f32[13].attribute().find("blocks_per_sm = 4"), std::string::npos);
+  EXPECT_EQ(f32[14].edgesPerWorker, 128);
+  EXPECT_EQ(f32[14].blocksPerSm, 4);
   // A cap that the shared memory of the row ends cannot meet is left out:
   // f16 width 32 has 4 threads per worker, 64 workers x 257 x 4 bytes.
   ScheduleChoice narrow{"ep256b4", 8, 4, 256, 256, 4};
@@ -364,11 +366,11 @@ TEST(BenchSchedules, Variants) {
   narrow.blocksPerSm = 0;
   EXPECT_TRUE(isLegalSchedule(narrow, ElementType::F16, 32));
   // The vertex-parallel variants last.
-  EXPECT_EQ(f32[14].dimWorkers, 32);
-  EXPECT_EQ(f32[15].dimWorkers, 8);
-  EXPECT_EQ(f32[16].vectorWidth, 2);
-  EXPECT_EQ(f32[16].dimWorkers, 32);
-  EXPECT_EQ(f32[17].vectorWidth, 1);
+  EXPECT_EQ(f32[15].dimWorkers, 32);
+  EXPECT_EQ(f32[16].dimWorkers, 8);
+  EXPECT_EQ(f32[17].vectorWidth, 2);
+  EXPECT_EQ(f32[17].dimWorkers, 32);
+  EXPECT_EQ(f32[18].vectorWidth, 1);
   auto parsed = parseSchedule(
       "#gnn.schedule<strategy = edge_parallel, vector_width = 4, dim_workers "
       "= 16, threads_per_block = 256, edges_per_warp = 64, write = staged>");

@@ -361,12 +361,54 @@ std::vector<SpmmVariant> gnnc::test::allAtomicSpmmVariants() {
   return variants;
 }
 
+std::vector<SpmmVariant> gnnc::test::allSharedMergeSpmmVariants() {
+  std::vector<SpmmVariant> variants;
+  const std::pair<std::string, const char *> schedules[] = {
+      {std::string(kEdgeSchedule) + ", write = shared", "eps"},
+      {std::string(kSmallEdgeSchedule) + ", write = shared", "ep8s"}};
+  for (const char *type : {"f32", "f16", "bf16"}) {
+    for (int64_t width : {1, 3, 41, 64, 256})
+      for (const auto &[schedule, tag] : schedules) {
+        SpmmVariant v{type, width, width != 64, "i64", schedule};
+        v.tag = tag;
+        variants.push_back(v);
+      }
+    // Row factors, max and the self term at the block's merge.
+    for (const auto &[schedule, tag] : schedules) {
+      SpmmVariant v{type, 64, true, "i32", schedule};
+      v.tag = tag;
+      v.reduce = "mean";
+      v.scale = "both";
+      variants.push_back(v);
+      v.reduce = "max";
+      v.scale = "";
+      variants.push_back(v);
+      v.reduce = "mean";
+      v.self = "0.5";
+      variants.push_back(v);
+    }
+  }
+  SpmmVariant v{"f16", 64, true, "i64",
+                std::string(kSmallEdgeSchedule) +
+                    ", write = shared, accumulate = f16, disc_batch = 4"};
+  v.reduce = "mean";
+  v.tag = "h4ep8s";
+  variants.push_back(v);
+  v.width = 41;
+  v.stride = 48;
+  v.schedule = "strategy = edge_parallel, edges_per_warp = 8, vector_width "
+               "= 8, dim_workers = 8, threads_per_block = 64, write = shared";
+  v.tag = "ep8s_vw8";
+  variants.push_back(v);
+  return variants;
+}
+
 std::vector<SpmmVariant> gnnc::test::allVariants() {
   std::vector<SpmmVariant> variants = allSpmmVariants();
-  for (auto more :
-       {allSddmmVariants(), allScaledSpmmVariants(), allEdgeSoftmaxVariants(),
-        allAccumulateSpmmVariants(), allSelfTermSpmmVariants(),
-        allAtomicSpmmVariants(), allPaddedSpmmVariants()})
+  for (auto more : {allSddmmVariants(), allScaledSpmmVariants(),
+                    allEdgeSoftmaxVariants(), allAccumulateSpmmVariants(),
+                    allSelfTermSpmmVariants(), allAtomicSpmmVariants(),
+                    allPaddedSpmmVariants(), allSharedMergeSpmmVariants()})
     variants.insert(variants.end(), more.begin(), more.end());
   return variants;
 }

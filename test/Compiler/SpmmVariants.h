@@ -90,6 +90,12 @@ std::vector<SpmmVariant> allAtomicSpmmVariants();
 /// worker) and neighbour groups of 4.
 std::vector<SpmmVariant> allPaddedSpmmVariants();
 
+/// gnn.spmm edge_parallel with write = shared (64 and 8 edges per worker):
+/// every type, widths {1, 3, 41, 64, 256}, with and without edge values;
+/// mean with GCN scaling, max, and mean with the self term; f16
+/// discretized accumulation, and padded rows.
+std::vector<SpmmVariant> allSharedMergeSpmmVariants();
+
 /// Kernels that are compiled but not checked on a GPU by the whole-suite
 /// checks: a plain f16 running sum (accumulate = f16, disc_batch = 0),
 /// whose error grows with the degree (SpmmGpu.F16Accumulation* tests it
@@ -99,7 +105,8 @@ std::vector<SpmmVariant> compileOnlyVariants();
 /// All of the above but compileOnlyVariants: allSpmmVariants,
 /// allSddmmVariants, allScaledSpmmVariants, allEdgeSoftmaxVariants,
 /// allAccumulateSpmmVariants, allSelfTermSpmmVariants,
-/// allAtomicSpmmVariants and allPaddedSpmmVariants.
+/// allAtomicSpmmVariants, allPaddedSpmmVariants and
+/// allSharedMergeSpmmVariants.
 std::vector<SpmmVariant> allVariants();
 
 /// A .gnn module (`gnn.module @t`) holding one kernel per variant.

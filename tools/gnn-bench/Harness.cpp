@@ -633,6 +633,8 @@ std::string ScheduleChoice::attribute() const {
                     std::to_string(groupSize));
   if (atomic)
     parts.push_back("write = atomic");
+  if (sharedMerge)
+    parts.push_back("write = shared");
   if (vectorWidth)
     parts.push_back("vector_width = " + std::to_string(vectorWidth));
   if (dimWorkers)
@@ -687,6 +689,8 @@ Expected<ScheduleChoice> gnnc::bench::parseSchedule(const std::string &text) {
   s.groupSize = std::max(0, findScheduleInt(text, "group_size"));
   s.atomic =
       s.edgesPerWorker > 0 && text.find("write = atomic") != std::string::npos;
+  s.sharedMerge =
+      s.edgesPerWorker > 0 && text.find("write = shared") != std::string::npos;
   if (s.vectorWidth <= 0 || s.dimWorkers <= 0 || s.threadsPerBlock <= 0)
     return Status::error("cannot read vector_width, dim_workers and "
                          "threads_per_block from the schedule '" +
@@ -703,7 +707,7 @@ bool gnnc::bench::isLegalSchedule(const ScheduleChoice &s, ElementType type,
     // block; otherwise the vertex-parallel rules.
     if (s.dimWorkers <= 0 || s.threadsPerBlock % s.dimWorkers != 0 ||
         int64_t(s.threadsPerBlock / s.dimWorkers) * width * 4 > 96 * 1024 ||
-        s.edgesPerWorker != 0 || s.atomic)
+        s.edgesPerWorker != 0 || s.atomic || s.sharedMerge)
       return false;
     ScheduleChoice vertex = s;
     vertex.groupSize = 0;
@@ -718,6 +722,15 @@ bool gnnc::bench::isLegalSchedule(const ScheduleChoice &s, ElementType type,
   schedule.threadsPerBlock = s.threadsPerBlock;
   schedule.edgesPerWorker = s.edgesPerWorker;
   schedule.blocksPerSm = s.blocksPerSm;
+  if (s.sharedMerge) {
+    // The lowering's rule: two f32 rows per worker besides the row ends.
+    int64_t workers = s.dimWorkers > 0 ? s.threadsPerBlock / s.dimWorkers : 0;
+    int64_t bytes =
+        workers * (s.edgesPerWorker + 1) * 4 + workers * 2 * width * 4;
+    if (workers <= 0 || bytes > 96 * 1024 ||
+        (s.blocksPerSm > 0 && s.blocksPerSm * bytes > 160 * 1024))
+      return false;
+  }
   return tuning::isLegal(problem, schedule);
 }
 
@@ -778,6 +791,10 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
     s.edgesPerWorker = 256;
     s.atomic = true;
     candidates.push_back(s);
+    s.label = "ep256s";
+    s.atomic = false;
+    s.sharedMerge = true;
+    candidates.push_back(s);
   }
   for (int groupSize : kBenchGroupSizes) {
     ScheduleChoice s = base;
@@ -804,12 +821,12 @@ gnnc::bench::scheduleVariants(const ScheduleChoice &resolved, ElementType type,
       continue;
     bool duplicate = false;
     for (const ScheduleChoice &c : chosen)
-      duplicate |= c.vectorWidth == s.vectorWidth &&
-                   c.dimWorkers == s.dimWorkers &&
-                   c.threadsPerBlock == s.threadsPerBlock &&
-                   c.edgesPerWorker == s.edgesPerWorker &&
-                   c.blocksPerSm == s.blocksPerSm &&
-                   c.groupSize == s.groupSize && c.atomic == s.atomic;
+      duplicate |=
+          c.vectorWidth == s.vectorWidth && c.dimWorkers == s.dimWorkers &&
+          c.threadsPerBlock == s.threadsPerBlock &&
+          c.edgesPerWorker == s.edgesPerWorker &&
+          c.blocksPerSm == s.blocksPerSm && c.groupSize == s.groupSize &&
+          c.atomic == s.atomic && c.sharedMerge == s.sharedMerge;
     if (!duplicate)
       chosen.push_back(s);
   }
@@ -823,7 +840,7 @@ gnnc::bench::sddmmScheduleVariants(const ScheduleChoice &resolved,
   std::vector<ScheduleChoice> chosen;
   for (const ScheduleChoice &s :
        scheduleVariants(resolved, type, width, size_t(64)))
-    if (s.blocksPerSm == 0 && s.groupSize == 0 && !s.atomic &&
+    if (s.blocksPerSm == 0 && s.groupSize == 0 && !s.atomic && !s.sharedMerge &&
         chosen.size() < maxCount)
       chosen.push_back(s);
   return chosen;

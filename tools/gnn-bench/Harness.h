@@ -449,6 +449,9 @@ struct ScheduleChoice {
   /// write = atomic for an edge_parallel schedule (rows split between
   /// workers added atomically rather than staged).
   bool atomic = false;
+  /// write = shared for an edge_parallel schedule (rows split inside a block
+  /// merged in shared memory, the others staged).
+  bool sharedMerge = false;
 
   /// The #gnn.schedule attribute text; empty for the default.
   std::string attribute() const;

@@ -107,6 +107,9 @@ private:
     bool packed = false;
     /// write = atomic: pieces of split rows are added to `y` atomically.
     bool atomic = false;
+    /// write = shared: pieces of rows split inside a block meet in shared
+    /// memory.
+    bool sharedMerge = false;
     /// Number of half2 pairs in `part` (f16 accumulation).
     int64_t pairs() const { return (accs + 1) / 2; }
   };
@@ -154,16 +157,23 @@ private:
   /// merge path: `d0`, `d1`, `i0`, `i1`.
   /// Prints the worker's index and, with `search`, its stretch [d0, d1) of
   /// the merge path and the rows i0..i1 it touches.
+  /// With `beforeActive` (not empty), idle workers stay: it is printed
+  /// after `workers`, and the rest runs inside `if (worker < workers) {`,
+  /// which the caller closes.
   void emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
                               StringRef numEdges, int64_t itemsPerWorker,
-                              StringRef comment, bool search = true);
+                              StringRef comment, bool search = true,
+                              StringRef beforeActive = "");
   /// gnn.sddmm, edge_parallel: workers walk equal stretches of the merge
   /// path; `numEdges` is the kernel parameter holding the edge count.
   void emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges);
   void emitEdgeWorkerPrologue(const SpmmParts &p, int64_t itemsPerWorker,
-                              StringRef comment);
+                              StringRef comment, StringRef beforeActive = "");
   void emitSpmmEdgeParallel(SpmmOp op);
   void emitSpmmEdgeFixup(SpmmOp op);
+  /// write = shared: what an edge-parallel gnn.spmm declares before its
+  /// active workers (the block's slots, the row to merge, helpers).
+  std::string blockMergeHeader(const SpmmParts &p, int64_t items);
   /// gnn.spmm, neighbor_group (GNNAdvisor): a worker per group of
   /// neighbours, partial sums merged in shared memory by the row's first
   /// group in the block, rows that span blocks added atomically.
@@ -503,6 +513,8 @@ CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
     p.colNorm = cast<StringAttr>(params[next++]).getValue();
   p.atomic = op.getScheduleAttr() &&
              op.getScheduleAttr().getWrite() == WriteMode::atomic;
+  p.sharedMerge = op.getScheduleAttr() &&
+                  op.getScheduleAttr().getWrite() == WriteMode::shared;
   if (isNeighbourGroup(op)) {
     p.groupPtr = cast<StringAttr>(params[next++]).getValue();
     p.groupRows = cast<StringAttr>(params[next++]).getValue();
@@ -917,14 +929,17 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
 
 void CUDAEmitter::emitEdgeWorkerPrologue(const SpmmParts &p,
                                          int64_t itemsPerWorker,
-                                         StringRef comment) {
-  emitEdgeWorkerPrologue(p.plan, p.prefix, p.numEdges, itemsPerWorker, comment);
+                                         StringRef comment,
+                                         StringRef beforeActive) {
+  emitEdgeWorkerPrologue(p.plan, p.prefix, p.numEdges, itemsPerWorker, comment,
+                         /*search=*/true, beforeActive);
 }
 
 void CUDAEmitter::emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
                                          StringRef numEdges,
                                          int64_t itemsPerWorker,
-                                         StringRef comment, bool search) {
+                                         StringRef comment, bool search,
+                                         StringRef beforeActive) {
   int64_t lanes = plan.getLanes();
   os << "// " << comment << "\n";
   os << "const long long worker = (long long)blockIdx.x * "
@@ -934,8 +949,14 @@ void CUDAEmitter::emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
      << ";\n";
   os << "const long long workers = total > 0 ? (total + " << itemsPerWorker - 1
      << ") / " << itemsPerWorker << " : 1;\n";
-  os << "if (worker >= workers)\n";
-  os << "  return;\n";
+  if (beforeActive.empty()) {
+    os << "if (worker >= workers)\n";
+    os << "  return;\n";
+  } else {
+    os << beforeActive;
+    os << "if (worker < workers) {\n";
+    os.indent();
+  }
   if (!search)
     return;
   os << "// This worker's stretch [d0, d1) of the merge path: rows i0..i1,\n";
@@ -979,13 +1000,20 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
        (p.atomic ? "Rows that cross a stretch boundary are added to the "
                    "result in pieces with atomics (the first kernel set "
                    "those rows to their self term or 0)."
-                 : "Rows that cross a stretch boundary go to the workspace "
-                   "in pieces; the fix-up kernel adds them."))
-          .str());
+        : p.sharedMerge
+            ? "Rows that cross a stretch boundary leave pieces in shared "
+              "memory when the row lies within the block (its first "
+              "worker adds them after the block's barrier), in the "
+              "workspace otherwise (the fix-up kernel adds those)."
+            : "Rows that cross a stretch boundary go to the workspace "
+              "in pieces; the fix-up kernel adds them."))
+          .str(),
+      p.sharedMerge ? blockMergeHeader(p, items) : "");
   os << "const long long begin = d0 - i0; // j0\n";
   os << "const long long end = d1 - i1;   // j1\n";
   os << "// The ends of rows i0..i1 relative to j0, in shared memory.\n";
-  os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
+  if (!p.sharedMerge)
+    os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
   os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes << " * "
      << items + 1 << ";\n";
   os << "const int rows_here = (int)(min(i1, " << p.prefix
@@ -1021,6 +1049,13 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   os.indent();
   if (p.atomic) {
     emitAtomicPiece(op, p, "i0");
+  } else if (p.sharedMerge) {
+    os << "float *slot = began_in(i0) >= block_first\n"
+       << "                  ? block_slots + (worker - block_first) * "
+       << 2 * p.stride << "\n"
+       << "                  : " << p.workspace << " + worker * "
+       << 2 * p.stride << ";\n";
+    emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
   } else {
     os << "float *slot = " << p.workspace << " + worker * " << 2 * p.stride
        << ";\n";
@@ -1070,16 +1105,84 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   os.indent();
   if (p.usesPart())
     emitFold(p, p.scalesBatches() ? "batch_scale_of(i1)" : "");
-  os << "float *slot = " << p.workspace << " + worker * " << 2 * p.stride
-     << " + (i1 == i0 && worker > 0 ? 0 : " << p.stride << ");\n";
-  emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
+  if (p.sharedMerge) {
+    os << "const bool middle = i1 == i0 && worker > 0;\n";
+    os << "const bool in_block =\n"
+       << "    (!middle || began_in(i1) >= block_first) && ends_in(i1) <= "
+          "block_last;\n";
+    os << "float *slot = (in_block ? block_slots + (worker - block_first) * "
+       << 2 * p.stride << "\n"
+       << "                        : " << p.workspace << " + worker * "
+       << 2 * p.stride << ") +\n"
+       << "              (middle ? 0 : " << p.stride << ");\n";
+    emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
+    os << "if (in_block && !middle) {\n";
+    os << "  merge_row = i1;\n";
+    os << "  merge_last = ends_in(i1);\n";
+    os << "}\n";
+  } else {
+    os << "float *slot = " << p.workspace << " + worker * " << 2 * p.stride
+       << " + (i1 == i0 && worker > 0 ? 0 : " << p.stride << ");\n";
+    emitSlotLoop(os, p.plan, p.vw, /*load=*/false, p.max);
+  }
   closeBlock(os);
-  os << "// For the fix-up: the row this worker began and did not end, or "
-        "-1.\n";
+  os << "// For the fix-up: the row this worker began and did not end"
+     << (p.sharedMerge ? " (unless\n// the block finishes it)" : "")
+     << ", or -1.\n";
   emitSplitRows(p);
   os << "if (lane == 0)\n";
   os << "  split_rows[worker] = i1 < " << p.prefix
-     << "num_rows && !(i1 == i0 && worker > 0) ? i1 : -1;\n";
+     << "num_rows && !(i1 == i0 && worker > 0)"
+     << (p.sharedMerge ? " && merge_row < 0" : "") << " ? i1 : -1;\n";
+  if (!p.sharedMerge)
+    return;
+  closeBlock(os); // the active workers
+  os << "// The rows split between this block's workers: the worker that "
+        "began\n// one adds its pieces in worker order and writes it.\n";
+  os << "__syncthreads();\n";
+  os << "if (merge_row >= 0) {\n";
+  os.indent();
+  os << "const long long row = merge_row;\n";
+  os << "float acc[" << p.accs << "];\n";
+  emitAccReset(p);
+  os << "for (long long w = worker; w <= merge_last; ++w) {\n";
+  os.indent();
+  os << "const float *slot = block_slots + (w - block_first) * " << 2 * p.stride
+     << " + (w == worker ? " << p.stride << " : 0);\n";
+  emitSlotLoop(os, p.plan, p.vw, /*load=*/true, p.max);
+  closeBlock(os);
+  emitSpmmFinish(op, p,
+                 "(long long)" + p.prefix + "row_ptr[row + 1] - (long long)" +
+                     p.prefix + "row_ptr[row]");
+  closeBlock(os);
+}
+
+std::string CUDAEmitter::blockMergeHeader(const SpmmParts &p, int64_t items) {
+  int64_t perBlock = p.plan.getRowsPerBlock();
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  out << "// write = shared: this block's workers, the slots of their pieces "
+         "in\n// shared memory after the row ends, and the row this worker "
+         "began and\n// leaves to the block (-1: none).\n";
+  out << "extern __shared__ unsigned int gnnc_row_ends[];\n";
+  out << "const long long block_first = (long long)blockIdx.x * " << perBlock
+      << ";\n";
+  out << "const long long block_last = min(block_first + " << perBlock
+      << ", workers) - 1;\n";
+  out << "float *block_slots =\n    reinterpret_cast<float *>(gnnc_row_ends + "
+      << perBlock * (items + 1) << ");\n";
+  out << "long long merge_row = -1, merge_last = 0;\n";
+  out << "// The worker that began row rr (that holds the end of row rr - 1),\n"
+         "// and the one that holds its end.\n";
+  out << "auto began_in = [&](long long rr) {\n";
+  out << "  return rr == 0 ? 0ll : (rr - 1 + (long long)" << p.prefix
+      << "row_ptr[rr]) / " << items << ";\n";
+  out << "};\n";
+  out << "auto ends_in = [&](long long rr) {\n";
+  out << "  return (rr + (long long)" << p.prefix << "row_ptr[rr + 1]) / "
+      << items << ";\n";
+  out << "};\n";
+  return text;
 }
 
 void CUDAEmitter::emitAtomicPiece(SpmmOp op, const SpmmParts &p,

@@ -473,3 +473,13 @@ gnn.module @m {
     gnn.return %y : tensor<?x64xf32>
   }
 }
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?xf32> {
+    // expected-error @+1 {{write = shared applies to gnn.spmm; gnn.sddmm writes each edge's value once (use write = staged)}}
+    %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = edge_parallel, write = shared>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
+    gnn.return %e : tensor<?xf32>
+  }
+}
