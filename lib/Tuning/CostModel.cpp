@@ -142,11 +142,15 @@ std::string formatSeconds(double s) {
 std::string Schedule::attribute() const {
   std::ostringstream os;
   os << "#gnn.schedule<strategy = "
-     << (isEdgeParallel() ? "edge_parallel" : "vertex_parallel")
+     << (isEdgeParallel()     ? "edge_parallel"
+         : isNeighbourGroup() ? "neighbor_group"
+                              : "vertex_parallel")
      << ", vector_width = " << vectorWidth << ", dim_workers = " << dimWorkers
      << ", threads_per_block = " << threadsPerBlock;
   if (isEdgeParallel())
     os << ", edges_per_warp = " << edgesPerWorker << ", write = staged";
+  if (isNeighbourGroup())
+    os << ", group_size = " << groupSize << ", write = atomic";
   if (blocksPerSm > 0)
     os << ", blocks_per_sm = " << blocksPerSm;
   os << ">";
@@ -159,6 +163,8 @@ std::string Schedule::shortText() const {
      << " tpb=" << threadsPerBlock;
   if (isEdgeParallel())
     os << " ep=" << edgesPerWorker;
+  if (isNeighbourGroup())
+    os << " gs=" << groupSize;
   if (blocksPerSm > 0)
     os << " bps=" << blocksPerSm;
   return os.str();
@@ -182,6 +188,9 @@ Plan gnnc::tuning::planFor(const Problem &problem, const Schedule &s) {
     plan.sharedBytes =
         static_cast<int64_t>(plan.rowsPerBlock) * (s.edgesPerWorker + 1) * 4;
   }
+  if (s.isNeighbourGroup())
+    plan.sharedBytes =
+        static_cast<int64_t>(plan.rowsPerBlock) * problem.stride() * 4;
   return plan;
 }
 
@@ -215,9 +224,14 @@ bool gnnc::tuning::isLegal(const Problem &problem, const Schedule &s,
       (s.isEdgeParallel() &&
        (s.edgesPerWorker < 8 || s.edgesPerWorker > kMaxEdgesPerWorker)))
     return no("edges_per_warp must be from 8 to 2^20");
+  if (s.groupSize < 0 || s.groupSize > kMaxEdgesPerWorker ||
+      (s.isNeighbourGroup() && (s.isEdgeParallel() || s.blocksPerSm != 0)))
+    return no("group_size must be from 1 to 2^20, without edges_per_warp or "
+              "blocks_per_sm");
   if (plan.sharedBytes > kMaxSharedBytes)
-    return no("edge_parallel row ends need " +
-              std::to_string(plan.sharedBytes) +
+    return no(std::string(s.isNeighbourGroup() ? "neighbor_group partial sums"
+                                               : "edge_parallel row ends") +
+              " need " + std::to_string(plan.sharedBytes) +
               " bytes of shared memory per block, over 96 KiB");
   if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSmCap)
     return no("blocks_per_sm must be from 0 to 32");
@@ -286,6 +300,21 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
           : 0.0;
   p.workers = workers;
   p.workspaceBytes = workers * 2 * static_cast<double>(problem.width) * 4 * 2;
+  // neighbor_group: the host's groups (a row index per group, the first
+  // group of each row), the first kernel's pass that zeroes Y, and the
+  // atomic additions of the rows that span blocks (at most the first and
+  // the last row of a block: read and written in f32-sized words).
+  double groups = 0;
+  if (s.isNeighbourGroup()) {
+    auto known = profile.neighbourGroups.find(s.groupSize);
+    groups =
+        known != profile.neighbourGroups.end()
+            ? static_cast<double>(known->second)
+            : std::ceil(edges / s.groupSize) + (rows - profile.emptyRows) * 0.5;
+    double groupBlocks = std::ceil(groups / plan.rowsPerBlock);
+    p.workspaceBytes = groups * 4 + (rows + 1) * 8 + yBytes +
+                       groupBlocks * 2 * problem.width * 4 * 2;
+  }
   p.dramBytes = csrBytes + yBytes + gatherDram + p.workspaceBytes;
   p.bandwidthSeconds =
       std::max(p.dramBytes / gpu.dramBytesPerSecond,
@@ -313,7 +342,42 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   double resident = static_cast<double>(gpu.smCount) * p.blocksPerSm;
   double blockMax = 0, edgesPerWorker = 0;
 
-  if (s.isEdgeParallel()) {
+  if (s.isNeighbourGroup()) {
+    // One group's dependent chain: its row, then the row's first group and
+    // offset (two loads from small tables that stay in the L2 when they fit
+    // its share, like the merge-path search's row offsets), then a row of
+    // at most G neighbours walked like a vertex-parallel row.
+    double tableBytes = groups * 4 + (rows + 1) * (8.0 + problem.offsetBytes);
+    double tableLatency =
+        (tableBytes <= 0.75 * gpu.l2Bytes ? gpu.l2LatencySeconds
+                                          : gpu.loadLatencySeconds) *
+        gpu.loadedLatencyFactor;
+    auto groupChain = [&](double degree) {
+      double windows = std::ceil(
+          degree / (static_cast<double>(plan.lanes) * plan.edgeBatch));
+      double batches = std::ceil(degree / plan.edgeBatch);
+      return 2 * tableLatency + windows * indexLatency +
+             batches * (xLatency + batchIssue);
+    };
+    double longest =
+        std::min<double>(s.groupSize, static_cast<double>(profile.maxDegree));
+    p.latencySeconds = groupChain(std::max(1.0, longest));
+    double meanGroup = groups > 0 ? edges / groups : 0;
+    double residentGroups = resident * plan.rowsPerBlock;
+    p.waves = groups > 0 ? std::ceil(groups / residentGroups) : 0;
+    p.wavesSeconds = p.waves * groupChain(std::max(1.0, meanGroup));
+    // Issue: the loads, the partial rows each group stores to and its
+    // leader reads back from shared memory (128 bytes per clock per SM), and
+    // a warp's groups running as long as its longest.
+    int64_t groupsPerWarp = std::max(1, 32 / plan.lanes);
+    double warps = std::ceil(groups / groupsPerWarp);
+    double issueSlots = warps * longest * plan.chunksPerLane;
+    double sharedCycles = groups * problem.stride() * 4.0 * 2 / kLineBytes;
+    p.warpImbalance = meanGroup > 0 ? std::max(1.0, longest / meanGroup) : 1;
+    p.issueSeconds = (std::max(wavefronts, issueSlots) + sharedCycles) /
+                     (gpu.smCount * clock);
+    p.launchSeconds = 2 * gpu.launchSeconds;
+  } else if (s.isEdgeParallel()) {
     // One worker's dependent chain over `edgeItems` edges of its stretch:
     //  - the merge-path search for its first and last row: the worker's
     //    lanes probe both at once, lanes points per step, so
@@ -406,6 +470,13 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   if (p.bound == "bandwidth")
     why << p.dramBytes / 1e6 << " MB from DRAM (gather hit rate "
         << static_cast<int>(hit * 100 + 0.5) << "%)";
+  else if (p.bound == "latency" && s.isNeighbourGroup())
+    why << "one group's chain: up to " << s.groupSize
+        << " neighbours in batches of " << plan.edgeBatch << " over "
+        << plan.lanes << " lanes";
+  else if (p.bound == "waves" && s.isNeighbourGroup())
+    why << p.waves << " waves of " << resident * plan.rowsPerBlock
+        << " groups of " << s.groupSize << " neighbours at most";
   else if (p.bound == "latency" && s.isEdgeParallel())
     why << "one worker's chain: merge-path search, " << s.edgesPerWorker
         << " edges in batches of " << plan.edgeBatch << " over " << plan.lanes
@@ -424,7 +495,8 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   else
     why << "load issue, warp imbalance " << p.warpImbalance << "x";
   why << "; " << formatSeconds(top->seconds)
-      << (s.isEdgeParallel() ? " + 2 launches" : " + launch");
+      << (s.isEdgeParallel() || s.isNeighbourGroup() ? " + 2 launches"
+                                                     : " + launch");
   p.why = why.str();
   return p;
 }

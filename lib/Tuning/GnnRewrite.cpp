@@ -139,15 +139,22 @@ gnnc::tuning::applySchedules(const std::string &text,
     const Schedule &s = it->second;
     gnn::ScheduleAttr old = op.getScheduleAttr();
     // edge_parallel finishes the rows split between workers with staged
-    // writes; vertex_parallel writes each row directly.
+    // writes, neighbor_group adds the rows that span blocks atomically;
+    // vertex_parallel writes each row directly.
     bool edge = s.isEdgeParallel();
+    bool groups = s.isNeighbourGroup();
     op.setScheduleAttr(gnn::ScheduleAttr::get(
         ctx,
-        edge ? gnn::Strategy::edge_parallel : gnn::Strategy::vertex_parallel,
-        s.vectorWidth, old ? old.getDiscBatch() : 0, 0, s.dimWorkers,
-        s.threadsPerBlock, edge ? s.edgesPerWorker : 0, 0, false,
+        edge     ? gnn::Strategy::edge_parallel
+        : groups ? gnn::Strategy::neighbor_group
+                 : gnn::Strategy::vertex_parallel,
+        s.vectorWidth, old ? old.getDiscBatch() : 0, groups ? s.groupSize : 0,
+        s.dimWorkers, s.threadsPerBlock, edge ? s.edgesPerWorker : 0, 0, false,
         old ? old.getAccumulate() : gnn::Accumulate::f32,
-        edge ? gnn::WriteMode::staged : gnn::WriteMode::direct, s.blocksPerSm));
+        edge     ? gnn::WriteMode::staged
+        : groups ? gnn::WriteMode::atomic
+                 : gnn::WriteMode::direct,
+        s.blocksPerSm));
   });
   std::string out;
   llvm::raw_string_ostream os(out);

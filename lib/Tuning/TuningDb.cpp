@@ -73,7 +73,10 @@ std::string gnnc::tuning::formatEntry(const TuningEntry &e) {
      << e.key.width << " " << (e.key.edgeValues ? "values" : "novalues") << " "
      << e.key.arch << " -> " << e.schedule.vectorWidth << " "
      << e.schedule.dimWorkers << " " << e.schedule.threadsPerBlock << " ";
-  if (e.schedule.edgesPerWorker != 0 || e.schedule.blocksPerSm != 0)
+  if (e.schedule.groupSize != 0)
+    os << e.schedule.edgesPerWorker << " " << e.schedule.blocksPerSm << " "
+       << e.schedule.groupSize << " ";
+  else if (e.schedule.edgesPerWorker != 0 || e.schedule.blocksPerSm != 0)
     os << e.schedule.edgesPerWorker << " " << e.schedule.blocksPerSm << " ";
   os << formatSeconds(e.predictedSeconds) << " "
      << (e.measuredSeconds ? formatSeconds(*e.measuredSeconds) : "-") << "\n";
@@ -86,14 +89,15 @@ Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
   std::string word;
   while (in >> word)
     f.push_back(word);
-  if (f.size() != 12 && f.size() != 14)
+  if (f.size() != 12 && f.size() != 14 && f.size() != 15)
     return Status::error("expected 12 fields '<fingerprint> <op> <type> "
                          "<width> <values|novalues> <arch> -> <vw> <dw> <tpb> "
                          "<predicted> <measured|->' (14 with <edges_per_warp> "
-                         "<blocks_per_sm> after <tpb>), got " +
+                         "<blocks_per_sm> after <tpb>, 15 with <group_size> "
+                         "after those), got " +
                          std::to_string(f.size()));
-  // The two optional schedule fields shift the times by two.
-  const size_t extra = f.size() == 14 ? 2 : 0;
+  // The optional schedule fields shift the times.
+  const size_t extra = f.size() - 12;
   TuningEntry e;
   e.key.fingerprint = f[0];
   if (f[0].size() != 16 ||
@@ -132,6 +136,14 @@ Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
                            "blocks_per_sm (0 to 32)");
     e.schedule.edgesPerWorker = static_cast<int>(ep);
     e.schedule.blocksPerSm = static_cast<int>(bps);
+  }
+  if (extra == 3) {
+    int64_t gs;
+    if (!parseInt(f[12], gs) || gs < 1 || gs > (1 << 20) ||
+        e.schedule.edgesPerWorker != 0 || e.schedule.blocksPerSm != 0)
+      return Status::error("schedule '" + f[10] + " " + f[11] + " " + f[12] +
+                           "' is not 0 0 group_size (1 to 2^20)");
+    e.schedule.groupSize = static_cast<int>(gs);
   }
   const std::string &predicted = f[10 + extra], &measured = f[11 + extra];
   if (!parseSeconds(predicted, e.predictedSeconds))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -207,12 +208,17 @@ GraphProfile gnnc::graph::analyzeGraph(const CsrGraph &g,
   p.meanDegree = static_cast<double>(p.nnz) / static_cast<double>(n);
   p.degreeHistogram.assign(histogramBucketCount(maxDegree), 0);
   double m2 = 0, m3 = 0;
+  int64_t groups[std::size(kProfileGroupSizes)] = {};
   for (int64_t d : degrees) {
     double dev = static_cast<double>(d) - p.meanDegree;
     m2 += dev * dev;
     m3 += dev * dev * dev;
     ++p.degreeHistogram[histogramBucket(d)];
+    for (size_t i = 0; i < std::size(kProfileGroupSizes); ++i)
+      groups[i] += (d + kProfileGroupSizes[i] - 1) / kProfileGroupSizes[i];
   }
+  for (size_t i = 0; i < std::size(kProfileGroupSizes); ++i)
+    p.neighbourGroups[kProfileGroupSizes[i]] = groups[i];
   p.emptyRows = p.degreeHistogram[0];
   m2 /= static_cast<double>(n);
   m3 /= static_cast<double>(n);

@@ -329,7 +329,7 @@ std::vector<SpmmVariant> gnnc::test::allAtomicSpmmVariants() {
        "dim_workers = 8, threads_per_block = 64",
        "ng4"}};
   for (const char *type : {"f32", "f16", "bf16"}) {
-    for (int64_t width : {1, 3, 41, 64, 256})
+    for (int64_t width : {1, 3, 16, 32, 41, 64, 128, 256})
       for (const auto &[schedule, tag] : schedules) {
         SpmmVariant v{type, width, width != 64, "i64", schedule};
         v.tag = tag;
@@ -367,7 +367,7 @@ std::vector<SpmmVariant> gnnc::test::allSharedMergeSpmmVariants() {
       {std::string(kEdgeSchedule) + ", write = shared", "eps"},
       {std::string(kSmallEdgeSchedule) + ", write = shared", "ep8s"}};
   for (const char *type : {"f32", "f16", "bf16"}) {
-    for (int64_t width : {1, 3, 41, 64, 256})
+    for (int64_t width : {1, 3, 16, 32, 41, 64, 128, 256})
       for (const auto &[schedule, tag] : schedules) {
         SpmmVariant v{type, width, width != 64, "i64", schedule};
         v.tag = tag;

@@ -74,10 +74,10 @@ std::vector<SpmmVariant> allSelfTermSpmmVariants();
 
 /// gnn.spmm with atomic additions: edge_parallel with write = atomic (64 and
 /// 8 edges per worker) and neighbor_group (default, and groups of 4 with 8
-/// scalar threads in blocks of 64): every type, widths {1, 3, 41, 64, 256},
-/// with and without edge values; mean with GCN scaling, mean with the self
-/// term, and f16 discretized accumulation. Their results may differ in the
-/// last bits run to run.
+/// scalar threads in blocks of 64): every type, widths {1, 3, 16, 32, 41, 64,
+/// 128, 256}, with and without edge values; mean with GCN scaling, mean with
+/// the self term, and f16 discretized accumulation. Their results may differ in
+/// the last bits run to run.
 std::vector<SpmmVariant> allAtomicSpmmVariants();
 
 /// gnn.spmm with padded rows (`#gnn.rows<stride = ...>`), the last vector
@@ -91,8 +91,8 @@ std::vector<SpmmVariant> allAtomicSpmmVariants();
 std::vector<SpmmVariant> allPaddedSpmmVariants();
 
 /// gnn.spmm edge_parallel with write = shared (64 and 8 edges per worker):
-/// every type, widths {1, 3, 41, 64, 256}, with and without edge values;
-/// mean with GCN scaling, max, and mean with the self term; f16
+/// every type, widths {1, 3, 16, 32, 41, 64, 128, 256}, with and without edge
+/// values; mean with GCN scaling, max, and mean with the self term; f16
 /// discretized accumulation, and padded rows.
 std::vector<SpmmVariant> allSharedMergeSpmmVariants();
 

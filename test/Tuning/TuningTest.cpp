@@ -259,10 +259,69 @@ TEST(TuningEnumerate, AddsAFewEdgeParallelSchedules) {
   EXPECT_EQ(edge[1], (Schedule{4, 16, 256, 128}));
   EXPECT_EQ(edge[2], (Schedule{4, 16, 256, 64}));
   EXPECT_EQ(edge[3], (Schedule{2, 32, 256, 256}));
-  // They come after every vertex_parallel schedule.
-  EXPECT_TRUE(all.back().isEdgeParallel());
-  EXPECT_FALSE(all[all.size() - edge.size() - 1].isEdgeParallel());
+  // They come after every vertex_parallel schedule, and before the
+  // neighbour groups: vector widths 4, 2, 1 x groups of 32, 16, 64.
+  std::vector<Schedule> groups;
+  for (const Schedule &s : all)
+    if (s.isNeighbourGroup())
+      groups.push_back(s);
+  ASSERT_EQ(groups.size(), 9u);
+  Schedule first{4, 16, 256};
+  first.groupSize = 32;
+  EXPECT_EQ(groups[0], first);
+  EXPECT_TRUE(all.back().isNeighbourGroup());
+  size_t firstEdge = all.size() - groups.size() - edge.size();
+  EXPECT_TRUE(all[firstEdge].isEdgeParallel());
+  EXPECT_FALSE(all[firstEdge - 1].isEdgeParallel() ||
+               all[firstEdge - 1].isNeighbourGroup());
+  EXPECT_NE(groups[0].attribute().find(
+                "strategy = neighbor_group, vector_width = 4, dim_workers = "
+                "16, threads_per_block = 256, group_size = 32, write = atomic"),
+            std::string::npos)
+      << groups[0].attribute();
+  EXPECT_EQ(groups[0].shortText(), "vw=4 dw=16 tpb=256 gs=32");
   EXPECT_EQ(enumerateSchedules(p), all); // a stable order
+}
+
+TEST(TuningCostModel, NeighbourGroupsAreModelled) {
+  // A skewed graph: neighbour groups are counted exactly by the analysis,
+  // the plan keeps one f32 row per group in shared memory, the model adds
+  // a second launch and the zeroing of Y, and a group of 1 neighbour costs
+  // more waves than one of 32.
+  graph::CsrGraph g = graph::generateRmat(14, 16, 3);
+  Problem p;
+  p.width = 64;
+  GpuModel gpu = sm90();
+  graph::GraphProfile profile =
+      graph::analyzeGraph(g, profileOptionsFor(gpu, p));
+  int64_t groups32 = 0;
+  for (int64_t r = 0; r < g.numRows; ++r)
+    groups32 += (g.degree(r) + 31) / 32;
+  EXPECT_EQ(profile.neighbourGroups.at(32), groups32);
+  Schedule big{4, 16, 256}, small{4, 16, 256};
+  big.groupSize = 32;
+  small.groupSize = 8;
+  ASSERT_TRUE(isLegal(p, big));
+  EXPECT_EQ(planFor(p, big).sharedBytes, 16 * 64 * 4);
+  Prediction pb = predict(gpu, profile, p, big);
+  Prediction ps = predict(gpu, profile, p, small);
+  Prediction vertex = predict(gpu, profile, p, Schedule{4, 16, 256});
+  EXPECT_DOUBLE_EQ(pb.launchSeconds, 2 * vertex.launchSeconds);
+  EXPECT_GT(pb.dramBytes, vertex.dramBytes);
+  EXPECT_GT(ps.waves, pb.waves);
+  EXPECT_GT(pb.seconds, 0);
+  // Too many groups' partial sums for shared memory, or groups with
+  // edge-parallel items, are illegal.
+  Schedule wide{1, 1, 1024};
+  wide.groupSize = 32;
+  Problem w256 = p;
+  w256.width = 256;
+  std::string why;
+  EXPECT_FALSE(isLegal(w256, wide, &why));
+  Schedule mixed = big;
+  mixed.edgesPerWorker = 64;
+  EXPECT_FALSE(isLegal(p, mixed, &why));
+  EXPECT_NE(why.find("group_size"), std::string::npos) << why;
 }
 
 TEST(TuningCostModel, EdgeParallelPlanMirrorsTheLowering) {
@@ -487,8 +546,17 @@ TEST(TuningRank, MeasurementComparesTheStrategiesFirst) {
   EXPECT_EQ(measurementOrder(ranked, 3), (std::vector<size_t>{0, 1, 3}));
   EXPECT_EQ(measurementOrder(ranked, 9), (std::vector<size_t>{0, 1, 2, 3, 4}));
   EXPECT_TRUE(measurementOrder(ranked, 0).empty());
-  // A strategy predicted far behind is not pulled forward.
-  ranked[3].prediction.seconds = ranked[4].prediction.seconds = 2e-4;
+  // A third strategy's leader is measured too, when k allows.
+  std::vector<Candidate> three = ranked;
+  Prediction far;
+  far.seconds = 1.5e-4;
+  Schedule groups{4, 16, 256};
+  groups.groupSize = 32;
+  three.push_back({groups, far, std::nullopt, ""});
+  EXPECT_EQ(measurementOrder(three, 3), (std::vector<size_t>{0, 3, 5}));
+  EXPECT_EQ(measurementOrder(three, 2), (std::vector<size_t>{0, 3}));
+  // A strategy predicted far behind (over 2x) is not pulled forward.
+  ranked[3].prediction.seconds = ranked[4].prediction.seconds = 2.5e-4;
   EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 1}));
   // One strategy only: the plain top k.
   ranked.resize(3);
@@ -535,6 +603,21 @@ TEST(TuningDb, RoundTrip) {
   EXPECT_NEAR(parsed->predictedSeconds, 1.25e-3, 1e-9);
   EXPECT_FALSE(parseEntry("0123456789abcdef spmm f32 64 novalues sm_90 -> 4 "
                           "16 256 4 0 1e-3 -"));
+  // A neighbour-group schedule adds its group size after those two.
+  TuningEntry d = a;
+  d.schedule = {4, 16, 256};
+  d.schedule.groupSize = 32;
+  line = formatEntry(d);
+  EXPECT_NE(line.find("-> 4 16 256 0 0 32 "), std::string::npos) << line;
+  line.pop_back();
+  parsed = parseEntry(line);
+  ASSERT_TRUE(parsed) << parsed.message();
+  EXPECT_EQ(parsed->schedule, d.schedule);
+  Expected<TuningEntry> both = parseEntry(
+      "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 64 0 32 1e-3 -");
+  ASSERT_FALSE(both);
+  EXPECT_NE(both.message().find("is not 0 0 group_size"), std::string::npos)
+      << both.message();
 }
 
 TEST(TuningDb, MalformedLinesAreReportedAndSkipped) {

@@ -52,7 +52,8 @@ std::vector<Candidate> rankSchedules(const GpuModel &gpu,
 
 /// Indices (into `ranked`, in rank order) of the `k` candidates to measure:
 /// the best-ranked schedule of each strategy (vertex-parallel,
-/// edge-parallel) whose prediction is within 1.25x of the leader's first,
+/// edge-parallel, neighbour groups) whose prediction is within 2x of the
+/// leader's first,
 /// then the best-ranked of the rest. When the model puts two strategies
 /// close together it is least reliable between them, so a measurement of
 /// `k` >= 2 then compares them.

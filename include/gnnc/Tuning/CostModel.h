@@ -57,8 +57,8 @@ struct Problem {
   int indexBytes = 4;
 };
 
-/// A complete gnn.spmm schedule: vertex_parallel, or edge_parallel when
-/// `edgesPerWorker` is set.
+/// A complete gnn.spmm schedule: vertex_parallel, edge_parallel when
+/// `edgesPerWorker` is set, or neighbor_group when `groupSize` is.
 struct Schedule {
   int vectorWidth = 0;
   int dimWorkers = 0;
@@ -68,17 +68,27 @@ struct Schedule {
   /// Blocks that must fit on an SM (`blocks_per_sm`, a register cap); 0 =
   /// no cap.
   int blocksPerSm = 0;
+  /// Neighbours per group (`group_size`); 0 = not neighbor_group.
+  int groupSize = 0;
 
   bool isEdgeParallel() const { return edgesPerWorker > 0; }
+  bool isNeighbourGroup() const { return groupSize > 0; }
+  /// 0 vertex_parallel, 1 edge_parallel, 2 neighbor_group.
+  int strategyIndex() const {
+    return isEdgeParallel() ? 1 : isNeighbourGroup() ? 2 : 0;
+  }
   /// `#gnn.schedule<strategy = vertex_parallel, vector_width = .., ...>`;
-  /// edge_parallel adds `edges_per_warp` and `write = staged`.
+  /// edge_parallel adds `edges_per_warp` and `write = staged`,
+  /// neighbor_group `group_size` and `write = atomic`.
   std::string attribute() const;
-  /// `vw=4 dw=16 tpb=256`, then ` ep=256` and ` bps=4` when set, for tables.
+  /// `vw=4 dw=16 tpb=256`, then ` ep=256`, ` gs=32` and ` bps=4` when set,
+  /// for tables.
   std::string shortText() const;
   bool operator==(const Schedule &o) const {
     return vectorWidth == o.vectorWidth && dimWorkers == o.dimWorkers &&
            threadsPerBlock == o.threadsPerBlock &&
-           edgesPerWorker == o.edgesPerWorker && blocksPerSm == o.blocksPerSm;
+           edgesPerWorker == o.edgesPerWorker && blocksPerSm == o.blocksPerSm &&
+           groupSize == o.groupSize;
   }
 };
 
@@ -92,7 +102,8 @@ struct Plan {
   int64_t chunksPerLane = 1;
   int edgeBatch = 1;
   /// edge_parallel: merge-path items per worker, and the dynamic shared
-  /// memory of a block (workers x (items + 1) row ends x 4 bytes).
+  /// memory of a block (workers x (items + 1) row ends x 4 bytes;
+  /// neighbor_group: groups x row stride x 4 bytes of partial sums).
   int64_t itemsPerWorker = 0;
   int64_t sharedBytes = 0;
 };

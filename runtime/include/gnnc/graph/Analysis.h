@@ -14,6 +14,7 @@
 #include "gnnc/graph/Csr.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,9 @@ uint64_t graphFingerprint(const CsrGraph &g);
 /// The fingerprint as 16 lower-case hex digits.
 std::string fingerprintToHex(uint64_t fingerprint);
 
+/// The group sizes GraphProfile::neighbourGroups counts.
+constexpr int64_t kProfileGroupSizes[] = {8, 16, 32, 64};
+
 /// Structural summary of a graph; see analyzeGraph.
 struct GraphProfile {
   int64_t numRows = 0;
@@ -85,6 +89,10 @@ struct GraphProfile {
   /// k >= 1 counts rows with degree in [2^(k-1), 2^k). Has
   /// histogramBucketCount(maxDegree) entries.
   std::vector<int64_t> degreeHistogram;
+  /// Neighbour groups (GNNAdvisor) when every row is cut into groups of at
+  /// most G non-zeros, sum over rows of ceil(degree / G), for G in
+  /// kProfileGroupSizes.
+  std::map<int64_t, int64_t> neighbourGroups;
   /// Fraction of the non-zeros held by the ceil(1%) longest rows (at least
   /// one row); 0 for an empty graph.
   double top1PercentNnzFraction = 0;
