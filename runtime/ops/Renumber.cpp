@@ -1,8 +1,11 @@
 //===- Renumber.cpp - Kernels on renumbered graphs, in the user's order ---===//
 #include "gnnc/ops/Renumber.h"
 
+#include "gnnc/reference/Spmm.h"
+
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 using namespace gnnc;
 using namespace gnnc::ops;
@@ -464,4 +467,83 @@ Status gnnc::ops::launchSpmmInUserOrder(rt::Runtime &runtime,
                                   false, colNorm)
                            .withContext(what));
   return graph.rowsToUser(runtime, buffers.y, y, rowBytes, synchronize);
+}
+
+Expected<KernelCheck> gnnc::ops::checkSpmmInUserOrder(
+    rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+    const graph::CsrGraph &user, const RenumberedGraph &renumbered,
+    uint64_t seed) {
+  if (user.numRows != renumbered.numNodes() || user.nnz() != renumbered.nnz())
+    return Status::error("checkSpmmInUserOrder: graph '" + user.name +
+                         "' has " + std::to_string(user.numRows) +
+                         " nodes and " + std::to_string(user.nnz()) +
+                         " edges, its renumbering " +
+                         std::to_string(renumbered.numNodes()) + " and " +
+                         std::to_string(renumbered.nnz()));
+  auto sig = spmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  const int64_t n = user.numRows;
+  const int64_t width = sig->featureWidth;
+  const int64_t stride = sig->rowStride;
+  std::vector<float> x =
+      ref::roundThrough(ref::randomFeatures(n * width, seed), sig->type);
+  std::vector<float> values;
+  if (sig->edgeValues)
+    values = ref::roundThrough(ref::randomFeatures(user.nnz(), seed ^ 0x5eed),
+                               sig->type);
+  // Padded rows: x's padding holds NaN, which would reach any output that
+  // used it.
+  std::vector<float> xRows(static_cast<size_t>(n * stride),
+                           std::numeric_limits<float>::quiet_NaN());
+  for (int64_t r = 0; r < n; ++r)
+    std::copy(x.begin() + r * width, x.begin() + (r + 1) * width,
+              xRows.begin() + r * stride);
+
+  auto dg = uploadRenumberedGraph(runtime, renumbered, *sig);
+  if (!dg)
+    return dg.status();
+  auto dx = uploadTensor(xRows, sig->type);
+  if (!dx)
+    return dx.status();
+  Expected<rt::DeviceBuffer> dv = Status::error("unused");
+  if (sig->edgeValues) {
+    dv = uploadTensor(values, sig->type);
+    if (!dv)
+      return dv.status();
+  }
+  const size_t outCount = static_cast<size_t>(n * stride);
+  auto dy = allocatePoisoned(outCount, sig->type);
+  if (!dy)
+    return dy.status();
+  GNNC_RETURN_IF_ERROR(launchSpmmInUserOrder(
+      runtime, kernel, *dg, *dx, sig->edgeValues ? &*dv : nullptr, *dy));
+  auto got = downloadTensor(*dy, outCount, sig->type);
+  if (!got)
+    return got.status();
+  if (sig->padded()) {
+    std::vector<float> rows(static_cast<size_t>(n * width));
+    for (int64_t r = 0; r < n; ++r)
+      std::copy(got->begin() + r * stride, got->begin() + r * stride + width,
+                rows.begin() + r * width);
+    *got = std::move(rows);
+  }
+
+  std::vector<double> expected, magnitude;
+  ref::spmm(user, sig->edgeValues ? values.data() : nullptr, x.data(), width,
+            sig->options(), expected, &magnitude);
+  // Each row gets the error bound of its degree (as checkSpmm does).
+  const double base = spmmTolerance(sig->type);
+  for (int64_t r = 0; r < n; ++r) {
+    double factor = spmmTolerance(*sig, user.degree(r)) / base;
+    if (factor != 1.0)
+      for (int64_t c = 0; c < width; ++c)
+        magnitude[r * width + c] *= factor;
+  }
+  KernelCheck check =
+      compareWithReference(kernel.spec, user, width, sig->type, *got, expected,
+                           magnitude, width, base);
+  check.report += " (in the user's order through the " + renumbered.orderName +
+                  " renumbering)";
+  return check;
 }

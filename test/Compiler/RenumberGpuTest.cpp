@@ -174,6 +174,18 @@ TEST(RenumberGpu, SpmmInUserOrderMatchesReference) {
       }
 }
 
+TEST(RenumberGpu, CheckSpmmInUserOrder) {
+  REQUIRE_SUITE();
+  graph::CsrGraph g = graph::makeRaggedTestGraph(9, 4000, 2500);
+  auto rg = ops::renumberGraph(g, ops::NodeOrder::Rcm);
+  ASSERT_TRUE(rg.isOk()) << rg.message();
+  for (const rt::LoadedKernel &kernel : suite().kernels) {
+    auto check = ops::checkSpmmInUserOrder(*suite().runtime, kernel, g, *rg, 5);
+    ASSERT_TRUE(check.isOk()) << check.message();
+    EXPECT_TRUE(check->ok) << check->report;
+  }
+}
+
 /// The host gather: out row i = in row map[i].
 std::vector<uint8_t> hostGather(const std::vector<uint8_t> &in,
                                 const std::vector<int64_t> &map,

@@ -218,6 +218,18 @@ Status launchSpmmInUserOrder(rt::Runtime &runtime,
                              rt::DeviceBuffer &y, bool synchronize = true,
                              RenumberScratch *scratch = nullptr);
 
+/// checkSpmm through the renumbering: runs `kernel` with
+/// launchSpmmInUserOrder on `renumbered` (the renumbering of `user`) with
+/// fresh random features (and edge values) in the user's order drawn from
+/// `seed`, y poisoned with NaN first (and x's row padding NaN), and compares
+/// the features of every row with the double-precision CPU reference on
+/// `user`.
+Expected<KernelCheck> checkSpmmInUserOrder(rt::Runtime &runtime,
+                                           const rt::LoadedKernel &kernel,
+                                           const graph::CsrGraph &user,
+                                           const RenumberedGraph &renumbered,
+                                           uint64_t seed);
+
 } // namespace gnnc::ops
 
 #endif // GNNC_OPS_RENUMBER_H
