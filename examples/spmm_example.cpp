@@ -9,20 +9,30 @@
 //   3. on a GPU: JIT the kernel with NVRTC (cached on disk), run it, check
 //      every output against the CPU reference and time it;
 //      without a GPU: compile to a cubin for sm_90 and stop there.
+//   4. with --renumber ORDER: renumber the graph's nodes (degree, rcm or
+//      community), check the kernel through the renumbering with inputs and
+//      outputs in the graph's own order (gnnc/ops/Renumber.h), and compare
+//      the kernel's time on the renumbered graph with its time on the
+//      original: the speedup, and after how many calls the renumbering's
+//      host time is paid back.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Rmat.h"
+#include "gnnc/ops/Renumber.h"
 #include "gnnc/ops/Spmm.h"
 #include "gnnc/reference/Spmm.h"
 #include "gnnc/runtime/Nvrtc.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 
 using namespace gnnc;
@@ -47,13 +57,17 @@ void usage() {
   std::printf(
       "usage: gnnc-spmm-example [--gnn FILE.gnn] [--kernel NAME]\n"
       "                         [--graph FILE | --rmat SCALE] [--seed N]\n"
+      "                         [--renumber degree|rcm|community]\n"
       "  --gnn FILE     kernel source (default: a built-in f16 kernel)\n"
       "  --kernel NAME  kernel to run when the file holds several\n"
       "  --graph FILE   .mtx, .mtx.gz, .npz (CSR) or SNAP edge list\n"
       "  --rmat SCALE   generated R-MAT graph, 2^SCALE nodes, 16 edges per "
       "node\n"
       "                 (Graph500 parameters; default 18)\n"
-      "  --seed N       seed for the graph and the inputs (default 1)\n");
+      "  --seed N       seed for the graph and the inputs (default 1)\n"
+      "  --renumber ORDER\n"
+      "                 also run the kernel on the graph renumbered in ORDER\n"
+      "                 (data in the graph's own order) and compare times\n");
 }
 
 int fail(const std::string &message) {
@@ -64,7 +78,7 @@ int fail(const std::string &message) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string gnnFile, kernelName, graphFile;
+  std::string gnnFile, kernelName, graphFile, renumberOrder;
   int scale = 18;
   uint64_t seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -78,7 +92,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if ((arg != "--gnn" && arg != "--kernel" && arg != "--graph" &&
-         arg != "--rmat" && arg != "--seed") ||
+         arg != "--rmat" && arg != "--seed" && arg != "--renumber") ||
         !(v = value())) {
       usage();
       return fail("bad argument '" + arg + "'");
@@ -91,11 +105,18 @@ int main(int argc, char **argv) {
       graphFile = v;
     else if (arg == "--rmat")
       scale = std::atoi(v);
+    else if (arg == "--renumber")
+      renumberOrder = v;
     else
       seed = std::strtoull(v, nullptr, 10);
   }
   if (scale < 1 || scale > 26)
     return fail("--rmat: scale must be from 1 to 26");
+  if (!renumberOrder.empty()) {
+    auto order = ops::parseNodeOrder(renumberOrder);
+    if (!order)
+      return fail("--renumber: " + order.message());
+  }
 
   // 1. Load or generate the graph.
   auto start = std::chrono::steady_clock::now();
@@ -115,6 +136,19 @@ int main(int argc, char **argv) {
   std::printf("graph    %s: %lld rows, %lld non-zeros (%.0f ms)\n",
               g.name.c_str(), (long long)g.numRows, (long long)g.nnz(),
               graphMs);
+
+  // Renumbering happens on the host, once per graph.
+  std::optional<ops::RenumberedGraph> renumbered;
+  if (!renumberOrder.empty()) {
+    auto rg = ops::renumberGraph(g, renumberOrder);
+    if (!rg)
+      return fail(rg.message());
+    renumbered = rg.take();
+    std::printf("renumber %s order: %.3f s on the host (order %.3f s, "
+                "relabelling %.3f s)\n",
+                renumbered->orderName.c_str(), renumbered->seconds(),
+                renumbered->orderSeconds, renumbered->applySeconds);
+  }
 
   // 2. Compile for this graph: kernels that leave their gnn.spmm
   // unscheduled get a schedule chosen for the graph.
@@ -190,21 +224,34 @@ int main(int argc, char **argv) {
        {&dg.status(), &x.status(), &w.status(), &y.status(), &timer.status()})
     if (!s->isOk())
       return fail(s->message());
-  std::vector<float> times;
-  for (int i = 0; i < 55; ++i) {
-    Status st = timer->start();
-    if (st)
-      st = ops::launchSpmm(*runtime, *kernel, *dg, *x,
+  // Times of 50 launches of `run` after 5 warm-up runs, sorted.
+  auto timeRuns =
+      [&](const std::function<Status()> &run) -> Expected<std::vector<float>> {
+    std::vector<float> times;
+    for (int i = 0; i < 55; ++i) {
+      Status st = timer->start();
+      if (st)
+        st = run();
+      if (st)
+        st = timer->stop();
+      if (!st)
+        return st;
+      auto ms = timer->elapsedMs();
+      if (!ms)
+        return ms.status();
+      if (i >= 5)
+        times.push_back(*ms);
+    }
+    std::sort(times.begin(), times.end());
+    return times;
+  };
+  auto timed = timeRuns([&] {
+    return ops::launchSpmm(*runtime, *kernel, *dg, *x,
                            sig->edgeValues ? &*w : nullptr, *y, false);
-    if (st)
-      st = timer->stop();
-    auto ms = timer->elapsedMs();
-    if (!st || !ms)
-      return fail(!st ? st.message() : ms.message());
-    if (i >= 5)
-      times.push_back(*ms);
-  }
-  std::sort(times.begin(), times.end());
+  });
+  if (!timed)
+    return fail(timed.message());
+  const std::vector<float> &times = *timed;
   double median = times[times.size() / 2];
   double bytes =
       double(g.numRows + 1) * (sig->offsets64 ? 8 : 4) +
@@ -216,5 +263,71 @@ int main(int argc, char **argv) {
               "%.0f GB/s of compulsory traffic\n",
               median, times.front(), times.back(), times.size(),
               bytes / median / 1e6);
+  if (!renumbered)
+    return 0;
+
+  // 4. The renumbered graph: checked with data in the graph's own order,
+  // then timed in the internal order (no moves) and with the moves.
+  auto userCheck =
+      ops::checkSpmmInUserOrder(*runtime, *kernel, g, *renumbered, seed);
+  if (!userCheck)
+    return fail(userCheck.message());
+  std::printf("check    %s\n", userCheck->report.c_str());
+  if (!userCheck->ok)
+    return 1;
+  auto rdg = ops::uploadRenumberedGraph(*runtime, *renumbered, *sig);
+  if (!rdg)
+    return fail(rdg.message());
+  // Any features serve for timing; the internal ones come from x.
+  auto xInternal = rt::DeviceBuffer::allocate(x->size());
+  auto yUser = rt::DeviceBuffer::allocate(y->size());
+  for (auto *s : {&xInternal.status(), &yUser.status()})
+    if (!s->isOk())
+      return fail(s->message());
+  const size_t rowBytes = sig->rowStride * elementSize(sig->type);
+  if (Status st = rdg->rowsToInternal(*runtime, *x, *xInternal, rowBytes); !st)
+    return fail(st.message());
+  auto wInternal = rt::DeviceBuffer::allocate(w->size());
+  if (!wInternal)
+    return fail(wInternal.message());
+  if (sig->edgeValues)
+    if (Status st = rdg->edgeValuesToInternal(*runtime, *w, *wInternal,
+                                              elementSize(sig->type));
+        !st)
+      return fail(st.message());
+  auto colNorm = rdg->columnNorms.find(sig->colNormExponent);
+  auto internalTimes = timeRuns([&] {
+    return ops::launchSpmm(*runtime, *kernel, rdg->graph, *xInternal,
+                           sig->edgeValues ? &*wInternal : nullptr, *y, false,
+                           sig->needsColumnNorm() ? &colNorm->second : nullptr);
+  });
+  if (!internalTimes)
+    return fail(internalTimes.message());
+  auto userTimes = timeRuns([&] {
+    return ops::launchSpmmInUserOrder(*runtime, *kernel, *rdg, *x,
+                                      sig->edgeValues ? &*w : nullptr, *yUser,
+                                      false);
+  });
+  if (!userTimes)
+    return fail(userTimes.message());
+  double internalMedian = (*internalTimes)[internalTimes->size() / 2];
+  double userMedian = (*userTimes)[userTimes->size() / 2];
+  std::printf("time     %s order: median %.3f ms in the internal order (no "
+              "moves), %.3f ms in the graph's own order (moving x, y%s)\n",
+              renumbered->orderName.c_str(), internalMedian, userMedian,
+              sig->edgeValues ? " and the edge values" : "");
+  // Break-even: the renumbering's host time over the time it saves per
+  // call (in the internal order).
+  double savedMs = median - internalMedian;
+  std::printf("speedup  %.2fx over the original graph (%.3f ms -> %.3f ms)\n",
+              median / internalMedian, median, internalMedian);
+  if (savedMs > 0)
+    std::printf("break-even after %.0f calls (renumbering %.3f s / %.4f ms "
+                "saved per call)\n",
+                std::ceil(renumbered->seconds() * 1e3 / savedMs),
+                renumbered->seconds(), savedMs);
+  else
+    std::printf("break-even never: the renumbered graph saves no time per "
+                "call\n");
   return 0;
 }

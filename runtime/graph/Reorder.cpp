@@ -513,6 +513,56 @@ Expected<CsrGraph> gnnc::graph::applyPermutation(const CsrGraph &g,
   return permute(g, perm.oldToNew, perm.oldToNew);
 }
 
+Expected<PermutedGraph>
+gnnc::graph::applyPermutationWithEdgeMap(const CsrGraph &g,
+                                         const Permutation &perm) {
+  const char *what = "applyPermutationWithEdgeMap";
+  if (g.numRows != g.numCols)
+    return Status::error(
+        std::string(what) + ": graph is " + std::to_string(g.numRows) + " x " +
+        std::to_string(g.numCols) + ", a renumbering needs a square graph");
+  if (perm.size() != g.numRows)
+    return Status::error(std::string(what) + ": permutation of " +
+                         std::to_string(perm.size()) +
+                         " nodes for a graph of " + std::to_string(g.numRows));
+  GNNC_RETURN_IF_ERROR(perm.validate(g.numRows).withContext(what));
+  GNNC_RETURN_IF_ERROR(g.validate().withContext(what));
+
+  const int64_t n = g.numRows;
+  PermutedGraph out;
+  CsrGraph &p = out.graph;
+  p.numRows = n;
+  p.numCols = n;
+  p.name = g.name;
+  p.rowPtr.assign(n + 1, 0);
+  for (int64_t r = 0; r < n; ++r)
+    p.rowPtr[perm.oldToNew[r] + 1] = g.degree(r);
+  for (int64_t r = 0; r < n; ++r)
+    p.rowPtr[r + 1] += p.rowPtr[r];
+  p.colIdx.resize(g.colIdx.size());
+  if (g.hasValues())
+    p.values.resize(g.values.size());
+  out.edgeOf.resize(g.colIdx.size());
+  // (new column, input edge) pairs of one row; sorting them orders the row
+  // by column and keeps repeated columns in the input's order.
+  std::vector<std::pair<int64_t, int64_t>> row;
+  for (int64_t r = 0; r < n; ++r) {
+    row.clear();
+    for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e)
+      row.emplace_back(perm.oldToNew[g.colIdx[e]], e);
+    std::sort(row.begin(), row.end());
+    int64_t pos = p.rowPtr[perm.oldToNew[r]];
+    for (const auto &[c, e] : row) {
+      p.colIdx[pos] = c;
+      out.edgeOf[pos] = e;
+      if (g.hasValues())
+        p.values[pos] = g.values[e];
+      ++pos;
+    }
+  }
+  return out;
+}
+
 void gnnc::graph::permuteRowsToOriginal(const Permutation &perm,
                                         const float *renumbered, int64_t width,
                                         float *original) {

@@ -335,6 +335,126 @@ TEST(ReorderTest, RenumberedSpmmMatchesReference) {
   }
 }
 
+/// A graph with empty rows, a hub row pointing at most nodes, a hub column
+/// most nodes point at, a self loop and random values.
+CsrGraph emptyRowsAndHub() {
+  const int64_t n = 400;
+  std::vector<int64_t> rows, cols;
+  std::vector<float> vals;
+  Rng rng(41);
+  auto add = [&](int64_t r, int64_t c) {
+    rows.push_back(r);
+    cols.push_back(c);
+    vals.push_back(static_cast<float>(rows.size()));
+  };
+  for (int64_t c = 0; c < n; c += 2)
+    add(7, c); // the hub row
+  for (int64_t r = 0; r < n; ++r) {
+    if (r % 5 == 0 || r == 7)
+      continue;  // every fifth row stays empty
+    add(r, 123); // the hub column
+    for (int k = 0; k < 3; ++k)
+      add(r, static_cast<int64_t>(rng.next() % n));
+  }
+  add(9, 9);
+  Expected<CsrGraph> g = fromCoo(n, n, rows, cols, vals, Duplicates::KeepFirst);
+  EXPECT_TRUE(g.isOk()) << g.message();
+  return g.take();
+}
+
+/// Checks that `edgeOf` maps each renumbered edge to the input edge with the
+/// same endpoints and value, and is a bijection.
+void expectEdgeMapFollowsEdges(const CsrGraph &g, const Permutation &perm,
+                               const PermutedGraph &pg) {
+  const CsrGraph &h = pg.graph;
+  ASSERT_EQ(h.nnz(), g.nnz());
+  ASSERT_EQ(static_cast<int64_t>(pg.edgeOf.size()), g.nnz());
+  std::vector<int64_t> rowOf(g.nnz());
+  for (int64_t r = 0; r < g.numRows; ++r)
+    for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e)
+      rowOf[e] = r;
+  std::vector<char> seen(g.nnz(), 0);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < h.numRows; ++r)
+    for (int64_t e = h.rowPtr[r]; e < h.rowPtr[r + 1]; ++e) {
+      int64_t u = pg.edgeOf[e];
+      ASSERT_GE(u, 0);
+      ASSERT_LT(u, g.nnz());
+      EXPECT_FALSE(seen[u]) << "user edge " << u << " mapped twice";
+      seen[u] = 1;
+      if (rowOf[u] != perm.newToOld[r] ||
+          g.colIdx[u] != perm.newToOld[h.colIdx[e]] ||
+          (g.hasValues() && g.values[u] != h.values[e])) {
+        if (bad++ < 5)
+          ADD_FAILURE() << "renumbered edge " << e << " (" << r << ", "
+                        << h.colIdx[e] << ") is user (" << perm.newToOld[r]
+                        << ", " << perm.newToOld[h.colIdx[e]]
+                        << ") but maps to user edge " << u << " (" << rowOf[u]
+                        << ", " << g.colIdx[u] << ")";
+      }
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(ReorderTest, EdgeMapFollowsEdges) {
+  std::vector<NamedGraph> graphs = testGraphs();
+  graphs.push_back({"empty-rows-and-hub", emptyRowsAndHub()});
+  // A random graph whose rows are not sorted by column, with values.
+  CsrGraph unsorted = generateUniformRandom(700, 700, 5.0, 8);
+  unsorted.values = ref::randomFeatures(unsorted.nnz(), 9);
+  for (int64_t r = 0; r < unsorted.numRows; ++r)
+    std::reverse(unsorted.colIdx.begin() + unsorted.rowPtr[r],
+                 unsorted.colIdx.begin() + unsorted.rowPtr[r + 1]);
+  graphs.push_back({"unsorted-with-values", unsorted});
+  for (const NamedGraph &ng : graphs) {
+    SCOPED_TRACE(ng.name);
+    const CsrGraph &g = ng.graph;
+    for (const char *name : {"degree", "rcm", "community"}) {
+      SCOPED_TRACE(name);
+      Expected<Permutation> perm = orderByName(g, name);
+      ASSERT_TRUE(perm.isOk()) << perm.message();
+      Expected<PermutedGraph> pg = applyPermutationWithEdgeMap(g, *perm);
+      ASSERT_TRUE(pg.isOk()) << pg.message();
+      EXPECT_TRUE(pg->graph.validate().isOk());
+      expectEdgeMapFollowsEdges(g, *perm, *pg);
+      // The same graph as applyPermutation.
+      Expected<CsrGraph> plain = applyPermutation(g, *perm);
+      ASSERT_TRUE(plain.isOk()) << plain.message();
+      EXPECT_EQ(plain->rowPtr, pg->graph.rowPtr);
+      EXPECT_EQ(plain->colIdx, pg->graph.colIdx);
+      EXPECT_EQ(plain->values, pg->graph.values);
+      // Edge data in the user's order follows its edges.
+      if (g.hasValues())
+        EXPECT_EQ(permuteEdgeData(g.values, pg->edgeOf), pg->graph.values);
+    }
+  }
+}
+
+TEST(ReorderTest, EdgeMapOfSmallGraph) {
+  // 0 -> {1: 5}, 1 -> {2: 6}, 2 -> {0: 7, 1: 8}; old 2 -> new 0, old 0 ->
+  // new 1, old 1 -> new 2.
+  Expected<CsrGraph> g =
+      fromCoo(3, 3, {0, 1, 2, 2}, {1, 2, 0, 1}, {5, 6, 7, 8});
+  ASSERT_TRUE(g.isOk());
+  Expected<Permutation> p = Permutation::fromNewToOld({2, 0, 1});
+  ASSERT_TRUE(p.isOk());
+  Expected<PermutedGraph> r = applyPermutationWithEdgeMap(*g, *p);
+  ASSERT_TRUE(r.isOk()) << r.message();
+  EXPECT_EQ(r->graph.colIdx, (std::vector<int64_t>{1, 2, 2, 0}));
+  EXPECT_EQ(r->edgeOf, (std::vector<int64_t>{2, 3, 0, 1}));
+
+  CsrGraph rect = generateUniformRandom(10, 12, 2.0, 1);
+  Expected<PermutedGraph> bad =
+      applyPermutationWithEdgeMap(rect, Permutation::identity(10));
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.message().find("square"), std::string::npos) << bad.message();
+  bad = applyPermutationWithEdgeMap(*g, Permutation::identity(4));
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.message().find("permutation of 4 nodes for a graph of 3"),
+            std::string::npos)
+      << bad.message();
+}
+
 TEST(ReorderTest, RcmShrinksBandwidthOfScrambledGrid) {
   CsrGraph grid = gridGraph(100, 100);
   CsrGraph scrambled = permuteRandomly(grid, 77);

@@ -121,6 +121,23 @@ Expected<Permutation> orderByName(const CsrGraph &g, const std::string &name,
 /// is not a valid permutation.
 Expected<CsrGraph> applyPermutation(const CsrGraph &g, const Permutation &perm);
 
+/// A renumbered graph and where each of its edges came from.
+struct PermutedGraph {
+  /// P·A·Pᵀ, as applyPermutation returns it.
+  CsrGraph graph;
+  /// edgeOf[e] is the position in the input's colIdx of the renumbered
+  /// graph's e-th edge: a permutation of [0, nnz). Per-edge data given in
+  /// the input's edge order moves to the renumbered order with
+  /// permuteEdgeData(data, edgeOf).
+  std::vector<int64_t> edgeOf;
+};
+
+/// applyPermutation, keeping the edge map. Entries of a renumbered row are
+/// sorted by column; repeated columns keep the input's edge order. Fails as
+/// applyPermutation does.
+Expected<PermutedGraph> applyPermutationWithEdgeMap(const CsrGraph &g,
+                                                    const Permutation &perm);
+
 /// Moves a feature matrix from the new numbering back to the original one:
 /// original[old, :] = renumbered[oldToNew[old], :]. Both are perm.size() x
 /// width row-major; they must not overlap.
