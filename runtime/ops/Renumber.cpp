@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 
 using namespace gnnc;
@@ -170,13 +171,13 @@ template <typename Word>
 __device__ __forceinline__ void gnncGatherRows(
     const Word *__restrict__ in, Word *__restrict__ out,
     const long long *__restrict__ map, long long rowWords,
-    long long numWords) {
+    long long copyWords, long long numWords) {
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= numWords)
     return;
-  long long row = i / rowWords;
-  long long word = i - row * rowWords;
-  out[i] = in[map[row] * rowWords + word];
+  long long row = i / copyWords;
+  long long word = i - row * copyWords;
+  out[row * rowWords + word] = in[map[row] * rowWords + word];
 }
 )";
   for (size_t bytes : kWordSizes) {
@@ -184,10 +185,11 @@ __device__ __forceinline__ void gnncGatherRows(
     source += "\nextern \"C\" __global__ void " + gatherKernelName(bytes) +
               "(const " + word + " *in, " + word +
               " *out, const long long *map, long long num_rows,\n"
-              "    long long row_words, long long num_words) {\n"
+              "    long long row_words, long long copy_words, long long "
+              "num_words) {\n"
               "  (void)num_rows;\n"
               "  gnncGatherRows<" +
-              word + ">(in, out, map, row_words, num_words);\n}\n";
+              word + ">(in, out, map, row_words, copy_words, num_words);\n}\n";
   }
   return source;
 }
@@ -204,6 +206,7 @@ std::vector<rt::KernelSpec> gnnc::ops::gatherKernelSpecs() {
                    {"map", rt::ParamKind::Pointer},
                    {"num_rows", rt::ParamKind::Int64},
                    {"row_words", rt::ParamKind::Int64},
+                   {"copy_words", rt::ParamKind::Int64},
                    {"num_words", rt::ParamKind::Int64}};
     spec.launch.blockX = 256;
     spec.launch.gridParam = "num_words";
@@ -228,10 +231,10 @@ Expected<GatherKernels> GatherKernels::load(rt::Runtime &runtime) {
 }
 
 size_t gnnc::ops::gatherWordBytes(size_t rowBytes, uint64_t inAddress,
-                                  uint64_t outAddress) {
+                                  uint64_t outAddress, size_t copyBytes) {
   for (size_t bytes : kWordSizes)
-    if (rowBytes % bytes == 0 && inAddress % bytes == 0 &&
-        outAddress % bytes == 0)
+    if (rowBytes % bytes == 0 && copyBytes % bytes == 0 &&
+        inAddress % bytes == 0 && outAddress % bytes == 0)
       return bytes;
   return 1;
 }
@@ -240,7 +243,14 @@ Status GatherKernels::gatherRows(rt::Runtime &runtime,
                                  const rt::DeviceBuffer &in, int64_t inRows,
                                  rt::DeviceBuffer &out,
                                  const rt::DeviceBuffer &map, int64_t numRows,
-                                 size_t rowBytes, bool synchronize) const {
+                                 size_t rowBytes, bool synchronize,
+                                 size_t copyBytes) const {
+  if (copyBytes == 0)
+    copyBytes = rowBytes;
+  if (copyBytes > rowBytes)
+    return Status::error("gatherRows: " + std::to_string(copyBytes) +
+                         " bytes to copy of rows of " +
+                         std::to_string(rowBytes));
   if (numRows < 0 || inRows < 0)
     return Status::error("gatherRows: negative row count (" +
                          std::to_string(numRows) + " rows from " +
@@ -267,20 +277,23 @@ Status GatherKernels::gatherRows(rt::Runtime &runtime,
     return Status::error("gatherRows: the map needs " +
                          std::to_string(numRows) + " i64 entries, it has " +
                          std::to_string(map.size() / sizeof(int64_t)));
-  size_t word = gatherWordBytes(rowBytes, in.address(), out.address());
+  size_t word =
+      gatherWordBytes(rowBytes, in.address(), out.address(), copyBytes);
   auto kernel = byWordBytes.find(word);
   if (kernel == byWordBytes.end())
     return Status::error("gatherRows: the " + std::to_string(word) +
                          "-byte gather kernel is not loaded "
                          "(GatherKernels::load)");
   const int64_t rowWords = static_cast<int64_t>(rowBytes / word);
+  const int64_t copyWords = static_cast<int64_t>(copyBytes / word);
   rt::ArgPack args;
   args.bind("in", in)
       .bind("out", out)
       .bind("map", map)
       .bind("num_rows", numRows)
       .bind("row_words", rowWords)
-      .bind("num_words", numRows * rowWords);
+      .bind("copy_words", copyWords)
+      .bind("num_words", numRows * copyWords);
   return runtime.launch(kernel->second, args, synchronize);
 }
 
@@ -321,11 +334,11 @@ Status DeviceRenumberedGraph::rowsToInternal(rt::Runtime &runtime,
 Status DeviceRenumberedGraph::rowsToUser(rt::Runtime &runtime,
                                          const rt::DeviceBuffer &internal,
                                          rt::DeviceBuffer &user,
-                                         size_t rowBytes,
-                                         bool synchronize) const {
+                                         size_t rowBytes, bool synchronize,
+                                         size_t copyBytes) const {
   return gather
       .gatherRows(runtime, internal, numNodes, user, oldToNew, numNodes,
-                  rowBytes, synchronize)
+                  rowBytes, synchronize, copyBytes)
       .withContext("moving rows back to the user's order");
 }
 
@@ -466,7 +479,9 @@ Status gnnc::ops::launchSpmmInUserOrder(rt::Runtime &runtime,
                                   values ? &buffers.values : nullptr, buffers.y,
                                   false, colNorm)
                            .withContext(what));
-  return graph.rowsToUser(runtime, buffers.y, y, rowBytes, synchronize);
+  // The padding of y's rows is the caller's: only the features go back.
+  return graph.rowsToUser(runtime, buffers.y, y, rowBytes, synchronize,
+                          static_cast<size_t>(sig->featureWidth) * elem);
 }
 
 Expected<KernelCheck> gnnc::ops::checkSpmmInUserOrder(
@@ -521,11 +536,17 @@ Expected<KernelCheck> gnnc::ops::checkSpmmInUserOrder(
   auto got = downloadTensor(*dy, outCount, sig->type);
   if (!got)
     return got.status();
+  // The padding of y (poisoned with NaN) is the caller's: it must be left
+  // alone.
+  int64_t paddingWritten = 0;
   if (sig->padded()) {
     std::vector<float> rows(static_cast<size_t>(n * width));
-    for (int64_t r = 0; r < n; ++r)
+    for (int64_t r = 0; r < n; ++r) {
       std::copy(got->begin() + r * stride, got->begin() + r * stride + width,
                 rows.begin() + r * width);
+      for (int64_t c = width; c < stride; ++c)
+        paddingWritten += !std::isnan((*got)[r * stride + c]);
+    }
     *got = std::move(rows);
   }
 
@@ -545,5 +566,10 @@ Expected<KernelCheck> gnnc::ops::checkSpmmInUserOrder(
                            magnitude, width, base);
   check.report += " (in the user's order through the " + renumbered.orderName +
                   " renumbering)";
+  if (paddingWritten > 0) {
+    check.ok = false;
+    check.report += "; " + std::to_string(paddingWritten) +
+                    " padding elements of y were written";
+  }
   return check;
 }

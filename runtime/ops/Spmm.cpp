@@ -36,6 +36,7 @@ Expected<DeviceGraph> gnnc::ops::uploadGraph(const graph::CsrGraph &g,
                                              bool offsets64, bool indices64) {
   DeviceGraph dg;
   dg.numRows = g.numRows;
+  dg.hostRowPtr = g.rowPtr;
   dg.numCols = g.numCols;
   dg.nnz = g.nnz();
   dg.offsets64 = offsets64;
@@ -71,26 +72,56 @@ Expected<DeviceGraph> gnnc::ops::uploadGraph(const graph::CsrGraph &g,
 
 Expected<NeighbourGroups> gnnc::ops::neighbourGroups(const graph::CsrGraph &g,
                                                      int64_t groupSize) {
+  return neighbourGroups(g.rowPtr, groupSize, g.name);
+}
+
+Expected<NeighbourGroups>
+gnnc::ops::neighbourGroups(const std::vector<int64_t> &rowPtr,
+                           int64_t groupSize, const std::string &name) {
+  const int64_t numRows =
+      rowPtr.empty() ? 0 : static_cast<int64_t>(rowPtr.size()) - 1;
   if (groupSize < 1)
-    return Status::error("neighbour groups of graph '" + g.name +
+    return Status::error("neighbour groups of graph '" + name +
                          "': the group size must be at least 1, got " +
                          std::to_string(groupSize));
-  if (g.numRows > std::numeric_limits<int32_t>::max())
-    return Status::error("neighbour groups of graph '" + g.name +
-                         "': " + std::to_string(g.numRows) +
+  if (numRows > std::numeric_limits<int32_t>::max())
+    return Status::error("neighbour groups of graph '" + name +
+                         "': " + std::to_string(numRows) +
                          " rows do not fit the 32-bit row of each group");
   NeighbourGroups groups;
-  groups.groupPtr.assign(g.numRows + 1, 0);
-  for (int64_t r = 0; r < g.numRows; ++r)
+  groups.groupPtr.assign(numRows + 1, 0);
+  for (int64_t r = 0; r < numRows; ++r)
     groups.groupPtr[r + 1] =
-        groups.groupPtr[r] + (g.degree(r) + groupSize - 1) / groupSize;
+        groups.groupPtr[r] +
+        (rowPtr[r + 1] - rowPtr[r] + groupSize - 1) / groupSize;
   groups.groupRows.resize(groups.groupPtr.back());
-  for (int64_t r = 0; r < g.numRows; ++r)
+  for (int64_t r = 0; r < numRows; ++r)
     std::fill(groups.groupRows.begin() + groups.groupPtr[r],
               groups.groupRows.begin() + groups.groupPtr[r + 1],
               static_cast<int32_t>(r));
   return groups;
 }
+
+namespace {
+
+/// Uploads `host` as the neighbour groups of size `groupSize` of `graph`.
+Status uploadGroups(const DeviceGraph &graph, int64_t groupSize,
+                    const NeighbourGroups &host) {
+  auto ptr = uploadVector(host.groupPtr);
+  if (!ptr)
+    return ptr.status();
+  auto rows = uploadVector(host.groupRows);
+  if (!rows)
+    return rows.status();
+  DeviceNeighbourGroups groups;
+  groups.groupPtr = ptr.take();
+  groups.groupRows = rows.take();
+  groups.numGroups = host.groupPtr.back();
+  graph.groups.emplace(groupSize, std::move(groups));
+  return Status::ok();
+}
+
+} // namespace
 
 Status gnnc::ops::addNeighbourGroups(DeviceGraph &graph,
                                      const graph::CsrGraph &g,
@@ -106,18 +137,7 @@ Status gnnc::ops::addNeighbourGroups(DeviceGraph &graph,
   auto host = neighbourGroups(g, groupSize);
   if (!host)
     return host.status();
-  auto ptr = uploadVector(host->groupPtr);
-  if (!ptr)
-    return ptr.status();
-  auto rows = uploadVector(host->groupRows);
-  if (!rows)
-    return rows.status();
-  DeviceNeighbourGroups groups;
-  groups.groupPtr = ptr.take();
-  groups.groupRows = rows.take();
-  groups.numGroups = host->groupPtr.back();
-  graph.groups.emplace(groupSize, std::move(groups));
-  return Status::ok();
+  return uploadGroups(graph, groupSize, *host);
 }
 
 Expected<rt::DeviceBuffer>
@@ -289,11 +309,22 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     if (!sig)
       return sig.status();
     auto groups = graph.groups.find(sig->groupSize);
+    if (groups == graph.groups.end() && sig->groupSize >= 1 &&
+        graph.hostRowPtr.size() == static_cast<size_t>(graph.numRows) + 1) {
+      // Built once per graph and group size, on first use.
+      auto host = neighbourGroups(graph.hostRowPtr, sig->groupSize,
+                                  "for kernel '" + kernel.spec.name + "'");
+      if (!host)
+        return host.status();
+      GNNC_RETURN_IF_ERROR(uploadGroups(graph, sig->groupSize, *host));
+      groups = graph.groups.find(sig->groupSize);
+    }
     if (sig->groupSize < 1 || groups == graph.groups.end())
       return Status::error(
           "kernel '" + kernel.spec.name + "' runs neighbour groups of " +
           std::to_string(sig->groupSize) +
-          " non-zeros; add them to the graph first (ops::addNeighbourGroups)");
+          " non-zeros; the graph has no host row offsets to build them from "
+          "(add them with ops::addNeighbourGroups)");
     args.bind("group_ptr", groups->second.groupPtr)
         .bind("group_rows", groups->second.groupRows)
         .bind("num_groups", groups->second.numGroups);

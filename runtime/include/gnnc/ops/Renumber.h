@@ -130,18 +130,22 @@ struct GatherKernels {
   /// `map` holds numRows i64 entries, each below the number of rows of `in`
   /// (the caller guarantees it; the kernel does not check). Copies 16-, 4-
   /// or 2-byte words when rowBytes and both buffers' addresses allow it,
-  /// else bytes. Fails, without launching, when a buffer is too small or
-  /// `in` and `out` are the same buffer.
+  /// else bytes. With `copyBytes` (0 < copyBytes <= rowBytes) only the
+  /// first copyBytes of each row are copied: the rest of each row of `out`
+  /// (padding) is left as it was. Fails, without launching, when a buffer
+  /// is too small or `in` and `out` are the same buffer.
   Status gatherRows(rt::Runtime &runtime, const rt::DeviceBuffer &in,
                     int64_t inRows, rt::DeviceBuffer &out,
                     const rt::DeviceBuffer &map, int64_t numRows,
-                    size_t rowBytes, bool synchronize = true) const;
+                    size_t rowBytes, bool synchronize = true,
+                    size_t copyBytes = 0) const;
 };
 
 /// The word size gatherRows uses for rows of `rowBytes` between buffers at
-/// addresses `inAddress` and `outAddress`: 16, 4, 2 or 1.
-size_t gatherWordBytes(size_t rowBytes, uint64_t inAddress,
-                       uint64_t outAddress);
+/// addresses `inAddress` and `outAddress` (copying `copyBytes` of each row;
+/// 0: all): 16, 4, 2 or 1.
+size_t gatherWordBytes(size_t rowBytes, uint64_t inAddress, uint64_t outAddress,
+                       size_t copyBytes = 0);
 
 /// Device buffers launchSpmmInUserOrder moves data through (grown as
 /// needed, reused by later calls).
@@ -176,10 +180,11 @@ struct DeviceRenumberedGraph {
                         rt::DeviceBuffer &internal, size_t rowBytes,
                         bool synchronize = true) const;
   /// Moves rows back to the user's order: user[old] =
-  /// internal[oldToNew[old]].
+  /// internal[oldToNew[old]]; with `copyBytes`, only the first copyBytes of
+  /// each row (the features of a padded row, whose padding is the user's).
   Status rowsToUser(rt::Runtime &runtime, const rt::DeviceBuffer &internal,
                     rt::DeviceBuffer &user, size_t rowBytes,
-                    bool synchronize = true) const;
+                    bool synchronize = true, size_t copyBytes = 0) const;
   /// Moves per-edge data (`edgeBytes` per edge: the element size for edge
   /// values, times the heads for multi-head data) from the user's edge
   /// order to the internal one: internal[e] = user[edgeOf[e]].
@@ -203,8 +208,7 @@ uploadRenumberedGraph(rt::Runtime &runtime, const RenumberedGraph &host,
 /// factors when it scales columns, its neighbour groups when it is a
 /// neighbor_group kernel; see DeviceRenumberedGraph::prepare, done by
 /// uploadRenumberedGraph for the signature given there) and moves the result
-/// back into `y` (user rows). Padding elements of y's rows receive whatever
-/// the kernel left in the internal rows' padding.
+/// back into `y` (user rows; the padding of padded rows is not written).
 ///
 /// Each call pays two feature moves (and one of the edge values); a
 /// multi-layer model should move once and run its layers in the internal

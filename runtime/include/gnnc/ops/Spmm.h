@@ -41,9 +41,13 @@ struct DeviceGraph {
   int64_t nnz = 0;
   bool offsets64 = true;
   bool indices64 = false;
+  /// The row offsets on the host (kept by uploadGraph), from which
+  /// launchSpmm builds the neighbour groups a kernel needs on first use.
+  std::vector<int64_t> hostRowPtr;
   /// Neighbour groups by group size, for neighbor_group kernels (see
-  /// addNeighbourGroups).
-  std::map<int64_t, DeviceNeighbourGroups> groups;
+  /// addNeighbourGroups; launchSpmm adds missing ones, so a DeviceGraph is
+  /// not safe to launch from two threads at once).
+  mutable std::map<int64_t, DeviceNeighbourGroups> groups;
 };
 
 /// Uploads `g` with 64- or 32-bit row offsets and column indices; fails if
@@ -61,6 +65,11 @@ struct NeighbourGroups {
 /// Fails on a group size below 1 or more rows than an i32 can name.
 Expected<NeighbourGroups> neighbourGroups(const graph::CsrGraph &g,
                                           int64_t groupSize);
+/// The same from a graph's row offsets (numRows + 1 entries); `name` for
+/// messages.
+Expected<NeighbourGroups> neighbourGroups(const std::vector<int64_t> &rowPtr,
+                                          int64_t groupSize,
+                                          const std::string &name);
 
 /// Computes the neighbour groups of `g` (the graph `graph` was uploaded
 /// from) of at most `groupSize` non-zeros and uploads them into
@@ -142,8 +151,8 @@ Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g,
 /// Launches a compiled spmm kernel whose parameters carry the default names
 /// (row_ptr, col_idx, num_rows, x, values, y, col_norm, and for
 /// edge-parallel kernels num_edges; their workspace comes from the runtime;
-/// neighbor_group kernels read the groups addNeighbourGroups added to
-/// `graph` for their group size, and fail without them).
+/// neighbor_group kernels read `graph`'s neighbour groups of their size,
+/// built and uploaded on first use from the host row offsets).
 /// `x` and `y` hold rows of SpmmSignature::rowStride elements.
 /// `values` may be null when the kernel takes no edge values; `colNorm` (from
 /// uploadColumnNorm) must be given exactly when the kernel scales columns.
