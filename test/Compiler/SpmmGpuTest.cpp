@@ -484,4 +484,55 @@ TEST(SpmmGpu, NoRows) {
   checkAllKernels(g, 6);
 }
 
+TEST(SpmmGpu, NeighbourGroupsAreBuiltOnFirstLaunch) {
+  // A neighbor_group kernel launched on a freshly uploaded graph: launchSpmm
+  // builds the graph's groups from its host row offsets, and the result
+  // matches the reference; a graph without them says how to add them.
+  Suite &s = suite();
+  if (!s.skipReason.empty())
+    GTEST_SKIP() << s.skipReason;
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  graph::CsrGraph g = graph::makeRaggedTestGraph(3, 20000, 9000);
+  int ran = 0;
+  for (const rt::LoadedKernel &kernel : s.kernels) {
+    auto sig = ops::spmmSignature(kernel.spec);
+    if (!sig || sig->groupSize == 0 || sig->edgeValues || sig->padded() ||
+        sig->needsColumnNorm() || sig->selfWeight ||
+        sig->type != ElementType::F32)
+      continue;
+    auto dg = ops::uploadGraph(g, sig->offsets64, sig->indices64);
+    ASSERT_TRUE(dg) << dg.message();
+    ASSERT_TRUE(dg->groups.empty());
+    const int64_t width = sig->featureWidth;
+    std::vector<float> x = ref::randomFeatures(g.numCols * width, 31);
+    auto dx = ops::uploadTensor(x, sig->type);
+    auto dy = ops::allocatePoisoned(g.numRows * width, sig->type);
+    ASSERT_TRUE(dx && dy);
+    Status st = ops::launchSpmm(*s.runtime, kernel, *dg, *dx, nullptr, *dy);
+    ASSERT_TRUE(st) << kernel.spec.name << ": " << st.message();
+    EXPECT_EQ(dg->groups.count(sig->groupSize), 1u);
+    auto got = ops::downloadTensor(*dy, g.numRows * width, sig->type);
+    ASSERT_TRUE(got) << got.message();
+    std::vector<double> expected, magnitude;
+    ref::spmm(g, nullptr, x.data(), width, sig->options(), expected,
+              &magnitude);
+    ops::KernelCheck check = ops::compareWithReference(
+        kernel.spec, g, width, sig->type, *got, expected, magnitude, width,
+        ops::spmmTolerance(*sig, 9000));
+    EXPECT_TRUE(check.ok) << check.report;
+    // Without host row offsets the groups cannot be built.
+    dg->groups.clear();
+    dg->hostRowPtr.clear();
+    st = ops::launchSpmm(*s.runtime, kernel, *dg, *dx, nullptr, *dy);
+    ASSERT_FALSE(st);
+    EXPECT_NE(st.message().find("ops::addNeighbourGroups"), std::string::npos)
+        << st.message();
+    ++ran;
+  }
+  EXPECT_GT(ran, 0);
+  std::printf("[ gpu      ] %d neighbor_group kernels built their groups on "
+              "first launch\n",
+              ran);
+}
+
 } // namespace
