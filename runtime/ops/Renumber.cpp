@@ -509,11 +509,7 @@ Expected<KernelCheck> gnnc::ops::checkSpmmInUserOrder(
                                sig->type);
   // Padded rows: x's padding holds NaN, which would reach any output that
   // used it.
-  std::vector<float> xRows(static_cast<size_t>(n * stride),
-                           std::numeric_limits<float>::quiet_NaN());
-  for (int64_t r = 0; r < n; ++r)
-    std::copy(x.begin() + r * width, x.begin() + (r + 1) * width,
-              xRows.begin() + r * stride);
+  std::vector<float> xRows = padRows(x, n, width, stride);
 
   auto dg = uploadRenumberedGraph(runtime, renumbered, *sig);
   if (!dg)

@@ -405,15 +405,7 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
     GNNC_RETURN_IF_ERROR(addNeighbourGroups(*dg, g, sig->groupSize));
   // Padded rows: x's padding holds NaN, which would reach any output that
   // used it.
-  std::vector<float> xRows = x;
-  if (sig->padded()) {
-    xRows.assign(static_cast<size_t>(g.numCols * stride),
-                 std::numeric_limits<float>::quiet_NaN());
-    for (int64_t c = 0; c < g.numCols; ++c)
-      std::copy(x.begin() + c * width, x.begin() + (c + 1) * width,
-                xRows.begin() + c * stride);
-  }
-  auto dx = uploadTensor(xRows, sig->type);
+  auto dx = uploadTensor(padRows(x, g.numCols, width, stride), sig->type);
   if (!dx)
     return dx.status();
   Expected<rt::DeviceBuffer> dv = Status::error("unused");
@@ -490,6 +482,19 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
     check.report += paddingReport;
   }
   return check;
+}
+
+std::vector<float> gnnc::ops::padRows(const std::vector<float> &rows,
+                                      int64_t numRows, int64_t width,
+                                      int64_t stride) {
+  if (stride == width)
+    return rows;
+  std::vector<float> padded(static_cast<size_t>(numRows * stride),
+                            std::numeric_limits<float>::quiet_NaN());
+  for (int64_t r = 0; r < numRows; ++r)
+    std::copy(rows.begin() + r * width, rows.begin() + (r + 1) * width,
+              padded.begin() + r * stride);
+  return padded;
 }
 
 Expected<rt::DeviceBuffer> gnnc::ops::allocatePoisoned(size_t count,

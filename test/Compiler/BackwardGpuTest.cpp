@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BackwardVariants.h"
+#include "GpuKernels.h"
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/graph/Rmat.h"
@@ -24,48 +25,16 @@ using namespace gnnc;
 
 namespace {
 
-struct Suite {
-  std::unique_ptr<rt::Runtime> runtime;
+struct Suite : test::GpuKernels {
   test::BackwardSuite variants;
-  std::vector<rt::LoadedKernel> kernels;
-  std::string skipReason;
-  std::string error;
 };
 
 Suite &suite() {
   static Suite *s = [] {
     auto *s = new Suite;
-    std::string why;
-    if (!rt::gpuAvailable(&why)) {
-      s->skipReason = "no GPU: " + why;
-      return s;
-    }
-    auto runtime = rt::Runtime::create();
-    if (!runtime) {
-      s->error = runtime.message();
-      return s;
-    }
-    s->runtime = std::make_unique<rt::Runtime>(runtime.take());
     s->variants = test::backwardSuite();
-    auto compiled = compileGnn(s->variants.text, "backward.gnn");
-    if (!compiled) {
-      s->error = compiled.message();
-      return s;
-    }
-    if (compiled->kernels.size() != s->variants.kernels.size()) {
-      s->error = "compiled " + std::to_string(compiled->kernels.size()) +
-                 " kernels, expected " +
-                 std::to_string(s->variants.kernels.size());
-      return s;
-    }
-    for (const rt::KernelSpec &spec : compiled->kernels) {
-      auto loaded = s->runtime->load(spec);
-      if (!loaded) {
-        s->error = loaded.message();
-        return s;
-      }
-      s->kernels.push_back(loaded.take());
-    }
+    test::loadGpuKernels(*s, s->variants.text, "backward.gnn",
+                         s->variants.kernels.size());
     return s;
   }();
   return *s;

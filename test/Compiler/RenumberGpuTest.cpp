@@ -9,6 +9,8 @@
 // Skips, saying why, when no GPU is present.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuKernels.h"
+
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/graph/Rmat.h"
 #include "gnnc/ops/Renumber.h"
@@ -68,40 +70,12 @@ gnn.module @renumber {
 }
 )";
 
-struct Suite {
-  std::unique_ptr<rt::Runtime> runtime;
-  std::vector<rt::LoadedKernel> kernels;
-  std::string skipReason;
-  std::string error;
-};
+using Suite = test::GpuKernels;
 
 Suite &suite() {
   static Suite *s = [] {
     auto *s = new Suite;
-    std::string why;
-    if (!rt::gpuAvailable(&why)) {
-      s->skipReason = "no GPU: " + why;
-      return s;
-    }
-    auto runtime = rt::Runtime::create();
-    if (!runtime) {
-      s->error = runtime.message();
-      return s;
-    }
-    s->runtime = std::make_unique<rt::Runtime>(runtime.take());
-    auto compiled = compileGnn(kKernels, "renumber.gnn");
-    if (!compiled) {
-      s->error = compiled.message();
-      return s;
-    }
-    for (const rt::KernelSpec &spec : compiled->kernels) {
-      auto loaded = s->runtime->load(spec);
-      if (!loaded) {
-        s->error = loaded.message();
-        return s;
-      }
-      s->kernels.push_back(loaded.take());
-    }
+    test::loadGpuKernels(*s, kKernels, "renumber.gnn");
     return s;
   }();
   return *s;

@@ -2056,33 +2056,26 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
   }
   os.unindent();
   os << "}\n\n";
-  if (atomicSpmm) {
-    os << "// @" << module.getSymName() << "::@" << kernel.getSymName()
-       << ", first kernel\n";
+  // A kernel of the same parameters that runs before or after this one.
+  auto emitCompanion = [&](StringRef which, StringRef suffix,
+                           function_ref<void()> body) {
+    os << "// @" << module.getSymName() << "::@" << kernel.getSymName() << ", "
+       << which << " kernel\n";
     os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock()
        << ")\n"
-       << spec.name << "_init(";
+       << spec.name << suffix << "(";
     for (auto [i, d] : llvm::enumerate(decls))
       os << (i ? ", " : "") << d;
     os << ") {\n";
     os.indent();
-    emitSpmmInit(atomicSpmm);
+    body();
     os.unindent();
     os << "}\n\n";
-  } else if (edgeParallel) {
-    os << "// @" << module.getSymName() << "::@" << kernel.getSymName()
-       << ", second kernel\n";
-    os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock()
-       << ")\n"
-       << spec.name << "_fixup(";
-    for (auto [i, d] : llvm::enumerate(decls))
-      os << (i ? ", " : "") << d;
-    os << ") {\n";
-    os.indent();
-    emitSpmmEdgeFixup(edgeParallel);
-    os.unindent();
-    os << "}\n\n";
-  }
+  };
+  if (atomicSpmm)
+    emitCompanion("first", "_init", [&] { emitSpmmInit(atomicSpmm); });
+  else if (edgeParallel)
+    emitCompanion("second", "_fixup", [&] { emitSpmmEdgeFixup(edgeParallel); });
   if (specs)
     specs->push_back(std::move(spec));
   return success();

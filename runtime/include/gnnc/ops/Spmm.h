@@ -188,6 +188,12 @@ struct KernelCheck {
 };
 using SpmmCheck = KernelCheck;
 
+/// `numRows` rows of `width` values laid out `stride` apart, the padding
+/// NaN (so a kernel that used it would show it); `rows` itself when the
+/// stride is the width.
+std::vector<float> padRows(const std::vector<float> &rows, int64_t numRows,
+                           int64_t width, int64_t stride);
+
 /// Allocates room for `count` elements of `type` filled with NaN (all-ones
 /// bytes are NaN in f32, f16 and bf16), so an unwritten output fails a check.
 Expected<rt::DeviceBuffer> allocatePoisoned(size_t count, ElementType type);
