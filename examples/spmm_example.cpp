@@ -224,11 +224,6 @@ int main(int argc, char **argv) {
        {&dg.status(), &x.status(), &w.status(), &y.status(), &timer.status()})
     if (!s->isOk())
       return fail(s->message());
-  // A neighbor_group kernel (which the cost model may choose) reads the
-  // graph's neighbour groups of its size.
-  if (sig->groupSize > 0)
-    if (Status st = ops::addNeighbourGroups(*dg, g, sig->groupSize); !st)
-      return fail(st.message());
   // Times of 50 launches of `run` after 5 warm-up runs, sorted.
   auto timeRuns =
       [&](const std::function<Status()> &run) -> Expected<std::vector<float>> {

@@ -108,8 +108,6 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
       ops::uploadGraph(g, problem.offsetBytes == 8, problem.indexBytes == 8);
   if (!dg)
     return dg.status();
-  if (sig->groupSize > 0)
-    GNNC_RETURN_IF_ERROR(ops::addNeighbourGroups(*dg, g, sig->groupSize));
   std::mt19937 rng(static_cast<unsigned>(options.seed));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(g.numCols * stride));

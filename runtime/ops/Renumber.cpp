@@ -309,8 +309,6 @@ Status DeviceRenumberedGraph::prepare(const RenumberedGraph &host,
         std::to_string(host.numNodes()) + " nodes and " +
         std::to_string(host.nnz()) + " edges, the uploaded one " +
         std::to_string(numNodes) + " and " + std::to_string(nnz));
-  if (sig.groupSize > 0)
-    GNNC_RETURN_IF_ERROR(addNeighbourGroups(graph, host.graph, sig.groupSize));
   if (sig.needsColumnNorm() && !columnNorms.count(sig.colNormExponent)) {
     auto norm = uploadColumnNorm(host.graph, sig.colNormExponent);
     if (!norm)

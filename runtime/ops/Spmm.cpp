@@ -401,8 +401,6 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
   auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
   if (!dg)
     return dg.status();
-  if (sig->groupSize > 0)
-    GNNC_RETURN_IF_ERROR(addNeighbourGroups(*dg, g, sig->groupSize));
   // Padded rows: x's padding holds NaN, which would reach any output that
   // used it.
   auto dx = uploadTensor(padRows(x, g.numCols, width, stride), sig->type);

@@ -302,8 +302,6 @@ Expected<DeviceGraphs> gnnc::bench::uploadGraphs(const graph::CsrGraph &g,
   if (!gnncGraph)
     return gnncGraph.status();
   graphs.gnnc = gnncGraph.take();
-  for (int groupSize : kBenchGroupSizes)
-    GNNC_RETURN_IF_ERROR(ops::addNeighbourGroups(graphs.gnnc, g, groupSize));
   auto rowPtr32 = g.rowPtr32();
   if (!rowPtr32)
     return rowPtr32.status().withContext("graph '" + g.name +
@@ -316,8 +314,6 @@ Expected<DeviceGraphs> gnnc::bench::uploadGraphs(const graph::CsrGraph &g,
   graphs.rowPtr32 = buffer.take();
   graphs.bytes = graphs.gnnc.rowPtr.size() + graphs.gnnc.colIdx.size() +
                  graphs.rowPtr32.size();
-  for (const auto &[size, groups] : graphs.gnnc.groups)
-    graphs.bytes += groups.groupPtr.size() + groups.groupRows.size();
   return graphs;
 }
 

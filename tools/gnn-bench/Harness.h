@@ -296,8 +296,8 @@ struct DeviceGraphs {
 /// The group sizes of the neighbor_group schedules gnn-bench runs.
 constexpr int kBenchGroupSizes[] = {32, 8};
 
-/// Uploads `g` (which must outlive the result), with its neighbour groups
-/// of each of kBenchGroupSizes.
+/// Uploads `g` (which must outlive the result). (Neighbour groups are built
+/// by the first launch of a neighbor_group kernel.)
 Expected<DeviceGraphs> uploadGraphs(const graph::CsrGraph &g, bool offsets64);
 
 /// One SpMM problem: a graph, random features (and edge values) of one type

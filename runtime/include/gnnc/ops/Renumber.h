@@ -168,9 +168,9 @@ struct DeviceRenumberedGraph {
   /// launchSpmmInUserOrder's buffers when the caller passes none.
   RenumberScratch scratch;
 
-  /// Makes the graph ready for kernels of signature `sig`: neighbour groups
-  /// of its group size, column factors of its exponent (each once). `host`
-  /// must be the graph this one was uploaded from.
+  /// Makes the graph ready for kernels of signature `sig`: the column
+  /// factors of its exponent (once; neighbour groups are built by the first
+  /// launch). `host` must be the graph this one was uploaded from.
   Status prepare(const RenumberedGraph &host, const SpmmSignature &sig);
 
   /// Moves rows (features) from the user's order to the internal one:
@@ -205,9 +205,8 @@ uploadRenumberedGraph(rt::Runtime &runtime, const RenumberedGraph &host,
 /// user's order: moves `x` (user rows, rowStride elements each) and `values`
 /// (user edge order; null when the kernel takes none) into the internal
 /// order, launches the kernel on the renumbered graph (with its column
-/// factors when it scales columns, its neighbour groups when it is a
-/// neighbor_group kernel; see DeviceRenumberedGraph::prepare, done by
-/// uploadRenumberedGraph for the signature given there) and moves the result
+/// factors when it scales columns; see DeviceRenumberedGraph::prepare, done
+/// by uploadRenumberedGraph for the signature given there) and moves the result
 /// back into `y` (user rows; the padding of padded rows is not written).
 ///
 /// Each call pays two feature moves (and one of the edge values); a
