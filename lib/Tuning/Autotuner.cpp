@@ -1,5 +1,6 @@
-//===- Autotuner.cpp - Enumerate and rank SpMM schedules ------------------===//
+//===- Autotuner.cpp - Enumerate and rank SpMM and SDDMM schedules --------===//
 #include "gnnc/Tuning/Autotuner.h"
+#include "gnnc/Tuning/SddmmModel.h"
 
 #include <algorithm>
 
@@ -59,7 +60,8 @@ std::vector<Schedule> gnnc::tuning::enumerateSchedules(const Problem &problem) {
     }
   }
   // neighbor_group: the default lanes of each vector width, 256 threads,
-  // groups of 16, 32 and 64 neighbours.
+  // groups of 16, 32 and 64 neighbours (gnn.spmm only: isLegal rejects
+  // them for gnn.sddmm).
   for (int vw : vectorWidths(problem)) {
     for (int group : {32, 16, 64}) {
       Schedule s{vw, defaultDimWorkers(problem, vw), 256};
@@ -77,7 +79,8 @@ std::vector<Candidate> gnnc::tuning::rankSchedules(
   std::vector<Candidate> ranked;
   ranked.reserve(schedules.size());
   for (const Schedule &s : schedules)
-    ranked.push_back({s, predict(gpu, profile, problem, s), std::nullopt, ""});
+    ranked.push_back(
+        {s, predictFor(gpu, profile, problem, s), std::nullopt, ""});
   // By predicted time; among equal times, the schedule whose other terms
   // are smaller (more slack if the model's largest term is wrong); then the
   // enumeration's order.

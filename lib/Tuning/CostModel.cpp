@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Tuning/CostModel.h"
+#include "gnnc/Tuning/SddmmModel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -171,6 +172,8 @@ std::string Schedule::shortText() const {
 }
 
 Plan gnnc::tuning::planFor(const Problem &problem, const Schedule &s) {
+  if (problem.isSddmm())
+    return sddmmPlanFor(problem, s);
   Plan plan;
   plan.lanes = std::max(1, s.dimWorkers);
   plan.rowsPerBlock = std::max(1, s.threadsPerBlock / plan.lanes);
@@ -196,6 +199,8 @@ Plan gnnc::tuning::planFor(const Problem &problem, const Schedule &s) {
 
 bool gnnc::tuning::isLegal(const Problem &problem, const Schedule &s,
                            std::string *why) {
+  if (problem.isSddmm())
+    return isSddmmLegal(problem, s, why);
   auto no = [&](const std::string &reason) {
     if (why)
       *why = reason;

@@ -1,9 +1,10 @@
-//===- Autotuner.h - Enumerate, rank and measure SpMM schedules -*- C++ -*-===//
+//===- Autotuner.h - Enumerate, rank and measure schedules ------*- C++ -*-===//
 //
-// The search space is every legal vertex_parallel schedule of a gnn.spmm
-// and a few edge_parallel ones (enumerateSchedules); the cost model ranks it
-// (rankSchedules); with a GPU the leaders are compiled, checked against the CPU
-// reference and timed (measureSchedule, Measure.cpp).
+// The search space is every legal vertex_parallel schedule of a gnn.spmm or
+// gnn.sddmm and a few edge_parallel (and, for gnn.spmm, neighbor_group)
+// ones (enumerateSchedules); the cost model ranks it (rankSchedules); with a
+// GPU the leaders are compiled, checked against the CPU reference and timed
+// (measureSchedule and measureSddmmSchedule, Measure.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_AUTOTUNER_H
@@ -30,7 +31,8 @@ namespace gnnc::tuning {
 /// (wider vectors, more lanes, 256 threads first), which breaks ties. Then
 /// the legal edge_parallel schedules with each vector width's default
 /// dim_workers (one trip), 256 threads and 256, 128 or 64 merge-path items
-/// per worker.
+/// per worker; for gnn.spmm, neighbor_group schedules with groups of 32, 16
+/// and 64 neighbours.
 std::vector<Schedule> enumerateSchedules(const Problem &problem);
 
 /// A schedule with its prediction and, if measured, its time.

@@ -40,9 +40,9 @@
 
 namespace gnnc::tuning {
 
-/// What is computed: one gnn.spmm (sum) over a CSR graph.
+/// What is computed: one gnn.spmm (sum) or one gnn.sddmm over a CSR graph.
 struct Problem {
-  /// "spmm" (the only op modelled so far).
+  /// "spmm" or "sddmm" (see SddmmModel.h for the latter).
   std::string op = "spmm";
   ElementType type = ElementType::F32;
   int64_t width = 64;
@@ -55,6 +55,11 @@ struct Problem {
   /// Bytes of a row offset and of a column index.
   int offsetBytes = 8;
   int indexBytes = 4;
+  /// gnn.sddmm only: form = add (width values per edge) rather than dot
+  /// (one value per edge), and whether a leaky_relu follows.
+  bool sddmmAdd = false;
+  bool leakyRelu = false;
+  bool isSddmm() const { return op == "sddmm"; }
 };
 
 /// A complete gnn.spmm schedule: vertex_parallel, edge_parallel when
@@ -112,7 +117,7 @@ struct Plan {
 /// threads / lanes, chunks = ceil(width / vw), chunks_per_lane = ceil(chunks /
 /// lanes), edge batch = clamp(min(64 / (chunks_per_lane * vw), lanes), 1, 8)
 /// (edge_parallel: clamp(64 / (chunks_per_lane * vw), 1, 8), no min with
-/// the lanes).
+/// the lanes). A gnn.sddmm `problem` gets sddmmPlanFor (SddmmModel.h).
 Plan planFor(const Problem &problem, const Schedule &s);
 
 /// Whether `s` passes the verifier and the lowering for `problem`:
@@ -123,7 +128,8 @@ Plan planFor(const Problem &problem, const Schedule &s);
 /// edges_per_warp from 8 to 2^20 and workers x (items + 1) x 4 bytes of
 /// shared memory <= 96 KiB; blocks_per_sm from 0 to 32 with blocks_per_sm x
 /// threads <= 2048 and blocks_per_sm x shared memory <= 160 KiB. On failure
-/// `why` (when given) says which rule.
+/// `why` (when given) says which rule. A gnn.sddmm `problem` is checked by
+/// isSddmmLegal (SddmmModel.h).
 bool isLegal(const Problem &problem, const Schedule &s,
              std::string *why = nullptr);
 

@@ -1,0 +1,421 @@
+//===- SddmmModel.cpp - Predicted time of a gnn.sddmm schedule ------------===//
+//
+// The kernels being modelled are CUDAEmitter::emitSddmm (vertex_parallel)
+// and CUDAEmitter::emitSddmmEdgeParallel; SddmmModel.h describes them and
+// the four bounds.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Tuning/SddmmModel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+namespace {
+
+/// Mirror kMaxPrefetchRegisters, kMaxEdgeBatch, kMaxAccumulatorsPerThread,
+/// kMaxSharedBytes, kMaxThreadsPerSm and kMaxSharedBytesPerSm of
+/// lib/Transforms/LowerToKernels.cpp and kMaxEdgesPerWorker of the verifier.
+constexpr int64_t kMaxPrefetchRegisters = 64;
+constexpr int64_t kMaxEdgeBatch = 8;
+constexpr int64_t kMaxAccumulatorsPerThread = 128;
+constexpr int64_t kMaxSharedBytes = 96 * 1024;
+constexpr int64_t kMaxThreadsPerSm = 2048;
+constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
+constexpr int64_t kMaxEdgesPerWorker = 1 << 20;
+constexpr int kMaxBlocksPerSmCap = 32;
+/// The granularity of DRAM and L2 traffic, and the unit of L1 throughput.
+constexpr double kSectorBytes = 32;
+constexpr double kLineBytes = 128;
+/// Clock cycles from a warp shuffle's issue to its result: the order of a
+/// shared-memory access (shuffles use the same crossbar), an architectural
+/// figure rather than one fitted to kernel times. Only the dot form's
+/// reduction (log2(lanes) dependent shuffles per batch) waits for it.
+constexpr double kShuffleCycles = 32;
+
+bool isPowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// E[max degree of `m` rows] drawn independently from the degree histogram
+/// (bucket k >= 1 holds degrees [2^(k-1), 2^k), taken at its middle and
+/// capped at the largest degree): P(max in bucket <= k) = F(k)^m.
+double expectedMaxDegreeOf(const graph::GraphProfile &p, int64_t m) {
+  if (p.numRows <= 0 || p.degreeHistogram.empty())
+    return 0;
+  m = std::clamp<int64_t>(m, 1, p.numRows);
+  double cumulative = 0, previous = 0, expected = 0;
+  for (size_t k = 0; k < p.degreeHistogram.size(); ++k) {
+    cumulative += static_cast<double>(p.degreeHistogram[k]) /
+                  static_cast<double>(p.numRows);
+    double now = std::pow(std::min(1.0, cumulative), static_cast<double>(m));
+    double degree = 0;
+    if (k > 0) {
+      double lo = std::ldexp(1.0, static_cast<int>(k) - 1);
+      double hi = std::min(std::ldexp(1.0, static_cast<int>(k)) - 1,
+                           static_cast<double>(p.maxDegree));
+      degree = std::max(lo, 0.5 * (lo + hi));
+    }
+    expected += degree * (now - previous);
+    previous = now;
+  }
+  return std::min(expected, static_cast<double>(p.maxDegree));
+}
+
+std::string formatTime(double s) {
+  char buf[32];
+  if (s >= 1e-3)
+    std::snprintf(buf, sizeof(buf), "%.3g ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3g us", s * 1e6);
+  return buf;
+}
+
+} // namespace
+
+bool gnnc::tuning::sddmmKeepsVectorsPacked(const Problem &problem,
+                                           int vectorWidth) {
+  return elementSize(problem.type) == 2 && vectorWidth >= 2;
+}
+
+Plan gnnc::tuning::sddmmPlanFor(const Problem &problem, const Schedule &s) {
+  Plan plan;
+  plan.lanes = std::max(1, s.dimWorkers);
+  plan.rowsPerBlock = std::max(1, s.threadsPerBlock / plan.lanes);
+  int vw = std::max(1, s.vectorWidth);
+  plan.chunks = std::max<int64_t>(1, ceilDiv(problem.width, vw));
+  plan.chunksPerLane = ceilDiv(plan.chunks, plan.lanes);
+  int64_t batch = std::clamp<int64_t>(
+      kMaxPrefetchRegisters / (plan.chunksPerLane * vw), 1, kMaxEdgeBatch);
+  // vertex_parallel takes a window's neighbours one at a time from the
+  // lanes' shared indices: at most `lanes` of them unrolled.
+  if (!s.isEdgeParallel())
+    batch = std::min<int64_t>(batch, plan.lanes);
+  plan.edgeBatch = static_cast<int>(batch);
+  if (s.isEdgeParallel()) {
+    plan.itemsPerWorker = s.edgesPerWorker;
+    if (sddmmKeepsVectorsPacked(problem, vw))
+      plan.sharedBytes =
+          static_cast<int64_t>(plan.rowsPerBlock) * (s.edgesPerWorker + 1) * 4;
+  }
+  return plan;
+}
+
+bool gnnc::tuning::isSddmmLegal(const Problem &problem, const Schedule &s,
+                                std::string *why) {
+  auto no = [&](const std::string &reason) {
+    if (why)
+      *why = "gnn.sddmm: " + reason;
+    return false;
+  };
+  if (s.groupSize != 0)
+    return no("neighbor_group is not implemented; use vertex_parallel or "
+              "edge_parallel");
+  int vw = s.vectorWidth;
+  if (!isPowerOfTwo(vw) || vw > 8)
+    return no("vector_width must be 1, 2, 4 or 8");
+  if (vw * static_cast<int64_t>(elementSize(problem.type)) > 16)
+    return no("vector_width * element bytes exceeds 16");
+  if (problem.rowStride != 0 && problem.rowStride != problem.width)
+    return no("padded rows (#gnn.rows) are not implemented");
+  if (problem.width <= 0)
+    return no("the feature width must be positive");
+  if (problem.width % vw != 0)
+    return no("vector_width does not divide the feature width");
+  if (!isPowerOfTwo(s.dimWorkers) || s.dimWorkers > 32)
+    return no("dim_workers must be a power of two from 1 to 32");
+  int t = s.threadsPerBlock;
+  if (t < 32 || t > 1024 || t % 32 != 0)
+    return no("threads_per_block must be a multiple of 32 from 32 to 1024");
+  if (s.dimWorkers > t)
+    return no("dim_workers exceeds threads_per_block");
+  if (s.edgesPerWorker < 0 ||
+      (s.isEdgeParallel() &&
+       (s.edgesPerWorker < 8 || s.edgesPerWorker > kMaxEdgesPerWorker)))
+    return no("edges_per_warp must be from 8 to 2^20");
+  Plan plan = sddmmPlanFor(problem, s);
+  if (plan.chunksPerLane * vw > kMaxAccumulatorsPerThread)
+    return no("more than 128 accumulators per thread (raise dim_workers or "
+              "vector_width)");
+  if (plan.sharedBytes > kMaxSharedBytes)
+    return no("edge_parallel row ends (packed 16-bit vectors) need " +
+              std::to_string(plan.sharedBytes) +
+              " bytes of shared memory per block, over 96 KiB");
+  if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSmCap)
+    return no("blocks_per_sm must be from 0 to 32");
+  if (static_cast<int64_t>(s.blocksPerSm) * t > kMaxThreadsPerSm)
+    return no("blocks_per_sm x threads_per_block exceeds 2048 threads");
+  if (s.blocksPerSm * plan.sharedBytes > kMaxSharedBytesPerSm)
+    return no("blocks_per_sm x shared memory exceeds 160 KiB");
+  return true;
+}
+
+Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
+                                      const graph::GraphProfile &profile,
+                                      const Problem &problem,
+                                      const Schedule &s) {
+  Prediction p;
+  Plan plan = sddmmPlanFor(problem, s);
+  p.plan = plan;
+  const double elem = static_cast<double>(elementSize(problem.type));
+  const int vw = std::max(1, s.vectorWidth);
+  const double width = static_cast<double>(std::max<int64_t>(1, problem.width));
+  const double rows =
+      static_cast<double>(std::max<int64_t>(0, profile.numRows));
+  const double edges = static_cast<double>(std::max<int64_t>(0, profile.nnz));
+  const double emptyRows =
+      std::clamp(static_cast<double>(profile.emptyRows), 0.0, rows);
+  const double clock = gpu.clockHz;
+  const double lanes = plan.lanes;
+  const double cpl = static_cast<double>(plan.chunksPerLane);
+  const double batch = plan.edgeBatch;
+  const bool edgeParallel = s.isEdgeParallel();
+  const bool packed = edgeParallel && sddmmKeepsVectorsPacked(problem, vw);
+  const bool dot = !problem.sddmmAdd;
+
+  // Workers of the merge path (edge_parallel).
+  const double workers =
+      edgeParallel ? std::max(1.0, std::ceil((rows + edges) / s.edgesPerWorker))
+                   : 0.0;
+  p.workers = workers;
+
+  // Bandwidth.
+  double rowBytes = width * elem;
+  double sectorRowBytes = std::ceil(rowBytes / kSectorBytes) * kSectorBytes;
+  double csrBytes =
+      (rows + 1) * problem.offsetBytes + edges * problem.indexBytes;
+  // Row side: vertex_parallel loads every row's features once (empty rows
+  // too); an edge_parallel worker loads its first row and each row with
+  // edges whose start it passes. DRAM sees each row once (rows are read in
+  // order; a row shared by two workers is an L2 hit for the second).
+  double rowLoads =
+      edgeParallel ? std::min(rows, (rows - emptyRows) + workers) : rows;
+  double rowDram = (edgeParallel ? rows - emptyRows : rows) * rowBytes;
+  double rowL2 = rowLoads * sectorRowBytes;
+  // Column side: gathered per edge, as gnn.spmm gathers X.
+  double hit = profile.reuse.loads > 0 ? profile.reuse.hitRate : 0.0;
+  p.gatherHitRate = hit;
+  double gatherBytes = edges * sectorRowBytes;
+  double referenced = static_cast<double>(profile.referencedColumns > 0
+                                              ? profile.referencedColumns
+                                              : profile.numCols);
+  double gatherDram =
+      std::max(gatherBytes * (1 - hit),
+               std::min(gatherBytes, referenced * sectorRowBytes));
+  // Outputs: contiguous per edge, written once.
+  double outBytes = edges * (dot ? 1.0 : width) * elem;
+  p.dramBytes = csrBytes + rowDram + gatherDram + outBytes;
+  p.bandwidthSeconds = std::max(p.dramBytes / gpu.dramBytesPerSecond,
+                                (csrBytes + rowL2 + gatherBytes + outBytes) /
+                                    gpu.l2BytesPerSecond);
+
+  // Latencies of one dependent load (see predict()): gathers mix L2 hits
+  // and misses as the reuse estimate says; indices and the row side's
+  // features stream from DRAM; row_ptr read in order mostly hits a line
+  // already fetched (taken as an L2 hit).
+  double xLatency =
+      (hit * gpu.l2LatencySeconds + (1 - hit) * gpu.loadLatencySeconds) *
+      gpu.loadedLatencyFactor;
+  double indexLatency = gpu.loadLatencySeconds * gpu.loadedLatencyFactor;
+  double rowLatency = indexLatency;
+  double rowPtrLatency = gpu.l2LatencySeconds * gpu.loadedLatencyFactor;
+
+  // L1 wavefronts of one warp-wide access of a group's lanes (each of the
+  // warp's 32 / lanes groups touches its own row or edge).
+  double wavefrontsPerAccess =
+      std::max(1.0, std::ceil(lanes * vw * elem / kLineBytes));
+  double cyclesPerWarpAccess =
+      std::max(1.0, 32.0 / lanes) * wavefrontsPerAccess;
+  double reduceSteps = dot ? std::log2(lanes) : 0.0;
+  // Per edge and group: column loads (and, packed, row loads), the add
+  // form's stores.
+  double loadsPerEdge = cpl * (packed ? 2 : 1);
+  double storesPerEdge = dot ? 0 : cpl;
+  // One batch: its loads and stores leave one after another, then (dot) the
+  // batch's reductions take log2(lanes) dependent shuffles.
+  double batchIssue =
+      batch * (loadsPerEdge + storesPerEdge) * cyclesPerWarpAccess / clock +
+      reduceSteps * kShuffleCycles / clock;
+
+  // Registers per thread (a fixed 32 for addresses and loop state, 40 with
+  // the merge-path positions): the row's features as floats, the batch's
+  // loads, the partial sums.
+  double regsF = static_cast<double>(plan.chunksPerLane) * vw;
+  double registers;
+  if (!edgeParallel)
+    registers = 32 + regsF + batch * regsF * elem / 4 + (dot ? batch : 0);
+  else if (!packed)
+    registers = 40 + regsF + batch * regsF + (dot ? batch : 0);
+  else
+    registers =
+        40 + 2 * batch * regsF * elem / 4 + 2 * regsF + (dot ? batch : 0);
+  int regs = std::min(255, (static_cast<int>(registers) + 7) / 8 * 8);
+  int threads = std::max(1, s.threadsPerBlock);
+  int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
+  if (s.blocksPerSm > 0)
+    byRegisters = std::max(byRegisters, s.blocksPerSm);
+  int byShared = plan.sharedBytes > 0
+                     ? static_cast<int>(kMaxSharedBytesPerSm / plan.sharedBytes)
+                     : gpu.maxBlocksPerSm;
+  p.blocksPerSm =
+      std::max(1, std::min({gpu.maxBlocksPerSm, gpu.maxThreadsPerSm / threads,
+                            byRegisters, byShared}));
+  double resident = static_cast<double>(gpu.smCount) * p.blocksPerSm;
+
+  // Issue: L1 wavefronts of every load and store, and the shuffles (one
+  // warp instruction serves its 32 / lanes groups): each edge broadcasts
+  // its column index, dot reduces across the lanes.
+  double gatherWavefronts = edges * cpl * wavefrontsPerAccess;
+  double rowWavefronts =
+      (packed ? edges : rowLoads) * cpl * wavefrontsPerAccess;
+  double storeWavefronts =
+      dot ? (edgeParallel ? edges : std::ceil(edges / lanes))
+          : edges * cpl * wavefrontsPerAccess;
+  double indexWavefronts = std::ceil(edges / lanes);
+  double shuffleCycles = edges * (1 + reduceSteps) * lanes / 32.0;
+  double wavefronts =
+      gatherWavefronts + rowWavefronts + storeWavefronts + indexWavefronts;
+  double perEdgeInstructions = loadsPerEdge + storesPerEdge + 1 + reduceSteps;
+
+  double blockMax = 0, typicalEdges = 0;
+  if (edgeParallel) {
+    // One worker's chain over a stretch of `edgeItems` edges and `rowEnds`
+    // row ends (`rowStarts` of them starting rows with edges):
+    //  - the merge-path search (as gnn.spmm's);
+    //  - its first row end and row (packed: its row ends into shared memory);
+    //  - one index window per lanes * batch edges, one batch of feature
+    //    loads per `edge batch` edges;
+    //  - unpacked: one dependent row_ptr load per row end passed and one
+    //    dependent feature load per row with edges started.
+    double rowPtrBytes = (rows + 1) * problem.offsetBytes;
+    double searchLatency = rowPtrBytes <= 0.75 * gpu.l2Bytes
+                               ? gpu.l2LatencySeconds
+                               : gpu.loadLatencySeconds;
+    double searchSteps =
+        std::ceil(std::log2(rows + 2) / std::log2(lanes + 1.0));
+    auto workerChain = [&](double edgeItems, double rowEnds, double rowStarts) {
+      double windows = std::ceil(edgeItems / (lanes * batch));
+      double batches = std::ceil(edgeItems / batch);
+      double chain = searchSteps * searchLatency + indexLatency +
+                     windows * indexLatency + batches * (xLatency + batchIssue);
+      if (!packed)
+        chain += rowEnds * rowPtrLatency + rowStarts * rowLatency;
+      return chain;
+    };
+    const double items = s.edgesPerWorker;
+    const double total = rows + edges;
+    typicalEdges = total > 0 ? items * edges / total : 0.0;
+    double typicalEnds = total > 0 ? items * rows / total : 0.0;
+    double typicalStarts =
+        rows > 0 ? typicalEnds * (rows - emptyRows) / rows : 0.0;
+    // The longest chain: a stretch of edges only (inside a long row), or a
+    // typical stretch when its row ends cost more.
+    p.latencySeconds =
+        std::max(workerChain(items, 0, 0),
+                 workerChain(typicalEdges, typicalEnds, typicalStarts));
+    double residentWorkers = resident * plan.rowsPerBlock;
+    p.waves = std::ceil(workers / residentWorkers);
+    p.wavesSeconds =
+        p.waves * workerChain(typicalEdges, typicalEnds, typicalStarts);
+    p.warpImbalance = 1;
+    p.issueSeconds = (wavefronts + shuffleCycles) / (gpu.smCount * clock);
+  } else {
+    // A row of degree d: row_ptr, then ceil(d / lanes) index windows, each
+    // taking its n <= lanes neighbours in ceil(n / batch) batches. (The
+    // row's own features load alongside the first index window.)
+    auto rowChain = [&](double degree) {
+      if (degree <= 0)
+        return indexLatency;
+      double full = std::floor(degree / lanes);
+      double rest = degree - full * lanes;
+      double windows = std::ceil(degree / lanes);
+      double batches =
+          full * std::ceil(lanes / batch) + std::ceil(rest / batch);
+      return indexLatency + windows * indexLatency +
+             batches * (xLatency + batchIssue);
+    };
+    p.latencySeconds = rowChain(static_cast<double>(profile.maxDegree));
+    double blocks = std::ceil(rows / plan.rowsPerBlock);
+    p.waves = std::ceil(blocks / resident);
+    blockMax = expectedMaxDegreeOf(profile, plan.rowsPerBlock);
+    p.wavesSeconds = rows > 0 ? p.waves * rowChain(blockMax) : 0;
+    // A warp issues for as long as its longest row runs.
+    int64_t rowsPerWarp = std::max<int64_t>(1, 32 / plan.lanes);
+    double warpMax = expectedMaxDegreeOf(profile, rowsPerWarp);
+    p.warpImbalance = profile.meanDegree > 0
+                          ? std::max(1.0, warpMax / profile.meanDegree)
+                          : 1.0;
+    double warps = std::ceil(rows / static_cast<double>(rowsPerWarp));
+    double divergentSlots = warps * warpMax * perEdgeInstructions;
+    p.issueSeconds = std::max(wavefronts + shuffleCycles, divergentSlots) /
+                     (gpu.smCount * clock);
+  }
+  p.launchSeconds = gpu.launchSeconds;
+
+  struct Term {
+    const char *name;
+    double seconds;
+  } terms[] = {{"bandwidth", p.bandwidthSeconds},
+               {"latency", p.latencySeconds},
+               {"waves", p.wavesSeconds},
+               {"issue", p.issueSeconds}};
+  const Term *top = &terms[0];
+  for (const Term &t : terms)
+    if (t.seconds > top->seconds)
+      top = &t;
+  p.bound = top->name;
+  p.seconds = top->seconds + p.launchSeconds;
+
+  std::ostringstream why;
+  why << p.bound << "-bound: ";
+  if (p.bound == "bandwidth")
+    why << p.dramBytes / 1e6 << " MB from DRAM (" << outBytes / 1e6
+        << " MB written, gather hit rate " << static_cast<int>(hit * 100 + 0.5)
+        << "%)";
+  else if (p.bound == "latency" && edgeParallel)
+    why << "one worker's chain: merge-path search, " << s.edgesPerWorker
+        << " items in batches of " << plan.edgeBatch << " over " << plan.lanes
+        << " lanes" << (packed ? "" : ", a row_ptr load per row end");
+  else if (p.bound == "latency")
+    why << "longest row (" << profile.maxDegree << " neighbours) in windows of "
+        << plan.lanes << ", batches of " << plan.edgeBatch;
+  else if (p.bound == "waves" && edgeParallel)
+    why << p.waves << " waves of " << resident * plan.rowsPerBlock
+        << " workers, ~" << static_cast<int64_t>(typicalEdges + 0.5)
+        << " edges each";
+  else if (p.bound == "waves")
+    why << p.waves << " waves of " << resident << " blocks, slowest row of a "
+        << plan.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
+        << " neighbours";
+  else
+    why << "load/store issue, warp imbalance " << p.warpImbalance << "x";
+  why << "; " << formatTime(top->seconds) << " + launch";
+  p.why = why.str();
+  return p;
+}
+
+Prediction gnnc::tuning::predictFor(const GpuModel &gpu,
+                                    const graph::GraphProfile &profile,
+                                    const Problem &problem, const Schedule &s) {
+  return problem.isSddmm() ? predictSddmm(gpu, profile, problem, s)
+                           : predict(gpu, profile, problem, s);
+}
+
+std::string gnnc::tuning::tuningOpName(const Problem &problem) {
+  if (!problem.isSddmm())
+    return "spmm";
+  return problem.sddmmAdd ? "sddmm_add" : "sddmm";
+}
+
+std::string gnnc::tuning::opDescription(const Problem &problem) {
+  if (!problem.isSddmm())
+    return "";
+  std::string out = problem.sddmmAdd ? ", sddmm add" : ", sddmm dot";
+  if (problem.leakyRelu)
+    out += ", leaky_relu";
+  return out;
+}
