@@ -1,4 +1,4 @@
-//===- GnnRewrite.cpp - Find gnn.spmm ops and set their schedules ---------===//
+//===- GnnRewrite.cpp - Find tunable ops and set their schedules ---------===//
 #include "gnnc/Tuning/GnnRewrite.h"
 #include "gnnc/Transforms/Passes.h"
 
@@ -51,13 +51,53 @@ Expected<Parsed> parse(const std::string &text, const std::string &name) {
   return p;
 }
 
-/// Calls fn(entryName, kernel, spmm) for every gnn.spmm.
-template <typename Fn> void forEachSpmm(ModuleOp module, Fn fn) {
+/// Calls fn(entryName, kernel, op) for every gnn.spmm and gnn.sddmm, in
+/// the order of the module.
+template <typename Fn> void forEachTunableOp(ModuleOp module, Fn fn) {
   for (auto gm : module.getOps<gnn::GnnModuleOp>())
     gm.walk([&](gnn::KernelOp kernel) {
       std::string entry = kernelEntryName(gm, kernel);
-      kernel.walk([&](gnn::SpmmOp op) { fn(entry, kernel, op); });
+      kernel.walk([&](Operation *op) {
+        if (isa<gnn::SpmmOp, gnn::SddmmOp>(op))
+          fn(entry, kernel, op);
+      });
     });
+}
+
+/// The printed form of `s`.
+std::string scheduleText(gnn::ScheduleAttr s) {
+  std::string str;
+  llvm::raw_string_ostream os(str);
+  Attribute(s).print(os);
+  return os.str();
+}
+
+/// Fills the parts of `site` common to both ops.
+void describeCommon(TunableSite &site, gnn::KernelOp kernel, Value graph,
+                    gnn::ScheduleAttr schedule) {
+  if (auto g = dyn_cast<gnn::GnnGraphType>(graph.getType())) {
+    site.problem.offsetBytes =
+        static_cast<int>(g.getOffsetType().getWidth() / 8);
+    site.problem.indexBytes = static_cast<int>(g.getIndexType().getWidth() / 8);
+  }
+  if (schedule) {
+    site.currentSchedule = scheduleText(schedule);
+    if (schedule.getStrategy() != gnn::Strategy::vertex_parallel &&
+        schedule.getStrategy() != gnn::Strategy::edge_parallel) {
+      site.tunable = false;
+      site.note = "strategy is neither vertex_parallel nor edge_parallel";
+    }
+  }
+}
+
+/// Whether `kernel` holds exactly one op besides its terminator.
+bool holdsOneOp(gnn::KernelOp kernel) {
+  size_t ops = 0;
+  for (Operation &o : kernel.getBody().front().without_terminator()) {
+    (void)o;
+    ++ops;
+  }
+  return ops == 1;
 }
 
 ElementType toElementType(Type t) {
@@ -70,56 +110,59 @@ ElementType toElementType(Type t) {
 
 } // namespace
 
-Expected<std::vector<SpmmSite>>
-gnnc::tuning::findSpmmSites(const std::string &text,
-                            const std::string &bufferName) {
+Expected<std::vector<TunableSite>>
+gnnc::tuning::findSites(const std::string &text,
+                        const std::string &bufferName) {
   Expected<Parsed> parsed = parse(text, bufferName);
   if (!parsed)
     return parsed.status();
-  std::vector<SpmmSite> sites;
-  forEachSpmm(*parsed->module, [&](const std::string &entry,
-                                   gnn::KernelOp kernel, gnn::SpmmOp op) {
-    SpmmSite site;
+  std::vector<TunableSite> sites;
+  forEachTunableOp(*parsed->module, [&](const std::string &entry,
+                                        gnn::KernelOp kernel, Operation *o) {
+    TunableSite site;
     site.entryName = entry;
-    site.problem.op = "spmm";
-    site.problem.type = toElementType(op.getElementType());
-    site.problem.width = op.getFeatureWidth();
-    if (op.getRowStride() != op.getFeatureWidth())
-      site.problem.rowStride = op.getRowStride();
-    site.problem.edgeValues = static_cast<bool>(op.getValues());
-    if (auto g = dyn_cast<gnn::GnnGraphType>(op.getGraph().getType())) {
-      site.problem.offsetBytes =
-          static_cast<int>(g.getOffsetType().getWidth() / 8);
-      site.problem.indexBytes =
-          static_cast<int>(g.getIndexType().getWidth() / 8);
-    }
-    if (gnn::ScheduleAttr s = op.getScheduleAttr()) {
-      std::string str;
-      llvm::raw_string_ostream os(str);
-      Attribute(s).print(os);
-      site.currentSchedule = os.str();
-      if (s.getStrategy() != gnn::Strategy::vertex_parallel &&
-          s.getStrategy() != gnn::Strategy::edge_parallel) {
+    if (auto op = dyn_cast<gnn::SpmmOp>(o)) {
+      site.problem.op = "spmm";
+      site.problem.type = toElementType(op.getElementType());
+      site.problem.width = op.getFeatureWidth();
+      if (op.getRowStride() != op.getFeatureWidth())
+        site.problem.rowStride = op.getRowStride();
+      site.problem.edgeValues = static_cast<bool>(op.getValues());
+      describeCommon(site, kernel, op.getGraph(), op.getScheduleAttr());
+      if (op.getReduce() != gnn::Reduce::sum ||
+          op.getScale() != gnn::DegreeScale::none || op.getSelfWeight()) {
         site.tunable = false;
-        site.note = "strategy is neither vertex_parallel nor edge_parallel";
+        site.note =
+            "only reduce = sum without scale or self_weight is modelled";
       }
+    } else {
+      auto sddmm = cast<gnn::SddmmOp>(o);
+      site.problem.op = "sddmm";
+      site.problem.type = toElementType(sddmm.getElementType());
+      site.problem.width = sddmm.getFeatureWidth();
+      site.problem.sddmmAdd = sddmm.getForm() == gnn::SddmmForm::add;
+      site.problem.leakyRelu = static_cast<bool>(sddmm.getLeakyReluAttr());
+      describeCommon(site, kernel, sddmm.getGraph(), sddmm.getScheduleAttr());
     }
-    if (op.getReduce() != gnn::Reduce::sum ||
-        op.getScale() != gnn::DegreeScale::none || op.getSelfWeight()) {
-      site.tunable = false;
-      site.note = "only reduce = sum without scale or self_weight is modelled";
-    }
-    size_t ops = 0;
-    for (Operation &o : kernel.getBody().front().without_terminator()) {
-      (void)o;
-      ++ops;
-    }
-    if (ops != 1) {
+    if (!holdsOneOp(kernel)) {
       site.tunable = false;
       site.note = "the kernel holds more than one op";
     }
     sites.push_back(site);
   });
+  return sites;
+}
+
+Expected<std::vector<SpmmSite>>
+gnnc::tuning::findSpmmSites(const std::string &text,
+                            const std::string &bufferName) {
+  Expected<std::vector<TunableSite>> all = findSites(text, bufferName);
+  if (!all)
+    return all.status();
+  std::vector<SpmmSite> sites;
+  for (const TunableSite &site : *all)
+    if (!site.problem.isSddmm())
+      sites.push_back(site);
   return sites;
 }
 
@@ -131,30 +174,40 @@ gnnc::tuning::applySchedules(const std::string &text,
   if (!parsed)
     return parsed.status();
   MLIRContext *ctx = parsed->context.get();
-  forEachSpmm(*parsed->module, [&](const std::string &entry, gnn::KernelOp,
-                                   gnn::SpmmOp op) {
+  forEachTunableOp(*parsed->module, [&](const std::string &entry, gnn::KernelOp,
+                                        Operation *o) {
     auto it = schedules.find(entry);
     if (it == schedules.end())
       return;
     const Schedule &s = it->second;
-    gnn::ScheduleAttr old = op.getScheduleAttr();
+    auto spmm = dyn_cast<gnn::SpmmOp>(o);
+    auto sddmm = dyn_cast<gnn::SddmmOp>(o);
+    gnn::ScheduleAttr old =
+        spmm ? spmm.getScheduleAttr() : sddmm.getScheduleAttr();
     // edge_parallel finishes the rows split between workers with staged
-    // writes, neighbor_group adds the rows that span blocks atomically;
-    // vertex_parallel writes each row directly.
+    // writes (a gnn.sddmm writes every edge's value once, which the
+    // verifier also spells staged), neighbor_group adds the rows that span
+    // blocks atomically; vertex_parallel writes each row directly. Only
+    // gnn.spmm has disc_batch and f16 accumulation.
     bool edge = s.isEdgeParallel();
     bool groups = s.isNeighbourGroup();
-    op.setScheduleAttr(gnn::ScheduleAttr::get(
+    gnn::ScheduleAttr schedule = gnn::ScheduleAttr::get(
         ctx,
         edge     ? gnn::Strategy::edge_parallel
         : groups ? gnn::Strategy::neighbor_group
                  : gnn::Strategy::vertex_parallel,
-        s.vectorWidth, old ? old.getDiscBatch() : 0, groups ? s.groupSize : 0,
-        s.dimWorkers, s.threadsPerBlock, edge ? s.edgesPerWorker : 0, 0, false,
-        old ? old.getAccumulate() : gnn::Accumulate::f32,
+        s.vectorWidth, spmm && old ? old.getDiscBatch() : 0,
+        groups ? s.groupSize : 0, s.dimWorkers, s.threadsPerBlock,
+        edge ? s.edgesPerWorker : 0, 0, false,
+        spmm && old ? old.getAccumulate() : gnn::Accumulate::f32,
         edge     ? gnn::WriteMode::staged
         : groups ? gnn::WriteMode::atomic
                  : gnn::WriteMode::direct,
-        s.blocksPerSm));
+        s.blocksPerSm);
+    if (spmm)
+      spmm.setScheduleAttr(schedule);
+    else
+      sddmm.setScheduleAttr(schedule);
   });
   std::string out;
   llvm::raw_string_ostream os(out);

@@ -3,6 +3,7 @@
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/GnnRewrite.h"
 #include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/Tuning/SddmmModel.h"
 #include "gnnc/Tuning/TuningDb.h"
 
 #include "gnnc/graph/Analysis.h"
@@ -15,7 +16,7 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
     const std::string &text, const std::string &bufferName,
     const graph::CsrGraph &g, const TunedCompileOptions &options,
     TuningChoices *choices) {
-  auto sites = findSpmmSites(text, bufferName);
+  auto sites = findSites(text, bufferName);
   if (!sites)
     return sites.status();
 
@@ -47,7 +48,7 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
 
   std::map<std::string, Schedule> chosen;
   std::map<int64_t, graph::GraphProfile> profiles; // by feature-row bytes
-  for (const SpmmSite &site : *sites) {
+  for (const TunableSite &site : *sites) {
     if (!site.tunable || !site.currentSchedule.empty())
       continue;
     graph::AnalysisOptions analysis = profileOptionsFor(*gpu, site.problem);
@@ -60,7 +61,7 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
     const graph::GraphProfile &profile = found->second;
     if (db) {
       TuningKey key{profile.fingerprintHex,
-                    "spmm",
+                    tuningOpName(site.problem),
                     elementTypeName(site.problem.type),
                     site.problem.width,
                     site.problem.edgeValues,

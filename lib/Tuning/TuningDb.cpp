@@ -105,8 +105,9 @@ Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
     return Status::error("fingerprint '" + f[0] +
                          "' is not 16 lower-case hex digits");
   e.key.op = f[1];
-  if (f[1] != "spmm" && f[1] != "sddmm")
-    return Status::error("unknown op '" + f[1] + "'");
+  if (f[1] != "spmm" && f[1] != "sddmm" && f[1] != "sddmm_add")
+    return Status::error("unknown op '" + f[1] +
+                         "' (expected spmm, sddmm or sddmm_add)");
   e.key.type = f[2];
   if (f[2] != "f32" && f[2] != "f16" && f[2] != "bf16")
     return Status::error("unknown element type '" + f[2] + "'");

@@ -1,10 +1,10 @@
 //===- TunedCompile.h - Compile .gnn text tuned for a graph -----*- C++ -*-===//
 //
-// The C++ API's way to "never pick by hand": every gnn.spmm that has no
-// schedule gets one chosen for the graph it will run on (the tuning
-// database's entry for this graph, else the cost model's best), then the
-// module is compiled as by compileGnn. Schedules written in the source are
-// kept.
+// The C++ API's way to "never pick by hand": every gnn.spmm and gnn.sddmm
+// that has no schedule gets one chosen for the graph it will run on (the
+// tuning database's entry for this graph, else the cost model's best), then
+// the module is compiled as by compileGnn. Schedules written in the source
+// are kept.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_TUNEDCOMPILE_H
@@ -31,8 +31,9 @@ struct TunedCompileOptions {
 /// the schedule text and where it came from ("database" or "cost model").
 using TuningChoices = std::map<std::string, std::string>;
 
-/// Compiles `text` with every unscheduled, tunable gnn.spmm scheduled for
-/// graph `g`. `choices`, when given, receives what was chosen and why.
+/// Compiles `text` with every unscheduled, tunable gnn.spmm and gnn.sddmm
+/// scheduled for graph `g`. `choices`, when given, receives what was chosen and
+/// why.
 Expected<CompiledModule>
 compileForGraph(const std::string &text, const std::string &bufferName,
                 const graph::CsrGraph &g,

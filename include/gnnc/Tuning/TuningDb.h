@@ -8,6 +8,10 @@
 // An edge_parallel schedule or one with blocks_per_sm adds `<edges_per_warp>
 // <blocks_per_sm>` after `<tpb>` (14 fields), e.g.
 //   0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 256 0 4.1e-04 -
+// and a neighbor_group one `0 0 <group_size>` (15 fields). `<op>` is spmm,
+// sddmm (gnn.sddmm with form = dot) or sddmm_add (form = add); a gnn.sddmm
+// is keyed `novalues`, e.g.
+//   0123456789abcdef sddmm f16 64 novalues sm_90 -> 8 8 256 2.3e-04 -
 // `#` starts a comment line. Entries are appended with a single write() on
 // a file opened with O_APPEND, so concurrent tuners do not interleave lines;
 // a later entry for the same key wins. Malformed lines are reported as
@@ -30,6 +34,7 @@ namespace gnnc::tuning {
 struct TuningKey {
   /// graph::fingerprintToHex of the graph.
   std::string fingerprint;
+  /// "spmm", "sddmm" (form = dot) or "sddmm_add" (tuningOpName).
   std::string op = "spmm";
   /// "f32", "f16" or "bf16".
   std::string type = "f32";
