@@ -7,6 +7,7 @@
 #include "gnnc/Tuning/Autotuner.h"
 
 #include "gnnc/Compiler/Compiler.h"
+#include "gnnc/ops/Sddmm.h"
 #include "gnnc/ops/Spmm.h"
 #include "gnnc/runtime/Driver.h"
 #include "gnnc/runtime/Nvrtc.h"
@@ -241,4 +242,112 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
   model.launchSeconds = median(*t) * 1e-3;
   model.source = "calibrated on " + device.name();
   return model;
+}
+
+namespace {
+
+/// Compiles `kernelText` and loads its kernel `entryName`.
+Expected<rt::LoadedKernel> compileAndLoad(rt::Runtime &runtime,
+                                          const std::string &kernelText,
+                                          const std::string &entryName) {
+  Expected<CompiledModule> compiled = compileGnn(kernelText, entryName);
+  if (!compiled)
+    return compiled.status();
+  Expected<rt::KernelSpec> spec = findKernel(*compiled, entryName);
+  if (!spec)
+    return spec.status();
+  return runtime.load(*spec);
+}
+
+/// The median seconds of `options.runs` runs of `work` (after
+/// `options.warmups`), each timed with CUDA events and preceded by a write
+/// over twice the L2, so that no run finds the last one's data there.
+Expected<double> timeWithFlushedL2(rt::Runtime &runtime,
+                                   const MeasureOptions &options,
+                                   const std::function<Status()> &work) {
+  Expected<rt::DeviceBuffer> flush =
+      rt::DeviceBuffer::allocate(2 * runtime.device().l2Bytes() + 1);
+  if (!flush)
+    return flush.status();
+  Expected<rt::EventTimer> timer = rt::EventTimer::create();
+  if (!timer)
+    return timer.status();
+  Expected<std::vector<float>> times =
+      timeRuns(*timer, &*flush, options.warmups, options.runs, work);
+  if (!times)
+    return times.status();
+  GNNC_RETURN_IF_ERROR(runtime.synchronize());
+  return median(*times) * 1e-3;
+}
+
+} // namespace
+
+Expected<double> gnnc::tuning::measureSddmmSchedule(
+    rt::Runtime &runtime, const std::string &kernelText,
+    const std::string &entryName, const graph::CsrGraph &g,
+    const Problem &problem, const MeasureOptions &options) {
+  if (!problem.isSddmm())
+    return Status::error(entryName +
+                         ": measureSddmmSchedule needs a "
+                         "gnn.sddmm problem, got op '" +
+                         problem.op + "'");
+  Expected<rt::LoadedKernel> kernel =
+      compileAndLoad(runtime, kernelText, entryName);
+  if (!kernel)
+    return kernel.status();
+  // The correctness gate: a schedule that computes a wrong result is never
+  // timed.
+  Expected<ops::KernelCheck> check =
+      ops::checkSddmm(runtime, *kernel, g, options.seed);
+  if (!check)
+    return check.status();
+  if (!check->ok)
+    return Status::error("wrong result: " + check->report);
+
+  Expected<ops::SddmmSignature> sig = ops::sddmmSignature(kernel->spec);
+  if (!sig)
+    return sig.status();
+  const int64_t width = sig->featureWidth;
+  Expected<ops::DeviceGraph> dg =
+      ops::uploadGraph(g, sig->offsets64, sig->indices64);
+  if (!dg)
+    return dg.status();
+  // Random features for both sides (at least one element each, so that a
+  // graph without rows still gets buffers), a NaN-poisoned output.
+  std::mt19937 rng(static_cast<unsigned>(options.seed));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto randomTensor = [&](int64_t count) {
+    std::vector<float> v(static_cast<size_t>(std::max<int64_t>(1, count)));
+    for (float &x : v)
+      x = dist(rng);
+    return ops::uploadTensor(v, sig->type);
+  };
+  Expected<rt::DeviceBuffer> rowFeatures = randomTensor(g.numRows * width);
+  if (!rowFeatures)
+    return rowFeatures.status();
+  Expected<rt::DeviceBuffer> colFeatures = randomTensor(g.numCols * width);
+  if (!colFeatures)
+    return colFeatures.status();
+  Expected<rt::DeviceBuffer> out =
+      ops::allocatePoisoned(static_cast<size_t>(std::max<int64_t>(
+                                1, g.nnz() * sig->outputsPerEdge())),
+                            sig->type);
+  if (!out)
+    return out.status();
+  return timeWithFlushedL2(runtime, options, [&] {
+    return ops::launchSddmm(runtime, *kernel, *dg, *rowFeatures, *colFeatures,
+                            *out, /*synchronize=*/false);
+  });
+}
+
+Expected<double> gnnc::tuning::measureFor(rt::Runtime &runtime,
+                                          const std::string &kernelText,
+                                          const std::string &entryName,
+                                          const graph::CsrGraph &g,
+                                          const Problem &problem,
+                                          const MeasureOptions &options) {
+  if (problem.isSddmm())
+    return measureSddmmSchedule(runtime, kernelText, entryName, g, problem,
+                                options);
+  return measureSchedule(runtime, kernelText, entryName, g, problem, options);
 }

@@ -1,13 +1,14 @@
-//===- gnn-tune.cpp - Choose schedules for gnn.spmm kernels ---------------===//
+//===- gnn-tune.cpp - Choose schedules for gnn.spmm and gnn.sddmm kernels -===//
 //
 // gnn-tune KERNEL.gnn [GRAPH | DIR ...] [--rmat S] [-o OUTDIR] [--top-k K]
 //          [--db FILE] [--no-measure] [--arch sm_XX] [--calibration FILE]
 // gnn-tune --calibrate FILE
 //
-// For every gnn.spmm of KERNEL.gnn and every graph: profile the graph, rank
-// every legal vertex_parallel schedule and a few edge_parallel ones with the
-// cost model, measure the best K on the GPU (when there is one and
-// --no-measure is not given), print the leaders, write
+// For every gnn.spmm and gnn.sddmm of KERNEL.gnn and every graph: profile
+// the graph, rank every legal vertex_parallel schedule and a few
+// edge_parallel (gnn.spmm: and neighbor_group) ones with the cost model,
+// measure the best K on the GPU (when there is one and --no-measure is not
+// given), print the leaders, write
 // OUTDIR/<stem>.<graph>.gnn with the chosen schedules and record them in
 // the tuning database. Files in OUTDIR are replaced only if a gnnc tool
 // wrote them (a `.gnnc-output` stamp) or with --force.
@@ -18,6 +19,7 @@
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/GnnRewrite.h"
 #include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/Tuning/SddmmModel.h"
 #include "gnnc/Tuning/TuningDb.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Readers.h"
@@ -166,7 +168,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "gnn-tune: choose schedules for the gnn.spmm kernels of a .gnn file\n\n"
+      "gnn-tune: choose schedules for the gnn.spmm and gnn.sddmm kernels of a "
+      ".gnn file\n\n"
       "  gnn-tune spmm.gnn cora.npz -o out   writes out/spmm.cora.gnn\n"
       "  gnn-tune spmm.gnn --rmat 18         tunes on an R-MAT graph\n"
       "  gnn-tune --calibrate sm_90.txt      measures this GPU's constants\n");
@@ -210,17 +213,17 @@ int main(int argc, char **argv) {
   if (!read)
     return fail(read.message());
   std::string text = read.take();
-  gnnc::Expected<std::vector<SpmmSite>> sites = findSpmmSites(text, kernelFile);
+  gnnc::Expected<std::vector<TunableSite>> sites = findSites(text, kernelFile);
   if (!sites)
     return fail(sites.message());
   bool anyTunable = false;
-  for (const SpmmSite &site : *sites) {
+  for (const TunableSite &site : *sites) {
     if (!site.tunable)
       outs() << "skip   " << site.entryName << ": " << site.note << "\n";
     anyTunable |= site.tunable;
   }
   if (!anyTunable)
-    return fail(kernelFile + ": no tunable gnn.spmm kernel");
+    return fail(kernelFile + ": no tunable gnn.spmm or gnn.sddmm kernel");
 
   // The GPU model: the device's when measuring, else the named arch.
   bool measure = haveGpu && !noMeasure && topK > 0;
@@ -302,7 +305,7 @@ int main(int argc, char **argv) {
     std::map<std::string, Schedule> chosen;
     // Profiles by feature-row bytes (the reuse window depends on them).
     std::map<int64_t, graph::GraphProfile> profiles;
-    for (const SpmmSite &site : *sites) {
+    for (const TunableSite &site : *sites) {
       if (!site.tunable)
         continue;
       double cpu0 = cpuSeconds();
@@ -338,7 +341,7 @@ int main(int argc, char **argv) {
             continue;
           }
           gnnc::Expected<double> t =
-              measureSchedule(*runtime, *one, site.entryName, g, site.problem);
+              measureFor(*runtime, *one, site.entryName, g, site.problem);
           if (t)
             ranked[i].measuredSeconds = *t;
           else
@@ -352,9 +355,10 @@ int main(int argc, char **argv) {
       outs() << "kernel " << site.entryName << " ("
              << elementTypeName(site.problem.type) << ", width "
              << site.problem.width
-             << (site.problem.edgeValues ? ", edge values" : "") << ") on "
-             << input.name << ": " << ranked.size() << " schedules; max degree "
-             << profile.maxDegree << ", gather hit rate "
+             << (site.problem.edgeValues ? ", edge values" : "")
+             << opDescription(site.problem) << ") on " << input.name << ": "
+             << ranked.size() << " schedules; max degree " << profile.maxDegree
+             << ", gather hit rate "
              << static_cast<int>(profile.reuse.hitRate * 100 + 0.5) << "%\n";
       outs() << "  " << pad("#", 4) << pad("schedule", 32)
              << pad("predicted", 12) << pad("bandwidth", 12)
@@ -399,7 +403,7 @@ int main(int argc, char **argv) {
       if (db) {
         TuningEntry entry;
         entry.key = {profile.fingerprintHex,
-                     "spmm",
+                     tuningOpName(site.problem),
                      elementTypeName(site.problem.type),
                      site.problem.width,
                      site.problem.edgeValues,

@@ -45,7 +45,8 @@ struct Candidate {
   std::string note;
 };
 
-/// Predicts every schedule and sorts by predicted time; equal times are
+/// Predicts every schedule (predictFor: the gnn.spmm or the gnn.sddmm
+/// model, by `problem.op`) and sorts by predicted time; equal times are
 /// ordered by the sum of all terms, then by the enumeration's order.
 std::vector<Candidate> rankSchedules(const GpuModel &gpu,
                                      const graph::GraphProfile &profile,
@@ -82,6 +83,25 @@ Expected<double>
 measureSchedule(rt::Runtime &runtime, const std::string &kernelText,
                 const std::string &entryName, const graph::CsrGraph &g,
                 const Problem &problem, const MeasureOptions &options = {});
+
+/// measureSchedule for a gnn.sddmm kernel: compiles `kernelText`, loads the
+/// kernel `entryName`, runs ops::checkSddmm on `g` (a wrong result is an
+/// error), then times it with CUDA events on random row and column features
+/// and a NaN-poisoned output, flushing the L2 before each run. Returns the
+/// median seconds. Needs a GPU; untested without one.
+Expected<double> measureSddmmSchedule(rt::Runtime &runtime,
+                                      const std::string &kernelText,
+                                      const std::string &entryName,
+                                      const graph::CsrGraph &g,
+                                      const Problem &problem,
+                                      const MeasureOptions &options = {});
+
+/// measureSddmmSchedule for a gnn.sddmm `problem`, measureSchedule
+/// otherwise.
+Expected<double> measureFor(rt::Runtime &runtime, const std::string &kernelText,
+                            const std::string &entryName,
+                            const graph::CsrGraph &g, const Problem &problem,
+                            const MeasureOptions &options = {});
 
 /// Measures the copy bandwidth (an NVRTC copy kernel over 1 GiB, bytes read
 /// plus written), the DRAM and L2 dependent-load latencies (a one-thread
