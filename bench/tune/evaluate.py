@@ -18,11 +18,15 @@ time, it prints one Markdown row:
       lanes to cover the row once, 256 threads),
   (e) GNNAdvisor's dimension-worker rule on gnnc's vertex-parallel kernel
       (scalar loads, 32 dimension workers, 128 threads; without neighbour
-      groups, which gnnc does not implement),
+      groups); n/a for gnn.sddmm kernels, since the rule is one for
+      aggregation (SpMM),
 
 then (a)/(c), (b)/(c) and the Spearman rank correlation of predicted against
 measured times, and the geomeans and worst cases of (a)/(c) and (b)/(c).
-Kernels whose table is incomplete are listed as skipped.
+Kernels whose table is incomplete are listed as skipped. gnn.spmm and
+gnn.sddmm kernels (gnn-tune's "sddmm dot" or "sddmm add" after the width)
+are told apart: the type column names the op of an sddmm kernel, and the
+summary gives the geomeans of each op as well as of all kernels.
 
     python3 bench/tune/evaluate.py LOG... --model MODEL_LOG...
 
@@ -38,7 +42,8 @@ import sys
 CLOSE_STRATEGIES = 2.0
 ADVISOR = "vw=1 dw=32 tpb=128"
 
-KERNEL = re.compile(r"kernel (\S+) \((\w+), width (\d+)(?:, [^)]*)?\) on (\S+): (\d+) schedules")
+KERNEL = re.compile(
+    r"kernel (\S+) \((\w+), width (\d+)((?:, [^)]*)?)\) on (\S+): (\d+) schedules")
 ROW = re.compile(
     r"\s+(\d+)\s+(vw=\d+ dw=\d+ tpb=\d+(?: ep=\d+)?(?: gs=\d+)?)\s+([\d.]+) (us|ms)"
     r"\s+(?:[\d.]+ (?:us|ms)\s+){4}(?:([\d.]+) (us|ms)|-)")
@@ -48,15 +53,26 @@ def micro(value, unit):
     return float(value) * (1000.0 if unit == "ms" else 1.0)
 
 
+def kernel_op(details):
+    """The op of a kernel line from what follows its width: "spmm", or
+    "sddmm dot" / "sddmm add" (with ", leaky_relu" when it has one)."""
+    m = re.search(r"sddmm (dot|add)", details)
+    if not m:
+        return "spmm"
+    return "sddmm " + m.group(1) + (
+        " leaky_relu" if "leaky_relu" in details else "")
+
+
 def parse(path):
-    """Returns {(graph, type, width): (enumerated, [(rank, schedule,
+    """Returns {(graph, op, type, width): (enumerated, [(rank, schedule,
     predicted_us, measured_us or None)])}."""
     kernels, current = {}, None
     for line in open(path):
         m = KERNEL.match(line)
         if m:
-            current = (m.group(4), m.group(2), int(m.group(3)))
-            kernels[current] = (int(m.group(5)), [])
+            current = (m.group(5), kernel_op(m.group(4)), m.group(2),
+                       int(m.group(3)))
+            kernels[current] = (int(m.group(6)), [])
             continue
         m = ROW.match(line)
         if m and current:
@@ -151,14 +167,18 @@ def main(paths, model_paths=None):
           "(b)/(c) | Spearman |")
     print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     a_ratios, b_ratios, skipped = [], [], []
+    by_op = {}
     groups = ([rerank(paths, model_paths)] if model_paths else
               [parse(path) for path in paths])
     for kernels in groups:
-        for (graph, type_, width), (enumerated, rows) in kernels.items():
+        for (graph, op, type_, width), (enumerated, rows) in kernels.items():
+            label = "%s w%d" % (type_, width)
+            if op != "spmm":
+                label += " " + op
             if len(rows) != enumerated or any(r[3] is None for r in rows):
                 measured = sum(r[3] is not None for r in rows)
-                skipped.append("%s %s w%d (%d of %d schedules measured)" %
-                               (graph, type_, width, measured, enumerated))
+                skipped.append("%s %s (%d of %d schedules measured)" %
+                               (graph, label, measured, enumerated))
                 continue
             rows.sort(key=lambda r: r[0])
             a = rows[0][3]
@@ -167,20 +187,33 @@ def main(paths, model_paths=None):
             c = best[3]
             by_name = {r[1]: r[3] for r in rows}
             d = by_name.get(default_schedule(type_, width), float("nan"))
-            e = by_name.get(ADVISOR, float("nan"))
+            # GNNAdvisor's rule is an aggregation (SpMM) rule.
+            e = ("%.1f" % by_name.get(ADVISOR, float("nan"))
+                 if op == "spmm" else "n/a")
             rho = spearman([r[2] for r in rows], [r[3] for r in rows])
             a_ratios.append(a / c)
             b_ratios.append(b / c)
-            print("| %s | %s w%d | %s | %.1f | %.1f | %.1f (%s) | %.1f | %.1f "
+            family = op.split()[0]
+            by_op.setdefault(family, ([], []))
+            by_op[family][0].append(a / c)
+            by_op[family][1].append(b / c)
+            print("| %s | %s | %s | %.1f | %.1f | %.1f (%s) | %.1f | %s "
                   "| %.3f | %.3f | %.2f |" %
-                  (graph, type_, width, rows[0][1], a, b, c, best[1], d, e,
+                  (graph, label, rows[0][1], a, b, c, best[1], d, e,
                    a / c, b / c, rho))
+
+    def summary(name, a_list, b_list):
+        print("%d %s: (a)/(c) geomean %.3f, worst %.3f; (b)/(c) geomean "
+              "%.3f, worst %.3f" %
+              (len(a_list), name, geomean(a_list), max(a_list),
+               geomean(b_list), max(b_list)))
+
     if a_ratios:
         print()
-        print("%d kernels: (a)/(c) geomean %.3f, worst %.3f; (b)/(c) geomean "
-              "%.3f, worst %.3f" %
-              (len(a_ratios), geomean(a_ratios), max(a_ratios),
-               geomean(b_ratios), max(b_ratios)))
+        summary("kernels", a_ratios, b_ratios)
+        if len(by_op) > 1:
+            for family in sorted(by_op):
+                summary(family + " kernels", *by_op[family])
     for s in skipped:
         print("skipped: " + s)
 
