@@ -43,7 +43,8 @@
 // No constant is fitted to measured kernel times; the GPU numbers are the
 // GpuModel's. The arithmetic (width multiply-adds per edge against at
 // least width * element bytes gathered) is far below the FP32 rate per
-// byte of DRAM bandwidth, so no compute bound is modelled.
+// byte of DRAM bandwidth, so no compute bound is modelled; nor is the
+// leaky_relu, which moves no bytes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_SDDMMMODEL_H
