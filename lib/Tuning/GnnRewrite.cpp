@@ -73,7 +73,7 @@ std::string scheduleText(gnn::ScheduleAttr s) {
 }
 
 /// Fills the parts of `site` common to both ops.
-void describeCommon(TunableSite &site, gnn::KernelOp kernel, Value graph,
+void describeCommon(TunableSite &site, Value graph,
                     gnn::ScheduleAttr schedule) {
   if (auto g = dyn_cast<gnn::GnnGraphType>(graph.getType())) {
     site.problem.offsetBytes =
@@ -128,7 +128,7 @@ gnnc::tuning::findSites(const std::string &text,
       if (op.getRowStride() != op.getFeatureWidth())
         site.problem.rowStride = op.getRowStride();
       site.problem.edgeValues = static_cast<bool>(op.getValues());
-      describeCommon(site, kernel, op.getGraph(), op.getScheduleAttr());
+      describeCommon(site, op.getGraph(), op.getScheduleAttr());
       if (op.getReduce() != gnn::Reduce::sum ||
           op.getScale() != gnn::DegreeScale::none || op.getSelfWeight()) {
         site.tunable = false;
@@ -142,7 +142,7 @@ gnnc::tuning::findSites(const std::string &text,
       site.problem.width = sddmm.getFeatureWidth();
       site.problem.sddmmAdd = sddmm.getForm() == gnn::SddmmForm::add;
       site.problem.leakyRelu = static_cast<bool>(sddmm.getLeakyReluAttr());
-      describeCommon(site, kernel, sddmm.getGraph(), sddmm.getScheduleAttr());
+      describeCommon(site, sddmm.getGraph(), sddmm.getScheduleAttr());
     }
     if (!holdsOneOp(kernel)) {
       site.tunable = false;
