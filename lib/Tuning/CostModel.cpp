@@ -420,6 +420,20 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
     p.warpImbalance = 1;
     p.issueSeconds = wavefronts / (gpu.smCount * clock);
     p.launchSeconds = 2 * gpu.launchSeconds;
+    // Instructions between the loads, which the bounds above leave out:
+    // every warp step (one item for each of the warp's 32 / lanes workers)
+    // costs edgeStepCycles per chunk a lane owns, and every row end costs
+    // rowEndCycles for each worker of its warp (the warp runs the flush
+    // path once per worker that reaches a row end, one after another).
+    // Both constants are fitted on R-MAT kernels (fitKernelCosts); they
+    // are added to the largest bound, since the dependent chain waits for
+    // them too.
+    double workersPerWarp = std::max(1, 32 / plan.lanes);
+    p.instructionSeconds =
+        (gpu.edgeStepCycles * (rows + edges) / workersPerWarp *
+             static_cast<double>(plan.chunksPerLane) +
+         gpu.rowEndCycles * rows * workersPerWarp) /
+        (gpu.smCount * clock);
   } else {
     // The dependent chain of a row of degree d, as the kernel walks it:
     // ceil(d / (lanes * edge batch)) index windows (each lane loads a
@@ -468,7 +482,7 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
     if (t.seconds > top->seconds)
       top = &t;
   p.bound = top->name;
-  p.seconds = top->seconds + p.launchSeconds;
+  p.seconds = top->seconds + p.instructionSeconds + p.launchSeconds;
 
   std::ostringstream why;
   why << p.bound << "-bound: ";
@@ -499,8 +513,11 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
         << " neighbours";
   else
     why << "load issue, warp imbalance " << p.warpImbalance << "x";
-  why << "; " << formatSeconds(top->seconds)
-      << (s.isEdgeParallel() || s.isNeighbourGroup() ? " + 2 launches"
+  why << "; " << formatSeconds(top->seconds);
+  if (p.instructionSeconds > 0)
+    why << " + " << formatSeconds(p.instructionSeconds)
+        << " of loop instructions";
+  why << (s.isEdgeParallel() || s.isNeighbourGroup() ? " + 2 launches"
                                                      : " + launch");
   p.why = why.str();
   return p;

@@ -31,6 +31,8 @@ namespace {
 struct Field {
   const char *key;
   std::function<double &(GpuModel &)> number;
+  /// Whether 0 is a valid value (a cost the fit found absent).
+  bool zeroAllowed = false;
 };
 
 const std::vector<Field> &fields() {
@@ -55,6 +57,11 @@ const std::vector<Field> &fields() {
     f.push_back({"loaded_latency_factor", [](GpuModel &m) -> double & {
                    return m.loadedLatencyFactor;
                  }});
+    f.push_back({"edge_step_cycles",
+                 [](GpuModel &m) -> double & { return m.edgeStepCycles; },
+                 true});
+    f.push_back({"row_end_cycles",
+                 [](GpuModel &m) -> double & { return m.rowEndCycles; }, true});
     return f;
   }();
   return all;
@@ -64,6 +71,13 @@ const std::vector<Field> &fields() {
 /// measured over predicted latency-bound times of vertex-parallel SpMM on
 /// R-MAT 18-21 (H100, 2026-11-23; bench/NOTES.md).
 constexpr double kLoadedLatencyFactor = 4.3;
+
+/// The edge-parallel loop's instruction costs, fitted by `gnn-tune --fit`
+/// on 93 edge-parallel kernels measured on R-MAT 16 and 17 (H100,
+/// 2026-11-25; bench/results/nvidia-h100/2026-11-25-kernel-costs). Cycles of
+/// an SM, assumed to carry over to sm_80.
+constexpr double kEdgeStepCycles = 1.153;
+constexpr double kRowEndCycles = 22.41;
 
 /// The integer keys and their fields.
 struct IntField {
@@ -157,6 +171,8 @@ Expected<GpuModel> gnnc::tuning::builtinGpuModel(const std::string &arch) {
                          "' (known: sm_80, sm_90); give a calibration file");
   }
   m.loadedLatencyFactor = kLoadedLatencyFactor;
+  m.edgeStepCycles = kEdgeStepCycles;
+  m.rowEndCycles = kRowEndCycles;
   m.source = "built-in " + m.arch + " defaults";
   return m;
 }
@@ -209,9 +225,10 @@ Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
       if (key != f.key)
         continue;
       known = true;
-      if (!parsed || number <= 0)
-        return fail("'" + key + "' must be a positive number, got '" + value +
-                    "'");
+      if (!parsed || number < 0 || (number == 0 && !f.zeroAllowed))
+        return fail("'" + key + "' must be a " +
+                    (f.zeroAllowed ? "non-negative" : "positive") +
+                    " number, got '" + value + "'");
       f.number(base) = number;
     }
     if (!known)

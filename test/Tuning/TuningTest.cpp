@@ -495,7 +495,11 @@ TEST(TuningCostModel, EdgeParallelHasNoHubTerm) {
   }
 }
 
-TEST(TuningRank, PowerLawGraphPrefersEdgeParallel) {
+// On a skewed graph the model picks a strategy that splits long rows
+// (edge-parallel workers or neighbour groups), never vertex_parallel, whose
+// hub row sets its latency. (Measured on R-MAT 16 and 17 at width 64, the
+// best kernel is one of those two, by type.)
+TEST(TuningRank, PowerLawGraphSplitsLongRows) {
   GpuModel gpu = sm90();
   Problem p;
   p.width = 64;
@@ -505,7 +509,7 @@ TEST(TuningRank, PowerLawGraphPrefersEdgeParallel) {
   std::vector<Candidate> ranked =
       rankSchedules(gpu, profile, p, enumerateSchedules(p));
   ASSERT_FALSE(ranked.empty());
-  EXPECT_TRUE(ranked[0].schedule.isEdgeParallel())
+  EXPECT_NE(ranked[0].schedule.strategyIndex(), 0)
       << ranked[0].schedule.shortText() << ": " << ranked[0].prediction.why;
 }
 
@@ -677,6 +681,9 @@ TEST(TuningCalibration, ShippedFilesMatchTheBuiltInDefaults) {
     EXPECT_DOUBLE_EQ(file->launchSeconds, builtin.launchSeconds);
     EXPECT_DOUBLE_EQ(file->clockHz, builtin.clockHz);
     EXPECT_DOUBLE_EQ(file->loadedLatencyFactor, builtin.loadedLatencyFactor);
+    EXPECT_DOUBLE_EQ(file->edgeStepCycles, builtin.edgeStepCycles);
+    EXPECT_DOUBLE_EQ(file->rowEndCycles, builtin.rowEndCycles);
+    EXPECT_GT(builtin.edgeStepCycles, 0);
   }
   EXPECT_FALSE(builtinGpuModel("sm_75"));
 }
@@ -710,6 +717,10 @@ TEST(TuningCalibration, ParseErrorsNameFileAndLine) {
        "cal.txt:1: 'dram_bytes_per_second' must be a positive number"},
       {"arch = volta\n", "cal.txt:1: arch must read sm_XX"},
       {"clock_hz =\n", "cal.txt:1: 'clock_hz' has no value"},
+      {"row_end_cycles = -2\n",
+       "cal.txt:1: 'row_end_cycles' must be a non-negative number"},
+      {"loaded_latency_factor = 0\n",
+       "cal.txt:1: 'loaded_latency_factor' must be a positive number"},
   };
   for (const Case &c : cases) {
     Expected<GpuModel> m = parseCalibration(c.text, "cal.txt", base);
@@ -721,6 +732,11 @@ TEST(TuningCalibration, ParseErrorsNameFileAndLine) {
   ASSERT_TRUE(ok) << ok.message();
   EXPECT_EQ(ok->smCount, 7);
   EXPECT_DOUBLE_EQ(ok->clockHz, 1e9);
+  // A fitted cost may be 0 (the fit found none).
+  Expected<GpuModel> zero =
+      parseCalibration("edge_step_cycles = 0\n", "c", base);
+  ASSERT_TRUE(zero) << zero.message();
+  EXPECT_EQ(zero->edgeStepCycles, 0);
   EXPECT_FALSE(loadGpuModel("sm_90", std::string("/nonexistent/cal.txt")));
 }
 

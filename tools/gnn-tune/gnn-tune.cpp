@@ -3,6 +3,7 @@
 // gnn-tune KERNEL.gnn [GRAPH | DIR ...] [--rmat S] [-o OUTDIR] [--top-k K]
 //          [--db FILE] [--no-measure] [--arch sm_XX] [--calibration FILE]
 // gnn-tune --calibrate FILE
+// gnn-tune --fit SAMPLES --calibrate FILE [--calibration BASE] [--arch sm_XX]
 //
 // For every gnn.spmm and gnn.sddmm of KERNEL.gnn and every graph: profile
 // the graph, rank every legal vertex_parallel schedule and a few
@@ -17,6 +18,7 @@
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Compiler/OutputDirectory.h"
 #include "gnnc/Tuning/Autotuner.h"
+#include "gnnc/Tuning/Fit.h"
 #include "gnnc/Tuning/GnnRewrite.h"
 #include "gnnc/Tuning/GpuModel.h"
 #include "gnnc/Tuning/SddmmModel.h"
@@ -90,9 +92,19 @@ cl::opt<std::string>
                     cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string>
     calibrateOut("calibrate",
-                 cl::desc("Measure the GPU's constants, write them to this "
-                          "calibration file and exit (needs a GPU)"),
+                 cl::desc("Measure the GPU's constants (micro-benchmarks, "
+                          "then edge-parallel kernels on R-MAT graphs whose "
+                          "times fit two kernel-cost constants), write them "
+                          "to this calibration file (the kernel samples to "
+                          "FILE.samples) and exit (needs a GPU)"),
                  cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string>
+    fitSamples("fit",
+               cl::desc("With --calibrate FILE: refit the kernel-cost "
+                        "constants from these measured R-MAT samples (as "
+                        "--calibrate writes them) over --calibration or the "
+                        "built-in model; needs no GPU"),
+               cl::value_desc("samples"), cl::cat(category));
 cl::opt<bool> force("force",
                     cl::desc("Replace files in the output directory even if "
                              "no gnnc tool wrote them"),
@@ -172,24 +184,81 @@ int main(int argc, char **argv) {
       ".gnn file\n\n"
       "  gnn-tune spmm.gnn cora.npz -o out   writes out/spmm.cora.gnn\n"
       "  gnn-tune spmm.gnn --rmat 18         tunes on an R-MAT graph\n"
-      "  gnn-tune --calibrate sm_90.txt      measures this GPU's constants\n");
+      "  gnn-tune --calibrate sm_90.txt      measures this GPU's constants\n"
+      "  gnn-tune --fit sm_90.txt.samples --calibrate sm_90.txt\n"
+      "                                      refits them without a GPU\n");
 
   std::string gpuWhy;
   bool haveGpu = rt::gpuAvailable(&gpuWhy);
 
+  if (!fitSamples.empty() && calibrateOut.empty())
+    return fail("--fit needs --calibrate FILE, the calibration file to write");
   if (!calibrateOut.empty()) {
-    if (!haveGpu)
-      return fail("no GPU: cannot calibrate (" + gpuWhy + ")");
-    gnnc::Expected<rt::Runtime> runtime = rt::Runtime::create();
-    if (!runtime)
-      return fail(runtime.message());
-    gnnc::Expected<GpuModel> model = calibrate(*runtime);
-    if (!model)
-      return fail("calibration failed: " + model.message());
-    gnnc::Status s = writeCalibration(*model, calibrateOut, model->source);
+    // The model to fit: measured on this GPU, or (with --fit) the named
+    // architecture's defaults overridden by --calibration.
+    GpuModel model;
+    std::vector<KernelSample> samples;
+    if (!fitSamples.empty()) {
+      std::optional<std::string> base;
+      if (!calibrationFile.empty())
+        base = calibrationFile.getValue();
+      gnnc::Expected<GpuModel> loaded =
+          loadGpuModel(arch.empty() ? "sm_90" : arch.getValue(), base);
+      if (!loaded)
+        return fail(loaded.message());
+      model = *loaded;
+      std::ifstream in(fitSamples.getValue());
+      if (!in)
+        return fail(fitSamples + ": cannot read samples file");
+      std::string body((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
+      gnnc::Expected<std::vector<KernelSample>> parsed =
+          parseSamples(body, fitSamples);
+      if (!parsed)
+        return fail(parsed.message());
+      samples = parsed.take();
+      model.source = model.source + ", kernel costs refitted from " +
+                     sys::path::filename(fitSamples).str();
+    } else {
+      if (!haveGpu)
+        return fail("no GPU: cannot calibrate (" + gpuWhy +
+                    "); --fit SAMPLES refits stored samples without one");
+      gnnc::Expected<rt::Runtime> runtime = rt::Runtime::create();
+      if (!runtime)
+        return fail(runtime.message());
+      gnnc::Expected<GpuModel> measured = calibrate(*runtime);
+      if (!measured)
+        return fail("calibration failed: " + measured.message());
+      model = *measured;
+      std::vector<KernelSample> plan = calibrationPlan();
+      outs() << "measuring " << plan.size()
+             << " edge-parallel gnn.spmm kernels on R-MAT graphs\n";
+      outs().flush();
+      gnnc::Expected<std::vector<KernelSample>> done =
+          measureSamples(*runtime, plan, [](const std::string &line) {
+            outs() << "  " << line << "\n";
+            outs().flush();
+          });
+      if (!done)
+        return fail("calibration failed: " + done.message());
+      samples = done.take();
+      // The samples, so that a later --fit needs no GPU.
+      std::string samplesPath = calibrateOut + ".samples";
+      std::ofstream out(samplesPath, std::ios::trunc);
+      out << formatSamples(samples);
+      if (!out.flush())
+        return fail(samplesPath + ": cannot write");
+      outs() << "wrote " << samplesPath << "\n";
+    }
+    gnnc::Expected<FitReport> report = fitKernelCosts(model, samples);
+    if (!report)
+      return fail("fitting the kernel costs failed: " + report.message());
+    outs() << report->text() << "\n";
+    gnnc::Status s = writeCalibration(model, calibrateOut,
+                                      model.source + "\n" + report->text());
     if (!s)
       return fail(s.message());
-    outs() << "wrote " << calibrateOut << "\n" << formatCalibration(*model);
+    outs() << "wrote " << calibrateOut << "\n" << formatCalibration(model);
     return 0;
   }
   if (kernelFile.empty())

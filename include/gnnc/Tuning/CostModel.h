@@ -22,9 +22,12 @@
 // not depend on the degrees; waves count workers over the workers resident
 // on the GPU (limited by threads, shared memory and registers); the
 // bandwidth term adds the workspace written and read back; the launch term
-// counts two launches. No
-// constant is fitted to measured kernel times; the GPU numbers come from a
-// GpuModel (datasheets and micro-benchmarks). See bench/NOTES.md, section
+// counts two launches. On top of the largest bound come the loop's
+// instructions between its loads: per warp step and chunk a lane owns, and
+// per row end for each worker sharing the warp (edgeStepCycles and
+// rowEndCycles, fitted to edge-parallel kernels measured on R-MAT graphs,
+// as loadedLatencyFactor was to vertex-parallel ones; Fit.h). The other GPU
+// numbers come from a GpuModel (datasheets and micro-benchmarks). See bench/NOTES.md, section
 // "Cost model".
 //
 //===----------------------------------------------------------------------===//
@@ -135,7 +138,7 @@ bool isLegal(const Problem &problem, const Schedule &s,
 
 /// The predicted time and its parts, in seconds.
 struct Prediction {
-  /// max(bandwidth, latency, waves, issue) + launch.
+  /// max(bandwidth, latency, waves, issue) + instructions + launch.
   double seconds = 0;
   /// Bytes from DRAM (compulsory + missed feature gathers) / DRAM bandwidth.
   double bandwidthSeconds = 0;
@@ -148,6 +151,10 @@ struct Prediction {
   double wavesSeconds = 0;
   /// Load instructions (with divergence) over the SMs' L1 throughput.
   double issueSeconds = 0;
+  /// edge_parallel: the workers' instructions between their loads (the
+  /// fitted edgeStepCycles and rowEndCycles terms), added to the largest
+  /// bound rather than overlapped with it; 0 for the other strategies.
+  double instructionSeconds = 0;
   /// One launch, or two (edge_parallel: the kernel and its fix-up).
   double launchSeconds = 0;
 

@@ -62,6 +62,16 @@ struct GpuModel {
   /// pointer chase does not see. Fitted on R-MAT graphs (bench/NOTES.md),
   /// never on the graphs the tuner is evaluated on.
   double loadedLatencyFactor = 1.0;
+  /// Edge-parallel workers: SM issue cycles per warp step (one merge-path
+  /// item for each worker sharing the warp) and chunk of features a lane
+  /// owns: the loop's bookkeeping and arithmetic between its loads.
+  /// Fitted on R-MAT kernels by `gnn-tune --calibrate` (fitKernelCosts).
+  double edgeStepCycles = 0;
+  /// Edge-parallel workers: SM cycles per row end for each worker sharing
+  /// the warp (a row end in one worker runs the warp's divergent flush
+  /// path: the row's store and the next row end). Fitted with
+  /// edgeStepCycles.
+  double rowEndCycles = 0;
 };
 
 /// The calibration-file keys, in the order files are written.

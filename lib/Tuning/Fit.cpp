@@ -1,0 +1,345 @@
+//===- Fit.cpp - Kernel-cost constants fitted on synthetic graphs ---------===//
+#include "gnnc/Tuning/Fit.h"
+
+#include "gnnc/Tuning/Autotuner.h"
+#include "gnnc/Tuning/GnnRewrite.h"
+#include "gnnc/graph/Analysis.h"
+#include "gnnc/graph/Rmat.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+namespace {
+
+/// The R-MAT graphs of the samples: Graph500 parameters, 16 edges per node,
+/// seed 1 (as `gnn-tune --rmat`).
+constexpr int kRmatEdgeFactor = 16;
+constexpr uint64_t kRmatSeed = 1;
+constexpr int kMaxRmatScale = 24;
+
+bool parseInt(const std::string &s, int64_t &out) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (!end || *end != '\0')
+    return false;
+  out = v;
+  return true;
+}
+
+/// Reads `vw=4 dw=8 tpb=256 ep=256 gs=32 bps=4` tokens into `s`.
+bool parseScheduleToken(const std::string &token, Schedule &s) {
+  size_t eq = token.find('=');
+  int64_t v = 0;
+  if (eq == std::string::npos || !parseInt(token.substr(eq + 1), v) || v < 0 ||
+      v > (1 << 20))
+    return false;
+  std::string key = token.substr(0, eq);
+  int value = static_cast<int>(v);
+  if (key == "vw")
+    s.vectorWidth = value;
+  else if (key == "dw")
+    s.dimWorkers = value;
+  else if (key == "tpb")
+    s.threadsPerBlock = value;
+  else if (key == "ep")
+    s.edgesPerWorker = value;
+  else if (key == "gs")
+    s.groupSize = value;
+  else if (key == "bps")
+    s.blocksPerSm = value;
+  else
+    return false;
+  return true;
+}
+
+/// R-MAT graphs and their profiles, made once per scale and feature-row
+/// size.
+class SampleGraphs {
+public:
+  explicit SampleGraphs(const GpuModel &gpu) : gpu(gpu) {}
+
+  const graph::CsrGraph &graphOf(int scale) {
+    auto it = graphs.find(scale);
+    if (it == graphs.end())
+      it = graphs
+               .emplace(scale,
+                        graph::generateRmat(scale, kRmatEdgeFactor, kRmatSeed))
+               .first;
+    return it->second;
+  }
+
+  const graph::GraphProfile &profileOf(int scale, const Problem &problem) {
+    graph::AnalysisOptions options = profileOptionsFor(gpu, problem);
+    auto key = std::make_pair(scale, options.featureBytesPerRow);
+    auto it = profiles.find(key);
+    if (it == profiles.end())
+      it = profiles.emplace(key, graph::analyzeGraph(graphOf(scale), options))
+               .first;
+    return it->second;
+  }
+
+private:
+  const GpuModel &gpu;
+  std::map<int, graph::CsrGraph> graphs;
+  std::map<std::pair<int, int64_t>, graph::GraphProfile> profiles;
+};
+
+/// The one-kernel .gnn module a sample measures.
+std::string sampleModule(const Problem &problem) {
+  std::string tensor = "tensor<?x" + std::to_string(problem.width) + "x" +
+                       elementTypeName(problem.type) + ">";
+  std::string graph = "!gnn.graph<csr, i64, i32>";
+  return "gnn.module @calibration {\n"
+         "  gnn.kernel @spmm(%g: " +
+         graph + ", %x: " + tensor + ") -> " + tensor +
+         " {\n"
+         "    %y = gnn.spmm %g, %x : " +
+         graph + ", " + tensor + " -> " + tensor +
+         "\n"
+         "    gnn.return %y : " +
+         tensor +
+         "\n"
+         "  }\n"
+         "}\n";
+}
+
+std::string sampleName(const KernelSample &s) {
+  return "rmat" + std::to_string(s.rmatScale) + " " +
+         elementTypeName(s.problem.type) + " width " +
+         std::to_string(s.problem.width) + " " + s.schedule.shortText();
+}
+
+} // namespace
+
+std::vector<KernelSample> gnnc::tuning::calibrationPlan() {
+  std::vector<KernelSample> plan;
+  for (int scale : {16, 17})
+    for (ElementType type : {ElementType::F32, ElementType::F16})
+      for (int64_t width : {32, 64, 128}) {
+        Problem problem;
+        problem.type = type;
+        problem.width = width;
+        for (const Schedule &s : enumerateSchedules(problem))
+          if (s.isEdgeParallel())
+            plan.push_back({scale, problem, s, 0});
+      }
+  return plan;
+}
+
+std::string
+gnnc::tuning::formatSamples(const std::vector<KernelSample> &samples) {
+  std::ostringstream os;
+  os << "# gnn.spmm (sum) kernels measured on R-MAT graphs (Graph500 "
+        "parameters, 16 edges per node, seed 1)\n"
+        "# rmat SCALE spmm TYPE WIDTH SCHEDULE SECONDS\n";
+  for (const KernelSample &s : samples) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%.6g", s.measuredSeconds);
+    os << "rmat " << s.rmatScale << " spmm " << elementTypeName(s.problem.type)
+       << " " << s.problem.width << " " << s.schedule.shortText() << " "
+       << seconds << "\n";
+  }
+  return os.str();
+}
+
+Expected<std::vector<KernelSample>>
+gnnc::tuning::parseSamples(const std::string &text, const std::string &name) {
+  std::vector<KernelSample> out;
+  std::istringstream in(text);
+  std::string line;
+  int lineNo = 0;
+  auto fail = [&](const std::string &message) {
+    return Status::error(name + ":" + std::to_string(lineNo) + ": " + message);
+  };
+  while (std::getline(in, line)) {
+    ++lineNo;
+    size_t hash = line.find('#');
+    if (hash != std::string::npos)
+      line.resize(hash);
+    std::istringstream words(line);
+    std::vector<std::string> f;
+    for (std::string w; words >> w;)
+      f.push_back(w);
+    if (f.empty())
+      continue;
+    if (f.size() < 9 || f[0] != "rmat" || f[2] != "spmm")
+      return fail("expected 'rmat SCALE spmm TYPE WIDTH vw=.. dw=.. tpb=.. "
+                  "[ep=..|gs=..] SECONDS'");
+    KernelSample s;
+    int64_t scale = 0, width = 0;
+    if (!parseInt(f[1], scale) || scale < 1 || scale > kMaxRmatScale)
+      return fail("R-MAT scale must be from 1 to " +
+                  std::to_string(kMaxRmatScale) + ", got '" + f[1] + "'");
+    s.rmatScale = static_cast<int>(scale);
+    Expected<ElementType> type = parseElementType(f[3]);
+    if (!type)
+      return fail(type.message());
+    s.problem.type = *type;
+    if (!parseInt(f[4], width) || width < 1 || width > 65536)
+      return fail("width must be from 1 to 65536, got '" + f[4] + "'");
+    s.problem.width = width;
+    for (size_t i = 5; i + 1 < f.size(); ++i)
+      if (!parseScheduleToken(f[i], s.schedule))
+        return fail("unknown schedule field '" + f[i] + "'");
+    std::string why;
+    if (!isLegal(s.problem, s.schedule, &why))
+      return fail("illegal schedule '" + s.schedule.shortText() + "': " + why);
+    char *end = nullptr;
+    s.measuredSeconds = std::strtod(f.back().c_str(), &end);
+    if (!end || *end != '\0' || !std::isfinite(s.measuredSeconds) ||
+        s.measuredSeconds <= 0)
+      return fail("measured seconds must be a positive number, got '" +
+                  f.back() + "'");
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string FitReport::text() const {
+  char buf[320];
+  std::snprintf(buf, sizeof(buf),
+                "fitted on %zu edge-parallel R-MAT kernels: edge_step_cycles "
+                "= %.4g, row_end_cycles = %.4g\n"
+                "rms log(measured / predicted): %.3f with both 0, %.3f "
+                "fitted (worst ratio %.2f)",
+                samples, edgeStepCycles, rowEndCycles, rmsLogBefore,
+                rmsLogAfter, worstRatioAfter);
+  return buf;
+}
+
+Expected<FitReport>
+gnnc::tuning::fitKernelCosts(GpuModel &gpu,
+                             const std::vector<KernelSample> &samples) {
+  // For each sample: the prediction without the two terms, and each term's
+  // seconds per unit constant (predict() is linear in both).
+  GpuModel zero = gpu, unitStep = gpu, unitRow = gpu;
+  zero.edgeStepCycles = zero.rowEndCycles = 0;
+  unitStep.edgeStepCycles = 1;
+  unitStep.rowEndCycles = 0;
+  unitRow.edgeStepCycles = 0;
+  unitRow.rowEndCycles = 1;
+  SampleGraphs graphs(gpu);
+  struct Row {
+    double measured, base, step, row;
+  };
+  std::vector<Row> rows;
+  for (const KernelSample &s : samples) {
+    if (!s.schedule.isEdgeParallel())
+      continue;
+    std::string why;
+    if (!isLegal(s.problem, s.schedule, &why))
+      return Status::error(sampleName(s) + ": illegal schedule: " + why);
+    if (!(s.measuredSeconds > 0))
+      return Status::error(sampleName(s) + ": no measured time");
+    const graph::GraphProfile &profile =
+        graphs.profileOf(s.rmatScale, s.problem);
+    double base = predict(zero, profile, s.problem, s.schedule).seconds;
+    double step =
+        predict(unitStep, profile, s.problem, s.schedule).instructionSeconds;
+    double row =
+        predict(unitRow, profile, s.problem, s.schedule).instructionSeconds;
+    rows.push_back({s.measuredSeconds, base, step, row});
+  }
+  if (rows.empty())
+    return Status::error("no edge-parallel sample to fit");
+
+  // Least squares on (measured - predicted) / measured, both constants >= 0:
+  // the 2x2 normal equations, or, when they give a negative constant, the
+  // better of the two one-constant fits.
+  double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
+  for (const Row &r : rows) {
+    double a = r.step / r.measured, b = r.row / r.measured;
+    double y = (r.measured - r.base) / r.measured;
+    aa += a * a;
+    ab += a * b;
+    bb += b * b;
+    ay += a * y;
+    by += b * y;
+  }
+  auto objective = [&](double c1, double c2) {
+    double sum = 0;
+    for (const Row &r : rows) {
+      double e = (r.measured - r.base - c1 * r.step - c2 * r.row) / r.measured;
+      sum += e * e;
+    }
+    return sum;
+  };
+  double c1 = 0, c2 = 0;
+  double det = aa * bb - ab * ab;
+  if (det > 0) {
+    c1 = (ay * bb - by * ab) / det;
+    c2 = (aa * by - ab * ay) / det;
+  }
+  if (!(det > 0) || c1 < 0 || c2 < 0) {
+    double onlyStep = aa > 0 ? std::max(0.0, ay / aa) : 0;
+    double onlyRow = bb > 0 ? std::max(0.0, by / bb) : 0;
+    if (objective(onlyStep, 0) <= objective(0, onlyRow)) {
+      c1 = onlyStep;
+      c2 = 0;
+    } else {
+      c1 = 0;
+      c2 = onlyRow;
+    }
+  }
+
+  FitReport report;
+  report.samples = rows.size();
+  report.edgeStepCycles = c1;
+  report.rowEndCycles = c2;
+  double before = 0, after = 0;
+  for (const Row &r : rows) {
+    double fitted = r.base + c1 * r.step + c2 * r.row;
+    double lb = std::log(r.measured / r.base),
+           la = std::log(r.measured / fitted);
+    before += lb * lb;
+    after += la * la;
+    report.worstRatioAfter =
+        std::max(report.worstRatioAfter, std::exp(std::fabs(la)));
+  }
+  report.rmsLogBefore = std::sqrt(before / rows.size());
+  report.rmsLogAfter = std::sqrt(after / rows.size());
+  gpu.edgeStepCycles = c1;
+  gpu.rowEndCycles = c2;
+  return report;
+}
+
+Expected<std::vector<KernelSample>> gnnc::tuning::measureSamples(
+    rt::Runtime &runtime, const std::vector<KernelSample> &plan,
+    const std::function<void(const std::string &)> &progress) {
+  GpuModel unused;
+  SampleGraphs graphs(unused);
+  std::vector<KernelSample> measured;
+  for (const KernelSample &sample : plan) {
+    const std::string entry = "calibration_spmm";
+    Expected<std::string> text =
+        applySchedules(sampleModule(sample.problem), "calibration.gnn",
+                       {{entry, sample.schedule}});
+    if (!text)
+      return text.status();
+    Expected<double> t =
+        measureSchedule(runtime, *text, entry, graphs.graphOf(sample.rmatScale),
+                        sample.problem);
+    if (!t) {
+      if (progress)
+        progress(sampleName(sample) + ": failed: " + t.message());
+      continue;
+    }
+    KernelSample done = sample;
+    done.measuredSeconds = *t;
+    measured.push_back(done);
+    if (progress) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.2f us", *t * 1e6);
+      progress(sampleName(sample) + ": " + buf);
+    }
+  }
+  return measured;
+}
