@@ -9,6 +9,7 @@
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/ops/Sddmm.h"
 #include "gnnc/ops/Spmm.h"
+#include "gnnc/runtime/Cache.h"
 #include "gnnc/runtime/Driver.h"
 #include "gnnc/runtime/Nvrtc.h"
 #include "gnnc/runtime/Runtime.h"
@@ -338,6 +339,27 @@ Expected<double> gnnc::tuning::measureSddmmSchedule(
     return ops::launchSddmm(runtime, *kernel, *dg, *rowFeatures, *colFeatures,
                             *out, /*synchronize=*/false);
   });
+}
+
+Status gnnc::tuning::precompileKernel(const std::string &kernelText,
+                                      const std::string &entryName,
+                                      const std::string &arch,
+                                      const rt::KernelCache &cache, bool *hit) {
+  Expected<CompiledModule> compiled = compileGnn(kernelText, entryName);
+  if (!compiled)
+    return compiled.status();
+  Expected<rt::KernelSpec> spec = findKernel(*compiled, entryName);
+  if (!spec)
+    return spec.status();
+  // The options and program name rt::Runtime::load compiles with.
+  rt::CompileOptions options;
+  options.arch = arch;
+  Expected<rt::CompiledKernel> binary =
+      cache.getOrCompile(spec->source, "gnnc.cu", options, hit);
+  if (!binary)
+    return binary.status().withContext("compiling kernel '" + entryName +
+                                       "' for " + arch);
+  return Status::ok();
 }
 
 Expected<double> gnnc::tuning::measureFor(rt::Runtime &runtime,

@@ -1,7 +1,8 @@
 //===- gnn-tune.cpp - Choose schedules for gnn.spmm and gnn.sddmm kernels -===//
 //
 // gnn-tune KERNEL.gnn [GRAPH | DIR ...] [--rmat S] [-o OUTDIR] [--top-k K]
-//          [--db FILE] [--no-measure] [--arch sm_XX] [--calibration FILE]
+//          [--db FILE] [--no-measure | --precompile] [--arch sm_XX]
+//          [--calibration FILE]
 // gnn-tune --calibrate FILE
 // gnn-tune --fit SAMPLES --calibrate FILE [--calibration BASE] [--arch sm_XX]
 //
@@ -12,7 +13,9 @@
 // given), print the leaders, write
 // OUTDIR/<stem>.<graph>.gnn with the chosen schedules and record them in
 // the tuning database. Files in OUTDIR are replaced only if a gnnc tool
-// wrote them (a `.gnnc-output` stamp) or with --force.
+// wrote them (a `.gnnc-output` stamp) or with --force. --precompile
+// compiles the kernels a measuring run would time into the kernel cache
+// instead, without a GPU, so that the run on the GPU spends no time in NVRTC.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Compiler/Compiler.h"
@@ -26,6 +29,7 @@
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Rmat.h"
+#include "gnnc/runtime/Cache.h"
 #include "gnnc/runtime/Driver.h"
 #include "gnnc/runtime/Runtime.h"
 
@@ -59,8 +63,13 @@ cl::list<std::string> graphPaths(cl::Positional,
                                  cl::cat(category));
 cl::list<int> rmatScales("rmat",
                          cl::desc("Also tune on an R-MAT graph of this scale "
-                                  "(Graph500 parameters, 16 edges per node)"),
+                                  "(Graph500 parameters, --edge-factor edges "
+                                  "per node)"),
                          cl::value_desc("S"), cl::cat(category));
+cl::opt<unsigned> edgeFactor("edge-factor",
+                             cl::desc("Edges per node of the --rmat graphs "
+                                      "(default 16, Graph500's)"),
+                             cl::init(16), cl::cat(category));
 cl::opt<std::string> outputDir("o",
                                cl::desc("Output directory (default: "
                                         "<stem>-tuned)"),
@@ -80,6 +89,12 @@ cl::opt<bool> noDb("no-db", cl::desc("Do not read or write the database"),
 cl::opt<bool> noMeasure("no-measure",
                         cl::desc("Choose by the cost model alone"),
                         cl::cat(category));
+cl::opt<bool> precompile(
+    "precompile",
+    cl::desc("Compile the kernels of the schedules a measuring run would "
+             "time (--top-k) for --arch into the kernel cache "
+             "($GNNC_CACHE_DIR) instead of measuring; needs no GPU"),
+    cl::cat(category));
 cl::opt<std::string> arch("arch",
                           cl::desc("GPU to model without a GPU (default "
                                    "sm_90; with a GPU, the device's)"),
@@ -270,10 +285,17 @@ int main(int argc, char **argv) {
     if (!s)
       return fail(s.message());
   }
+  if (edgeFactor < 1 || edgeFactor > 1024)
+    return fail("--edge-factor " + std::to_string(edgeFactor) +
+                ": must be 1-1024");
   for (int scale : rmatScales) {
     if (scale < 1 || scale > 26)
       return fail("--rmat " + std::to_string(scale) + ": scale must be 1-26");
-    inputs.push_back({"rmat" + std::to_string(scale), "", scale});
+    // Graphs of another edge factor are named for it: rmat13e4.
+    std::string name = "rmat" + std::to_string(scale);
+    if (edgeFactor != 16)
+      name += "e" + std::to_string(edgeFactor);
+    inputs.push_back({name, "", scale});
   }
   if (inputs.empty())
     return fail("no graph given (a file, a directory of graphs or --rmat S)");
@@ -294,8 +316,10 @@ int main(int argc, char **argv) {
   if (!anyTunable)
     return fail(kernelFile + ": no tunable gnn.spmm or gnn.sddmm kernel");
 
+  if (precompile && noMeasure)
+    return fail("--precompile and --no-measure exclude each other");
   // The GPU model: the device's when measuring, else the named arch.
-  bool measure = haveGpu && !noMeasure && topK > 0;
+  bool measure = haveGpu && !noMeasure && !precompile && topK > 0;
   std::optional<rt::Runtime> runtime;
   GpuModel gpu;
   std::optional<std::string> calibration;
@@ -325,8 +349,13 @@ int main(int argc, char **argv) {
   }
   std::string reason;
   if (!measure)
-    reason = !haveGpu ? "no GPU: chose by the cost model alone (" + gpuWhy + ")"
-                      : "chose by the cost model alone (--no-measure)";
+    reason = precompile ? "chose by the cost model alone (--precompile)"
+             : !haveGpu
+                 ? "no GPU: chose by the cost model alone (" + gpuWhy + ")"
+                 : "chose by the cost model alone (--no-measure)";
+  rt::KernelCache cache("");
+  if (precompile && !cache.enabled())
+    return fail("--precompile: the kernel cache is off (GNNC_CACHE_DIR=off)");
   outs() << "gpu    " << gpu.arch << ": " << gpu.smCount << " SMs, "
          << static_cast<int64_t>(gpu.l2Bytes / (1024 * 1024)) << " MiB L2, "
          << formatv("{0:f0}", gpu.dramBytesPerSecond / 1e9).str()
@@ -357,7 +386,7 @@ int main(int argc, char **argv) {
     auto loadStart = std::chrono::steady_clock::now();
     graph::CsrGraph g;
     if (input.rmatScale) {
-      g = graph::generateRmat(input.rmatScale, 16, /*seed=*/1);
+      g = graph::generateRmat(input.rmatScale, edgeFactor, /*seed=*/1);
     } else {
       gnnc::Expected<graph::CsrGraph> loaded = graph::readGraph(input.path);
       if (!loaded)
@@ -416,6 +445,31 @@ int main(int argc, char **argv) {
           else
             ranked[i].note = t.message();
         }
+      }
+      if (precompile) {
+        auto start = std::chrono::steady_clock::now();
+        size_t compiled = 0, cached = 0;
+        for (size_t i : measurementOrder(ranked, topK)) {
+          gnnc::Expected<std::string> one = applySchedules(
+              text, kernelFile, {{site.entryName, ranked[i].schedule}});
+          bool hit = false;
+          gnnc::Status s = one ? precompileKernel(*one, site.entryName,
+                                                  gpu.arch, cache, &hit)
+                               : one.status();
+          if (!s) {
+            ranked[i].note = s.message();
+            exitCode = 1;
+            continue;
+          }
+          ++(hit ? cached : compiled);
+        }
+        outs() << "cache  " << site.entryName << ": compiled " << compiled
+               << " kernels for " << gpu.arch << " (" << cached
+               << " already cached) into " << cache.directory() << " in "
+               << seconds(std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count())
+               << "\n";
       }
       size_t pick = chooseCandidate(ranked);
       const Candidate &best = ranked[pick];

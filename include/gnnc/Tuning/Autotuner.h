@@ -19,6 +19,7 @@
 #include <vector>
 
 namespace gnnc::rt {
+class KernelCache;
 class Runtime;
 } // namespace gnnc::rt
 
@@ -95,6 +96,15 @@ Expected<double> measureSddmmSchedule(rt::Runtime &runtime,
                                       const graph::CsrGraph &g,
                                       const Problem &problem,
                                       const MeasureOptions &options = {});
+
+/// Compiles the kernel `entryName` of `kernelText` (a .gnn module carrying
+/// its schedule) for `arch` with NVRTC into `cache`, exactly as measureFor
+/// compiles it on a GPU of that architecture, so that a later measurement
+/// loads the cubin instead of compiling it. Needs no GPU. `hit` (optional)
+/// says whether the cache already held it.
+Status precompileKernel(const std::string &kernelText,
+                        const std::string &entryName, const std::string &arch,
+                        const rt::KernelCache &cache, bool *hit = nullptr);
 
 /// measureSddmmSchedule for a gnn.sddmm `problem`, measureSchedule
 /// otherwise.
