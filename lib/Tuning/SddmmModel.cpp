@@ -213,17 +213,6 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
                                 (csrBytes + rowL2 + gatherBytes + outBytes) /
                                     gpu.l2BytesPerSecond);
 
-  // Latencies of one dependent load (see predict()): gathers mix L2 hits
-  // and misses as the reuse estimate says; indices and the row side's
-  // features stream from DRAM; row_ptr read in order mostly hits a line
-  // already fetched (taken as an L2 hit).
-  double xLatency =
-      (hit * gpu.l2LatencySeconds + (1 - hit) * gpu.loadLatencySeconds) *
-      gpu.loadedLatencyFactor;
-  double indexLatency = gpu.loadLatencySeconds * gpu.loadedLatencyFactor;
-  double rowLatency = indexLatency;
-  double rowPtrLatency = gpu.l2LatencySeconds * gpu.loadedLatencyFactor;
-
   // L1 wavefronts of one warp-wide access of a group's lanes (each of the
   // warp's 32 / lanes groups touches its own row or edge).
   double wavefrontsPerAccess =
@@ -235,24 +224,24 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   // form's stores.
   double loadsPerEdge = cpl * (packed ? 2 : 1);
   double storesPerEdge = dot ? 0 : cpl;
-  // One batch: its loads and stores leave one after another, then (dot) the
-  // batch's reductions take log2(lanes) dependent shuffles.
-  double batchIssue =
-      batch * (loadsPerEdge + storesPerEdge) * cyclesPerWarpAccess / clock +
-      reduceSteps * kShuffleCycles / clock;
-
-  // Registers per thread (a fixed 32 for addresses and loop state, 40 with
-  // the merge-path positions): the row's features as floats, the batch's
-  // loads, the partial sums.
+  // Registers per thread, as the CUDA compiler allocates them for these
+  // kernels (ptxas of CUDA 13.0 for sm_90 on the enumerated schedules of
+  // widths 32-128, f32 and f16, both forms; bench/NOTES.md): it keeps the
+  // row's features as floats and schedules the batch's loads without
+  // holding all of them at once. vertex_parallel: about 30 plus the
+  // features a lane owns; edge_parallel: 32 for the merge-path positions
+  // and loop state plus 8 per feature a lane owns (more when it owns
+  // several chunks or 4 or more features); packed 16-bit: at least 64,
+  // 108 with 8-wide vectors.
   double regsF = static_cast<double>(plan.chunksPerLane) * vw;
   double registers;
   if (!edgeParallel)
-    registers = 32 + regsF + batch * regsF * elem / 4 + (dot ? batch : 0);
+    registers = 30 + 1.1 * regsF;
   else if (!packed)
-    registers = 40 + regsF + batch * regsF + (dot ? batch : 0);
+    registers = 32 + 8 * regsF + (plan.chunksPerLane > 1 ? 8 : 0) +
+                (regsF >= 4 ? 4 : 0);
   else
-    registers =
-        40 + 2 * batch * regsF * elem / 4 + 2 * regsF + (dot ? batch : 0);
+    registers = std::max(64.0, 12 * regsF + 12);
   int regs = std::min(255, (static_cast<int>(registers) + 7) / 8 * 8);
   int threads = std::max(1, s.threadsPerBlock);
   int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
@@ -265,6 +254,31 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
       std::max(1, std::min({gpu.maxBlocksPerSm, gpu.maxThreadsPerSm / threads,
                             byRegisters, byShared}));
   double resident = static_cast<double>(gpu.smCount) * p.blocksPerSm;
+
+  // Latencies of one dependent load (see predict()): gathers mix L2 hits
+  // and misses as the reuse estimate says; indices and the row side's
+  // features stream from DRAM; row_ptr read in order mostly hits a line
+  // already fetched (taken as an L2 hit). A load waits loadedLatencyFactor
+  // times its unloaded latency when every warp slot of the GPU is
+  // gathering, and about its unloaded latency when the kernel fills only
+  // a small part of them (small graphs): the factor grows with the share
+  // of the resident warp slots the grid fills.
+  double gridWarps = std::ceil((edgeParallel ? workers : rows) * lanes / 32.0);
+  double residentWarps = resident * threads / 32.0;
+  double busy =
+      residentWarps > 0 ? std::min(1.0, gridWarps / residentWarps) : 1.0;
+  double loadFactor = 1 + (gpu.loadedLatencyFactor - 1) * busy;
+  double xLatency =
+      (hit * gpu.l2LatencySeconds + (1 - hit) * gpu.loadLatencySeconds) *
+      loadFactor;
+  double indexLatency = gpu.loadLatencySeconds * loadFactor;
+  double rowLatency = indexLatency;
+  double rowPtrLatency = gpu.l2LatencySeconds * loadFactor;
+  // One batch: its loads and stores leave one after another, then (dot) the
+  // batch's reductions take log2(lanes) dependent shuffles.
+  double batchIssue =
+      batch * (loadsPerEdge + storesPerEdge) * cyclesPerWarpAccess / clock +
+      reduceSteps * kShuffleCycles / clock;
 
   // Issue: L1 wavefronts of every load and store, and the shuffles (one
   // warp instruction serves its 32 / lanes groups): each edge broadcasts
@@ -297,13 +311,18 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
                                : gpu.loadLatencySeconds;
     double searchSteps =
         std::ceil(std::log2(rows + 2) / std::log2(lanes + 1.0));
+    double workersPerWarp =
+        std::min(std::max(1.0, 32.0 / lanes), std::max(1.0, workers));
     auto workerChain = [&](double edgeItems, double rowEnds, double rowStarts) {
       double windows = std::ceil(edgeItems / (lanes * batch));
       double batches = std::ceil(edgeItems / batch);
       double chain = searchSteps * searchLatency + indexLatency +
                      windows * indexLatency + batches * (xLatency + batchIssue);
+      // The row-end path diverges: a warp runs it once for each of its
+      // workers that reaches a row end, one after another.
       if (!packed)
-        chain += rowEnds * rowPtrLatency + rowStarts * rowLatency;
+        chain +=
+            workersPerWarp * (rowEnds * rowPtrLatency + rowStarts * rowLatency);
       return chain;
     };
     const double items = s.edgesPerWorker;

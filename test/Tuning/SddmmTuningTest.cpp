@@ -372,6 +372,84 @@ TEST(SddmmTuningCostModel, PackedVectorsLoadBothEndpointsPerEdge) {
   EXPECT_DOUBLE_EQ(scalar.workers, std::ceil((20000.0 + 80000.0) / 128));
 }
 
+TEST(SddmmTuningCostModel, LoadsWaitLongerOnlyWhenTheGridFillsTheGpu) {
+  // The loaded-latency factor applies in full when the grid fills every
+  // resident warp slot, and hardly at all for a graph that fills a few.
+  GpuModel loaded = sm90(), unloaded = sm90();
+  unloaded.loadedLatencyFactor = 1;
+  Problem p = sddmmProblem(ElementType::F32, 64);
+  Schedule edge{2, 32, 256, 64};
+  graph::CsrGraph tiny = uniformGraph(500, 4);
+  graph::CsrGraph big = uniformGraph(400000, 8);
+  double tinyRatio =
+      predictFor(loaded, profileOf(tiny, loaded, p), p, edge).latencySeconds /
+      predictFor(unloaded, profileOf(tiny, unloaded, p), p, edge)
+          .latencySeconds;
+  double bigRatio =
+      predictFor(loaded, profileOf(big, loaded, p), p, edge).latencySeconds /
+      predictFor(unloaded, profileOf(big, unloaded, p), p, edge).latencySeconds;
+  EXPECT_LT(tinyRatio, 1.1);
+  EXPECT_GT(bigRatio, 0.8 * loaded.loadedLatencyFactor);
+  // Vertex-parallel kernels too: a hundred rows of 32 lanes are a hundred
+  // warps.
+  Schedule vertex{2, 32, 256};
+  graph::CsrGraph hundred = uniformGraph(100, 4);
+  double tinyVertex =
+      predictFor(loaded, profileOf(hundred, loaded, p), p, vertex)
+          .latencySeconds /
+      predictFor(unloaded, profileOf(hundred, unloaded, p), p, vertex)
+          .latencySeconds;
+  EXPECT_LT(tinyVertex, 1.1);
+}
+
+TEST(SddmmTuningCostModel, RowEndsOfAWarpsWorkersAddUp) {
+  // f32 edge-parallel workers reload their row at every row end (a
+  // dependent row_ptr and feature load) in a branch the warp runs once for
+  // each of its workers that takes it: on short rows, two 16-lane workers
+  // per warp wait about twice as long per worker as one 32-lane worker.
+  GpuModel gpu = sm90();
+  gpu.loadedLatencyFactor = 1;
+  Problem p = sddmmProblem(ElementType::F32, 64);
+  graph::CsrGraph g = uniformGraph(200000, 2);
+  graph::GraphProfile profile = profileOf(g, gpu, p);
+  Prediction one = predictFor(gpu, profile, p, Schedule{2, 32, 256, 256});
+  Prediction two = predictFor(gpu, profile, p, Schedule{4, 16, 256, 256});
+  double chainOne = one.wavesSeconds / one.waves;
+  double chainTwo = two.wavesSeconds / two.waves;
+  EXPECT_GT(chainTwo, 1.6 * chainOne);
+  // Long rows have few row ends: the two chains stay close.
+  graph::CsrGraph dense = uniformGraph(20000, 64);
+  graph::GraphProfile denseProfile = profileOf(dense, gpu, p);
+  Prediction oneDense =
+      predictFor(gpu, denseProfile, p, Schedule{2, 32, 256, 256});
+  Prediction twoDense =
+      predictFor(gpu, denseProfile, p, Schedule{4, 16, 256, 256});
+  EXPECT_LT(twoDense.wavesSeconds / twoDense.waves,
+            1.3 * oneDense.wavesSeconds / oneDense.waves);
+}
+
+TEST(SddmmTuningCostModel, ResidencyFollowsTheCompilersRegisters) {
+  // ptxas gives the f32 edge-parallel kernel of 32 lanes (vw = 2) 48
+  // registers and the 16-lane one (vw = 4) 68, the vertex-parallel kernels
+  // of 16 lanes 32-40 and the one of 8 lanes with 2-wide vectors 32-40:
+  // 5, 3, 6 and 6 blocks of 256 threads per SM.
+  GpuModel gpu = sm90();
+  Problem p = sddmmProblem(ElementType::F32, 64);
+  graph::GraphProfile profile = profileOf(uniformGraph(50000, 16), gpu, p);
+  EXPECT_EQ(predictFor(gpu, profile, p, Schedule{2, 32, 256, 64}).blocksPerSm,
+            5);
+  EXPECT_EQ(predictFor(gpu, profile, p, Schedule{4, 16, 256, 64}).blocksPerSm,
+            3);
+  EXPECT_EQ(predictFor(gpu, profile, p, Schedule{4, 16, 256}).blocksPerSm, 6);
+  EXPECT_EQ(predictFor(gpu, profile, p, Schedule{2, 8, 256}).blocksPerSm, 6);
+  // Packed f16 with 8-lane workers: ptxas 108 registers, 2 blocks.
+  Problem h = sddmmProblem(ElementType::F16, 64);
+  EXPECT_EQ(predictFor(gpu, profileOf(uniformGraph(50000, 16), gpu, h), h,
+                       Schedule{8, 8, 256, 64})
+                .blocksPerSm,
+            2);
+}
+
 TEST(SddmmTuningCostModel, SpmmPredictionsAreUnchanged) {
   // predictFor dispatches on the op and leaves gnn.spmm to predict().
   GpuModel gpu = sm90();

@@ -40,11 +40,17 @@
 //  - issue: L1 wavefronts of all loads and stores and the shuffle
 //    instructions over the SMs, with vertex_parallel warps running as long
 //    as their longest row.
-// No constant is fitted to measured kernel times; the GPU numbers are the
-// GpuModel's. The arithmetic (width multiply-adds per edge against at
-// least width * element bytes gathered) is far below the FP32 rate per
-// byte of DRAM bandwidth, so no compute bound is modelled; nor is the
-// leaky_relu, which moves no bytes.
+// A dependent load waits the GpuModel's loadedLatencyFactor times its
+// unloaded latency in proportion to the share of the GPU's resident warp
+// slots the grid fills (a small graph leaves the memory system idle). An
+// unpacked edge-parallel warp runs its workers' row ends one after another
+// (the branch diverges). Residency comes from register counts that follow
+// what the CUDA compiler allocates for these kernels. No constant is fitted
+// to measured kernel times; the GPU numbers are the GpuModel's. The
+// arithmetic (width multiply-adds per edge against at least width *
+// element bytes gathered) is far below the FP32 rate per byte of DRAM
+// bandwidth, so no compute bound is modelled; nor is the leaky_relu, which
+// moves no bytes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_SDDMMMODEL_H
