@@ -24,6 +24,25 @@ using namespace gnnc::tuning;
 
 namespace {
 
+/// The description of kernel `entryName` compiled from `kernelText`.
+Expected<rt::KernelSpec> compileSpec(const std::string &kernelText,
+                                     const std::string &entryName) {
+  Expected<CompiledModule> compiled = compileGnn(kernelText, entryName);
+  if (!compiled)
+    return compiled.status();
+  return findKernel(*compiled, entryName);
+}
+
+/// Compiles `kernelText` and loads its kernel `entryName`.
+Expected<rt::LoadedKernel> compileAndLoad(rt::Runtime &runtime,
+                                          const std::string &kernelText,
+                                          const std::string &entryName) {
+  Expected<rt::KernelSpec> spec = compileSpec(kernelText, entryName);
+  if (!spec)
+    return spec.status();
+  return runtime.load(*spec);
+}
+
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -82,13 +101,8 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
                                                const graph::CsrGraph &g,
                                                const Problem &problem,
                                                const MeasureOptions &options) {
-  Expected<CompiledModule> compiled = compileGnn(kernelText, entryName);
-  if (!compiled)
-    return compiled.status();
-  Expected<rt::KernelSpec> spec = findKernel(*compiled, entryName);
-  if (!spec)
-    return spec.status();
-  Expected<rt::LoadedKernel> kernel = runtime.load(*spec);
+  Expected<rt::LoadedKernel> kernel =
+      compileAndLoad(runtime, kernelText, entryName);
   if (!kernel)
     return kernel.status();
   // The correctness gate: a schedule that computes a wrong result is never
@@ -102,7 +116,7 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
 
   // Rows of x and y are `stride` elements apart (the width unless the
   // kernel has padded rows).
-  Expected<ops::SpmmSignature> sig = ops::spmmSignature(*spec);
+  Expected<ops::SpmmSignature> sig = ops::spmmSignature(kernel->spec);
   if (!sig)
     return sig.status();
   const int64_t stride = sig->rowStride;
@@ -247,19 +261,6 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
 
 namespace {
 
-/// Compiles `kernelText` and loads its kernel `entryName`.
-Expected<rt::LoadedKernel> compileAndLoad(rt::Runtime &runtime,
-                                          const std::string &kernelText,
-                                          const std::string &entryName) {
-  Expected<CompiledModule> compiled = compileGnn(kernelText, entryName);
-  if (!compiled)
-    return compiled.status();
-  Expected<rt::KernelSpec> spec = findKernel(*compiled, entryName);
-  if (!spec)
-    return spec.status();
-  return runtime.load(*spec);
-}
-
 /// The median seconds of `options.runs` runs of `work` (after
 /// `options.warmups`), each timed with CUDA events and preceded by a write
 /// over twice the L2, so that no run finds the last one's data there.
@@ -345,10 +346,7 @@ Status gnnc::tuning::precompileKernel(const std::string &kernelText,
                                       const std::string &entryName,
                                       const std::string &arch,
                                       const rt::KernelCache &cache, bool *hit) {
-  Expected<CompiledModule> compiled = compileGnn(kernelText, entryName);
-  if (!compiled)
-    return compiled.status();
-  Expected<rt::KernelSpec> spec = findKernel(*compiled, entryName);
+  Expected<rt::KernelSpec> spec = compileSpec(kernelText, entryName);
   if (!spec)
     return spec.status();
   // The options and program name rt::Runtime::load compiles with.

@@ -606,14 +606,6 @@ gnn.module @m {
 }
 )";
 
-const rt::KernelSpec *kernelNamed(const CompiledModule &m,
-                                  const std::string &name) {
-  for (const rt::KernelSpec &spec : m.kernels)
-    if (spec.name == name)
-      return &spec;
-  return nullptr;
-}
-
 } // namespace
 
 TEST(SddmmTunedCompile, TunesUnscheduledSddmmOpsWithTheModelsBest) {
@@ -629,8 +621,8 @@ TEST(SddmmTunedCompile, TunesUnscheduledSddmmOpsWithTheModelsBest) {
   ASSERT_TRUE(choices.count("m_agg"));
   ASSERT_TRUE(choices.count("m_score"));
   EXPECT_FALSE(choices.count("m_fixed"));
-  const rt::KernelSpec *fixed = kernelNamed(*m, "m_fixed");
-  ASSERT_TRUE(fixed);
+  Expected<rt::KernelSpec> fixed = findKernel(*m, "m_fixed");
+  ASSERT_TRUE(fixed) << fixed.message();
   EXPECT_EQ(field(fixed->schedule, "dim_workers"), 32);
   GpuModel gpu = sm90();
   Problem p = sddmmProblem(ElementType::F32, 64);
@@ -639,8 +631,8 @@ TEST(SddmmTunedCompile, TunesUnscheduledSddmmOpsWithTheModelsBest) {
   ASSERT_FALSE(ranked.empty());
   const Schedule &best = ranked[chooseCandidate(ranked)].schedule;
   EXPECT_EQ(choices["m_score"], best.shortText() + " (cost model)");
-  const rt::KernelSpec *score = kernelNamed(*m, "m_score");
-  ASSERT_TRUE(score);
+  Expected<rt::KernelSpec> score = findKernel(*m, "m_score");
+  ASSERT_TRUE(score) << score.message();
   EXPECT_EQ(field(score->schedule, "vector_width"), best.vectorWidth);
   EXPECT_EQ(field(score->schedule, "dim_workers"), best.dimWorkers);
   EXPECT_EQ(score->launch.blockX, static_cast<unsigned>(best.threadsPerBlock));
@@ -678,8 +670,8 @@ TEST(SddmmTunedCompile, UsesTheDatabaseEntryOfTheSameOpOnly) {
   m = compileForGraph(kMixed, "mixed.gnn", star, options, &choices);
   ASSERT_TRUE(m) << m.message();
   EXPECT_EQ(choices["m_score"], "vw=2 dw=4 tpb=64 (database)");
-  const rt::KernelSpec *score = kernelNamed(*m, "m_score");
-  ASSERT_TRUE(score);
+  Expected<rt::KernelSpec> score = findKernel(*m, "m_score");
+  ASSERT_TRUE(score) << score.message();
   EXPECT_EQ(field(score->schedule, "vector_width"), 2);
   EXPECT_EQ(field(score->schedule, "dim_workers"), 4);
   // The gnn.spmm kernel of the same graph and width is not served by it.

@@ -780,14 +780,6 @@ gnn.module @m {
 }
 )";
 
-const rt::KernelSpec *kernelNamed(const CompiledModule &m,
-                                  const std::string &name) {
-  for (const rt::KernelSpec &spec : m.kernels)
-    if (spec.name == name)
-      return &spec;
-  return nullptr;
-}
-
 } // namespace
 
 TEST(TunedCompile, TunesUnscheduledOpsAndKeepsWrittenSchedules) {
@@ -802,8 +794,8 @@ TEST(TunedCompile, TunesUnscheduledOpsAndKeepsWrittenSchedules) {
   ASSERT_EQ(choices.size(), 1u);
   ASSERT_TRUE(choices.count("m_free"));
   EXPECT_NE(choices["m_free"].find("(cost model)"), std::string::npos);
-  const rt::KernelSpec *fixed = kernelNamed(*m, "m_fixed");
-  ASSERT_TRUE(fixed);
+  Expected<rt::KernelSpec> fixed = findKernel(*m, "m_fixed");
+  ASSERT_TRUE(fixed) << fixed.message();
   EXPECT_NE(fixed->schedule.find(
                 "vector_width = 1, dim_workers = 32, threads_per_block = 128"),
             std::string::npos)
@@ -818,8 +810,8 @@ TEST(TunedCompile, TunesUnscheduledOpsAndKeepsWrittenSchedules) {
                     p, enumerateSchedules(p));
   ASSERT_FALSE(ranked.empty());
   const Schedule &best = ranked[chooseCandidate(ranked)].schedule;
-  const rt::KernelSpec *tuned = kernelNamed(*m, "m_free");
-  ASSERT_TRUE(tuned);
+  Expected<rt::KernelSpec> tuned = findKernel(*m, "m_free");
+  ASSERT_TRUE(tuned) << tuned.message();
   std::string expected =
       "vector_width = " + std::to_string(best.vectorWidth) +
       ", dim_workers = " + std::to_string(best.dimWorkers) +
@@ -853,8 +845,8 @@ TEST(TunedCompile, PrefersTheDatabaseEntryForThisGraph) {
       compileForGraph(kTwoKernels, "two.gnn", star, options, &choices);
   ASSERT_TRUE(m) << m.message();
   EXPECT_EQ(choices["m_free"], "vw=2 dw=8 tpb=64 (database)");
-  const rt::KernelSpec *tuned = kernelNamed(*m, "m_free");
-  ASSERT_TRUE(tuned);
+  Expected<rt::KernelSpec> tuned = findKernel(*m, "m_free");
+  ASSERT_TRUE(tuned) << tuned.message();
   EXPECT_NE(tuned->schedule.find(
                 "vector_width = 2, dim_workers = 8, threads_per_block = 64"),
             std::string::npos)
