@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Tuning/CostModel.h"
+#include "gnnc/Tuning/ModelDetail.h"
 #include "gnnc/Tuning/SddmmModel.h"
 
 #include <algorithm>
@@ -36,59 +37,9 @@
 
 using namespace gnnc;
 using namespace gnnc::tuning;
+using namespace gnnc::tuning::detail;
 
 namespace {
-
-/// Mirrors kMaxPrefetchRegisters, kMaxEdgeBatch and kMaxAccumulatorsPerThread
-/// of lib/Transforms/LowerToKernels.cpp.
-constexpr int64_t kMaxPrefetchRegisters = 64;
-constexpr int64_t kMaxEdgeBatch = 8;
-constexpr int64_t kMaxAccumulatorsPerThread = 128;
-/// Mirror kMaxSharedBytes, kMaxThreadsPerSm and kMaxSharedBytesPerSm of the
-/// lowering, and kMaxEdgesPerWorker of the verifier.
-constexpr int64_t kMaxSharedBytes = 96 * 1024;
-constexpr int64_t kMaxThreadsPerSm = 2048;
-constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
-constexpr int64_t kMaxEdgesPerWorker = 1 << 20;
-/// The most blocks_per_sm the verifier accepts.
-constexpr int kMaxBlocksPerSmCap = 32;
-/// The granularity of DRAM and L2 traffic.
-constexpr double kSectorBytes = 32;
-/// The unit of L1 throughput (one wavefront per line per clock).
-constexpr double kLineBytes = 128;
-
-bool isPowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// A typical degree of histogram bucket `k` (degrees [2^(k-1), 2^k), bucket
-/// 0 = empty rows): the middle of the bucket, capped at the largest degree.
-double bucketDegree(size_t k, int64_t maxDegree) {
-  if (k == 0)
-    return 0;
-  double lo = std::ldexp(1.0, static_cast<int>(k) - 1);
-  double hi = std::min(std::ldexp(1.0, static_cast<int>(k)) - 1,
-                       static_cast<double>(maxDegree));
-  return std::max(lo, 0.5 * (lo + hi));
-}
-
-/// E[max of `m` row degrees] with the rows drawn independently from the
-/// degree histogram: P(max in bucket <= k) = F(k)^m. Neighbouring rows of
-/// real graphs are correlated; this is the unordered estimate.
-double expectedMaxDegree(const graph::GraphProfile &p, int64_t m) {
-  if (p.numRows == 0 || p.degreeHistogram.empty())
-    return 0;
-  m = std::max<int64_t>(1, std::min<int64_t>(m, p.numRows));
-  double cumulative = 0, previous = 0, expected = 0;
-  for (size_t k = 0; k < p.degreeHistogram.size(); ++k) {
-    cumulative += static_cast<double>(p.degreeHistogram[k]) /
-                  static_cast<double>(p.numRows);
-    double now = std::pow(std::min(1.0, cumulative), static_cast<double>(m));
-    expected += bucketDegree(k, p.maxDegree) * (now - previous);
-    previous = now;
-  }
-  return std::min(expected, static_cast<double>(p.maxDegree));
-}
 
 /// Clock cycles the L1 needs for one warp-wide load of X: each of the warp's
 /// 32 / lanes groups reads its own row of X (distinct lines), lanes * vw *
@@ -127,15 +78,6 @@ int residentBlocksPerSm(const GpuModel &gpu, const Schedule &s,
                      : gpu.maxBlocksPerSm;
   return std::max(
       1, std::min({gpu.maxBlocksPerSm, byThreads, byRegisters, byShared}));
-}
-
-std::string formatSeconds(double s) {
-  char buf[32];
-  if (s >= 1e-3)
-    std::snprintf(buf, sizeof(buf), "%.3g ms", s * 1e3);
-  else
-    std::snprintf(buf, sizeof(buf), "%.3g us", s * 1e6);
-  return buf;
 }
 
 } // namespace
@@ -513,9 +455,9 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
         << " neighbours";
   else
     why << "load issue, warp imbalance " << p.warpImbalance << "x";
-  why << "; " << formatSeconds(top->seconds);
+  why << "; " << formatModelTime(top->seconds);
   if (p.instructionSeconds > 0)
-    why << " + " << formatSeconds(p.instructionSeconds)
+    why << " + " << formatModelTime(p.instructionSeconds)
         << " of loop instructions";
   why << (s.isEdgeParallel() || s.isNeighbourGroup() ? " + 2 launches"
                                                      : " + launch");

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Tuning/SddmmModel.h"
+#include "gnnc/Tuning/ModelDetail.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,66 +15,15 @@
 
 using namespace gnnc;
 using namespace gnnc::tuning;
+using namespace gnnc::tuning::detail;
 
 namespace {
 
-/// Mirror kMaxPrefetchRegisters, kMaxEdgeBatch, kMaxAccumulatorsPerThread,
-/// kMaxSharedBytes, kMaxThreadsPerSm and kMaxSharedBytesPerSm of
-/// lib/Transforms/LowerToKernels.cpp and kMaxEdgesPerWorker of the verifier.
-constexpr int64_t kMaxPrefetchRegisters = 64;
-constexpr int64_t kMaxEdgeBatch = 8;
-constexpr int64_t kMaxAccumulatorsPerThread = 128;
-constexpr int64_t kMaxSharedBytes = 96 * 1024;
-constexpr int64_t kMaxThreadsPerSm = 2048;
-constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
-constexpr int64_t kMaxEdgesPerWorker = 1 << 20;
-constexpr int kMaxBlocksPerSmCap = 32;
-/// The granularity of DRAM and L2 traffic, and the unit of L1 throughput.
-constexpr double kSectorBytes = 32;
-constexpr double kLineBytes = 128;
 /// Clock cycles from a warp shuffle's issue to its result: the order of a
 /// shared-memory access (shuffles use the same crossbar), an architectural
 /// figure rather than one fitted to kernel times. Only the dot form's
 /// reduction (log2(lanes) dependent shuffles per batch) waits for it.
 constexpr double kShuffleCycles = 32;
-
-bool isPowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// E[max degree of `m` rows] drawn independently from the degree histogram
-/// (bucket k >= 1 holds degrees [2^(k-1), 2^k), taken at its middle and
-/// capped at the largest degree): P(max in bucket <= k) = F(k)^m.
-double expectedMaxDegreeOf(const graph::GraphProfile &p, int64_t m) {
-  if (p.numRows <= 0 || p.degreeHistogram.empty())
-    return 0;
-  m = std::clamp<int64_t>(m, 1, p.numRows);
-  double cumulative = 0, previous = 0, expected = 0;
-  for (size_t k = 0; k < p.degreeHistogram.size(); ++k) {
-    cumulative += static_cast<double>(p.degreeHistogram[k]) /
-                  static_cast<double>(p.numRows);
-    double now = std::pow(std::min(1.0, cumulative), static_cast<double>(m));
-    double degree = 0;
-    if (k > 0) {
-      double lo = std::ldexp(1.0, static_cast<int>(k) - 1);
-      double hi = std::min(std::ldexp(1.0, static_cast<int>(k)) - 1,
-                           static_cast<double>(p.maxDegree));
-      degree = std::max(lo, 0.5 * (lo + hi));
-    }
-    expected += degree * (now - previous);
-    previous = now;
-  }
-  return std::min(expected, static_cast<double>(p.maxDegree));
-}
-
-std::string formatTime(double s) {
-  char buf[32];
-  if (s >= 1e-3)
-    std::snprintf(buf, sizeof(buf), "%.3g ms", s * 1e3);
-  else
-    std::snprintf(buf, sizeof(buf), "%.3g us", s * 1e6);
-  return buf;
-}
 
 } // namespace
 
@@ -360,11 +310,11 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     p.latencySeconds = rowChain(static_cast<double>(profile.maxDegree));
     double blocks = std::ceil(rows / plan.rowsPerBlock);
     p.waves = std::ceil(blocks / resident);
-    blockMax = expectedMaxDegreeOf(profile, plan.rowsPerBlock);
+    blockMax = expectedMaxDegree(profile, plan.rowsPerBlock);
     p.wavesSeconds = rows > 0 ? p.waves * rowChain(blockMax) : 0;
     // A warp issues for as long as its longest row runs.
     int64_t rowsPerWarp = std::max<int64_t>(1, 32 / plan.lanes);
-    double warpMax = expectedMaxDegreeOf(profile, rowsPerWarp);
+    double warpMax = expectedMaxDegree(profile, rowsPerWarp);
     p.warpImbalance = profile.meanDegree > 0
                           ? std::max(1.0, warpMax / profile.meanDegree)
                           : 1.0;
@@ -412,7 +362,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
         << " neighbours";
   else
     why << "load/store issue, warp imbalance " << p.warpImbalance << "x";
-  why << "; " << formatTime(top->seconds) << " + launch";
+  why << "; " << formatModelTime(top->seconds) << " + launch";
   p.why = why.str();
   return p;
 }

@@ -1,0 +1,81 @@
+//===- ModelDetail.h - Pieces the SpMM and SDDMM models share ---*- C++ -*-===//
+//
+// Internal to the cost models (CostModel.cpp, SddmmModel.cpp): the limits
+// they mirror from the lowering and the verifier, the memory system's units,
+// and small helpers. Not an API.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_TUNING_MODELDETAIL_H
+#define GNNC_TUNING_MODELDETAIL_H
+
+#include "gnnc/graph/Analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace gnnc::tuning::detail {
+
+/// Mirror kMaxPrefetchRegisters, kMaxEdgeBatch, kMaxAccumulatorsPerThread,
+/// kMaxSharedBytes, kMaxThreadsPerSm and kMaxSharedBytesPerSm of
+/// lib/Transforms/LowerToKernels.cpp, and kMaxEdgesPerWorker and the
+/// largest blocks_per_sm of the verifier.
+constexpr int64_t kMaxPrefetchRegisters = 64;
+constexpr int64_t kMaxEdgeBatch = 8;
+constexpr int64_t kMaxAccumulatorsPerThread = 128;
+constexpr int64_t kMaxSharedBytes = 96 * 1024;
+constexpr int64_t kMaxThreadsPerSm = 2048;
+constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
+constexpr int64_t kMaxEdgesPerWorker = 1 << 20;
+constexpr int kMaxBlocksPerSmCap = 32;
+/// The granularity of DRAM and L2 traffic.
+constexpr double kSectorBytes = 32;
+/// The unit of L1 throughput (one wavefront per line per clock).
+constexpr double kLineBytes = 128;
+
+inline bool isPowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// E[max of `m` row degrees] with the rows drawn independently from the
+/// degree histogram (bucket k >= 1 holds degrees [2^(k-1), 2^k), taken at
+/// its middle and capped at the largest degree; bucket 0 the empty rows):
+/// P(max in bucket <= k) = F(k)^m. Neighbouring rows of real graphs are
+/// correlated; this is the unordered estimate.
+inline double expectedMaxDegree(const graph::GraphProfile &p, int64_t m) {
+  if (p.numRows <= 0 || p.degreeHistogram.empty())
+    return 0;
+  m = std::clamp<int64_t>(m, 1, p.numRows);
+  double cumulative = 0, previous = 0, expected = 0;
+  for (size_t k = 0; k < p.degreeHistogram.size(); ++k) {
+    cumulative += static_cast<double>(p.degreeHistogram[k]) /
+                  static_cast<double>(p.numRows);
+    double now = std::pow(std::min(1.0, cumulative), static_cast<double>(m));
+    double degree = 0;
+    if (k > 0) {
+      double lo = std::ldexp(1.0, static_cast<int>(k) - 1);
+      double hi = std::min(std::ldexp(1.0, static_cast<int>(k)) - 1,
+                           static_cast<double>(p.maxDegree));
+      degree = std::max(lo, 0.5 * (lo + hi));
+    }
+    expected += degree * (now - previous);
+    previous = now;
+  }
+  return std::min(expected, static_cast<double>(p.maxDegree));
+}
+
+/// `s` seconds as "12.3 us" or "1.23 ms", for the models' explanations.
+inline std::string formatModelTime(double s) {
+  char buf[32];
+  if (s >= 1e-3)
+    std::snprintf(buf, sizeof(buf), "%.3g ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3g us", s * 1e6);
+  return buf;
+}
+
+} // namespace gnnc::tuning::detail
+
+#endif // GNNC_TUNING_MODELDETAIL_H
