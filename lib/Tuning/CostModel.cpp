@@ -412,19 +412,8 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
     p.launchSeconds = gpu.launchSeconds;
   }
 
-  struct Term {
-    const char *name;
-    double seconds;
-  } terms[] = {{"bandwidth", p.bandwidthSeconds},
-               {"latency", p.latencySeconds},
-               {"waves", p.wavesSeconds},
-               {"issue", p.issueSeconds}};
-  const Term *top = &terms[0];
-  for (const Term &t : terms)
-    if (t.seconds > top->seconds)
-      top = &t;
-  p.bound = top->name;
-  p.seconds = top->seconds + p.instructionSeconds + p.launchSeconds;
+  double largest = largestBound(p);
+  p.seconds = largest + p.instructionSeconds + p.launchSeconds;
 
   std::ostringstream why;
   why << p.bound << "-bound: ";
@@ -455,7 +444,7 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
         << " neighbours";
   else
     why << "load issue, warp imbalance " << p.warpImbalance << "x";
-  why << "; " << formatModelTime(top->seconds);
+  why << "; " << formatModelTime(largest);
   if (p.instructionSeconds > 0)
     why << " + " << formatModelTime(p.instructionSeconds)
         << " of loop instructions";

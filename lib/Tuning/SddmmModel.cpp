@@ -325,19 +325,8 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   }
   p.launchSeconds = gpu.launchSeconds;
 
-  struct Term {
-    const char *name;
-    double seconds;
-  } terms[] = {{"bandwidth", p.bandwidthSeconds},
-               {"latency", p.latencySeconds},
-               {"waves", p.wavesSeconds},
-               {"issue", p.issueSeconds}};
-  const Term *top = &terms[0];
-  for (const Term &t : terms)
-    if (t.seconds > top->seconds)
-      top = &t;
-  p.bound = top->name;
-  p.seconds = top->seconds + p.launchSeconds;
+  double largest = largestBound(p);
+  p.seconds = largest + p.launchSeconds;
 
   std::ostringstream why;
   why << p.bound << "-bound: ";
@@ -362,7 +351,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
         << " neighbours";
   else
     why << "load/store issue, warp imbalance " << p.warpImbalance << "x";
-  why << "; " << formatModelTime(top->seconds) << " + launch";
+  why << "; " << formatModelTime(largest) << " + launch";
   p.why = why.str();
   return p;
 }

@@ -8,6 +8,7 @@
 #ifndef GNNC_TUNING_MODELDETAIL_H
 #define GNNC_TUNING_MODELDETAIL_H
 
+#include "gnnc/Tuning/CostModel.h"
 #include "gnnc/graph/Analysis.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace gnnc::tuning::detail {
 
@@ -64,6 +66,22 @@ inline double expectedMaxDegree(const graph::GraphProfile &p, int64_t m) {
     previous = now;
   }
   return std::min(expected, static_cast<double>(p.maxDegree));
+}
+
+/// Names in `p.bound` the largest of the four bounds (bandwidth, latency,
+/// waves, issue; the first of equal ones) and returns its seconds.
+inline double largestBound(Prediction &p) {
+  const std::pair<const char *, double> terms[] = {
+      {"bandwidth", p.bandwidthSeconds},
+      {"latency", p.latencySeconds},
+      {"waves", p.wavesSeconds},
+      {"issue", p.issueSeconds}};
+  const auto *top = &terms[0];
+  for (const auto &t : terms)
+    if (t.second > top->second)
+      top = &t;
+  p.bound = top->first;
+  return top->second;
 }
 
 /// `s` seconds as "12.3 us" or "1.23 ms", for the models' explanations.
