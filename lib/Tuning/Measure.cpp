@@ -9,7 +9,6 @@
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/ops/Sddmm.h"
 #include "gnnc/ops/Spmm.h"
-#include "gnnc/runtime/Cache.h"
 #include "gnnc/runtime/Driver.h"
 #include "gnnc/runtime/Nvrtc.h"
 #include "gnnc/runtime/Runtime.h"
@@ -349,15 +348,7 @@ Status gnnc::tuning::precompileKernel(const std::string &kernelText,
   Expected<rt::KernelSpec> spec = compileSpec(kernelText, entryName);
   if (!spec)
     return spec.status();
-  // The options and program name rt::Runtime::load compiles with.
-  rt::CompileOptions options;
-  options.arch = arch;
-  Expected<rt::CompiledKernel> binary =
-      cache.getOrCompile(spec->source, "gnnc.cu", options, hit);
-  if (!binary)
-    return binary.status().withContext("compiling kernel '" + entryName +
-                                       "' for " + arch);
-  return Status::ok();
+  return rt::compileAhead(cache, *spec, arch, hit);
 }
 
 Expected<double> gnnc::tuning::measureFor(rt::Runtime &runtime,

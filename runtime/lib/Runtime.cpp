@@ -144,12 +144,35 @@ Expected<uint64_t> workspaceBytes(const KernelSpec &spec, const ArgPack &args) {
 // Runtime
 //===----------------------------------------------------------------------===//
 
+/// The NVRTC program name of every kernel description.
+static const char *const kProgramName = "gnnc.cu";
+
+/// The options a kernel is compiled with for `arch` unless the caller
+/// changes a Runtime's compileOptions().
+static CompileOptions defaultOptions(const std::string &arch) {
+  CompileOptions options;
+  options.arch = arch;
+  return options;
+}
+
+Status compileAhead(const KernelCache &cache, const KernelSpec &spec,
+                    const std::string &arch, bool *hit) {
+  GNNC_RETURN_IF_ERROR(validateKernelSpec(spec).withContext(
+      "compiling kernel '" + spec.name + "' ahead"));
+  Expected<CompiledKernel> compiled =
+      cache.getOrCompile(spec.source, kProgramName, defaultOptions(arch), hit);
+  if (!compiled)
+    return compiled.status().withContext("compiling kernel '" + spec.name +
+                                         "' for " + arch);
+  return Status::ok();
+}
+
 Expected<Runtime> Runtime::create(int device, std::string cacheDir) {
   Expected<Device> opened = Device::open(device);
   if (!opened)
     return opened.status();
   Runtime runtime(opened.take(), KernelCache(std::move(cacheDir)));
-  runtime.options_.arch = runtime.device_.archString();
+  runtime.options_ = defaultOptions(runtime.device_.archString());
   return runtime;
 }
 
@@ -164,14 +187,14 @@ Expected<LoadedKernel> Runtime::load(const KernelSpec &spec, LoadStats *stats) {
   std::string what = "loading kernel '" + spec.name + "'";
   GNNC_RETURN_IF_ERROR(validateKernelSpec(spec).withContext(what));
   // Kernels of one translation unit share one compilation and one module.
-  const std::string key = cache_.key(spec.source, "gnnc.cu", options_);
+  const std::string key = cache_.key(spec.source, kProgramName, options_);
   bool hit = false;
   double compileMs = 0;
   auto loadStart = start;
   auto loaded = modules_.find(key);
   if (loaded == modules_.end()) {
     Expected<CompiledKernel> compiled =
-        cache_.getOrCompile(spec.source, "gnnc.cu", options_, &hit);
+        cache_.getOrCompile(spec.source, kProgramName, options_, &hit);
     if (!compiled)
       return compiled.status().withContext(what);
     compileMs = millisecondsSince(start);

@@ -265,3 +265,42 @@ TEST(NoGpu, ReportedAsErrors) {
 }
 
 } // namespace
+
+TEST(CompileAhead, FillsTheCacheUnderTheKeyALoadLooksUp) {
+  // No GPU needed: the cubin lands under the key Runtime::load computes on
+  // an sm_90 device (program "gnnc.cu", default options for sm_90).
+  test::TempDir dir;
+  KernelCache cache(dir.path());
+  KernelSpec spec;
+  spec.name = "saxpy";
+  spec.source = test::saxpySource("saxpy");
+  spec.params = {{"x", ParamKind::Pointer},
+                 {"y", ParamKind::Pointer},
+                 {"a", ParamKind::Float32},
+                 {"n", ParamKind::Int64}};
+  spec.launch.blockX = 128;
+  spec.launch.gridParam = "n";
+  spec.launch.itemsPerBlock = 128;
+  bool hit = true;
+  ASSERT_TRUE(compileAhead(cache, spec, "sm_90", &hit));
+  EXPECT_FALSE(hit);
+  CompileOptions options;
+  options.arch = "sm_90";
+  CompiledKernel entry;
+  EXPECT_TRUE(cache.lookup(cache.key(spec.source, "gnnc.cu", options),
+                           /*isPtx=*/false, entry));
+  ASSERT_TRUE(compileAhead(cache, spec, "sm_90", &hit));
+  EXPECT_TRUE(hit);
+  // A source NVRTC rejects fails with its log; an invalid description is
+  // refused before compiling.
+  KernelSpec broken = spec;
+  broken.source = "extern \"C\" __global__ void saxpy( {";
+  Status bad = compileAhead(cache, broken, "sm_90");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("compiling kernel 'saxpy' for sm_90"),
+            std::string::npos)
+      << bad.message();
+  KernelSpec nameless = spec;
+  nameless.name.clear();
+  EXPECT_FALSE(compileAhead(cache, nameless, "sm_90"));
+}

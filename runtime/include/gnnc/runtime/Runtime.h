@@ -87,6 +87,14 @@ Expected<uint64_t> gridBlocks(const KernelSpec &spec, const LaunchRule &rule,
 /// The workspace bytes `spec` needs with `args` (0 without a workspace).
 Expected<uint64_t> workspaceBytes(const KernelSpec &spec, const ArgPack &args);
 
+/// Compiles `spec` into `cache` for a GPU of architecture `arch` the way
+/// Runtime::load compiles it on such a GPU (the same program name and
+/// default options, so the same cache key), without a GPU: a later load
+/// there finds the cubin. `hit` (optional) says whether the cache already
+/// held it. Fails with the NVRTC log when compilation fails.
+Status compileAhead(const KernelCache &cache, const KernelSpec &spec,
+                    const std::string &arch, bool *hit = nullptr);
+
 /// A device plus a kernel cache.
 class Runtime {
 public:
