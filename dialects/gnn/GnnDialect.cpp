@@ -1,6 +1,7 @@
 //===- GnnDialect.cpp - The gnn dialect, its types and attributes ---------===//
 #include "dialects/gnn/GnnDialect.h"
 #include "dialects/gnn/GnnOps.h"
+#include "dialects/gnn/KernelLimits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -155,13 +156,15 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "tile_routing applies to the tile_routed strategy, "
                           "not "
                        << stringifyStrategy(strategy);
-  if (blocksPerSm < 0 || blocksPerSm > 32)
-    return emitError() << "blocks_per_sm must be from 0 to 32 (0 = no "
+  if (blocksPerSm < 0 || blocksPerSm > limits::kMaxBlocksPerSm)
+    return emitError() << "blocks_per_sm must be from 0 to "
+                       << limits::kMaxBlocksPerSm
+                       << " (0 = no "
                           "register cap), got "
                        << blocksPerSm;
   // An SM holds at most 2048 threads (sm_80 and sm_90).
   if (blocksPerSm != 0 && threadsPerBlock != 0 &&
-      blocksPerSm * threadsPerBlock > 2048)
+      blocksPerSm * threadsPerBlock > limits::kMaxThreadsPerSm)
     return emitError() << "blocks_per_sm (" << blocksPerSm
                        << ") blocks of threads_per_block (" << threadsPerBlock
                        << ") exceed the 2048 threads an SM holds";

@@ -1,5 +1,6 @@
 //===- GnnOps.cpp - Operations of the gnn dialect -------------------------===//
 #include "dialects/gnn/GnnOps.h"
+#include "dialects/gnn/KernelLimits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -112,7 +113,6 @@ Type SpmmOp::getElementType() {
 }
 
 /// Most edges one edge-parallel worker may take.
-static constexpr int32_t kMaxEdgesPerWorker = 1 << 20;
 
 /// Fails on `op` (an op without padded rows) when one of its tensors has a
 /// `#gnn.rows` layout.
@@ -159,10 +159,10 @@ static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
                              << op->getName() << "; it accumulates in f32";
   if (edge) {
     int32_t e = schedule.getEdgesPerWarp();
-    if (e != 0 && (e < 8 || e > kMaxEdgesPerWorker))
+    if (e != 0 && (e < 8 || e > gnnc::limits::kMaxEdgesPerWorker))
       return op->emitOpError()
-             << "edges_per_warp must be from 8 to " << kMaxEdgesPerWorker
-             << " (0 = choose), got " << e;
+             << "edges_per_warp must be from 8 to "
+             << gnnc::limits::kMaxEdgesPerWorker << " (0 = choose), got " << e;
     if ((schedule.getWrite() == WriteMode::atomic ||
          schedule.getWrite() == WriteMode::shared) &&
         !spmm)
@@ -172,10 +172,10 @@ static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
              << " writes each edge's value once (use write = staged)";
   } else if (groups) {
     int32_t g = schedule.getGroupSize();
-    if (g != 0 && (g < 1 || g > kMaxEdgesPerWorker))
+    if (g != 0 && (g < 1 || g > gnnc::limits::kMaxEdgesPerWorker))
       return op->emitOpError()
-             << "group_size must be from 1 to " << kMaxEdgesPerWorker
-             << " (0 = choose), got " << g;
+             << "group_size must be from 1 to "
+             << gnnc::limits::kMaxEdgesPerWorker << " (0 = choose), got " << g;
     if (schedule.getWrite() == WriteMode::staged ||
         schedule.getWrite() == WriteMode::shared)
       return op->emitOpError()

@@ -24,6 +24,7 @@
 // `chunks_per_lane = chunks = H / vector_width` and `edge_unroll = 1`.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/gnn/KernelLimits.h"
 #include "gnnc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -46,21 +47,7 @@ using namespace gnnc::gnn;
 
 namespace {
 
-/// Most accumulators (floats) one thread keeps in registers.
-constexpr int64_t kMaxAccumulatorsPerThread = 128;
-/// Most neighbours whose feature loads a thread keeps in flight, and most
-/// registers (floats) those loads may occupy.
-constexpr int64_t kMaxEdgeBatch = 8;
-constexpr int64_t kMaxPrefetchRegisters = 64;
-/// Most heads gnn.edge_softmax keeps (a running maximum and sum each) per
-/// thread.
-constexpr int64_t kMaxSoftmaxHeads = 64;
-/// Most dynamic shared memory per block a kernel may ask for.
-constexpr int64_t kMaxSharedBytes = 96 * 1024;
-/// What one SM holds on sm_80 and sm_90 (sm_90 has 228 KiB of shared
-/// memory per SM, sm_80 164 KiB; 1 KiB of it per block is reserved).
-constexpr int64_t kMaxThreadsPerSm = 2048;
-constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
+using namespace gnnc::limits;
 
 std::string numbered(StringRef base, unsigned index) {
   return index == 0 ? base.str() : (base + Twine(index)).str();

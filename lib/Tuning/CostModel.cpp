@@ -180,7 +180,7 @@ bool gnnc::tuning::isLegal(const Problem &problem, const Schedule &s,
                                                : "edge_parallel row ends") +
               " need " + std::to_string(plan.sharedBytes) +
               " bytes of shared memory per block, over 96 KiB");
-  if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSmCap)
+  if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSm)
     return no("blocks_per_sm must be from 0 to 32");
   if (static_cast<int64_t>(s.blocksPerSm) * t > kMaxThreadsPerSm)
     return no("blocks_per_sm x threads_per_block exceeds 2048 threads");

@@ -95,7 +95,7 @@ bool gnnc::tuning::isSddmmLegal(const Problem &problem, const Schedule &s,
     return no("edge_parallel row ends (packed 16-bit vectors) need " +
               std::to_string(plan.sharedBytes) +
               " bytes of shared memory per block, over 96 KiB");
-  if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSmCap)
+  if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSm)
     return no("blocks_per_sm must be from 0 to 32");
   if (static_cast<int64_t>(s.blocksPerSm) * t > kMaxThreadsPerSm)
     return no("blocks_per_sm x threads_per_block exceeds 2048 threads");

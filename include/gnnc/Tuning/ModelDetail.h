@@ -1,13 +1,14 @@
 //===- ModelDetail.h - Pieces the SpMM and SDDMM models share ---*- C++ -*-===//
 //
 // Internal to the cost models (CostModel.cpp, SddmmModel.cpp): the limits
-// they mirror from the lowering and the verifier, the memory system's units,
-// and small helpers. Not an API.
+// of the verifier and the lowering (dialects/gnn/KernelLimits.h), the memory
+// system's units, and small helpers. Not an API.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_MODELDETAIL_H
 #define GNNC_TUNING_MODELDETAIL_H
 
+#include "dialects/gnn/KernelLimits.h"
 #include "gnnc/Tuning/CostModel.h"
 #include "gnnc/graph/Analysis.h"
 
@@ -20,18 +21,9 @@
 
 namespace gnnc::tuning::detail {
 
-/// Mirror kMaxPrefetchRegisters, kMaxEdgeBatch, kMaxAccumulatorsPerThread,
-/// kMaxSharedBytes, kMaxThreadsPerSm and kMaxSharedBytesPerSm of
-/// lib/Transforms/LowerToKernels.cpp, and kMaxEdgesPerWorker and the
-/// largest blocks_per_sm of the verifier.
-constexpr int64_t kMaxPrefetchRegisters = 64;
-constexpr int64_t kMaxEdgeBatch = 8;
-constexpr int64_t kMaxAccumulatorsPerThread = 128;
-constexpr int64_t kMaxSharedBytes = 96 * 1024;
-constexpr int64_t kMaxThreadsPerSm = 2048;
-constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
-constexpr int64_t kMaxEdgesPerWorker = 1 << 20;
-constexpr int kMaxBlocksPerSmCap = 32;
+/// The limits of the verifier and the lowering the models check schedules
+/// against.
+using namespace gnnc::limits;
 /// The granularity of DRAM and L2 traffic.
 constexpr double kSectorBytes = 32;
 /// The unit of L1 throughput (one wavefront per line per clock).
