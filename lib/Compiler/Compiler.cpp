@@ -3,7 +3,7 @@
 #include "gnnc/Target/CUDA/CUDAEmitter.h"
 #include "gnnc/Transforms/Passes.h"
 
-#include "dialects/gnn/GnnOps.h"
+#include "gnnc/Dialect/Gnn/GnnOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"

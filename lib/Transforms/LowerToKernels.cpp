@@ -24,7 +24,7 @@
 // `chunks_per_lane = chunks = H / vector_width` and `edge_unroll = 1`.
 //
 //===----------------------------------------------------------------------===//
-#include "dialects/gnn/KernelLimits.h"
+#include "gnnc/Dialect/Gnn/KernelLimits.h"
 #include "gnnc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"

@@ -4,7 +4,7 @@
 
 #include "gnnc/Compiler/Compiler.h"
 
-#include "dialects/gnn/GnnOps.h"
+#include "gnnc/Dialect/Gnn/GnnOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,5 +1,5 @@
 //===- gnn-opt.cpp - mlir-opt style driver for the gnn dialect ------------===//
-#include "dialects/gnn/GnnOps.h"
+#include "gnnc/Dialect/Gnn/GnnOps.h"
 #include "gnnc/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"

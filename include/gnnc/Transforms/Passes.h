@@ -2,7 +2,7 @@
 #ifndef GNNC_TRANSFORMS_PASSES_H
 #define GNNC_TRANSFORMS_PASSES_H
 
-#include "dialects/gnn/GnnOps.h"
+#include "gnnc/Dialect/Gnn/GnnOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"

@@ -1,14 +1,14 @@
 //===- ModelDetail.h - Pieces the SpMM and SDDMM models share ---*- C++ -*-===//
 //
 // Internal to the cost models (CostModel.cpp, SddmmModel.cpp): the limits
-// of the verifier and the lowering (dialects/gnn/KernelLimits.h), the memory
+// of the verifier and the lowering (gnnc/Dialect/Gnn/KernelLimits.h), the memory
 // system's units, and small helpers. Not an API.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_MODELDETAIL_H
 #define GNNC_TUNING_MODELDETAIL_H
 
-#include "dialects/gnn/KernelLimits.h"
+#include "gnnc/Dialect/Gnn/KernelLimits.h"
 #include "gnnc/Tuning/CostModel.h"
 #include "gnnc/graph/Analysis.h"
 

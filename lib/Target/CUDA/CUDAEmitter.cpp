@@ -9,7 +9,7 @@
 #include "gnnc/Target/CUDA/CUDAEmitter.h"
 #include "gnnc/Transforms/Passes.h"
 
-#include "dialects/gnn/GnnOps.h"
+#include "gnnc/Dialect/Gnn/GnnOps.h"
 #include "mlir/Support/IndentedOstream.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/StringSet.h"

@@ -9,13 +9,13 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/TensorEncoding.h"
 
-#include "dialects/gnn/GnnDialect.h.inc"
-#include "dialects/gnn/GnnEnums.h.inc"
+#include "gnnc/Dialect/Gnn/GnnDialect.h.inc"
+#include "gnnc/Dialect/Gnn/GnnEnums.h.inc"
 
 #define GET_TYPEDEF_CLASSES
-#include "dialects/gnn/GnnTypes.h.inc"
+#include "gnnc/Dialect/Gnn/GnnTypes.h.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "dialects/gnn/GnnAttrs.h.inc"
+#include "gnnc/Dialect/Gnn/GnnAttrs.h.inc"
 
 #endif // GNNC_DIALECT_GNN_GNNDIALECT_H

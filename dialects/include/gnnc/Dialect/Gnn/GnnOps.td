@@ -2,7 +2,7 @@
 #ifndef GNNC_DIALECT_GNN_OPS_TD
 #define GNNC_DIALECT_GNN_OPS_TD
 
-include "dialects/gnn/GnnBase.td"
+include "gnnc/Dialect/Gnn/GnnBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"

@@ -2,7 +2,7 @@
 #ifndef GNNC_DIALECT_GNN_GNNOPS_H
 #define GNNC_DIALECT_GNN_GNNOPS_H
 
-#include "dialects/gnn/GnnDialect.h"
+#include "gnnc/Dialect/Gnn/GnnDialect.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/OpDefinition.h"
@@ -13,7 +13,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define GET_OP_CLASSES
-#include "dialects/gnn/GnnOps.h.inc"
+#include "gnnc/Dialect/Gnn/GnnOps.h.inc"
 
 namespace gnnc::gnn {
 

@@ -1,7 +1,7 @@
 //===- GnnDialect.cpp - The gnn dialect, its types and attributes ---------===//
-#include "dialects/gnn/GnnDialect.h"
-#include "dialects/gnn/GnnOps.h"
-#include "dialects/gnn/KernelLimits.h"
+#include "gnnc/Dialect/Gnn/GnnDialect.h"
+#include "gnnc/Dialect/Gnn/GnnOps.h"
+#include "gnnc/Dialect/Gnn/KernelLimits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -10,27 +10,27 @@
 using namespace mlir;
 using namespace gnnc::gnn;
 
-#include "dialects/gnn/GnnDialect.cpp.inc"
-#include "dialects/gnn/GnnEnums.cpp.inc"
+#include "gnnc/Dialect/Gnn/GnnDialect.cpp.inc"
+#include "gnnc/Dialect/Gnn/GnnEnums.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
-#include "dialects/gnn/GnnTypes.cpp.inc"
+#include "gnnc/Dialect/Gnn/GnnTypes.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "dialects/gnn/GnnAttrs.cpp.inc"
+#include "gnnc/Dialect/Gnn/GnnAttrs.cpp.inc"
 
 void GnnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
-#include "dialects/gnn/GnnOps.cpp.inc"
+#include "gnnc/Dialect/Gnn/GnnOps.cpp.inc"
       >();
   addTypes<
 #define GET_TYPEDEF_LIST
-#include "dialects/gnn/GnnTypes.cpp.inc"
+#include "gnnc/Dialect/Gnn/GnnTypes.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST
-#include "dialects/gnn/GnnAttrs.cpp.inc"
+#include "gnnc/Dialect/Gnn/GnnAttrs.cpp.inc"
       >();
 }
 

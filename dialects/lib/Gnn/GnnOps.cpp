@@ -1,6 +1,6 @@
 //===- GnnOps.cpp - Operations of the gnn dialect -------------------------===//
-#include "dialects/gnn/GnnOps.h"
-#include "dialects/gnn/KernelLimits.h"
+#include "gnnc/Dialect/Gnn/GnnOps.h"
+#include "gnnc/Dialect/Gnn/KernelLimits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -13,7 +13,7 @@ using namespace mlir;
 using namespace gnnc::gnn;
 
 #define GET_OP_CLASSES
-#include "dialects/gnn/GnnOps.cpp.inc"
+#include "gnnc/Dialect/Gnn/GnnOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
 // ModuleOp
