@@ -17,55 +17,101 @@ void gnnc::registerGnnDialect(DialectRegistry &registry) {
   registry.insert<gnn::GnnDialect>();
 }
 
-gnnc::Expected<gnnc::CompiledModule>
-gnnc::compileGnn(const std::string &text, const std::string &bufferName) {
-  DialectRegistry registry;
-  registerGnnDialect(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
-  context.printOpOnDiagnostic(false);
-
+struct gnnc::GnnModule::Impl {
+  std::string bufferName;
+  std::unique_ptr<MLIRContext> context;
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  /// What the handler has printed since the last take().
   std::string diagnostics;
-  llvm::raw_string_ostream diagStream(diagnostics);
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
-  auto fail = [&](const char *stage) {
-    diagStream.flush();
+  std::unique_ptr<llvm::raw_string_ostream> diagStream;
+  std::unique_ptr<SourceMgrDiagnosticHandler> handler;
+  OwningOpRef<ModuleOp> module;
+
+  /// The diagnostics printed so far (cleared), or `stage failed`.
+  Status take(const char *stage) {
+    diagStream->flush();
     std::string message = diagnostics.empty()
                               ? bufferName + ": " + stage + " failed"
                               : diagnostics;
+    diagnostics.clear();
     while (!message.empty() && message.back() == '\n')
       message.pop_back();
     return Status::error(message);
-  };
+  }
+};
 
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
-  if (!module)
-    return fail("parsing");
+gnnc::GnnModule::GnnModule(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+gnnc::GnnModule::GnnModule(GnnModule &&) = default;
+gnnc::GnnModule &gnnc::GnnModule::operator=(GnnModule &&) = default;
+gnnc::GnnModule::~GnnModule() = default;
 
-  if (module->getOps<gnn::GnnModuleOp>().empty())
+gnnc::Expected<gnnc::GnnModule>
+gnnc::GnnModule::parse(const std::string &text, const std::string &bufferName) {
+  auto impl = std::make_unique<Impl>();
+  impl->bufferName = bufferName;
+  DialectRegistry registry;
+  registerGnnDialect(registry);
+  impl->context =
+      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
+  impl->context->loadAllAvailableDialects();
+  impl->context->printOpOnDiagnostic(false);
+  impl->sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  impl->diagStream = std::make_unique<llvm::raw_string_ostream>(impl->diagnostics);
+  impl->handler = std::make_unique<SourceMgrDiagnosticHandler>(
+      impl->sourceMgr, impl->context.get(), *impl->diagStream);
+  impl->module = parseSourceFile<ModuleOp>(impl->sourceMgr,
+                                           ParserConfig(impl->context.get()));
+  if (!impl->module)
+    return impl->take("parsing");
+  if (impl->module->getOps<gnn::GnnModuleOp>().empty())
     return Status::error(bufferName +
                          ": no gnn.module found; a .gnn file holds gnn.module "
                          "ops with gnn.kernel ops inside");
+  return GnnModule(std::move(impl));
+}
 
-  PassManager pm(&context);
+ModuleOp gnnc::GnnModule::module() const { return *impl_->module; }
+
+ModuleOp gnnc::GnnModule::clone() const { return impl_->module->clone(); }
+
+std::string gnnc::GnnModule::print(ModuleOp module) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  return text;
+}
+
+gnnc::Expected<gnnc::CompiledModule>
+gnnc::GnnModule::compile(ModuleOp module) const {
+  // A clone is consumed: erased however compilation ends.
+  OwningOpRef<ModuleOp> owned;
+  if (module != *impl_->module)
+    owned = module;
+  PassManager pm(impl_->context.get());
   buildLoweringPipeline(pm);
-  if (failed(pm.run(*module)))
-    return fail("lowering");
+  if (failed(pm.run(module)))
+    return impl_->take("lowering");
 
   CompiledModule result;
   llvm::raw_string_ostream irStream(result.loweredIR);
-  module->print(irStream);
+  module.print(irStream);
   llvm::raw_string_ostream sourceStream(result.source);
-  if (failed(translateToCUDA(*module, sourceStream, &result.kernels)))
-    return fail("CUDA emission");
+  if (failed(translateToCUDA(module, sourceStream, &result.kernels)))
+    return impl_->take("CUDA emission");
   sourceStream.flush();
   for (rt::KernelSpec &spec : result.kernels)
     spec.source = result.source;
   return result;
+}
+
+gnnc::Expected<gnnc::CompiledModule>
+gnnc::compileGnn(const std::string &text, const std::string &bufferName) {
+  Expected<GnnModule> parsed = GnnModule::parse(text, bufferName);
+  if (!parsed)
+    return parsed.status();
+  return parsed->compile(parsed->module());
 }
 
 gnnc::Expected<std::string> gnnc::readGnnFile(const std::string &path) {

@@ -3,6 +3,7 @@
 #include "gnnc/Tuning/SddmmModel.h"
 
 #include <algorithm>
+#include <set>
 
 using namespace gnnc;
 using namespace gnnc::tuning;
@@ -15,72 +16,85 @@ namespace {
 /// groups 1.5x too slow, the wrong order by about 2x).
 constexpr double kCloseStrategies = 2.0;
 
-/// The vector widths the verifier allows for `problem`, widest first.
-std::vector<int> vectorWidths(const Problem &problem) {
-  std::vector<int> out;
-  for (int vw : {8, 4, 2, 1})
-    if (vw * static_cast<int64_t>(elementSize(problem.type)) <= 16 &&
-        problem.width > 0 && problem.stride() % vw == 0)
-      out.push_back(vw);
-  return out;
-}
+/// The cost models, one line per op family.
+const std::pair<OpKind, CostModel> kCostModels[] = {
+    {OpKind::Spmm, predictSpmm},
+    {OpKind::Sddmm, predictSddmm},
+};
 
-/// gnn-default-schedule's dim_workers for `vw`: enough lanes for one trip
-/// over the row's chunks, a power of two up to 32.
-int defaultDimWorkers(const Problem &problem, int vw) {
-  int64_t chunks = (problem.width + vw - 1) / vw;
-  int lanes = 1;
-  while (lanes < chunks && lanes < 32)
-    lanes *= 2;
-  return lanes;
+/// The schedule `s` with its vector width fixed and dim_workers and threads
+/// per block completed as the defaults choose them.
+Schedule withDefaults(const OpDesc &op, Schedule s) {
+  Expected<Schedule> complete = completeSchedule(op, s);
+  return complete ? *complete : s;
 }
 
 } // namespace
 
-std::vector<Schedule> gnnc::tuning::enumerateSchedules(const Problem &problem) {
+CostModel gnnc::tuning::costModelFor(OpKind kind) {
+  for (const auto &[op, model] : kCostModels)
+    if (op == kind)
+      return model;
+  return nullptr;
+}
+
+std::vector<Schedule> gnnc::tuning::enumerateSchedules(const OpDesc &op) {
   std::vector<Schedule> out;
-  for (int vw : vectorWidths(problem)) {
-    for (int dw = defaultDimWorkers(problem, vw); dw >= 1; dw /= 2) {
+  auto add = [&](const Schedule &s) {
+    if (planKernel(op, s))
+      out.push_back(s);
+  };
+  const int vectorWidths[] = {8, 4, 2, 1};
+  for (int vw : vectorWidths) {
+    Schedule vertex;
+    vertex.vectorWidth = vw;
+    vertex = withDefaults(op, vertex);
+    for (int dw = vertex.dimWorkers; dw >= 1; dw /= 2)
       for (int tpb : {256, 128, 512, 64}) {
-        Schedule s{vw, dw, tpb};
-        if (isLegal(problem, s))
-          out.push_back(s);
+        Schedule s = vertex;
+        s.dimWorkers = dw;
+        s.threadsPerBlock = tpb;
+        add(s);
       }
-    }
   }
   // edge_parallel: the default lanes of each vector width, 256 threads,
   // 256, 128 and 64 merge-path items per worker. (No blocks_per_sm: the
   // model has no cost for the spills a register cap causes, so it would
   // always prefer the cap.)
-  for (int vw : vectorWidths(problem)) {
+  for (int vw : vectorWidths)
     for (int items : {256, 128, 64}) {
-      Schedule s{vw, defaultDimWorkers(problem, vw), 256, items};
-      if (isLegal(problem, s))
-        out.push_back(s);
+      Schedule s;
+      s.strategy = Strategy::EdgeParallel;
+      s.vectorWidth = vw;
+      s.edgesPerWarp = items;
+      s.threadsPerBlock = 256;
+      add(withDefaults(op, s));
     }
-  }
   // neighbor_group: the default lanes of each vector width, 256 threads,
-  // groups of 16, 32 and 64 neighbours (gnn.spmm only: isLegal rejects
-  // them for gnn.sddmm).
-  for (int vw : vectorWidths(problem)) {
+  // groups of 32, 16 and 64 neighbours (for the ops that have it).
+  for (int vw : vectorWidths)
     for (int group : {32, 16, 64}) {
-      Schedule s{vw, defaultDimWorkers(problem, vw), 256};
+      Schedule s;
+      s.strategy = Strategy::NeighborGroup;
+      s.vectorWidth = vw;
       s.groupSize = group;
-      if (isLegal(problem, s))
-        out.push_back(s);
+      s.threadsPerBlock = 256;
+      add(withDefaults(op, s));
     }
-  }
   return out;
 }
 
 std::vector<Candidate> gnnc::tuning::rankSchedules(
-    const GpuModel &gpu, const graph::GraphProfile &profile,
-    const Problem &problem, const std::vector<Schedule> &schedules) {
+    const GpuModel &gpu, const graph::GraphProfile &profile, const OpDesc &op,
+    const std::vector<Schedule> &schedules) {
   std::vector<Candidate> ranked;
+  CostModel model = costModelFor(op.kind);
+  if (!model)
+    return ranked;
   ranked.reserve(schedules.size());
   for (const Schedule &s : schedules)
-    ranked.push_back(
-        {s, predictFor(gpu, profile, problem, s), std::nullopt, ""});
+    if (Expected<KernelPlan> plan = planKernel(op, s))
+      ranked.push_back({s, model(gpu, profile, op, *plan), std::nullopt, ""});
   // By predicted time; among equal times, the schedule whose other terms
   // are smaller (more slack if the model's largest term is wrong); then the
   // enumeration's order.
@@ -105,13 +119,10 @@ gnnc::tuning::measurementOrder(const std::vector<Candidate> &ranked, size_t k) {
   // The overall leader (index 0), then each other strategy's leader if
   // its prediction is within kCloseStrategies of it, then the rest by rank.
   std::vector<size_t> chosen{0};
-  bool seen[3] = {};
-  seen[ranked[0].schedule.strategyIndex()] = true;
+  std::set<Strategy> seen = {ranked[0].schedule.strategy};
   for (size_t i = 1; i < ranked.size() && chosen.size() < k; ++i) {
-    int strategy = ranked[i].schedule.strategyIndex();
-    if (seen[strategy])
+    if (!seen.insert(ranked[i].schedule.strategy).second)
       continue;
-    seen[strategy] = true;
     if (ranked[i].prediction.seconds <=
         kCloseStrategies * ranked[0].prediction.seconds)
       chosen.push_back(i);

@@ -28,7 +28,6 @@
 //===----------------------------------------------------------------------===//
 #include "gnnc/Tuning/CostModel.h"
 #include "gnnc/Tuning/ModelDetail.h"
-#include "gnnc/Tuning/SddmmModel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -44,9 +43,9 @@ namespace {
 /// Clock cycles the L1 needs for one warp-wide load of X: each of the warp's
 /// 32 / lanes groups reads its own row of X (distinct lines), lanes * vw *
 /// elementBytes contiguous bytes each, one wavefront per 128-byte line.
-double cyclesPerWarpLoad(const Plan &plan, int vw, double elementBytes) {
-  double groups = 32.0 / plan.lanes;
-  double bytesPerGroup = plan.lanes * vw * elementBytes;
+double cyclesPerWarpLoad(const ThreadMapping &m, int vw, double elementBytes) {
+  double groups = 32.0 / m.lanes;
+  double bytesPerGroup = m.lanes * vw * elementBytes;
   return groups * std::max(1.0, std::ceil(bytesPerGroup / kLineBytes));
 }
 
@@ -54,10 +53,10 @@ double cyclesPerWarpLoad(const Plan &plan, int vw, double elementBytes) {
 /// one f32 accumulator per owned feature, and the prefetched batch of X.
 /// An edge-parallel worker adds 8 for its 64-bit merge-path positions (the
 /// stretch's two diagonals and two rows).
-int estimateRegisters(const Plan &plan, int vw, double elementBytes,
+int estimateRegisters(const ThreadMapping &m, int vw, double elementBytes,
                       bool edgeParallel) {
-  double acc = static_cast<double>(plan.chunksPerLane) * vw;
-  double prefetch = plan.edgeBatch * acc * elementBytes / 4.0;
+  double acc = static_cast<double>(m.chunksPerLane) * vw;
+  double prefetch = m.edgeUnroll * acc * elementBytes / 4.0;
   int regs = static_cast<int>(32 + (edgeParallel ? 8 : 0) + acc + prefetch);
   regs = (regs + 7) / 8 * 8;
   return std::min(255, regs);
@@ -66,15 +65,16 @@ int estimateRegisters(const Plan &plan, int vw, double elementBytes,
 /// Resident blocks per SM: limited by the block slots, the threads, the
 /// shared memory and the registers; a blocks_per_sm cap makes the compiler
 /// fit at least that many blocks' registers (spilling if it must).
-int residentBlocksPerSm(const GpuModel &gpu, const Schedule &s,
-                        const Plan &plan, int regs) {
+int residentBlocksPerSm(const GpuModel &gpu, const KernelPlan &plan,
+                        int regs) {
+  const Schedule &s = plan.schedule;
   int threads = std::max(1, s.threadsPerBlock);
   int byThreads = gpu.maxThreadsPerSm / threads;
   int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
   if (s.blocksPerSm > 0)
     byRegisters = std::max(byRegisters, s.blocksPerSm);
-  int byShared = plan.sharedBytes > 0
-                     ? static_cast<int>(kMaxSharedBytesPerSm / plan.sharedBytes)
+  int byShared = plan.launch.sharedBytes > 0
+                     ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
                      : gpu.maxBlocksPerSm;
   return std::max(
       1, std::min({gpu.maxBlocksPerSm, byThreads, byRegisters, byShared}));
@@ -82,118 +82,39 @@ int residentBlocksPerSm(const GpuModel &gpu, const Schedule &s,
 
 } // namespace
 
-std::string Schedule::attribute() const {
+std::string gnnc::tuning::shortText(const Schedule &s) {
   std::ostringstream os;
-  os << "#gnn.schedule<strategy = "
-     << (isEdgeParallel()     ? "edge_parallel"
-         : isNeighbourGroup() ? "neighbor_group"
-                              : "vertex_parallel")
-     << ", vector_width = " << vectorWidth << ", dim_workers = " << dimWorkers
-     << ", threads_per_block = " << threadsPerBlock;
-  if (isEdgeParallel())
-    os << ", edges_per_warp = " << edgesPerWorker << ", write = staged";
-  if (isNeighbourGroup())
-    os << ", group_size = " << groupSize << ", write = atomic";
-  if (blocksPerSm > 0)
-    os << ", blocks_per_sm = " << blocksPerSm;
-  os << ">";
+  os << "vw=" << s.vectorWidth << " dw=" << s.dimWorkers
+     << " tpb=" << s.threadsPerBlock;
+  if (s.strategy == Strategy::EdgeParallel)
+    os << " ep=" << s.edgesPerWarp;
+  if (s.strategy == Strategy::NeighborGroup)
+    os << " gs=" << s.groupSize;
+  if (s.blocksPerSm > 0)
+    os << " bps=" << s.blocksPerSm;
   return os.str();
 }
 
-std::string Schedule::shortText() const {
-  std::ostringstream os;
-  os << "vw=" << vectorWidth << " dw=" << dimWorkers
-     << " tpb=" << threadsPerBlock;
-  if (isEdgeParallel())
-    os << " ep=" << edgesPerWorker;
-  if (isNeighbourGroup())
-    os << " gs=" << groupSize;
-  if (blocksPerSm > 0)
-    os << " bps=" << blocksPerSm;
-  return os.str();
+std::string gnnc::tuning::tuningOpName(const OpDesc &op) {
+  if (op.kind != OpKind::Sddmm)
+    return opKindKey(op.kind);
+  return op.form == SddmmForm::Add ? "sddmm_add" : "sddmm";
 }
 
-Plan gnnc::tuning::planFor(const Problem &problem, const Schedule &s) {
-  if (problem.isSddmm())
-    return sddmmPlanFor(problem, s);
-  Plan plan;
-  plan.lanes = std::max(1, s.dimWorkers);
-  plan.rowsPerBlock = std::max(1, s.threadsPerBlock / plan.lanes);
-  int vw = std::max(1, s.vectorWidth);
-  // Padded rows: the last chunk runs into the padding.
-  plan.chunks = std::max<int64_t>(1, ceilDiv(problem.width, vw));
-  plan.chunksPerLane = ceilDiv(plan.chunks, plan.lanes);
-  // gnn.spmm's batch, for both strategies (LowerToKernels limits it by
-  // the lanes only for the other ops).
-  int64_t batch = kMaxPrefetchRegisters / (plan.chunksPerLane * vw);
-  plan.edgeBatch =
-      static_cast<int>(std::clamp<int64_t>(batch, 1, kMaxEdgeBatch));
-  if (s.isEdgeParallel()) {
-    plan.itemsPerWorker = s.edgesPerWorker;
-    plan.sharedBytes =
-        static_cast<int64_t>(plan.rowsPerBlock) * (s.edgesPerWorker + 1) * 4;
-  }
-  if (s.isNeighbourGroup())
-    plan.sharedBytes =
-        static_cast<int64_t>(plan.rowsPerBlock) * problem.stride() * 4;
-  return plan;
-}
-
-bool gnnc::tuning::isLegal(const Problem &problem, const Schedule &s,
-                           std::string *why) {
-  if (problem.isSddmm())
-    return isSddmmLegal(problem, s, why);
-  auto no = [&](const std::string &reason) {
-    if (why)
-      *why = reason;
-    return false;
-  };
-  int vw = s.vectorWidth;
-  if (!isPowerOfTwo(vw) || vw > 8)
-    return no("vector_width must be 1, 2, 4 or 8");
-  if (vw * static_cast<int64_t>(elementSize(problem.type)) > 16)
-    return no("vector_width * element bytes exceeds 16");
-  if (problem.width <= 0 || problem.stride() % vw != 0)
-    return no(problem.stride() == problem.width
-                  ? "vector_width does not divide the feature width"
-                  : "vector_width does not divide the row stride");
-  if (!isPowerOfTwo(s.dimWorkers) || s.dimWorkers > 32)
-    return no("dim_workers must be a power of two from 1 to 32");
-  int t = s.threadsPerBlock;
-  if (t < 32 || t > 1024 || t % 32 != 0)
-    return no("threads_per_block must be a multiple of 32 from 32 to 1024");
-  if (s.dimWorkers > t)
-    return no("dim_workers exceeds threads_per_block");
-  Plan plan = planFor(problem, s);
-  if (plan.chunksPerLane * vw > kMaxAccumulatorsPerThread)
-    return no("more than 128 accumulators per thread");
-  if (s.edgesPerWorker < 0 ||
-      (s.isEdgeParallel() &&
-       (s.edgesPerWorker < 8 || s.edgesPerWorker > kMaxEdgesPerWorker)))
-    return no("edges_per_warp must be from 8 to 2^20");
-  if (s.groupSize < 0 || s.groupSize > kMaxEdgesPerWorker ||
-      (s.isNeighbourGroup() && (s.isEdgeParallel() || s.blocksPerSm != 0)))
-    return no("group_size must be from 1 to 2^20, without edges_per_warp or "
-              "blocks_per_sm");
-  if (plan.sharedBytes > kMaxSharedBytes)
-    return no(std::string(s.isNeighbourGroup() ? "neighbor_group partial sums"
-                                               : "edge_parallel row ends") +
-              " need " + std::to_string(plan.sharedBytes) +
-              " bytes of shared memory per block, over 96 KiB");
-  if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSm)
-    return no("blocks_per_sm must be from 0 to 32");
-  if (static_cast<int64_t>(s.blocksPerSm) * t > kMaxThreadsPerSm)
-    return no("blocks_per_sm x threads_per_block exceeds 2048 threads");
-  if (s.blocksPerSm * plan.sharedBytes > kMaxSharedBytesPerSm)
-    return no("blocks_per_sm x shared memory exceeds 160 KiB");
-  return true;
+std::string gnnc::tuning::opDescription(const OpDesc &op) {
+  if (op.kind != OpKind::Sddmm)
+    return "";
+  std::string out = op.form == SddmmForm::Add ? ", sddmm add" : ", sddmm dot";
+  if (op.leakyRelu)
+    out += ", leaky_relu";
+  return out;
 }
 
 graph::AnalysisOptions gnnc::tuning::profileOptionsFor(const GpuModel &gpu,
-                                                       const Problem &problem) {
+                                                       const OpDesc &op) {
   graph::AnalysisOptions options;
   int64_t rowBytes =
-      std::max<int64_t>(1, problem.width * elementSize(problem.type));
+      std::max<int64_t>(1, op.width * elementSize(op.type));
   // The CSR arrays and Y stream through the L2 and are not reused; X rows
   // compete with their recently touched lines. Give feature rows 3/4 of the
   // L2 (the rest holds the streams in flight).
@@ -205,13 +126,14 @@ graph::AnalysisOptions gnnc::tuning::profileOptionsFor(const GpuModel &gpu,
   return options;
 }
 
-Prediction gnnc::tuning::predict(const GpuModel &gpu,
-                                 const graph::GraphProfile &profile,
-                                 const Problem &problem, const Schedule &s) {
+Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
+                                     const graph::GraphProfile &profile,
+                                     const OpDesc &op, const KernelPlan &plan) {
   Prediction p;
-  Plan plan = planFor(problem, s);
   p.plan = plan;
-  const double elem = static_cast<double>(elementSize(problem.type));
+  const Schedule &s = plan.schedule;
+  const ThreadMapping &m = plan.mapping;
+  const double elem = static_cast<double>(elementSize(op.type));
   const int vw = std::max(1, s.vectorWidth);
   const double rows = static_cast<double>(profile.numRows);
   const double edges = static_cast<double>(profile.nnz);
@@ -223,11 +145,11 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   // (an LRU of the L2's feature-row capacity, see profileOptionsFor) finds
   // in cache is served by the L2, the rest comes from DRAM, but never less
   // than every referenced row once.
-  double rowBytes = static_cast<double>(problem.width) * elem;
+  double rowBytes = static_cast<double>(op.width) * elem;
   double sectorRowBytes = std::ceil(rowBytes / kSectorBytes) * kSectorBytes;
-  double csrBytes = (rows + 1) * problem.offsetBytes +
-                    edges * problem.indexBytes +
-                    (problem.edgeValues ? edges * elem : 0);
+  double csrBytes = (rows + 1) * offsetBytes(op) +
+                    edges * indexBytes(op) +
+                    (op.edgeValues ? edges * elem : 0);
   double yBytes = rows * rowBytes;
   double hit = profile.reuse.loads > 0 ? profile.reuse.hitRate : 0.0;
   p.gatherHitRate = hit;
@@ -242,25 +164,25 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   // last row, which it may share with a neighbour) in the workspace, and
   // the fix-up kernel reads them back.
   const double workers =
-      s.isEdgeParallel()
-          ? std::max(1.0, std::ceil((rows + edges) / s.edgesPerWorker))
+      (s.strategy == Strategy::EdgeParallel)
+          ? std::max(1.0, std::ceil((rows + edges) / s.edgesPerWarp))
           : 0.0;
   p.workers = workers;
-  p.workspaceBytes = workers * 2 * static_cast<double>(problem.width) * 4 * 2;
+  p.workspaceBytes = workers * 2 * static_cast<double>(op.width) * 4 * 2;
   // neighbor_group: the host's groups (a row index per group, the first
   // group of each row), the first kernel's pass that zeroes Y, and the
   // atomic additions of the rows that span blocks (at most the first and
   // the last row of a block: read and written in f32-sized words).
   double groups = 0;
-  if (s.isNeighbourGroup()) {
+  if ((s.strategy == Strategy::NeighborGroup)) {
     auto known = profile.neighbourGroups.find(s.groupSize);
     groups =
         known != profile.neighbourGroups.end()
             ? static_cast<double>(known->second)
             : std::ceil(edges / s.groupSize) + (rows - profile.emptyRows) * 0.5;
-    double groupBlocks = std::ceil(groups / plan.rowsPerBlock);
+    double groupBlocks = std::ceil(groups / m.rowsPerBlock);
     p.workspaceBytes = groups * 4 + (rows + 1) * 8 + yBytes +
-                       groupBlocks * 2 * problem.width * 4 * 2;
+                       groupBlocks * 2 * op.width * 4 * 2;
   }
   p.dramBytes = csrBytes + yBytes + gatherDram + p.workspaceBytes;
   p.bandwidthSeconds =
@@ -277,32 +199,32 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   double indexLatency = gpu.loadLatencySeconds * gpu.loadedLatencyFactor;
   // A batch's loads leave one lane one after another: edge batch *
   // chunks_per_lane instructions, each waiting for its L1 wavefronts.
-  double batchIssue = plan.edgeBatch * static_cast<double>(plan.chunksPerLane) *
-                      cyclesPerWarpLoad(plan, vw, elem) / clock;
+  double batchIssue = m.edgeUnroll * static_cast<double>(m.chunksPerLane) *
+                      cyclesPerWarpLoad(m, vw, elem) / clock;
   // L1 wavefronts of all feature loads: every edge costs each group
   // chunks_per_lane loads of ceil(lanes * vw * elem / 128) wavefronts.
   double wavefronts =
-      edges * plan.chunksPerLane *
-      std::max(1.0, std::ceil(plan.lanes * vw * elem / kLineBytes));
-  int regs = estimateRegisters(plan, vw, elem, s.isEdgeParallel());
-  p.blocksPerSm = residentBlocksPerSm(gpu, s, plan, regs);
+      edges * m.chunksPerLane *
+      std::max(1.0, std::ceil(m.lanes * vw * elem / kLineBytes));
+  int regs = estimateRegisters(m, vw, elem, (s.strategy == Strategy::EdgeParallel));
+  p.blocksPerSm = residentBlocksPerSm(gpu, plan, regs);
   double resident = static_cast<double>(gpu.smCount) * p.blocksPerSm;
   double blockMax = 0, edgesPerWorker = 0;
 
-  if (s.isNeighbourGroup()) {
+  if ((s.strategy == Strategy::NeighborGroup)) {
     // One group's dependent chain: its row, then the row's first group and
     // offset (two loads from small tables that stay in the L2 when they fit
     // its share, like the merge-path search's row offsets), then a row of
     // at most G neighbours walked like a vertex-parallel row.
-    double tableBytes = groups * 4 + (rows + 1) * (8.0 + problem.offsetBytes);
+    double tableBytes = groups * 4 + (rows + 1) * (8.0 + offsetBytes(op));
     double tableLatency =
         (tableBytes <= 0.75 * gpu.l2Bytes ? gpu.l2LatencySeconds
                                           : gpu.loadLatencySeconds) *
         gpu.loadedLatencyFactor;
     auto groupChain = [&](double degree) {
       double windows = std::ceil(
-          degree / (static_cast<double>(plan.lanes) * plan.edgeBatch));
-      double batches = std::ceil(degree / plan.edgeBatch);
+          degree / (static_cast<double>(m.lanes) * m.edgeUnroll));
+      double batches = std::ceil(degree / m.edgeUnroll);
       return 2 * tableLatency + windows * indexLatency +
              batches * (xLatency + batchIssue);
     };
@@ -310,21 +232,21 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
         std::min<double>(s.groupSize, static_cast<double>(profile.maxDegree));
     p.latencySeconds = groupChain(std::max(1.0, longest));
     double meanGroup = groups > 0 ? edges / groups : 0;
-    double residentGroups = resident * plan.rowsPerBlock;
+    double residentGroups = resident * m.rowsPerBlock;
     p.waves = groups > 0 ? std::ceil(groups / residentGroups) : 0;
     p.wavesSeconds = p.waves * groupChain(std::max(1.0, meanGroup));
     // Issue: the loads, the partial rows each group stores to and its
     // leader reads back from shared memory (128 bytes per clock per SM), and
     // a warp's groups running as long as its longest.
-    int64_t groupsPerWarp = std::max(1, 32 / plan.lanes);
+    int64_t groupsPerWarp = std::max(1, 32 / m.lanes);
     double warps = std::ceil(groups / groupsPerWarp);
-    double issueSlots = warps * longest * plan.chunksPerLane;
-    double sharedCycles = groups * problem.stride() * 4.0 * 2 / kLineBytes;
+    double issueSlots = warps * longest * m.chunksPerLane;
+    double sharedCycles = groups * op.stride() * 4.0 * 2 / kLineBytes;
     p.warpImbalance = meanGroup > 0 ? std::max(1.0, longest / meanGroup) : 1;
     p.issueSeconds = (std::max(wavefronts, issueSlots) + sharedCycles) /
                      (gpu.smCount * clock);
     p.launchSeconds = 2 * gpu.launchSeconds;
-  } else if (s.isEdgeParallel()) {
+  } else if ((s.strategy == Strategy::EdgeParallel)) {
     // One worker's dependent chain over `edgeItems` edges of its stretch:
     //  - the merge-path search for its first and last row: the worker's
     //    lanes probe both at once, lanes points per step, so
@@ -336,25 +258,25 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
     //  - one batch of feature loads per `edge batch` edges.
     // Rows ending inside the stretch cost stores, not dependent loads, so
     // no row's degree appears: no hub term.
-    double rowPtrBytes = (rows + 1) * problem.offsetBytes;
+    double rowPtrBytes = (rows + 1) * offsetBytes(op);
     double searchLatency = rowPtrBytes <= 0.75 * gpu.l2Bytes
                                ? gpu.l2LatencySeconds
                                : gpu.loadLatencySeconds;
     double searchSteps =
-        std::ceil(std::log2(rows + 2) / std::log2(plan.lanes + 1.0));
+        std::ceil(std::log2(rows + 2) / std::log2(m.lanes + 1.0));
     auto workerChain = [&](double edgeItems) {
       double windows = std::ceil(
-          edgeItems / (static_cast<double>(plan.lanes) * plan.edgeBatch));
-      double batches = std::ceil(edgeItems / plan.edgeBatch);
+          edgeItems / (static_cast<double>(m.lanes) * m.edgeUnroll));
+      double batches = std::ceil(edgeItems / m.edgeUnroll);
       return searchSteps * searchLatency + indexLatency +
              windows * indexLatency + batches * (xLatency + batchIssue);
     };
     // The longest chain: a stretch of edges only (inside a long row).
-    p.latencySeconds = workerChain(static_cast<double>(s.edgesPerWorker));
+    p.latencySeconds = workerChain(static_cast<double>(s.edgesPerWarp));
     // A typical stretch holds edges in the graph's proportion.
     edgesPerWorker =
-        rows + edges > 0 ? s.edgesPerWorker * edges / (rows + edges) : 0.0;
-    double residentWorkers = resident * plan.rowsPerBlock;
+        rows + edges > 0 ? s.edgesPerWarp * edges / (rows + edges) : 0.0;
+    double residentWorkers = resident * m.rowsPerBlock;
     p.waves = std::ceil(workers / residentWorkers);
     p.wavesSeconds = p.waves * workerChain(edgesPerWorker);
     // Every warp's workers have equal stretches: no divergence beyond the
@@ -370,10 +292,10 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
     // Both constants are fitted on R-MAT kernels (fitKernelCosts); they
     // are added to the largest bound, since the dependent chain waits for
     // them too.
-    double workersPerWarp = std::max(1, 32 / plan.lanes);
+    double workersPerWarp = std::max(1, 32 / m.lanes);
     p.instructionSeconds =
         (gpu.edgeStepCycles * (rows + edges) / workersPerWarp *
-             static_cast<double>(plan.chunksPerLane) +
+             static_cast<double>(m.chunksPerLane) +
          gpu.rowEndCycles * rows * workersPerWarp) /
         (gpu.smCount * clock);
   } else {
@@ -385,29 +307,29 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
       if (degree <= 0)
         return indexLatency;
       double windows = std::ceil(
-          degree / (static_cast<double>(plan.lanes) * plan.edgeBatch));
-      double batches = std::ceil(degree / plan.edgeBatch);
+          degree / (static_cast<double>(m.lanes) * m.edgeUnroll));
+      double batches = std::ceil(degree / m.edgeUnroll);
       return windows * indexLatency + batches * (xLatency + batchIssue);
     };
     p.latencySeconds = rowChain(static_cast<double>(profile.maxDegree));
 
     // Waves. A block's slot frees when its longest row is done, so each
     // wave lasts the chain of the expected longest of rows_per_block rows.
-    double blocks = std::ceil(rows / plan.rowsPerBlock);
+    double blocks = std::ceil(rows / m.rowsPerBlock);
     p.waves = std::ceil(blocks / resident);
-    blockMax = expectedMaxDegree(profile, plan.rowsPerBlock);
+    blockMax = expectedMaxDegree(profile, m.rowsPerBlock);
     p.wavesSeconds = rows > 0 ? p.waves * rowChain(blockMax) : 0;
 
     // Issue. A warp also spends one issue slot per instruction for as long
     // as its longest row (32 / lanes rows per warp) runs, whether or not
     // its other rows are done.
-    int64_t rowsPerWarp = std::max(1, 32 / plan.lanes);
+    int64_t rowsPerWarp = std::max(1, 32 / m.lanes);
     double warpMax = expectedMaxDegree(profile, rowsPerWarp);
     p.warpImbalance = profile.meanDegree > 0
                           ? std::max(1.0, warpMax / profile.meanDegree)
                           : 1.0;
     double warps = std::ceil(rows / rowsPerWarp);
-    double issueSlots = warps * warpMax * plan.chunksPerLane;
+    double issueSlots = warps * warpMax * m.chunksPerLane;
     p.issueSeconds = std::max(wavefronts, issueSlots) / (gpu.smCount * clock);
     p.launchSeconds = gpu.launchSeconds;
   }
@@ -420,27 +342,27 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   if (p.bound == "bandwidth")
     why << p.dramBytes / 1e6 << " MB from DRAM (gather hit rate "
         << static_cast<int>(hit * 100 + 0.5) << "%)";
-  else if (p.bound == "latency" && s.isNeighbourGroup())
+  else if (p.bound == "latency" && (s.strategy == Strategy::NeighborGroup))
     why << "one group's chain: up to " << s.groupSize
-        << " neighbours in batches of " << plan.edgeBatch << " over "
-        << plan.lanes << " lanes";
-  else if (p.bound == "waves" && s.isNeighbourGroup())
-    why << p.waves << " waves of " << resident * plan.rowsPerBlock
+        << " neighbours in batches of " << m.edgeUnroll << " over "
+        << m.lanes << " lanes";
+  else if (p.bound == "waves" && (s.strategy == Strategy::NeighborGroup))
+    why << p.waves << " waves of " << resident * m.rowsPerBlock
         << " groups of " << s.groupSize << " neighbours at most";
-  else if (p.bound == "latency" && s.isEdgeParallel())
-    why << "one worker's chain: merge-path search, " << s.edgesPerWorker
-        << " edges in batches of " << plan.edgeBatch << " over " << plan.lanes
+  else if (p.bound == "latency" && (s.strategy == Strategy::EdgeParallel))
+    why << "one worker's chain: merge-path search, " << s.edgesPerWarp
+        << " edges in batches of " << m.edgeUnroll << " over " << m.lanes
         << " lanes";
   else if (p.bound == "latency")
     why << "longest row (" << profile.maxDegree << " neighbours) in batches of "
-        << plan.edgeBatch << " over " << plan.lanes << " lanes";
-  else if (p.bound == "waves" && s.isEdgeParallel())
-    why << p.waves << " waves of " << resident * plan.rowsPerBlock
+        << m.edgeUnroll << " over " << m.lanes << " lanes";
+  else if (p.bound == "waves" && (s.strategy == Strategy::EdgeParallel))
+    why << p.waves << " waves of " << resident * m.rowsPerBlock
         << " workers, ~" << static_cast<int64_t>(edgesPerWorker + 0.5)
         << " edges each";
   else if (p.bound == "waves")
     why << p.waves << " waves of " << resident << " blocks, slowest row of a "
-        << plan.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
+        << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
         << " neighbours";
   else
     why << "load issue, warp imbalance " << p.warpImbalance << "x";
@@ -448,7 +370,7 @@ Prediction gnnc::tuning::predict(const GpuModel &gpu,
   if (p.instructionSeconds > 0)
     why << " + " << formatModelTime(p.instructionSeconds)
         << " of loop instructions";
-  why << (s.isEdgeParallel() || s.isNeighbourGroup() ? " + 2 launches"
+  why << ((s.strategy == Strategy::EdgeParallel) || (s.strategy == Strategy::NeighborGroup) ? " + 2 launches"
                                                      : " + launch");
   p.why = why.str();
   return p;

@@ -27,109 +27,33 @@ constexpr double kShuffleCycles = 32;
 
 } // namespace
 
-bool gnnc::tuning::sddmmKeepsVectorsPacked(const Problem &problem,
-                                           int vectorWidth) {
-  return elementSize(problem.type) == 2 && vectorWidth >= 2;
-}
-
-Plan gnnc::tuning::sddmmPlanFor(const Problem &problem, const Schedule &s) {
-  Plan plan;
-  plan.lanes = std::max(1, s.dimWorkers);
-  plan.rowsPerBlock = std::max(1, s.threadsPerBlock / plan.lanes);
-  int vw = std::max(1, s.vectorWidth);
-  plan.chunks = std::max<int64_t>(1, ceilDiv(problem.width, vw));
-  plan.chunksPerLane = ceilDiv(plan.chunks, plan.lanes);
-  int64_t batch = std::clamp<int64_t>(
-      kMaxPrefetchRegisters / (plan.chunksPerLane * vw), 1, kMaxEdgeBatch);
-  // vertex_parallel takes a window's neighbours one at a time from the
-  // lanes' shared indices: at most `lanes` of them unrolled.
-  if (!s.isEdgeParallel())
-    batch = std::min<int64_t>(batch, plan.lanes);
-  plan.edgeBatch = static_cast<int>(batch);
-  if (s.isEdgeParallel()) {
-    plan.itemsPerWorker = s.edgesPerWorker;
-    if (sddmmKeepsVectorsPacked(problem, vw))
-      plan.sharedBytes =
-          static_cast<int64_t>(plan.rowsPerBlock) * (s.edgesPerWorker + 1) * 4;
-  }
-  return plan;
-}
-
-bool gnnc::tuning::isSddmmLegal(const Problem &problem, const Schedule &s,
-                                std::string *why) {
-  auto no = [&](const std::string &reason) {
-    if (why)
-      *why = "gnn.sddmm: " + reason;
-    return false;
-  };
-  if (s.groupSize != 0)
-    return no("neighbor_group is not implemented; use vertex_parallel or "
-              "edge_parallel");
-  int vw = s.vectorWidth;
-  if (!isPowerOfTwo(vw) || vw > 8)
-    return no("vector_width must be 1, 2, 4 or 8");
-  if (vw * static_cast<int64_t>(elementSize(problem.type)) > 16)
-    return no("vector_width * element bytes exceeds 16");
-  if (problem.rowStride != 0 && problem.rowStride != problem.width)
-    return no("padded rows (#gnn.rows) are not implemented");
-  if (problem.width <= 0)
-    return no("the feature width must be positive");
-  if (problem.width % vw != 0)
-    return no("vector_width does not divide the feature width");
-  if (!isPowerOfTwo(s.dimWorkers) || s.dimWorkers > 32)
-    return no("dim_workers must be a power of two from 1 to 32");
-  int t = s.threadsPerBlock;
-  if (t < 32 || t > 1024 || t % 32 != 0)
-    return no("threads_per_block must be a multiple of 32 from 32 to 1024");
-  if (s.dimWorkers > t)
-    return no("dim_workers exceeds threads_per_block");
-  if (s.edgesPerWorker < 0 ||
-      (s.isEdgeParallel() &&
-       (s.edgesPerWorker < 8 || s.edgesPerWorker > kMaxEdgesPerWorker)))
-    return no("edges_per_warp must be from 8 to 2^20");
-  Plan plan = sddmmPlanFor(problem, s);
-  if (plan.chunksPerLane * vw > kMaxAccumulatorsPerThread)
-    return no("more than 128 accumulators per thread (raise dim_workers or "
-              "vector_width)");
-  if (plan.sharedBytes > kMaxSharedBytes)
-    return no("edge_parallel row ends (packed 16-bit vectors) need " +
-              std::to_string(plan.sharedBytes) +
-              " bytes of shared memory per block, over 96 KiB");
-  if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSm)
-    return no("blocks_per_sm must be from 0 to 32");
-  if (static_cast<int64_t>(s.blocksPerSm) * t > kMaxThreadsPerSm)
-    return no("blocks_per_sm x threads_per_block exceeds 2048 threads");
-  if (s.blocksPerSm * plan.sharedBytes > kMaxSharedBytesPerSm)
-    return no("blocks_per_sm x shared memory exceeds 160 KiB");
-  return true;
-}
-
 Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
                                       const graph::GraphProfile &profile,
-                                      const Problem &problem,
-                                      const Schedule &s) {
+                                      const OpDesc &op,
+                                      const KernelPlan &plan) {
   Prediction p;
-  Plan plan = sddmmPlanFor(problem, s);
   p.plan = plan;
-  const double elem = static_cast<double>(elementSize(problem.type));
+  const Schedule &s = plan.schedule;
+  const ThreadMapping &m = plan.mapping;
+  const double elem = static_cast<double>(elementSize(op.type));
   const int vw = std::max(1, s.vectorWidth);
-  const double width = static_cast<double>(std::max<int64_t>(1, problem.width));
+  const double width = static_cast<double>(std::max<int64_t>(1, op.width));
   const double rows =
       static_cast<double>(std::max<int64_t>(0, profile.numRows));
   const double edges = static_cast<double>(std::max<int64_t>(0, profile.nnz));
   const double emptyRows =
       std::clamp(static_cast<double>(profile.emptyRows), 0.0, rows);
   const double clock = gpu.clockHz;
-  const double lanes = plan.lanes;
-  const double cpl = static_cast<double>(plan.chunksPerLane);
-  const double batch = plan.edgeBatch;
-  const bool edgeParallel = s.isEdgeParallel();
-  const bool packed = edgeParallel && sddmmKeepsVectorsPacked(problem, vw);
-  const bool dot = !problem.sddmmAdd;
+  const double lanes = m.lanes;
+  const double cpl = static_cast<double>(m.chunksPerLane);
+  const double batch = m.edgeUnroll;
+  const bool edgeParallel = (s.strategy == Strategy::EdgeParallel);
+  const bool packed = edgeParallel && m.packed;
+  const bool dot = !(op.form == SddmmForm::Add);
 
   // Workers of the merge path (edge_parallel).
   const double workers =
-      edgeParallel ? std::max(1.0, std::ceil((rows + edges) / s.edgesPerWorker))
+      edgeParallel ? std::max(1.0, std::ceil((rows + edges) / s.edgesPerWarp))
                    : 0.0;
   p.workers = workers;
 
@@ -137,7 +61,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   double rowBytes = width * elem;
   double sectorRowBytes = std::ceil(rowBytes / kSectorBytes) * kSectorBytes;
   double csrBytes =
-      (rows + 1) * problem.offsetBytes + edges * problem.indexBytes;
+      (rows + 1) * offsetBytes(op) + edges * indexBytes(op);
   // Row side: vertex_parallel loads every row's features once (empty rows
   // too); an edge_parallel worker loads its first row and each row with
   // edges whose start it passes. DRAM sees each row once (rows are read in
@@ -183,12 +107,12 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   // and loop state plus 8 per feature a lane owns (more when it owns
   // several chunks or 4 or more features); packed 16-bit: at least 64,
   // 108 with 8-wide vectors.
-  double regsF = static_cast<double>(plan.chunksPerLane) * vw;
+  double regsF = static_cast<double>(m.chunksPerLane) * vw;
   double registers;
   if (!edgeParallel)
     registers = 30 + 1.1 * regsF;
   else if (!packed)
-    registers = 32 + 8 * regsF + (plan.chunksPerLane > 1 ? 8 : 0) +
+    registers = 32 + 8 * regsF + (m.chunksPerLane > 1 ? 8 : 0) +
                 (regsF >= 4 ? 4 : 0);
   else
     registers = std::max(64.0, 12 * regsF + 12);
@@ -197,8 +121,8 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
   if (s.blocksPerSm > 0)
     byRegisters = std::max(byRegisters, s.blocksPerSm);
-  int byShared = plan.sharedBytes > 0
-                     ? static_cast<int>(kMaxSharedBytesPerSm / plan.sharedBytes)
+  int byShared = plan.launch.sharedBytes > 0
+                     ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
                      : gpu.maxBlocksPerSm;
   p.blocksPerSm =
       std::max(1, std::min({gpu.maxBlocksPerSm, gpu.maxThreadsPerSm / threads,
@@ -255,7 +179,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     //    loads per `edge batch` edges;
     //  - unpacked: one dependent row_ptr load per row end passed and one
     //    dependent feature load per row with edges started.
-    double rowPtrBytes = (rows + 1) * problem.offsetBytes;
+    double rowPtrBytes = (rows + 1) * offsetBytes(op);
     double searchLatency = rowPtrBytes <= 0.75 * gpu.l2Bytes
                                ? gpu.l2LatencySeconds
                                : gpu.loadLatencySeconds;
@@ -275,7 +199,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
             workersPerWarp * (rowEnds * rowPtrLatency + rowStarts * rowLatency);
       return chain;
     };
-    const double items = s.edgesPerWorker;
+    const double items = s.edgesPerWarp;
     const double total = rows + edges;
     typicalEdges = total > 0 ? items * edges / total : 0.0;
     double typicalEnds = total > 0 ? items * rows / total : 0.0;
@@ -286,7 +210,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     p.latencySeconds =
         std::max(workerChain(items, 0, 0),
                  workerChain(typicalEdges, typicalEnds, typicalStarts));
-    double residentWorkers = resident * plan.rowsPerBlock;
+    double residentWorkers = resident * m.rowsPerBlock;
     p.waves = std::ceil(workers / residentWorkers);
     p.wavesSeconds =
         p.waves * workerChain(typicalEdges, typicalEnds, typicalStarts);
@@ -308,12 +232,12 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
              batches * (xLatency + batchIssue);
     };
     p.latencySeconds = rowChain(static_cast<double>(profile.maxDegree));
-    double blocks = std::ceil(rows / plan.rowsPerBlock);
+    double blocks = std::ceil(rows / m.rowsPerBlock);
     p.waves = std::ceil(blocks / resident);
-    blockMax = expectedMaxDegree(profile, plan.rowsPerBlock);
+    blockMax = expectedMaxDegree(profile, m.rowsPerBlock);
     p.wavesSeconds = rows > 0 ? p.waves * rowChain(blockMax) : 0;
     // A warp issues for as long as its longest row runs.
-    int64_t rowsPerWarp = std::max<int64_t>(1, 32 / plan.lanes);
+    int64_t rowsPerWarp = std::max<int64_t>(1, 32 / m.lanes);
     double warpMax = expectedMaxDegree(profile, rowsPerWarp);
     p.warpImbalance = profile.meanDegree > 0
                           ? std::max(1.0, warpMax / profile.meanDegree)
@@ -335,45 +259,23 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
         << " MB written, gather hit rate " << static_cast<int>(hit * 100 + 0.5)
         << "%)";
   else if (p.bound == "latency" && edgeParallel)
-    why << "one worker's chain: merge-path search, " << s.edgesPerWorker
-        << " items in batches of " << plan.edgeBatch << " over " << plan.lanes
+    why << "one worker's chain: merge-path search, " << s.edgesPerWarp
+        << " items in batches of " << m.edgeUnroll << " over " << m.lanes
         << " lanes" << (packed ? "" : ", a row_ptr load per row end");
   else if (p.bound == "latency")
     why << "longest row (" << profile.maxDegree << " neighbours) in windows of "
-        << plan.lanes << ", batches of " << plan.edgeBatch;
+        << m.lanes << ", batches of " << m.edgeUnroll;
   else if (p.bound == "waves" && edgeParallel)
-    why << p.waves << " waves of " << resident * plan.rowsPerBlock
+    why << p.waves << " waves of " << resident * m.rowsPerBlock
         << " workers, ~" << static_cast<int64_t>(typicalEdges + 0.5)
         << " edges each";
   else if (p.bound == "waves")
     why << p.waves << " waves of " << resident << " blocks, slowest row of a "
-        << plan.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
+        << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
         << " neighbours";
   else
     why << "load/store issue, warp imbalance " << p.warpImbalance << "x";
   why << "; " << formatModelTime(largest) << " + launch";
   p.why = why.str();
   return p;
-}
-
-Prediction gnnc::tuning::predictFor(const GpuModel &gpu,
-                                    const graph::GraphProfile &profile,
-                                    const Problem &problem, const Schedule &s) {
-  return problem.isSddmm() ? predictSddmm(gpu, profile, problem, s)
-                           : predict(gpu, profile, problem, s);
-}
-
-std::string gnnc::tuning::tuningOpName(const Problem &problem) {
-  if (!problem.isSddmm())
-    return "spmm";
-  return problem.sddmmAdd ? "sddmm_add" : "sddmm";
-}
-
-std::string gnnc::tuning::opDescription(const Problem &problem) {
-  if (!problem.isSddmm())
-    return "";
-  std::string out = problem.sddmmAdd ? ", sddmm add" : ", sddmm dot";
-  if (problem.leakyRelu)
-    out += ", leaky_relu";
-  return out;
 }

@@ -71,33 +71,26 @@ std::string gnnc::tuning::formatEntry(const TuningEntry &e) {
   std::ostringstream os;
   os << e.key.fingerprint << " " << e.key.op << " " << e.key.type << " "
      << e.key.width << " " << (e.key.edgeValues ? "values" : "novalues") << " "
-     << e.key.arch << " -> " << e.schedule.vectorWidth << " "
-     << e.schedule.dimWorkers << " " << e.schedule.threadsPerBlock << " ";
-  if (e.schedule.groupSize != 0)
-    os << e.schedule.edgesPerWorker << " " << e.schedule.blocksPerSm << " "
-       << e.schedule.groupSize << " ";
-  else if (e.schedule.edgesPerWorker != 0 || e.schedule.blocksPerSm != 0)
-    os << e.schedule.edgesPerWorker << " " << e.schedule.blocksPerSm << " ";
-  os << formatSeconds(e.predictedSeconds) << " "
-     << (e.measuredSeconds ? formatSeconds(*e.measuredSeconds) : "-") << "\n";
+     << e.key.arch << " -> " << formatSeconds(e.predictedSeconds) << " "
+     << (e.measuredSeconds ? formatSeconds(*e.measuredSeconds) : "-") << " "
+     << e.schedule.str() << "\n";
   return os.str();
 }
 
 Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
+  // The key and the times are single words; the schedule, its text form,
+  // is the rest of the line.
   std::istringstream in(line);
   std::vector<std::string> f;
   std::string word;
-  while (in >> word)
+  while (f.size() < 9 && in >> word)
     f.push_back(word);
-  if (f.size() != 12 && f.size() != 14 && f.size() != 15)
-    return Status::error("expected 12 fields '<fingerprint> <op> <type> "
-                         "<width> <values|novalues> <arch> -> <vw> <dw> <tpb> "
-                         "<predicted> <measured|->' (14 with <edges_per_warp> "
-                         "<blocks_per_sm> after <tpb>, 15 with <group_size> "
-                         "after those), got " +
-                         std::to_string(f.size()));
-  // The optional schedule fields shift the times.
-  const size_t extra = f.size() - 12;
+  std::string schedule;
+  std::getline(in, schedule);
+  if (f.size() < 9 || schedule.find_first_not_of(' ') == std::string::npos)
+    return Status::error("expected '<fingerprint> <op> <type> <width> "
+                         "<values|novalues> <arch> -> <predicted> "
+                         "<measured|-> #gnn.schedule<...>'");
   TuningEntry e;
   e.key.fingerprint = f[0];
   if (f[0].size() != 16 ||
@@ -121,41 +114,29 @@ Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
     return Status::error("arch '" + f[5] + "' does not read sm_XX");
   if (f[6] != "->")
     return Status::error("expected '->' after the key, got '" + f[6] + "'");
-  int64_t vw, dw, tpb;
-  if (!parseInt(f[7], vw) || !parseInt(f[8], dw) || !parseInt(f[9], tpb) ||
-      vw <= 0 || dw <= 0 || tpb <= 0 || vw > 8 || dw > 32 || tpb > 1024)
-    return Status::error("schedule '" + f[7] + " " + f[8] + " " + f[9] +
-                         "' is not vector_width dim_workers threads_per_block");
-  e.schedule = {static_cast<int>(vw), static_cast<int>(dw),
-                static_cast<int>(tpb)};
-  if (extra) {
-    int64_t ep, bps;
-    if (!parseInt(f[10], ep) || !parseInt(f[11], bps) || ep < 0 ||
-        (ep != 0 && ep < 8) || ep > (1 << 20) || bps < 0 || bps > 32)
-      return Status::error("schedule '" + f[10] + " " + f[11] +
-                           "' is not edges_per_warp (0 or 8 to 2^20) "
-                           "blocks_per_sm (0 to 32)");
-    e.schedule.edgesPerWorker = static_cast<int>(ep);
-    e.schedule.blocksPerSm = static_cast<int>(bps);
+  double predicted = 0;
+  if (!parseSeconds(f[7], predicted))
+    return Status::error("predicted seconds '" + f[7] +
+                         "' is not a non-negative number");
+  e.predictedSeconds = predicted;
+  if (f[8] != "-") {
+    double measured = 0;
+    if (!parseSeconds(f[8], measured))
+      return Status::error("measured seconds '" + f[8] +
+                           "' is neither '-' nor a non-negative number");
+    e.measuredSeconds = measured;
   }
-  if (extra == 3) {
-    int64_t gs;
-    if (!parseInt(f[12], gs) || gs < 1 || gs > (1 << 20) ||
-        e.schedule.edgesPerWorker != 0 || e.schedule.blocksPerSm != 0)
-      return Status::error("schedule '" + f[10] + " " + f[11] + " " + f[12] +
-                           "' is not 0 0 group_size (1 to 2^20)");
-    e.schedule.groupSize = static_cast<int>(gs);
-  }
-  const std::string &predicted = f[10 + extra], &measured = f[11 + extra];
-  if (!parseSeconds(predicted, e.predictedSeconds))
-    return Status::error("predicted time '" + predicted + "' is not a number");
-  if (measured != "-") {
-    double m;
-    if (!parseSeconds(measured, m))
-      return Status::error("measured time '" + measured +
-                           "' is not a number or '-'");
-    e.measuredSeconds = m;
-  }
+  if (schedule.find("#gnn.schedule<") == std::string::npos)
+    return Status::error("expected the schedule as '#gnn.schedule<...>' after "
+                         "the times (entries written before schedules were "
+                         "stored as text are no longer read: tune again)");
+  Expected<Schedule> parsed = parseSchedule(schedule);
+  if (!parsed)
+    return parsed.status();
+  Status fields = checkScheduleFields(*parsed);
+  if (!fields)
+    return fields;
+  e.schedule = *parsed;
   return e;
 }
 

@@ -85,7 +85,7 @@ void composedGatReference(const graph::CsrGraph &g,
                           ElementType type, std::vector<double> &out,
                           std::vector<double> &magnitude) {
   std::vector<double> logits, alpha;
-  ref::sddmm(g, attRow.data(), attCol.data(), 1, ref::SddmmForm::Add,
+  ref::sddmm(g, attRow.data(), attCol.data(), 1, gnnc::SddmmForm::Add,
              kGatLeakySlope, logits);
   std::vector<float> rounded(logits.size());
   for (size_t i = 0; i < logits.size(); ++i)

@@ -54,11 +54,11 @@ void checkKernel(Suite &s, const test::BackwardKernel &k,
         ops::checkSpmmFeatureGrad(rt, kernel, g, k.reduce, k.scale, seed));
     return;
   case test::BackwardKernel::SpmmValues: {
-    const std::pair<ref::SpmmReduce, ref::DegreeScale> forwards[] = {
-        {ref::SpmmReduce::Sum, ref::DegreeScale::None},
-        {ref::SpmmReduce::Mean, ref::DegreeScale::None},
-        {ref::SpmmReduce::Sum, ref::DegreeScale::Both},
-        {ref::SpmmReduce::Mean, ref::DegreeScale::Left}};
+    const std::pair<gnnc::Reduce, gnnc::DegreeScale> forwards[] = {
+        {gnnc::Reduce::Sum, gnnc::DegreeScale::None},
+        {gnnc::Reduce::Mean, gnnc::DegreeScale::None},
+        {gnnc::Reduce::Sum, gnnc::DegreeScale::Both},
+        {gnnc::Reduce::Mean, gnnc::DegreeScale::Left}};
     for (auto [reduce, scale] : forwards)
       out.push_back(
           ops::checkSpmmValueGrad(rt, kernel, g, reduce, scale, seed++));
@@ -66,9 +66,9 @@ void checkKernel(Suite &s, const test::BackwardKernel &k,
   }
   case test::BackwardKernel::SddmmDot:
   case test::BackwardKernel::SddmmAdd: {
-    ref::SddmmForm form = k.kind == test::BackwardKernel::SddmmDot
-                              ? ref::SddmmForm::Dot
-                              : ref::SddmmForm::Add;
+    gnnc::SddmmForm form = k.kind == test::BackwardKernel::SddmmDot
+                              ? gnnc::SddmmForm::Dot
+                              : gnnc::SddmmForm::Add;
     for (std::optional<float> slope :
          {std::optional<float>(), std::optional<float>(0.2f)})
       for (ops::SddmmGradSide side :

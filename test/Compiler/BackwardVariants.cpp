@@ -43,14 +43,14 @@ BackwardSuite gnnc::test::backwardSuite() {
           suite.kernels.push_back(k);
         }
     // The feature gradient of gnn.spmm.
-    const std::pair<ref::SpmmReduce, ref::DegreeScale> forwards[] = {
-        {ref::SpmmReduce::Sum, ref::DegreeScale::None},
-        {ref::SpmmReduce::Mean, ref::DegreeScale::None},
-        {ref::SpmmReduce::Sum, ref::DegreeScale::Left},
-        {ref::SpmmReduce::Sum, ref::DegreeScale::Right},
-        {ref::SpmmReduce::Sum, ref::DegreeScale::Both},
-        {ref::SpmmReduce::Mean, ref::DegreeScale::Left},
-        {ref::SpmmReduce::Mean, ref::DegreeScale::Both}};
+    const std::pair<gnnc::Reduce, gnnc::DegreeScale> forwards[] = {
+        {gnnc::Reduce::Sum, gnnc::DegreeScale::None},
+        {gnnc::Reduce::Mean, gnnc::DegreeScale::None},
+        {gnnc::Reduce::Sum, gnnc::DegreeScale::Left},
+        {gnnc::Reduce::Sum, gnnc::DegreeScale::Right},
+        {gnnc::Reduce::Sum, gnnc::DegreeScale::Both},
+        {gnnc::Reduce::Mean, gnnc::DegreeScale::Left},
+        {gnnc::Reduce::Mean, gnnc::DegreeScale::Both}};
     for (auto [reduce, scale] : forwards)
       for (int64_t width : {1, 3, 64})
         for (bool values : {false, true}) {
@@ -62,7 +62,7 @@ BackwardSuite gnnc::test::backwardSuite() {
                    (values ? "_ve" : "_v") + "_r" +
                    std::to_string(static_cast<int>(reduce)) + "_s" +
                    std::to_string(static_cast<int>(scale));
-          bool edge = width == 64 && values && reduce == ref::SpmmReduce::Mean;
+          bool edge = width == 64 && values && reduce == gnnc::Reduce::Mean;
           std::vector<std::string> schedules = {""};
           if (edge)
             schedules.push_back(

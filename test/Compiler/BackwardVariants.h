@@ -22,8 +22,8 @@ struct BackwardKernel {
   Kind kind = SoftmaxGrad;
   std::string name;
   /// SpmmFeatures: the forward gnn.spmm's reduce and scale.
-  ref::SpmmReduce reduce = ref::SpmmReduce::Sum;
-  ref::DegreeScale scale = ref::DegreeScale::None;
+  gnnc::Reduce reduce = gnnc::Reduce::Sum;
+  gnnc::DegreeScale scale = gnnc::DegreeScale::None;
 };
 
 /// The kernels and the .gnn module (`gnn.module @bw`) holding them:

@@ -81,7 +81,7 @@ TEST_F(KernelInfoTest, SignaturesReadWhatTheCompilerWrote) {
   ASSERT_TRUE(spmm) << spmm.message();
   EXPECT_EQ(spmm->type, ElementType::F32);
   EXPECT_EQ(spmm->featureWidth, 64);
-  EXPECT_EQ(spmm->reduce, ref::SpmmReduce::Mean);
+  EXPECT_EQ(spmm->reduce, gnnc::Reduce::Mean);
   ASSERT_TRUE(spmm->selfWeight.has_value());
   EXPECT_DOUBLE_EQ(*spmm->selfWeight, 0.25);
   EXPECT_TRUE(spmm->offsets64);
@@ -101,7 +101,7 @@ TEST_F(KernelInfoTest, SignaturesReadWhatTheCompilerWrote) {
   auto sddmm = ops::sddmmSignature(kernel("logits"));
   ASSERT_TRUE(sddmm) << sddmm.message();
   EXPECT_EQ(sddmm->type, ElementType::F16);
-  EXPECT_EQ(sddmm->form, ref::SddmmForm::Add);
+  EXPECT_EQ(sddmm->form, gnnc::SddmmForm::Add);
   ASSERT_TRUE(sddmm->leakyRelu.has_value());
   EXPECT_FLOAT_EQ(*sddmm->leakyRelu, 0.2f);
   EXPECT_FALSE(sddmm->offsets64);

@@ -169,19 +169,19 @@ TEST(BackwardReference, EdgeSoftmaxGradOfARowSumsToZero) {
     }
 }
 
-const ref::SpmmReduce kReduces[] = {ref::SpmmReduce::Sum,
-                                    ref::SpmmReduce::Mean};
-const ref::DegreeScale kScales[] = {
-    ref::DegreeScale::None, ref::DegreeScale::Left, ref::DegreeScale::Right,
-    ref::DegreeScale::Both};
+const gnnc::Reduce kReduces[] = {gnnc::Reduce::Sum,
+                                    gnnc::Reduce::Mean};
+const gnnc::DegreeScale kScales[] = {
+    gnnc::DegreeScale::None, gnnc::DegreeScale::Left, gnnc::DegreeScale::Right,
+    gnnc::DegreeScale::Both};
 
 TEST(BackwardReference, SpmmGradsMatchFiniteDifferences) {
   graph::CsrGraph g = tinyGraph();
   const int64_t width = 3;
   std::vector<float> x = ref::randomFeatures(g.numCols * width, 1);
   std::vector<float> dY = ref::randomFeatures(g.numRows * width, 2);
-  for (ref::SpmmReduce reduce : kReduces)
-    for (ref::DegreeScale scale : kScales) {
+  for (gnnc::Reduce reduce : kReduces)
+    for (gnnc::DegreeScale scale : kScales) {
       std::string what = "reduce " + std::to_string(int(reduce)) + " scale " +
                          std::to_string(int(scale));
       float *slot = nullptr;
@@ -211,19 +211,19 @@ TEST(BackwardReference, SpmmMaxIsRejected) {
   std::vector<float> dY(g.numRows), x(g.numCols);
   std::vector<double> out;
   Status st =
-      ref::spmmGradFeatures(g, nullptr, dY.data(), 1, ref::SpmmReduce::Max,
-                            ref::DegreeScale::None, out);
+      ref::spmmGradFeatures(g, nullptr, dY.data(), 1, gnnc::Reduce::Max,
+                            gnnc::DegreeScale::None, out);
   ASSERT_FALSE(st);
   EXPECT_NE(st.message().find("reduce = max"), std::string::npos);
   EXPECT_FALSE(ref::spmmGradValues(g, x.data(), dY.data(), 1,
-                                   ref::SpmmReduce::Max, ref::DegreeScale::Both,
+                                   gnnc::Reduce::Max, gnnc::DegreeScale::Both,
                                    out));
   auto form =
-      ops::spmmFeatureGradForm(ref::SpmmReduce::Max, ref::DegreeScale::None);
+      ops::spmmFeatureGradForm(gnnc::Reduce::Max, gnnc::DegreeScale::None);
   EXPECT_FALSE(form);
   EXPECT_FALSE(ops::spmmFeatureGradKernelText("k", ElementType::F32, 4, false,
-                                              ref::SpmmReduce::Max,
-                                              ref::DegreeScale::None));
+                                              gnnc::Reduce::Max,
+                                              gnnc::DegreeScale::None));
 }
 
 TEST(BackwardReference, SddmmGradsMatchFiniteDifferences) {
@@ -236,10 +236,10 @@ TEST(BackwardReference, SddmmGradsMatchFiniteDifferences) {
   for (std::vector<float> *v : {&a, &b})
     for (float &f : *v)
       f = std::round(f * 8) / 8 + 1.0f / 32;
-  for (ref::SddmmForm form : {ref::SddmmForm::Dot, ref::SddmmForm::Add})
+  for (gnnc::SddmmForm form : {gnnc::SddmmForm::Dot, gnnc::SddmmForm::Add})
     for (std::optional<float> slope :
          {std::optional<float>(), std::optional<float>(0.2f)}) {
-      const bool dot = form == ref::SddmmForm::Dot;
+      const bool dot = form == gnnc::SddmmForm::Dot;
       std::string what =
           std::string(dot ? "dot" : "add") + (slope ? " leaky" : "");
       std::vector<float> gradOut =
@@ -269,14 +269,14 @@ TEST(BackwardComposition, SpmmFeatureGradIsSpmmOverTheTranspose) {
   std::vector<float> dY = ref::randomFeatures(g.numRows * width, 11);
   graph::TransposedGraph t = graph::transposeWithEdgeMap(g);
   std::vector<float> valuesT = graph::permuteEdgeData(g.values, t.edgeOf);
-  for (ref::SpmmReduce reduce : kReduces)
-    for (ref::DegreeScale scale : kScales) {
+  for (gnnc::Reduce reduce : kReduces)
+    for (gnnc::DegreeScale scale : kScales) {
       auto form = ops::spmmFeatureGradForm(reduce, scale);
       ASSERT_TRUE(form);
       std::vector<double> expected, got;
       ASSERT_TRUE(ref::spmmGradFeatures(g, g.values.data(), dY.data(), width,
                                         reduce, scale, expected));
-      ref::spmm(t.graph, valuesT.data(), dY.data(), width, ref::SpmmReduce::Sum,
+      ref::spmm(t.graph, valuesT.data(), dY.data(), width, gnnc::Reduce::Sum,
                 form->scale, got, nullptr, 0, form->colNormExponent);
       expectNear(got, expected, 1e-12,
                  "reduce " + std::to_string(int(reduce)) + " scale " +
@@ -286,8 +286,8 @@ TEST(BackwardComposition, SpmmFeatureGradIsSpmmOverTheTranspose) {
 
 TEST(BackwardComposition, SpmmFeatureGradKernelText) {
   auto text = ops::spmmFeatureGradKernelText(
-      "mean_both", ElementType::BF16, 8, true, ref::SpmmReduce::Mean,
-      ref::DegreeScale::Both, "i32", "i32", "dim_workers = 4");
+      "mean_both", ElementType::BF16, 8, true, gnnc::Reduce::Mean,
+      gnnc::DegreeScale::Both, "i32", "i32", "dim_workers = 4");
   ASSERT_TRUE(text) << text.message();
   EXPECT_NE(text->find("gnn.kernel @mean_both(%gt: !gnn.graph<csr, i32, i32>, "
                        "%dy: tensor<?x8xbf16>, %wt: tensor<?xbf16>)"),
@@ -298,8 +298,8 @@ TEST(BackwardComposition, SpmmFeatureGradKernelText) {
             std::string::npos)
       << *text;
   auto plain = ops::spmmFeatureGradKernelText("sum", ElementType::F32, 8, false,
-                                              ref::SpmmReduce::Sum,
-                                              ref::DegreeScale::Right);
+                                              gnnc::Reduce::Sum,
+                                              gnnc::DegreeScale::Right);
   ASSERT_TRUE(plain);
   EXPECT_NE(plain->find("{scale = #gnn<scale left>}"), std::string::npos)
       << *plain;
@@ -310,12 +310,12 @@ TEST(BackwardComposition, SpmmValueGradIsSddmmTimesEdgeFactors) {
   const int64_t width = 7;
   std::vector<float> x = ref::randomFeatures(g.numCols * width, 12);
   std::vector<float> dY = ref::randomFeatures(g.numRows * width, 13);
-  for (ref::SpmmReduce reduce : kReduces)
-    for (ref::DegreeScale scale : kScales) {
+  for (gnnc::Reduce reduce : kReduces)
+    for (gnnc::DegreeScale scale : kScales) {
       std::vector<double> expected, raw;
       ASSERT_TRUE(ref::spmmGradValues(g, x.data(), dY.data(), width, reduce,
                                       scale, expected));
-      ref::sddmm(g, dY.data(), x.data(), width, ref::SddmmForm::Dot,
+      ref::sddmm(g, dY.data(), x.data(), width, gnnc::SddmmForm::Dot,
                  std::nullopt, raw);
       std::vector<float> got(raw.begin(), raw.end());
       ops::scaleEdgeGrad(g, reduce, scale, got);
@@ -331,10 +331,10 @@ TEST(BackwardComposition, SddmmGradsAreSpmms) {
   std::vector<float> a = ref::randomFeatures(g.numRows * width, 14);
   std::vector<float> b = ref::randomFeatures(g.numCols * width, 15);
   graph::TransposedGraph t = graph::transposeWithEdgeMap(g);
-  for (ref::SddmmForm form : {ref::SddmmForm::Dot, ref::SddmmForm::Add})
+  for (gnnc::SddmmForm form : {gnnc::SddmmForm::Dot, gnnc::SddmmForm::Add})
     for (std::optional<float> slope :
          {std::optional<float>(), std::optional<float>(0.2f)}) {
-      const bool dot = form == ref::SddmmForm::Dot;
+      const bool dot = form == gnnc::SddmmForm::Dot;
       std::vector<float> gradOut =
           ref::randomFeatures(g.nnz() * (dot ? 1 : width), 16);
       std::vector<double> dA, dB, gotA, gotB;

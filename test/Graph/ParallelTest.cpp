@@ -202,11 +202,11 @@ TEST(ParallelTest, ReferenceIsBitIdenticalOnAnyThreadCount) {
   EXPECT_EQ(intoAbs, a1);
 
   // Every reduction and scaling.
-  for (ref::SpmmReduce reduce :
-       {ref::SpmmReduce::Sum, ref::SpmmReduce::Mean, ref::SpmmReduce::Max})
-    for (ref::DegreeScale scale :
-         {ref::DegreeScale::None, ref::DegreeScale::Left,
-          ref::DegreeScale::Right, ref::DegreeScale::Both}) {
+  for (gnnc::Reduce reduce :
+       {gnnc::Reduce::Sum, gnnc::Reduce::Mean, gnnc::Reduce::Max})
+    for (gnnc::DegreeScale scale :
+         {gnnc::DegreeScale::None, gnnc::DegreeScale::Left,
+          gnnc::DegreeScale::Right, gnnc::DegreeScale::Both}) {
       std::vector<double> y, a, yn(5, 1.0), an;
       ref::spmm(g, nullptr, x.data(), width, reduce, scale, y, &a, 1);
       ref::spmm(g, nullptr, x.data(), width, reduce, scale, yn, &an, 6);
@@ -220,7 +220,7 @@ TEST(ParallelTest, SddmmIsBitIdenticalOnAnyThreadCount) {
   const int64_t width = 32;
   std::vector<float> a = ref::randomFeatures(g.numRows * width, 1);
   std::vector<float> b = ref::randomFeatures(g.numCols * width, 2);
-  for (ref::SddmmForm form : {ref::SddmmForm::Dot, ref::SddmmForm::Add}) {
+  for (gnnc::SddmmForm form : {gnnc::SddmmForm::Dot, gnnc::SddmmForm::Add}) {
     std::vector<double> out1, mag1, out4(3, 9.0), mag4;
     ref::sddmm(g, a.data(), b.data(), width, form, 0.2f, out1, &mag1, 1);
     ref::sddmm(g, a.data(), b.data(), width, form, 0.2f, out4, &mag4, 4);

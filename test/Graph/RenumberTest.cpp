@@ -186,18 +186,18 @@ TEST(RenumberTest, InternalOrderSpmmMovedBackEqualsUserSpmm) {
   std::vector<std::pair<std::string, ref::SpmmOptions>> ops;
   ops.emplace_back("sum", ref::SpmmOptions{});
   ref::SpmmOptions both;
-  both.scale = ref::DegreeScale::Both;
+  both.scale = gnnc::DegreeScale::Both;
   ops.emplace_back("scale both", both);
   ref::SpmmOptions meanBoth = both;
-  meanBoth.reduce = ref::SpmmReduce::Mean;
+  meanBoth.reduce = gnnc::Reduce::Mean;
   meanBoth.colNormExponent = 1.0;
   ops.emplace_back("mean, scale both, exponent 1", meanBoth);
   ref::SpmmOptions maxSelf;
-  maxSelf.reduce = ref::SpmmReduce::Max;
+  maxSelf.reduce = gnnc::Reduce::Max;
   ops.emplace_back("max", maxSelf);
   ref::SpmmOptions gin;
   gin.selfWeight = 0.25;
-  gin.scale = ref::DegreeScale::Right;
+  gin.scale = gnnc::DegreeScale::Right;
   ops.emplace_back("self weight, scale right", gin);
 
   for (const graph::CsrGraph &g : testGraphs()) {

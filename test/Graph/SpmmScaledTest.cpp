@@ -46,7 +46,7 @@ TEST(SpmmScaledTest, MeanDividesByTheRowDegree) {
   CsrGraph g = tinyGraph();
   g.values.clear();
   std::vector<double> y, absRef;
-  spmm(g, nullptr, kX.data(), 2, SpmmReduce::Mean, DegreeScale::None, y,
+  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Mean, DegreeScale::None, y,
        &absRef);
   // Sums (8, -2), 0, (6, -4); the empty row stays 0.
   expectNear(y, {4, -1, 0, 0, 3, -2});
@@ -57,7 +57,7 @@ TEST(SpmmScaledTest, LeftScalesRows) {
   CsrGraph g = tinyGraph();
   g.values.clear();
   std::vector<double> y;
-  spmm(g, nullptr, kX.data(), 2, SpmmReduce::Sum, DegreeScale::Left, y);
+  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Sum, DegreeScale::Left, y);
   const double s = 1 / std::sqrt(2.0);
   expectNear(y, {8 * s, -2 * s, 0, 0, 6 * s, -4 * s});
 }
@@ -65,7 +65,7 @@ TEST(SpmmScaledTest, LeftScalesRows) {
 TEST(SpmmScaledTest, RightScalesColumnsWithEdgeValues) {
   CsrGraph g = tinyGraph();
   std::vector<double> y;
-  spmm(g, nullptr, kX.data(), 2, SpmmReduce::Sum, DegreeScale::Right, y);
+  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Sum, DegreeScale::Right, y);
   const double s = 1 / std::sqrt(2.0);
   // Row 0: 2 * x1 - x2 / sqrt(2); row 2: 0.5 * x0 + 3 * x2 / sqrt(2).
   expectNear(y, {6 - 5 * s, 8 + 6 * s, 0, 0, 0.5 + 15 * s, 1 - 18 * s});
@@ -75,21 +75,21 @@ TEST(SpmmScaledTest, BothIsGcnNormalization) {
   CsrGraph g = tinyGraph();
   g.values.clear();
   std::vector<double> y;
-  spmm(g, nullptr, kX.data(), 2, SpmmReduce::Sum, DegreeScale::Both, y);
+  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Sum, DegreeScale::Both, y);
   const double s = 1 / std::sqrt(2.0);
   // D_out^-1/2 A D_in^-1/2 x.
   expectNear(y, {(3 + 5 * s) * s, (4 - 6 * s) * s, 0, 0, (1 + 5 * s) * s,
                  (2 - 6 * s) * s});
   // Mean composes with both: one more 1/deg_out per row.
   std::vector<double> mean;
-  spmm(g, nullptr, kX.data(), 2, SpmmReduce::Mean, DegreeScale::Both, mean);
+  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Mean, DegreeScale::Both, mean);
   expectNear(mean, {y[0] / 2, y[1] / 2, 0, 0, y[4] / 2, y[5] / 2});
 }
 
 TEST(SpmmScaledTest, MaxTakesTheLargestTerm) {
   CsrGraph g = tinyGraph();
   std::vector<double> y, absRef;
-  spmm(g, nullptr, kX.data(), 2, SpmmReduce::Max, DegreeScale::None, y,
+  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Max, DegreeScale::None, y,
        &absRef);
   // Row 0: max(2 * (3, 4), -(5, -6)) = (6, 8); row 1: empty, 0;
   // row 2: max(0.5 * (1, 2), 3 * (5, -6)) = (15, 1).
@@ -98,7 +98,7 @@ TEST(SpmmScaledTest, MaxTakesTheLargestTerm) {
   // All-negative terms: the maximum is negative, not 0.
   std::vector<float> negative = {-1, -2, -3, -4, -5, -6, -7, -8};
   g.values.clear();
-  spmm(g, nullptr, negative.data(), 2, SpmmReduce::Max, DegreeScale::Both, y);
+  spmm(g, nullptr, negative.data(), 2, gnnc::Reduce::Max, DegreeScale::Both, y);
   const double s = 1 / std::sqrt(2.0);
   // Row 0: max(x1, x2 / sqrt(2)) / sqrt(2).
   expectNear(y, {-3 * s, -4 * s, 0, 0, -1 * s, -2 * s});
@@ -109,7 +109,7 @@ TEST(SpmmScaledTest, SumWithoutScalingMatchesSpmmSum) {
   std::vector<float> x = randomFeatures(g.numCols * 8, 5);
   std::vector<double> a, b, absA, absB;
   spmmSum(g, nullptr, x.data(), 8, a, &absA);
-  spmm(g, nullptr, x.data(), 8, SpmmReduce::Sum, DegreeScale::None, b, &absB);
+  spmm(g, nullptr, x.data(), 8, gnnc::Reduce::Sum, DegreeScale::None, b, &absB);
   EXPECT_EQ(a, b);
   EXPECT_EQ(absA, absB);
 }

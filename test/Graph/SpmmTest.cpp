@@ -57,7 +57,7 @@ TEST(SpmmTest, SelfTermAfterTheRowFactor) {
   CsrGraph g = tinyGraph();
   std::vector<float> x = {1, 2, 3, 4, 5, -6};
   SpmmOptions options;
-  options.reduce = SpmmReduce::Mean;
+  options.reduce = gnnc::Reduce::Mean;
   options.selfWeight = 0.5;
   std::vector<double> y, absRef;
   spmm(g, nullptr, x.data(), 2, options, y, &absRef);
@@ -69,7 +69,7 @@ TEST(SpmmTest, SelfTermAfterTheRowFactor) {
   options.selfWeight.reset();
   std::vector<double> plain, expected;
   spmm(g, nullptr, x.data(), 2, options, plain);
-  spmm(g, nullptr, x.data(), 2, SpmmReduce::Mean, DegreeScale::None, expected);
+  spmm(g, nullptr, x.data(), 2, gnnc::Reduce::Mean, DegreeScale::None, expected);
   EXPECT_EQ(plain, expected);
 }
 
@@ -88,13 +88,13 @@ TEST(SpmmTest, HalfRunningSumStallsAndOverflows) {
   std::vector<double> y;
   spmmHalfRunningSum(g, nullptr, x.data(), 1, options, y);
   EXPECT_EQ(y, (std::vector<double>{2048, 3}));
-  options.reduce = SpmmReduce::Mean;
+  options.reduce = gnnc::Reduce::Mean;
   spmmHalfRunningSum(g, nullptr, x.data(), 1, options, y);
   EXPECT_FLOAT_EQ(y[0], 2048.0f / 5000.0f);
   EXPECT_FLOAT_EQ(y[1], 1.0f);
   // Terms of 1,000 overflow f16 (largest 65,504) to infinity.
   std::fill(x.begin(), x.end(), 1000.0f);
-  options.reduce = SpmmReduce::Sum;
+  options.reduce = gnnc::Reduce::Sum;
   spmmHalfRunningSum(g, nullptr, x.data(), 1, options, y);
   EXPECT_TRUE(std::isinf(y[0]));
   EXPECT_EQ(y[1], 3000);

@@ -455,7 +455,7 @@ void gnnc::bench::ensureSddmmReference(SddmmProblem &problem) {
   auto start = std::chrono::steady_clock::now();
   SpmmProblem &base = *problem.base;
   ref::sddmm(base.graph(), base.host.rowX.data(), base.host.x.data(),
-             base.width, ref::SddmmForm::Dot, std::nullopt,
+             base.width, gnnc::SddmmForm::Dot, std::nullopt,
              base.host.edgeExpected, &base.host.edgeMagnitude,
              /*numThreads=*/0);
   problem.referenceSeconds =
@@ -473,7 +473,7 @@ gnnc::bench::checkSddmmOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
   SpmmProblem &base = *problem.base;
   const ops::DeviceGraph &dg = base.graphs->gnnc;
   if (sig->type != base.type || sig->featureWidth != base.width ||
-      sig->form != ref::SddmmForm::Dot || sig->leakyRelu ||
+      sig->form != gnnc::SddmmForm::Dot || sig->leakyRelu ||
       sig->offsets64 != dg.offsets64 || sig->indices64 != dg.indices64)
     return Status::error("kernel '" + kernel.spec.name +
                          "' does not match the SDDMM problem (type, width, "
@@ -1206,13 +1206,13 @@ KernelResult gnnc::bench::runGatChain(Bench &bench, const GatKernels &kernels,
                                        : !softmaxSig ? softmaxSig.message()
                                                      : spmmSig.message()));
   if (logitsSig->type != base.type || logitsSig->featureWidth != 1 ||
-      logitsSig->form != ref::SddmmForm::Add ||
+      logitsSig->form != gnnc::SddmmForm::Add ||
       logitsSig->leakyRelu != std::optional<float>(kGatLeakySlope) ||
       softmaxSig->type != base.type || softmaxSig->heads != 1 ||
       spmmSig->type != base.type || spmmSig->featureWidth != base.width ||
       spmmSig->padded() || !spmmSig->edgeValues ||
-      spmmSig->reduce != ref::SpmmReduce::Sum ||
-      spmmSig->scale != ref::DegreeScale::None ||
+      spmmSig->reduce != gnnc::Reduce::Sum ||
+      spmmSig->scale != gnnc::DegreeScale::None ||
       logitsSig->offsets64 != dg.offsets64 ||
       softmaxSig->offsets64 != dg.offsets64 ||
       spmmSig->offsets64 != dg.offsets64)

@@ -22,9 +22,8 @@
 #include "gnnc/Compiler/OutputDirectory.h"
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/Fit.h"
-#include "gnnc/Tuning/GnnRewrite.h"
 #include "gnnc/Tuning/GpuModel.h"
-#include "gnnc/Tuning/SddmmModel.h"
+#include "gnnc/Tuning/Tuner.h"
 #include "gnnc/Tuning/TuningDb.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Readers.h"
@@ -303,12 +302,12 @@ int main(int argc, char **argv) {
   gnnc::Expected<std::string> read = gnnc::readGnnFile(kernelFile);
   if (!read)
     return fail(read.message());
-  std::string text = read.take();
-  gnnc::Expected<std::vector<TunableSite>> sites = findSites(text, kernelFile);
-  if (!sites)
-    return fail(sites.message());
+  gnnc::Expected<TunableModule> module =
+      TunableModule::parse(read.take(), kernelFile);
+  if (!module)
+    return fail(module.message());
   bool anyTunable = false;
-  for (const TunableSite &site : *sites) {
+  for (const TunableSite &site : module->sites()) {
     if (!site.tunable)
       outs() << "skip   " << site.entryName << ": " << site.note << "\n";
     anyTunable |= site.tunable;
@@ -341,6 +340,8 @@ int main(int argc, char **argv) {
       gpu = *m;
     }
   } else {
+    if (arch.empty())
+      outs() << "arch   no --arch given and no GPU measured: assuming sm_90\n";
     gnnc::Expected<GpuModel> m =
         loadGpuModel(arch.empty() ? "sm_90" : arch.getValue(), calibration);
     if (!m)
@@ -400,86 +401,49 @@ int main(int argc, char **argv) {
            << g.nnz() << " non-zeros (" << seconds(loadSeconds) << " to "
            << (input.rmatScale ? "generate" : "read") << ")\n";
 
-    std::map<std::string, Schedule> chosen;
-    // Profiles by feature-row bytes (the reuse window depends on them).
-    std::map<int64_t, graph::GraphProfile> profiles;
-    for (const TunableSite &site : *sites) {
-      if (!site.tunable)
-        continue;
-      double cpu0 = cpuSeconds();
-      auto wall0 = std::chrono::steady_clock::now();
-      graph::AnalysisOptions options = profileOptionsFor(gpu, site.problem);
-      auto found = profiles.find(options.featureBytesPerRow);
-      if (found == profiles.end())
-        found = profiles
-                    .emplace(options.featureBytesPerRow,
-                             graph::analyzeGraph(g, options))
-                    .first;
-      const graph::GraphProfile &profile = found->second;
-      double cpuProfile = cpuSeconds() - cpu0;
-      std::vector<Schedule> schedules = enumerateSchedules(site.problem);
-      std::vector<Candidate> ranked =
-          rankSchedules(gpu, profile, site.problem, schedules);
-      double cpuTotal = cpuSeconds() - cpu0;
-      double wallTotal = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - wall0)
-                             .count();
-      if (ranked.empty()) {
-        errs() << "gnn-tune: warning: " << site.entryName
-               << ": no legal schedule\n";
-        exitCode = 1;
-        continue;
-      }
-      if (measure) {
-        for (size_t i : measurementOrder(ranked, topK)) {
-          gnnc::Expected<std::string> one = applySchedules(
-              text, kernelFile, {{site.entryName, ranked[i].schedule}});
-          if (!one) {
-            ranked[i].note = one.message();
-            continue;
-          }
-          gnnc::Expected<double> t =
-              measureFor(*runtime, *one, site.entryName, g, site.problem);
-          if (t)
-            ranked[i].measuredSeconds = *t;
-          else
-            ranked[i].note = t.message();
+    TuningOptions tuning;
+    tuning.gpu = gpu;
+    tuning.retuneWritten = true;
+    tuning.database = db ? &*db : nullptr;
+    tuning.topK = (measure || precompile) ? topK : 0;
+    tuning.visitMeasures = measure;
+    size_t compiled = 0, cached = 0;
+    auto compileStart = std::chrono::steady_clock::now();
+    if (measure)
+      tuning.visit = [&](const TunableSite &, const rt::KernelSpec &kernel) {
+        return measureFor(*runtime, kernel, g);
+      };
+    if (precompile)
+      tuning.visit = [&](const TunableSite &,
+                         const rt::KernelSpec &kernel) -> gnnc::Expected<double> {
+        bool hit = false;
+        gnnc::Status s = rt::compileAhead(cache, kernel, gpu.arch, &hit);
+        if (!s) {
+          exitCode = 1;
+          return s;
         }
-      }
+        ++(hit ? cached : compiled);
+        return 0.0;
+      };
+    tuning.onSite = [&](const SiteTuning &t) {
+      const TunableSite &site = *t.site;
+      const std::vector<Candidate> &ranked = t.ranked;
+      const graph::GraphProfile &profile = t.profile;
       if (precompile) {
-        auto start = std::chrono::steady_clock::now();
-        size_t compiled = 0, cached = 0;
-        for (size_t i : measurementOrder(ranked, topK)) {
-          gnnc::Expected<std::string> one = applySchedules(
-              text, kernelFile, {{site.entryName, ranked[i].schedule}});
-          bool hit = false;
-          gnnc::Status s = one ? precompileKernel(*one, site.entryName,
-                                                  gpu.arch, cache, &hit)
-                               : one.status();
-          if (!s) {
-            ranked[i].note = s.message();
-            exitCode = 1;
-            continue;
-          }
-          ++(hit ? cached : compiled);
-        }
         outs() << "cache  " << site.entryName << ": compiled " << compiled
                << " kernels for " << gpu.arch << " (" << cached
                << " already cached) into " << cache.directory() << " in "
                << seconds(std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
+                              std::chrono::steady_clock::now() - compileStart)
                               .count())
                << "\n";
+        compiled = cached = 0;
       }
-      size_t pick = chooseCandidate(ranked);
-      const Candidate &best = ranked[pick];
-      chosen[site.entryName] = best.schedule;
-
+      const Candidate &best = ranked[t.choiceIndex];
       outs() << "kernel " << site.entryName << " ("
-             << elementTypeName(site.problem.type) << ", width "
-             << site.problem.width
-             << (site.problem.edgeValues ? ", edge values" : "")
-             << opDescription(site.problem) << ") on " << input.name << ": "
+             << elementTypeName(site.op.type) << ", width " << site.op.width
+             << (site.op.edgeValues ? ", edge values" : "")
+             << opDescription(site.op) << ") on " << input.name << ": "
              << ranked.size() << " schedules; max degree " << profile.maxDegree
              << ", gather hit rate "
              << static_cast<int>(profile.reuse.hitRate * 100 + 0.5) << "%\n";
@@ -495,7 +459,7 @@ int main(int argc, char **argv) {
           continue;
         const Prediction &p = c.prediction;
         outs() << "  " << pad(std::to_string(i + 1), 4)
-               << pad(c.schedule.shortText(), 32) << pad(seconds(p.seconds), 12)
+               << pad(shortText(c.schedule), 32) << pad(seconds(p.seconds), 12)
                << pad(seconds(p.bandwidthSeconds), 12)
                << pad(seconds(p.latencySeconds), 12)
                << pad(seconds(p.wavesSeconds), 12)
@@ -507,7 +471,7 @@ int main(int argc, char **argv) {
         if (!c.note.empty())
           outs() << "      (" << c.note << ")\n";
       }
-      outs() << "choice " << site.entryName << ": " << best.schedule.shortText()
+      outs() << "choice " << site.entryName << ": " << shortText(best.schedule)
              << "; "
              << (best.measuredSeconds
                      ? "fastest measured (" + seconds(*best.measuredSeconds) +
@@ -516,25 +480,20 @@ int main(int argc, char **argv) {
                                   "cost model alone"
                                 : reason))
              << "; model: " << best.prediction.why << "\n";
-      outs() << "time   model " << formatv("{0:f3}", cpuTotal).str()
-             << " s CPU (profile " << formatv("{0:f3}", cpuProfile).str()
-             << " s), " << formatv("{0:f3}", wallTotal).str() << " s wall\n";
+      outs() << "time   model " << formatv("{0:f3}", t.cpuSeconds).str()
+             << " s CPU (profile " << formatv("{0:f3}", t.cpuProfileSeconds).str()
+             << " s), " << formatv("{0:f3}", t.wallSeconds).str() << " s wall\n";
       // Each kernel's report reaches the terminal (or a log) before the next
       // kernel's measurements start, so a run stopped midway keeps it.
       outs().flush();
 
       if (db) {
         TuningEntry entry;
-        entry.key = {profile.fingerprintHex,
-                     tuningOpName(site.problem),
-                     elementTypeName(site.problem.type),
-                     site.problem.width,
-                     site.problem.edgeValues,
-                     gpu.arch};
-        if (std::optional<TuningEntry> old = db->lookup(entry.key))
-          outs() << "db     previous choice " << old->schedule.shortText()
+        entry.key = tuningKey(site, profile, gpu);
+        if (t.previous)
+          outs() << "db     previous choice " << shortText(t.previous->schedule)
                  << "\n";
-        entry.schedule = best.schedule;
+        entry.schedule = t.choice;
         entry.predictedSeconds = best.prediction.seconds;
         entry.measuredSeconds = best.measuredSeconds;
         gnnc::Status s = db->store(entry);
@@ -543,17 +502,25 @@ int main(int argc, char **argv) {
           exitCode = 1;
         }
       }
-    }
+      compileStart = std::chrono::steady_clock::now();
+    };
+    std::vector<SiteTuning> tuned = tuneModule(*module, g, tuning);
+    for (const TunableSite &site : module->sites())
+      if (site.tunable &&
+          std::none_of(tuned.begin(), tuned.end(), [&](const SiteTuning &t) {
+            return t.site == &site;
+          })) {
+        errs() << "gnn-tune: warning: " << site.entryName
+               << ": no legal schedule\n";
+        exitCode = 1;
+      }
 
-    gnnc::Expected<std::string> tuned =
-        applySchedules(text, kernelFile, chosen);
-    if (!tuned)
-      return fail(tuned.message());
+    std::string tunedText = module->print(choices(tuned));
     std::string name = stem + "." + input.name + ".gnn";
     std::string header = "// Tuned by gnn-tune for graph " + input.name +
                          " on " + gpu.arch + " from " +
                          sys::path::filename(kernelFile).str() + ".\n";
-    gnnc::Status s = outDir->write(name, header + *tuned);
+    gnnc::Status s = outDir->write(name, header + tunedText);
     if (!s)
       return fail(s.message());
     outs() << "wrote  " << dir << "/" << name << "\n";

@@ -1,17 +1,18 @@
 //===- GnnDialect.cpp - The gnn dialect, its types and attributes ---------===//
 #include "gnnc/Dialect/Gnn/GnnDialect.h"
 #include "gnnc/Dialect/Gnn/GnnOps.h"
-#include "gnnc/Dialect/Gnn/KernelLimits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
+using namespace gnnc;
 using namespace gnnc::gnn;
 
 #include "gnnc/Dialect/Gnn/GnnDialect.cpp.inc"
 #include "gnnc/Dialect/Gnn/GnnEnums.cpp.inc"
+#include "gnnc/Dialect/Gnn/GnnInterfaces.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "gnnc/Dialect/Gnn/GnnTypes.cpp.inc"
@@ -102,83 +103,110 @@ bool gnnc::gnn::hasRowsLayout(Type type) {
 // ScheduleAttr
 //===----------------------------------------------------------------------===//
 
-/// Most neighbours one batch of a discretized reduction may hold.
-static constexpr int32_t kMaxDiscBatch = 1024;
+llvm::hash_code gnnc::hash_value(const Schedule &schedule) {
+  return llvm::hash_value(schedule.str());
+}
 
-static bool isPowerOfTwoUpTo(int32_t v, int32_t max) {
-  return v >= 1 && v <= max && (v & (v - 1)) == 0;
+Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
+  // `<` (key `=` value (`,` key `=` value)*)? `>`, each key a field of
+  // gnnc::Schedule, each value an integer or a keyword; the field table
+  // (setScheduleField) says what each field takes.
+  Schedule schedule;
+  llvm::SmallVector<bool> seen(kNumScheduleFields, false);
+  SMLoc start = parser.getCurrentLocation();
+  if (parser.parseLess())
+    return {};
+  if (succeeded(parser.parseOptionalGreater()))
+    return ScheduleAttr::get(parser.getContext(), schedule);
+  do {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    std::string key;
+    if (parser.parseKeywordOrString(&key) || parser.parseEqual())
+      return {};
+    std::optional<ScheduleField> field = parseScheduleFieldName(key);
+    if (!field) {
+      parser.emitError(keyLoc) << "#gnn.schedule has no field '" << key << "'";
+      return {};
+    }
+    if (seen[static_cast<size_t>(*field)]) {
+      parser.emitError(keyLoc) << "#gnn.schedule field '" << key
+                               << "' is given twice";
+      return {};
+    }
+    seen[static_cast<size_t>(*field)] = true;
+    SMLoc valueLoc = parser.getCurrentLocation();
+    // A keyword (true, false, an enum case) or an integer; MLIR's integer
+    // parser would read `true` as 1-bit -1.
+    StringRef keyword;
+    std::string value;
+    int64_t number = 0;
+    if (succeeded(parser.parseOptionalKeyword(&keyword))) {
+      value = keyword.str();
+    } else {
+      if (parser.parseInteger(number))
+        return {};
+      value = std::to_string(number);
+    }
+    Status set = setScheduleField(schedule, *field, value);
+    if (!set) {
+      parser.emitError(valueLoc) << set.message();
+      return {};
+    }
+  } while (succeeded(parser.parseOptionalComma()));
+  if (parser.parseGreater())
+    return {};
+  return ScheduleAttr::getChecked([&] { return parser.emitError(start); },
+                                  parser.getContext(), schedule);
+}
+
+void ScheduleAttr::print(AsmPrinter &printer) const {
+  printer << "<" << scheduleBody(getValue()) << ">";
 }
 
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   Strategy strategy, int32_t vectorWidth,
-                                   int32_t discBatch, int32_t groupSize,
-                                   int32_t dimWorkers, int32_t threadsPerBlock,
-                                   int32_t edgesPerWarp, int32_t sliceSize,
-                                   bool tileRouting, Accumulate accumulate,
-                                   WriteMode write, int32_t blocksPerSm) {
-  if (vectorWidth != 0 && !isPowerOfTwoUpTo(vectorWidth, 8))
-    return emitError() << "vector_width must be 1, 2, 4 or 8 (0 = choose), got "
-                       << vectorWidth;
-  if (dimWorkers != 0 && !isPowerOfTwoUpTo(dimWorkers, 32))
-    return emitError() << "dim_workers must be a power of two from 1 to 32 "
-                          "(0 = choose), got "
-                       << dimWorkers;
-  if (threadsPerBlock != 0 &&
-      (threadsPerBlock < 32 || threadsPerBlock > 1024 || threadsPerBlock % 32))
-    return emitError() << "threads_per_block must be a multiple of 32 from 32 "
-                          "to 1024 (0 = choose), got "
-                       << threadsPerBlock;
-  if (dimWorkers != 0 && threadsPerBlock != 0 && dimWorkers > threadsPerBlock)
-    return emitError() << "dim_workers (" << dimWorkers
-                       << ") exceeds threads_per_block (" << threadsPerBlock
-                       << ")";
-  if (discBatch < 0 || discBatch > kMaxDiscBatch)
-    return emitError() << "disc_batch must be from 1 to " << kMaxDiscBatch
-                       << " (0 = no discretized reduction), got " << discBatch;
-  if (groupSize < 0)
-    return emitError() << "group_size must be >= 0, got " << groupSize;
-  if (edgesPerWarp < 0)
-    return emitError() << "edges_per_warp must be >= 0, got " << edgesPerWarp;
-  if (sliceSize < 0)
-    return emitError() << "slice_size must be >= 0, got " << sliceSize;
-  if (groupSize != 0 && strategy != Strategy::neighbor_group)
-    return emitError() << "group_size applies to the neighbor_group strategy, "
-                          "not "
-                       << stringifyStrategy(strategy);
-  if (edgesPerWarp != 0 && strategy != Strategy::edge_parallel)
-    return emitError() << "edges_per_warp applies to the edge_parallel "
-                          "strategy, not "
-                       << stringifyStrategy(strategy);
-  if (sliceSize != 0 && strategy != Strategy::sliced)
-    return emitError() << "slice_size applies to the sliced strategy, not "
-                       << stringifyStrategy(strategy);
-  if (tileRouting && strategy != Strategy::tile_routed)
-    return emitError() << "tile_routing applies to the tile_routed strategy, "
-                          "not "
-                       << stringifyStrategy(strategy);
-  if (blocksPerSm < 0 || blocksPerSm > limits::kMaxBlocksPerSm)
-    return emitError() << "blocks_per_sm must be from 0 to "
-                       << limits::kMaxBlocksPerSm
-                       << " (0 = no "
-                          "register cap), got "
-                       << blocksPerSm;
-  // An SM holds at most 2048 threads (sm_80 and sm_90).
-  if (blocksPerSm != 0 && threadsPerBlock != 0 &&
-      blocksPerSm * threadsPerBlock > limits::kMaxThreadsPerSm)
-    return emitError() << "blocks_per_sm (" << blocksPerSm
-                       << ") blocks of threads_per_block (" << threadsPerBlock
-                       << ") exceed the 2048 threads an SM holds";
-  (void)accumulate;
-  (void)write;
+                                   Schedule schedule) {
+  Status fields = checkScheduleFields(schedule);
+  if (!fields)
+    return emitError() << fields.message();
   return success();
 }
 
-bool ScheduleAttr::isComplete() const {
-  bool common = getVectorWidth() != 0 && getDimWorkers() != 0 &&
-                getThreadsPerBlock() != 0;
-  if (getStrategy() == Strategy::edge_parallel)
-    return common && getEdgesPerWarp() != 0 && getWrite() != WriteMode::direct;
-  if (getStrategy() == Strategy::neighbor_group)
-    return common && getGroupSize() != 0 && getWrite() == WriteMode::atomic;
-  return common;
+//===----------------------------------------------------------------------===//
+// Parameter roles (#gnn.param, #gnn.launch, #gnn.workspace)
+//===----------------------------------------------------------------------===//
+
+AsmPrinter &gnnc::operator<<(AsmPrinter &printer, ParamRole role) {
+  printer << paramRoleName(role);
+  return printer;
+}
+
+FailureOr<ParamRole> mlir::FieldParser<ParamRole>::parse(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  if (std::optional<ParamRole> role = parseParamRole(name))
+    return *role;
+  return parser.emitError(loc) << "unknown kernel parameter role '" << name
+                               << "'";
+}
+
+void gnnc::gnn::printRoleList(AsmPrinter &printer, ArrayRef<ParamRole> roles) {
+  printer << "[";
+  llvm::interleaveComma(roles, printer,
+                        [&](ParamRole role) { printer << role; });
+  printer << "]";
+}
+
+FailureOr<SmallVector<ParamRole>> gnnc::gnn::parseRoleList(AsmParser &parser) {
+  SmallVector<ParamRole> roles;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        FailureOr<ParamRole> role = FieldParser<ParamRole>::parse(parser);
+        if (failed(role))
+          return failure();
+        roles.push_back(*role);
+        return success();
+      }))
+    return failure();
+  return roles;
 }

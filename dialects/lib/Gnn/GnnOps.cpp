@@ -1,6 +1,5 @@
 //===- GnnOps.cpp - Operations of the gnn dialect -------------------------===//
 #include "gnnc/Dialect/Gnn/GnnOps.h"
-#include "gnnc/Dialect/Gnn/KernelLimits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -10,6 +9,7 @@
 #include <cmath>
 
 using namespace mlir;
+using namespace gnnc;
 using namespace gnnc::gnn;
 
 #define GET_OP_CLASSES
@@ -112,8 +112,6 @@ Type SpmmOp::getElementType() {
   return cast<RankedTensorType>(getFeatures().getType()).getElementType();
 }
 
-/// Most edges one edge-parallel worker may take.
-
 /// Fails on `op` (an op without padded rows) when one of its tensors has a
 /// `#gnn.rows` layout.
 static LogicalResult verifyNoRowsLayout(Operation *op) {
@@ -128,99 +126,58 @@ static LogicalResult verifyNoRowsLayout(Operation *op) {
   return success();
 }
 
-/// Checks that `schedule` is one `op` can run today on `elementType`
-/// features of width `width` stored with row stride `stride` (the width
-/// unless the op has padded rows), and says why not otherwise. gnn.spmm
-/// (`spmm`) and gnn.sddmm (`edgeParallel`) have an edge_parallel schedule;
-/// only gnn.spmm has f16 accumulation, discretized reduction (SpmmOp::verify
-/// checks those two) and padded rows.
-static LogicalResult verifyVertexSchedule(Operation *op, ScheduleAttr schedule,
-                                          Type elementType, int64_t width,
-                                          int64_t stride, bool spmm = false,
-                                          bool edgeParallel = false) {
-  Strategy strategy = schedule.getStrategy();
-  edgeParallel |= spmm;
-  bool edge = edgeParallel && strategy == Strategy::edge_parallel;
-  bool groups = spmm && strategy == Strategy::neighbor_group;
-  if (strategy != Strategy::vertex_parallel && !edge && !groups)
-    return op->emitOpError()
-           << "schedule strategy '" << stringifyStrategy(strategy)
-           << "' is not implemented for " << op->getName()
-           << " yet; implemented: vertex_parallel"
-           << (edgeParallel ? ", edge_parallel" : "")
-           << (spmm ? ", neighbor_group" : "");
-  if (!spmm && schedule.getDiscBatch() != 0)
-    return op->emitOpError()
-           << "discretized reduction (disc_batch = " << schedule.getDiscBatch()
-           << ") is not implemented for " << op->getName()
-           << "; use disc_batch = 0";
-  if (!spmm && schedule.getAccumulate() != Accumulate::f32)
-    return op->emitOpError() << "accumulate = f16 is not implemented for "
-                             << op->getName() << "; it accumulates in f32";
-  if (edge) {
-    int32_t e = schedule.getEdgesPerWarp();
-    if (e != 0 && (e < 8 || e > gnnc::limits::kMaxEdgesPerWorker))
-      return op->emitOpError()
-             << "edges_per_warp must be from 8 to "
-             << gnnc::limits::kMaxEdgesPerWorker << " (0 = choose), got " << e;
-    if ((schedule.getWrite() == WriteMode::atomic ||
-         schedule.getWrite() == WriteMode::shared) &&
-        !spmm)
-      return op->emitOpError()
-             << "write = " << stringifyWriteMode(schedule.getWrite())
-             << " applies to gnn.spmm; " << op->getName()
-             << " writes each edge's value once (use write = staged)";
-  } else if (groups) {
-    int32_t g = schedule.getGroupSize();
-    if (g != 0 && (g < 1 || g > gnnc::limits::kMaxEdgesPerWorker))
-      return op->emitOpError()
-             << "group_size must be from 1 to "
-             << gnnc::limits::kMaxEdgesPerWorker << " (0 = choose), got " << g;
-    if (schedule.getWrite() == WriteMode::staged ||
-        schedule.getWrite() == WriteMode::shared)
-      return op->emitOpError()
-             << "neighbor_group adds the rows that span blocks to the result "
-                "atomically: use write = atomic (or leave it out)";
-  } else if (schedule.getWrite() != WriteMode::direct) {
-    return op->emitOpError()
-           << "write = " << stringifyWriteMode(schedule.getWrite())
-           << " is not implemented yet; vertex_parallel "
-              "writes each row directly";
-  }
-  int64_t vw = schedule.getVectorWidth();
-  if (vw != 0) {
-    int64_t bytes = vw * elementType.getIntOrFloatBitWidth() / 8;
-    if (bytes > 16)
-      return op->emitOpError()
-             << "vector_width " << vw << " of " << elementType << " is "
-             << bytes << " bytes; a GPU loads at most 16 bytes per thread";
-    // Every row must start on a vector boundary: the row stride (the width
-    // without padding) is a multiple of the vector width.
-    if (stride != width && stride % vw != 0)
-      return op->emitOpError()
-             << "vector_width " << vw << " does not divide the row stride "
-             << stride << " (feature width " << width
-             << "); padded rows must start on vector boundaries: use a "
-                "stride that is a multiple of "
-             << vw << ", e.g. " << llvm::alignTo(width, vw);
-    if (stride == width && width % vw != 0) {
-      InFlightDiagnostic diag =
-          op->emitOpError() << "vector_width " << vw
-                            << " does not divide the feature width " << width;
-      if (spmm) {
-        std::string padded;
-        llvm::raw_string_ostream(padded) << RankedTensorType::get(
-            {ShapedType::kDynamic, width}, elementType,
-            RowsAttr::get(op->getContext(), llvm::alignTo(width, vw)));
-        diag << "; declare a padded row stride, e.g. " << padded;
-      } else {
-        diag << "; use a vector_width that divides it (padded rows are "
-                "implemented for gnn.spmm only)";
-      }
-      return diag;
-    }
-  }
+/// Checks the schedule of `op` (if any) against the op through its kernel
+/// plans (gnnc::checkSchedule).
+static LogicalResult verifySchedule(ScheduledOpInterface op) {
+  ScheduleAttr schedule = op.getScheduleAttr();
+  if (!schedule)
+    return success();
+  Status status = checkSchedule(op.describe(), schedule.getValue());
+  if (!status)
+    return op->emitOpError() << status.message();
   return success();
+}
+
+FailureOr<gnnc::ElementType> gnnc::gnn::elementTypeOf(Type type) {
+  if (type.isF32())
+    return gnnc::ElementType::F32;
+  if (type.isF16())
+    return gnnc::ElementType::F16;
+  if (type.isBF16())
+    return gnnc::ElementType::BF16;
+  return failure();
+}
+
+// The IR's enums of op attributes (#gnn<reduce mean>) and the plans' enums
+// (gnnc/Plan/Types.h) number their cases alike; describe() converts by value.
+static_assert(static_cast<int>(gnn::Reduce::max) ==
+                  static_cast<int>(gnnc::Reduce::Max) &&
+              static_cast<int>(gnn::Reduce::mean) ==
+                  static_cast<int>(gnnc::Reduce::Mean));
+static_assert(static_cast<int>(gnn::DegreeScale::both) ==
+                  static_cast<int>(gnnc::DegreeScale::Both) &&
+              static_cast<int>(gnn::DegreeScale::right) ==
+                  static_cast<int>(gnnc::DegreeScale::Right) &&
+              static_cast<int>(gnn::DegreeScale::left) ==
+                  static_cast<int>(gnnc::DegreeScale::Left));
+static_assert(static_cast<int>(gnn::SddmmForm::add) ==
+              static_cast<int>(gnnc::SddmmForm::Add));
+
+/// The OpDesc fields every op shares: its graph's index widths, element
+/// type and width.
+static OpDesc describeCommon(OpKind kind, Value graph, Type elementType,
+                             int64_t width) {
+  OpDesc desc;
+  desc.kind = kind;
+  auto graphType = cast<GnnGraphType>(graph.getType());
+  desc.offsets64 = graphType.getOffsetType().getWidth() == 64;
+  desc.indices64 = graphType.getIndexType().getWidth() == 64;
+  // The verifier of each op restricts its tensors to f32, f16 and bf16.
+  FailureOr<gnnc::ElementType> type = elementTypeOf(elementType);
+  desc.type = succeeded(type) ? *type : gnnc::ElementType::F32;
+  desc.width = width;
+  desc.rowStride = width;
+  return desc;
 }
 
 LogicalResult SpmmOp::verify() {
@@ -283,32 +240,24 @@ LogicalResult SpmmOp::verify() {
                               "got "
                            << p;
   }
-  ScheduleAttr schedule = getScheduleAttr();
-  if (!schedule)
-    return success();
-  bool f16Acc = schedule.getAccumulate() == Accumulate::f16;
-  if (f16Acc && !features.getElementType().isF16())
-    return emitOpError() << "accumulate = f16 needs f16 features; "
-                         << features.getElementType()
-                         << " features accumulate in f32";
-  if ((f16Acc || schedule.getDiscBatch() != 0) && getReduce() == Reduce::max)
-    return emitOpError() << "accumulate = f16 and disc_batch apply to reduce "
-                            "= sum or mean; max takes the largest term and "
-                            "accumulates in f32";
-  if (schedule.getStrategy() == Strategy::neighbor_group &&
-      getReduce() == Reduce::max)
-    return emitOpError() << "neighbor_group adds the rows that span blocks "
-                            "with atomicAdd, which cannot take a maximum; use "
-                            "vertex_parallel or edge_parallel with reduce = "
-                            "max";
-  if (schedule.getWrite() == WriteMode::atomic && getReduce() == Reduce::max)
-    return emitOpError() << "write = atomic adds the pieces of split rows with "
-                            "atomicAdd, which cannot take a maximum; use "
-                            "write = staged with reduce = max";
-  return verifyVertexSchedule(*this, schedule, features.getElementType(),
-                              features.getDimSize(1), rowStride(features),
-                              /*spmm=*/true);
+  return verifySchedule(*this);
 }
+
+OpDesc SpmmOp::describe() {
+  OpDesc desc = describeCommon(OpKind::Spmm, getGraph(), getElementType(),
+                               getFeatureWidth());
+  desc.rowStride = getRowStride();
+  desc.edgeValues = static_cast<bool>(getValues());
+  desc.reduce = static_cast<gnnc::Reduce>(getReduce());
+  desc.scale = static_cast<gnnc::DegreeScale>(getScale());
+  if (FloatAttr self = getSelfWeightAttr())
+    desc.selfWeight = self.getValueAsDouble();
+  if (FloatAttr exponent = getColNormExponentAttr())
+    desc.colNormExponent = exponent.getValueAsDouble();
+  return desc;
+}
+
+SmallVector<Value> SpmmOp::getInputs() { return {getFeatures()}; }
 
 //===----------------------------------------------------------------------===//
 // SddmmOp
@@ -358,12 +307,20 @@ LogicalResult SddmmOp::verify() {
       return emitOpError() << "leaky_relu slope must be finite";
   if (failed(verifyNoRowsLayout(*this)))
     return failure();
-  if (ScheduleAttr schedule = getScheduleAttr())
-    return verifyVertexSchedule(*this, schedule, a.getElementType(),
-                                a.getDimSize(1), a.getDimSize(1),
-                                /*spmm=*/false,
-                                /*edgeParallel=*/true);
-  return success();
+  return verifySchedule(*this);
+}
+
+OpDesc SddmmOp::describe() {
+  OpDesc desc = describeCommon(OpKind::Sddmm, getGraph(), getElementType(),
+                               getFeatureWidth());
+  desc.form = static_cast<gnnc::SddmmForm>(getForm());
+  if (FloatAttr slope = getLeakyReluAttr())
+    desc.leakyRelu = slope.getValueAsDouble();
+  return desc;
+}
+
+SmallVector<Value> SddmmOp::getInputs() {
+  return {getRowFeatures(), getColFeatures()};
 }
 
 //===----------------------------------------------------------------------===//
@@ -404,11 +361,15 @@ LogicalResult EdgeSoftmaxOp::verify() {
                          << logits;
   if (failed(verifyNoRowsLayout(*this)))
     return failure();
-  if (ScheduleAttr schedule = getScheduleAttr())
-    return verifyVertexSchedule(*this, schedule, logits.getElementType(),
-                                getNumHeads(), getNumHeads());
-  return success();
+  return verifySchedule(*this);
 }
+
+OpDesc EdgeSoftmaxOp::describe() {
+  return describeCommon(OpKind::EdgeSoftmax, getGraph(), getElementType(),
+                        getNumHeads());
+}
+
+SmallVector<Value> EdgeSoftmaxOp::getInputs() { return {getLogits()}; }
 
 //===----------------------------------------------------------------------===//
 // EdgeSoftmaxGradOp
@@ -445,12 +406,41 @@ LogicalResult EdgeSoftmaxGradOp::verify() {
                          << " must have the type of the softmax output " << out;
   if (failed(verifyNoRowsLayout(*this)))
     return failure();
-  if (ScheduleAttr schedule = getScheduleAttr())
-    return verifyVertexSchedule(*this, schedule, out.getElementType(),
-                                getNumHeads(), getNumHeads());
-  return success();
+  return verifySchedule(*this);
 }
 
-bool gnnc::gnn::keepsVectorsPacked(Type elementType, int64_t vectorWidth) {
-  return elementType.getIntOrFloatBitWidth() == 16 && vectorWidth >= 2;
+OpDesc EdgeSoftmaxGradOp::describe() {
+  return describeCommon(OpKind::EdgeSoftmaxGrad, getGraph(), getElementType(),
+                        getNumHeads());
+}
+
+SmallVector<Value> EdgeSoftmaxGradOp::getInputs() {
+  return {getOutput(), getGradOutput()};
+}
+
+//===----------------------------------------------------------------------===//
+// PlanAttr
+//===----------------------------------------------------------------------===//
+
+PlanAttr gnnc::gnn::getPlanAttr(MLIRContext *context, const KernelPlan &plan) {
+  const ThreadMapping &m = plan.mapping;
+  return PlanAttr::get(context, m.lanes, m.rowsPerBlock, m.vectorWidth,
+                       m.chunks, m.chunksPerLane, m.edgeUnroll, m.packed,
+                       m.itemsPerWorker, m.groupSize, m.rowEndsBytes,
+                       plan.atomicPieceEdges);
+}
+
+ThreadMapping gnnc::gnn::threadMapping(PlanAttr attr) {
+  ThreadMapping m;
+  m.lanes = attr.getLanes();
+  m.rowsPerBlock = attr.getRowsPerBlock();
+  m.vectorWidth = attr.getVectorWidth();
+  m.chunks = attr.getChunks();
+  m.chunksPerLane = attr.getChunksPerLane();
+  m.edgeUnroll = attr.getEdgeUnroll();
+  m.packed = attr.getPacked();
+  m.itemsPerWorker = attr.getItemsPerWorker();
+  m.groupSize = attr.getGroupSize();
+  m.rowEndsBytes = attr.getRowEndsBytes();
+  return m;
 }

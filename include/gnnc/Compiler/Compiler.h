@@ -11,11 +11,14 @@
 #include "gnnc/runtime/KernelSpec.h"
 #include "gnnc/runtime/Status.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace mlir {
 class DialectRegistry;
+class MLIRContext;
+class ModuleOp;
 } // namespace mlir
 
 namespace gnnc {
@@ -27,6 +30,35 @@ struct CompiledModule {
   std::vector<rt::KernelSpec> kernels;
   /// The IR after lowering, for inspection (`gnnc --emit=mlir`).
   std::string loweredIR;
+};
+
+/// A parsed `.gnn` module with what keeps it alive: its MLIR context and the
+/// source behind its diagnostics. Tools that change a module before
+/// compiling it (the tuner sets schedules) work on clones of it.
+class GnnModule {
+public:
+  /// Parses and verifies `.gnn` text; `bufferName` names it in diagnostics.
+  static Expected<GnnModule> parse(const std::string &text,
+                                   const std::string &bufferName);
+  GnnModule(GnnModule &&);
+  GnnModule &operator=(GnnModule &&);
+  ~GnnModule();
+
+  mlir::ModuleOp module() const;
+  /// A deep copy of the module, in the same context.
+  mlir::ModuleOp clone() const;
+  /// Lowers `module` (this module or a clone, which it consumes: it is
+  /// erased afterwards unless it is this module) and prints its CUDA.
+  /// Diagnostics come back in the error as `name:line:col: error: message`
+  /// lines.
+  Expected<CompiledModule> compile(mlir::ModuleOp module) const;
+  /// `module` printed as `.gnn` text.
+  std::string print(mlir::ModuleOp module) const;
+
+private:
+  struct Impl;
+  explicit GnnModule(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 /// Compiles `.gnn` text. `bufferName` names the input in diagnostics, which

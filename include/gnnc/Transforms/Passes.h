@@ -19,10 +19,17 @@ namespace gnnc {
 /// print: default schedules, then kernel lowering.
 void buildLoweringPipeline(mlir::OpPassManager &pm);
 
-/// Names of the parameters of the lowered kernel, in launch order, as written
-/// by gnn-lower-to-kernels (attribute `gnn.params`).
-constexpr const char *kParamsAttrName = "gnn.params";
+/// What gnn-lower-to-kernels records, from the kernel plan: on each
+/// kernel its parameters in launch order with their roles (`gnn.abi`, an
+/// array of #gnn.param), its launch (#gnn.launch), the kernels run before
+/// and after it (`gnn.preludes`, `gnn.follow_ups`, arrays of
+/// #gnn.companion) and its workspace (#gnn.workspace); on the op its
+/// thread mapping (#gnn.plan).
+constexpr const char *kAbiAttrName = "gnn.abi";
 constexpr const char *kLaunchAttrName = "gnn.launch";
+constexpr const char *kPreludesAttrName = "gnn.preludes";
+constexpr const char *kFollowUpsAttrName = "gnn.follow_ups";
+constexpr const char *kWorkspaceAttrName = "gnn.workspace";
 constexpr const char *kPlanAttrName = "gnn.plan";
 /// The kernel's extern "C" entry name, written by gnn-lower-to-kernels.
 constexpr const char *kEntryAttrName = "gnn.entry";

@@ -11,6 +11,7 @@
 #define GNNC_TUNING_AUTOTUNER_H
 
 #include "gnnc/Tuning/CostModel.h"
+#include "gnnc/runtime/KernelSpec.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/runtime/Status.h"
 
@@ -25,16 +26,27 @@ class Runtime;
 
 namespace gnnc::tuning {
 
-/// Every legal vertex_parallel schedule for `problem`: vector widths the
-/// verifier allows, dim_workers a power of two up to 32 and up to the
-/// chunks of a row rounded up to a power of two (no lane idles beyond one
-/// trip), threads_per_block in {64, 128, 256, 512}; ordered by preference
-/// (wider vectors, more lanes, 256 threads first), which breaks ties. Then
-/// the legal edge_parallel schedules with each vector width's default
-/// dim_workers (one trip), 256 threads and 256, 128 or 64 merge-path items
-/// per worker; for gnn.spmm, neighbor_group schedules with groups of 32, 16
-/// and 64 neighbours.
-std::vector<Schedule> enumerateSchedules(const Problem &problem);
+/// A cost model: the predicted time of `op` run as `plan` on a graph with
+/// profile `profile`.
+using CostModel = Prediction (*)(const GpuModel &gpu,
+                                 const graph::GraphProfile &profile,
+                                 const OpDesc &op, const KernelPlan &plan);
+
+/// The cost model of `kind` (one line per op family in Autotuner.cpp's
+/// registry), or null for an op no model knows.
+CostModel costModelFor(OpKind kind);
+
+/// Every schedule the tuner considers for `op`, complete and legal
+/// (planKernel accepts each): the vertex_parallel ones with every vector
+/// width the op allows, dim_workers a power of two from the default (one
+/// trip over the row, completeSchedule's rule) down to 1, and
+/// threads_per_block in {256, 128, 512, 64}; ordered by preference (wider
+/// vectors, more lanes, 256 threads first), which breaks ties. Then the
+/// edge_parallel schedules with each vector width's default dim_workers,
+/// 256 threads and 256, 128 or 64 merge-path items per worker (staged
+/// writes); then the neighbor_group ones with groups of 32, 16 and 64
+/// neighbours, for the ops that have that strategy.
+std::vector<Schedule> enumerateSchedules(const OpDesc &op);
 
 /// A schedule with its prediction and, if measured, its time.
 struct Candidate {
@@ -46,21 +58,21 @@ struct Candidate {
   std::string note;
 };
 
-/// Predicts every schedule (predictFor: the gnn.spmm or the gnn.sddmm
-/// model, by `problem.op`) and sorts by predicted time; equal times are
-/// ordered by the sum of all terms, then by the enumeration's order.
+/// Plans and predicts every schedule with the op's cost model (skipping
+/// those planKernel refuses) and sorts by predicted time; equal times are
+/// ordered by the sum of all terms, then by the enumeration's order. Empty
+/// when no model knows the op.
 std::vector<Candidate> rankSchedules(const GpuModel &gpu,
                                      const graph::GraphProfile &profile,
-                                     const Problem &problem,
+                                     const OpDesc &op,
                                      const std::vector<Schedule> &schedules);
 
 /// Indices (into `ranked`, in rank order) of the `k` candidates to measure:
 /// the best-ranked schedule of each strategy (vertex-parallel,
 /// edge-parallel, neighbour groups) whose prediction is within 2x of the
-/// leader's first,
-/// then the best-ranked of the rest. When the model puts two strategies
-/// close together it is least reliable between them, so a measurement of
-/// `k` >= 2 then compares them.
+/// leader's first, then the best-ranked of the rest. When the model puts
+/// two strategies close together it is least reliable between them, so a
+/// measurement of `k` >= 2 then compares them.
 std::vector<size_t> measurementOrder(const std::vector<Candidate> &ranked,
                                      size_t k);
 
@@ -75,42 +87,28 @@ struct MeasureOptions {
   uint64_t seed = 1;
 };
 
-/// Compiles `kernelText` (a .gnn module whose kernel `entryName` is the
-/// gnn.spmm to time, already carrying the schedule), loads it, runs
-/// ops::checkSpmm on `g` (a wrong result is an error), then times it with
-/// CUDA events on random inputs, flushing the L2 before each run. Returns
-/// the median seconds. Needs a GPU; untested without one.
-Expected<double>
-measureSchedule(rt::Runtime &runtime, const std::string &kernelText,
-                const std::string &entryName, const graph::CsrGraph &g,
-                const Problem &problem, const MeasureOptions &options = {});
+/// Loads the compiled gnn.spmm kernel `spec`, runs ops::checkSpmm on `g`
+/// (a wrong result is an error), then times it with CUDA events on random
+/// inputs, flushing the L2 before each run. Returns the median seconds.
+/// Needs a GPU; untested without one.
+Expected<double> measureSchedule(rt::Runtime &runtime,
+                                 const rt::KernelSpec &spec,
+                                 const graph::CsrGraph &g,
+                                 const MeasureOptions &options = {});
 
-/// measureSchedule for a gnn.sddmm kernel: compiles `kernelText`, loads the
-/// kernel `entryName`, runs ops::checkSddmm on `g` (a wrong result is an
-/// error), then times it with CUDA events on random row and column features
-/// and a NaN-poisoned output, flushing the L2 before each run. Returns the
-/// median seconds. Needs a GPU; untested without one.
+/// measureSchedule for a gnn.sddmm kernel: runs ops::checkSddmm on `g` (a
+/// wrong result is an error), then times it with CUDA events on random row
+/// and column features and a NaN-poisoned output, flushing the L2 before
+/// each run. Returns the median seconds. Needs a GPU; untested without one.
 Expected<double> measureSddmmSchedule(rt::Runtime &runtime,
-                                      const std::string &kernelText,
-                                      const std::string &entryName,
+                                      const rt::KernelSpec &spec,
                                       const graph::CsrGraph &g,
-                                      const Problem &problem,
                                       const MeasureOptions &options = {});
 
-/// Compiles the kernel `entryName` of `kernelText` (a .gnn module carrying
-/// its schedule) for `arch` with NVRTC into `cache`, exactly as measureFor
-/// compiles it on a GPU of that architecture, so that a later measurement
-/// loads the cubin instead of compiling it. Needs no GPU. `hit` (optional)
-/// says whether the cache already held it.
-Status precompileKernel(const std::string &kernelText,
-                        const std::string &entryName, const std::string &arch,
-                        const rt::KernelCache &cache, bool *hit = nullptr);
-
-/// measureSddmmSchedule for a gnn.sddmm `problem`, measureSchedule
-/// otherwise.
-Expected<double> measureFor(rt::Runtime &runtime, const std::string &kernelText,
-                            const std::string &entryName,
-                            const graph::CsrGraph &g, const Problem &problem,
+/// measureSddmmSchedule for a gnn.sddmm kernel, measureSchedule for a
+/// gnn.spmm one; an error for others.
+Expected<double> measureFor(rt::Runtime &runtime, const rt::KernelSpec &spec,
+                            const graph::CsrGraph &g,
                             const MeasureOptions &options = {});
 
 /// Measures the copy bandwidth (an NVRTC copy kernel over 1 GiB, bytes read

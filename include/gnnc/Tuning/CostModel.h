@@ -34,6 +34,7 @@
 #ifndef GNNC_TUNING_COSTMODEL_H
 #define GNNC_TUNING_COSTMODEL_H
 
+#include "gnnc/Plan/Plan.h"
 #include "gnnc/Tuning/GpuModel.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/runtime/Float16.h"
@@ -43,98 +44,18 @@
 
 namespace gnnc::tuning {
 
-/// What is computed: one gnn.spmm (sum) or one gnn.sddmm over a CSR graph.
-struct Problem {
-  /// "spmm" or "sddmm" (see SddmmModel.h for the latter).
-  std::string op = "spmm";
-  ElementType type = ElementType::F32;
-  int64_t width = 64;
-  /// Elements from one feature row to the next when the rows are padded
-  /// (`#gnn.rows<stride = ...>`); 0: unpadded, the width.
-  int64_t rowStride = 0;
-  int64_t stride() const { return rowStride > 0 ? rowStride : width; }
-  /// Whether the kernel reads one value per edge (SpMMve).
-  bool edgeValues = false;
-  /// Bytes of a row offset and of a column index.
-  int offsetBytes = 8;
-  int indexBytes = 4;
-  /// gnn.sddmm only: form = add (width values per edge) rather than dot
-  /// (one value per edge), and whether a leaky_relu follows.
-  bool sddmmAdd = false;
-  bool leakyRelu = false;
-  bool isSddmm() const { return op == "sddmm"; }
-};
+/// A schedule in the compact form of the tuner's tables, `vw=4 dw=16
+/// tpb=256`, then ` ep=256`, ` gs=32` and ` bps=4` when set. For reading
+/// only: schedules are stored and passed as Schedule or its text form.
+std::string shortText(const Schedule &s);
 
-/// A complete gnn.spmm schedule: vertex_parallel, edge_parallel when
-/// `edgesPerWorker` is set, or neighbor_group when `groupSize` is.
-struct Schedule {
-  int vectorWidth = 0;
-  int dimWorkers = 0;
-  int threadsPerBlock = 0;
-  /// Merge-path items per worker (`edges_per_warp`); 0 = vertex_parallel.
-  int edgesPerWorker = 0;
-  /// Blocks that must fit on an SM (`blocks_per_sm`, a register cap); 0 =
-  /// no cap.
-  int blocksPerSm = 0;
-  /// Neighbours per group (`group_size`); 0 = not neighbor_group.
-  int groupSize = 0;
+/// The tuning database's name of what `op` computes: "spmm", "sddmm" (form
+/// = dot) or "sddmm_add".
+std::string tuningOpName(const OpDesc &op);
 
-  bool isEdgeParallel() const { return edgesPerWorker > 0; }
-  bool isNeighbourGroup() const { return groupSize > 0; }
-  /// 0 vertex_parallel, 1 edge_parallel, 2 neighbor_group.
-  int strategyIndex() const {
-    return isEdgeParallel() ? 1 : isNeighbourGroup() ? 2 : 0;
-  }
-  /// `#gnn.schedule<strategy = vertex_parallel, vector_width = .., ...>`;
-  /// edge_parallel adds `edges_per_warp` and `write = staged`,
-  /// neighbor_group `group_size` and `write = atomic`.
-  std::string attribute() const;
-  /// `vw=4 dw=16 tpb=256`, then ` ep=256`, ` gs=32` and ` bps=4` when set,
-  /// for tables.
-  std::string shortText() const;
-  bool operator==(const Schedule &o) const {
-    return vectorWidth == o.vectorWidth && dimWorkers == o.dimWorkers &&
-           threadsPerBlock == o.threadsPerBlock &&
-           edgesPerWorker == o.edgesPerWorker && blocksPerSm == o.blocksPerSm &&
-           groupSize == o.groupSize;
-  }
-};
-
-/// The kernel plan the lowering derives from a schedule (mirrors
-/// lib/Transforms/LowerToKernels.cpp).
-struct Plan {
-  int lanes = 1;
-  /// Rows (vertex_parallel) or workers (edge_parallel) per block.
-  int rowsPerBlock = 1;
-  int64_t chunks = 1;
-  int64_t chunksPerLane = 1;
-  int edgeBatch = 1;
-  /// edge_parallel: merge-path items per worker, and the dynamic shared
-  /// memory of a block (workers x (items + 1) row ends x 4 bytes;
-  /// neighbor_group: groups x row stride x 4 bytes of partial sums).
-  int64_t itemsPerWorker = 0;
-  int64_t sharedBytes = 0;
-};
-
-/// The plan of `s` for `problem`: lanes = dim_workers, rows_per_block =
-/// threads / lanes, chunks = ceil(width / vw), chunks_per_lane = ceil(chunks /
-/// lanes), edge batch = clamp(min(64 / (chunks_per_lane * vw), lanes), 1, 8)
-/// (edge_parallel: clamp(64 / (chunks_per_lane * vw), 1, 8), no min with
-/// the lanes). A gnn.sddmm `problem` gets sddmmPlanFor (SddmmModel.h).
-Plan planFor(const Problem &problem, const Schedule &s);
-
-/// Whether `s` passes the verifier and the lowering for `problem`:
-/// vw in {1,2,4,8}, vw * element bytes <= 16, vw divides the row stride
-/// (the width, without padding);
-/// dim_workers a power of two <= 32 and <= threads; threads a multiple of 32
-/// in [32, 1024]; chunks_per_lane * vw <= 128 accumulators; edge_parallel:
-/// edges_per_warp from 8 to 2^20 and workers x (items + 1) x 4 bytes of
-/// shared memory <= 96 KiB; blocks_per_sm from 0 to 32 with blocks_per_sm x
-/// threads <= 2048 and blocks_per_sm x shared memory <= 160 KiB. On failure
-/// `why` (when given) says which rule. A gnn.sddmm `problem` is checked by
-/// isSddmmLegal (SddmmModel.h).
-bool isLegal(const Problem &problem, const Schedule &s,
-             std::string *why = nullptr);
+/// `op` in words for reports: "" for gnn.spmm, else ", sddmm dot" or
+/// ", sddmm add", with ", leaky_relu" when it has one.
+std::string opDescription(const OpDesc &op);
 
 /// The predicted time and its parts, in seconds.
 struct Prediction {
@@ -169,7 +90,8 @@ struct Prediction {
   double workers = 0;
   /// E[max degree among the rows of one warp] / mean degree (>= 1).
   double warpImbalance = 1;
-  Plan plan;
+  /// The kernel plan the prediction is for.
+  KernelPlan plan;
   /// The largest term's name: "bandwidth", "latency", "waves" or "issue".
   std::string bound;
   /// One line: the bound and the numbers behind it.
@@ -177,16 +99,16 @@ struct Prediction {
 };
 
 /// Analysis options whose reuse window is the share of the L2 that feature
-/// rows of `problem` can use (the L2 minus the streamed CSR arrays' working
-/// set, at most 3/4 of it) in rows of width * element bytes.
-graph::AnalysisOptions profileOptionsFor(const GpuModel &gpu,
-                                         const Problem &problem);
+/// rows of `op` can use (the L2 minus the streamed CSR arrays' working set,
+/// at most 3/4 of it) in rows of width * element bytes.
+graph::AnalysisOptions profileOptionsFor(const GpuModel &gpu, const OpDesc &op);
 
-/// Predicts the time of the gnn.spmm with schedule `s` on a
-/// graph with profile `profile` (best made with profileOptionsFor; without
-/// a reuse estimate every gather is assumed to miss).
-Prediction predict(const GpuModel &gpu, const graph::GraphProfile &profile,
-                   const Problem &problem, const Schedule &s);
+/// Predicts the time of the gnn.spmm `op` run as `plan` (planKernel of `op`
+/// and a schedule) on a graph with profile `profile` (best made with
+/// profileOptionsFor; without a reuse estimate every gather is assumed to
+/// miss).
+Prediction predictSpmm(const GpuModel &gpu, const graph::GraphProfile &profile,
+                       const OpDesc &op, const KernelPlan &plan);
 
 } // namespace gnnc::tuning
 

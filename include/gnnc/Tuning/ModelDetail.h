@@ -8,7 +8,7 @@
 #ifndef GNNC_TUNING_MODELDETAIL_H
 #define GNNC_TUNING_MODELDETAIL_H
 
-#include "gnnc/Dialect/Gnn/KernelLimits.h"
+#include "gnnc/Plan/Limits.h"
 #include "gnnc/Tuning/CostModel.h"
 #include "gnnc/graph/Analysis.h"
 
@@ -21,17 +21,17 @@
 
 namespace gnnc::tuning::detail {
 
-/// The limits of the verifier and the lowering the models check schedules
-/// against.
 using namespace gnnc::limits;
 /// The granularity of DRAM and L2 traffic.
 constexpr double kSectorBytes = 32;
 /// The unit of L1 throughput (one wavefront per line per clock).
 constexpr double kLineBytes = 128;
 
-inline bool isPowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
-
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Bytes of a row offset and of a column index of `op`'s graph.
+inline int offsetBytes(const OpDesc &op) { return op.offsets64 ? 8 : 4; }
+inline int indexBytes(const OpDesc &op) { return op.indices64 ? 8 : 4; }
 
 /// E[max of `m` row degrees] with the rows drawn independently from the
 /// degree histogram (bucket k >= 1 holds degrees [2^(k-1), 2^k), taken at

@@ -62,50 +62,12 @@
 
 namespace gnnc::tuning {
 
-/// The kernel plan LowerToKernels derives for a gnn.sddmm: lanes =
-/// dim_workers, rows (workers) per block = threads / lanes, chunks =
-/// ceil(width / vw), chunks_per_lane = ceil(chunks / lanes), edge batch =
-/// clamp(64 / (chunks_per_lane * vw), 1, 8), and for vertex_parallel at most
-/// the lanes; edge_parallel keeps `edges_per_warp` items per worker and,
-/// with packed 16-bit vectors only, workers x (items + 1) x 4 bytes of row
-/// ends in shared memory.
-Plan sddmmPlanFor(const Problem &problem, const Schedule &s);
-
-/// Whether `s` passes the verifier and the lowering for the gnn.sddmm
-/// `problem`: vertex_parallel or edge_parallel (no neighbor_group); vw in
-/// {1,2,4,8}, vw * element bytes <= 16, vw divides the width (no padded
-/// rows); dim_workers a power of two <= 32 and <= threads; threads a
-/// multiple of 32 in [32, 1024]; chunks_per_lane * vw <= 128; edge_parallel:
-/// edges_per_warp from 8 to 2^20 and the row ends' shared memory <= 96 KiB;
-/// blocks_per_sm from 0 to 32 with blocks_per_sm x threads <= 2048 and
-/// blocks_per_sm x shared memory <= 160 KiB. On failure `why` (when given)
-/// names the rule.
-bool isSddmmLegal(const Problem &problem, const Schedule &s,
-                  std::string *why = nullptr);
-
-/// Whether an edge_parallel gnn.sddmm keeps `vectorWidth`-wide vectors of
-/// `problem`'s element type packed (16-bit elements, vw >= 2): the stretch's
-/// row ends then live in shared memory (gnn::keepsVectorsPacked).
-bool sddmmKeepsVectorsPacked(const Problem &problem, int vectorWidth);
-
-/// Predicts the time of the gnn.sddmm `problem` with schedule `s` on a graph
-/// with profile `profile` (best made with profileOptionsFor; without a reuse
+/// Predicts the time of the gnn.sddmm `op` run as `plan` on a graph with
+/// profile `profile` (best made with profileOptionsFor; without a reuse
 /// estimate every gather is assumed to miss). Prediction::workspaceBytes is
 /// 0; Prediction::workers counts edge_parallel workers.
 Prediction predictSddmm(const GpuModel &gpu, const graph::GraphProfile &profile,
-                        const Problem &problem, const Schedule &s);
-
-/// predictSddmm for a gnn.sddmm `problem`, predict() otherwise.
-Prediction predictFor(const GpuModel &gpu, const graph::GraphProfile &profile,
-                      const Problem &problem, const Schedule &s);
-
-/// The op field of `problem`'s tuning-database key: "spmm", "sddmm" (form =
-/// dot) or "sddmm_add".
-std::string tuningOpName(const Problem &problem);
-
-/// `problem` in words for reports: "" for gnn.spmm, else ", sddmm dot" or
-/// ", sddmm add", with ", leaky_relu" when it has one.
-std::string opDescription(const Problem &problem);
+                        const OpDesc &op, const KernelPlan &plan);
 
 } // namespace gnnc::tuning
 

@@ -11,6 +11,7 @@
 #define GNNC_TUNING_TUNEDCOMPILE_H
 
 #include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Plan/Schedule.h"
 #include "gnnc/graph/Csr.h"
 
 #include <map>
@@ -20,16 +21,24 @@ namespace gnnc::tuning {
 
 struct TunedCompileOptions {
   /// GPU architecture whose model ranks the schedules ("sm_90"); empty: the
-  /// GPU present, else sm_90.
+  /// GPU present (without one, compileForGraph fails and says so).
   std::string arch;
   /// Consult (never write) the tuning database; "" = defaultDatabasePath().
   bool useDatabase = true;
   std::string databasePath;
 };
 
-/// What compileForGraph chose for each tuned kernel, by entry name:
-/// the schedule text and where it came from ("database" or "cost model").
-using TuningChoices = std::map<std::string, std::string>;
+/// What compileForGraph chose: the architecture it tuned for, and for each
+/// tuned kernel (by entry name) the schedule and where it came from
+/// ("database" or "cost model").
+struct TuningChoices {
+  std::string arch;
+  struct Choice {
+    Schedule schedule;
+    std::string source;
+  };
+  std::map<std::string, Choice> schedules;
+};
 
 /// Compiles `text` with every unscheduled, tunable gnn.spmm and gnn.sddmm
 /// scheduled for graph `g`. `choices`, when given, receives what was chosen and

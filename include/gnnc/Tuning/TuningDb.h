@@ -1,27 +1,26 @@
 //===- TuningDb.h - A text file of tuned schedules --------------*- C++ -*-===//
 //
-// One entry per line:
-//   <fingerprint> <op> <type> <width> <values|novalues> <arch> -> <vw> <dw>
-//   <tpb> <predicted seconds> <measured seconds or '-'>
+// One entry per line: the key, the predicted and measured seconds (or '-'),
+// and the schedule in its text form:
+//   <fingerprint> <op> <type> <width> <values|novalues> <arch> ->
+//   <predicted seconds> <measured seconds or '-'> #gnn.schedule<...>
 // e.g.
-//   0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 1.2e-03 -
-// An edge_parallel schedule or one with blocks_per_sm adds `<edges_per_warp>
-// <blocks_per_sm>` after `<tpb>` (14 fields), e.g.
-//   0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 256 0 4.1e-04 -
-// and a neighbor_group one `0 0 <group_size>` (15 fields). `<op>` is spmm,
-// sddmm (gnn.sddmm with form = dot) or sddmm_add (form = add); a gnn.sddmm
-// is keyed `novalues`, e.g.
-//   0123456789abcdef sddmm f16 64 novalues sm_90 -> 8 8 256 2.3e-04 -
-// `#` starts a comment line. Entries are appended with a single write() on
-// a file opened with O_APPEND, so concurrent tuners do not interleave lines;
-// a later entry for the same key wins. Malformed lines are reported as
+//   0123456789abcdef spmm f32 64 novalues sm_90 -> 1.2000e-03 - \
+//     #gnn.schedule<vector_width = 4, dim_workers = 16, threads_per_block = 256>
+// (on one line). `<op>` is spmm, sddmm (gnn.sddmm with form = dot) or
+// sddmm_add (form = add); a gnn.sddmm is keyed `novalues`. `#` starts a
+// comment line. Entries are appended with a single write() on a file opened
+// with O_APPEND, so concurrent tuners do not interleave lines; a later entry
+// for the same key wins. Malformed lines (and those of the older format,
+// which spelled the schedule as numbers) are reported as
 // `file:line: message` and skipped.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_TUNINGDB_H
 #define GNNC_TUNING_TUNINGDB_H
 
-#include "gnnc/Tuning/CostModel.h"
+#include "gnnc/Plan/Schedule.h"
+#include "gnnc/Plan/Types.h"
 #include "gnnc/runtime/Status.h"
 
 #include <optional>

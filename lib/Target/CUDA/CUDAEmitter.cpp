@@ -58,6 +58,11 @@ StringRef rawVectorType(int64_t bytes) {
   }
 }
 
+/// The names of a graph's parameters.
+struct GraphParams {
+  std::string rowPtr, colIdx, numRows;
+};
+
 class CUDAEmitter {
 public:
   CUDAEmitter(raw_ostream &os) : os(os) {}
@@ -78,8 +83,8 @@ private:
                            std::vector<rt::KernelSpec> *specs);
   /// What the printers of one gnn.spmm share.
   struct SpmmParts {
-    VertexPlanAttr plan;
-    std::string prefix;
+    PlanAttr plan;
+    GraphParams graph;
     StringRef x, y, colNorm, values, workspace, numEdges;
     /// neighbor_group: the host's groups.
     StringRef groupPtr, groupRows, numGroups;
@@ -118,9 +123,9 @@ private:
   /// its graph's parameters, the name of the kernel's result parameter and
   /// the spelling of its element type.
   struct OpNames {
-    VertexPlanAttr plan;
+    PlanAttr plan;
     KernelOp kernel;
-    std::string prefix;
+    GraphParams graph;
     StringRef y;
     ElementSpelling e;
   };
@@ -160,7 +165,7 @@ private:
   /// With `beforeActive` (not empty), idle workers stay: it is printed
   /// after `workers`, and the rest runs inside `if (worker < workers) {`,
   /// which the caller closes.
-  void emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
+  void emitEdgeWorkerPrologue(PlanAttr plan, const GraphParams &graph,
                               StringRef numEdges, int64_t itemsPerWorker,
                               StringRef comment, bool search = true,
                               StringRef beforeActive = "");
@@ -191,14 +196,14 @@ private:
   LogicalResult emitEdgeSoftmax(EdgeSoftmaxOp op);
   LogicalResult emitEdgeSoftmaxGrad(EdgeSoftmaxGradOp op);
   /// Prints the row/lane prologue shared by vertex-parallel kernels.
-  void emitVertexPrologue(VertexPlanAttr plan, StringRef prefix,
+  void emitVertexPrologue(PlanAttr plan, const GraphParams &graph,
                           StringRef comment);
   /// Prints the cooperative neighbour loop head: the threads of a row load
   /// up to `lanes` column indices at once and pass them round; leaves the
   /// printer inside `for (int t ...)` with `col` defined. With
   /// `colNormParam`, each thread also loads the column factor of its index
   /// into `my_n`.
-  void emitNeighbourLoopHead(VertexPlanAttr plan, StringRef prefix,
+  void emitNeighbourLoopHead(PlanAttr plan, const GraphParams &graph,
                              StringRef indexType, StringRef valuesParam,
                              const ElementSpelling &e,
                              bool perEdgeOutput = false,
@@ -206,14 +211,12 @@ private:
                              bool declareRange = true);
   /// Prints `group_mask`: the bits of the `lanes` threads that share a row.
   void emitGroupMask(int64_t lanes);
-  /// Name of the kernel parameter bound to block argument `v`.
-  StringRef paramName(KernelOp kernel, Value v);
-  /// Index in gnn.params of the first parameter of block argument `v` (a
-  /// graph has three: row_ptr, col_idx, num_rows).
-  static unsigned graphParamIndex(KernelOp kernel, Value v);
-  /// Index in gnn.params of the first result's parameter; the parameters
-  /// the op needs beyond its operands follow the results.
-  static unsigned firstResultParam(KernelOp kernel);
+  /// Name of the kernel parameter with `role` (and, for role input,
+  /// `operand`); empty when the kernel has none.
+  static StringRef paramName(KernelOp kernel, ParamRole role,
+                             int32_t operand = 0);
+  /// The names of the parameters of the graph the kernel's op reads.
+  static GraphParams graphParams(KernelOp kernel);
 
   raw_indented_ostream os;
   /// Element types (by tag) that need a header.
@@ -342,7 +345,7 @@ void CUDAEmitter::emitAtomicAddHelper(const ElementSpelling &e, int64_t vw) {
 }
 
 LogicalResult CUDAEmitter::collectHelpers(Operation *op, Type elementType) {
-  auto plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  auto plan = op->getAttrOfType<PlanAttr>(kPlanAttrName);
   if (!plan)
     return op->emitOpError()
            << "has no gnn.plan; run gnn-lower-to-kernels before printing";
@@ -353,38 +356,34 @@ LogicalResult CUDAEmitter::collectHelpers(Operation *op, Type elementType) {
   helpers.insert({e->tag.str(), plan.getVectorWidth()});
   if (auto spmm = dyn_cast<SpmmOp>(op))
     if (spmm.getScheduleAttr() &&
-        spmm.getScheduleAttr().getWrite() == WriteMode::atomic)
+        spmm.getScheduleAttr().getValue().write == WriteMode::Atomic)
       atomicHelpers.insert({e->tag.str(), plan.getVectorWidth()});
   return success();
 }
 
-unsigned CUDAEmitter::graphParamIndex(KernelOp kernel, Value v) {
-  auto arg = cast<BlockArgument>(v);
-  unsigned index = 0;
-  for (unsigned i = 0; i < arg.getArgNumber(); ++i)
-    index += isa<GnnGraphType>(kernel.getArgumentTypes()[i]) ? 3 : 1;
-  return index;
+StringRef CUDAEmitter::paramName(KernelOp kernel, ParamRole role,
+                                 int32_t operand) {
+  auto abi = kernel->getAttrOfType<ArrayAttr>(kAbiAttrName);
+  for (auto param : abi.getAsRange<ParamAttr>())
+    if (param.getRole() == role &&
+        (role != ParamRole::Input || param.getOperand() == operand))
+      return param.getName();
+  return "";
 }
 
-StringRef CUDAEmitter::paramName(KernelOp kernel, Value v) {
-  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
-  return cast<StringAttr>(params[graphParamIndex(kernel, v)]).getValue();
-}
-
-unsigned CUDAEmitter::firstResultParam(KernelOp kernel) {
-  unsigned index = 0;
-  for (Type type : kernel.getArgumentTypes())
-    index += isa<GnnGraphType>(type) ? 3 : 1;
-  return index;
+GraphParams CUDAEmitter::graphParams(KernelOp kernel) {
+  return {paramName(kernel, ParamRole::RowOffsets).str(),
+          paramName(kernel, ParamRole::ColumnIndices).str(),
+          paramName(kernel, ParamRole::NumRows).str()};
 }
 
 /// True when `op` scales each neighbour term by its column's factor.
 static bool scalesColumns(SpmmOp op) {
-  return op.getScale() == DegreeScale::right ||
-         op.getScale() == DegreeScale::both;
+  return op.getScale() == gnn::DegreeScale::right ||
+         op.getScale() == gnn::DegreeScale::both;
 }
 
-void CUDAEmitter::emitVertexPrologue(VertexPlanAttr plan, StringRef prefix,
+void CUDAEmitter::emitVertexPrologue(PlanAttr plan, const GraphParams &graph,
                                      StringRef comment) {
   int64_t lanes = plan.getLanes();
   os << "// " << comment << ", vertex_parallel: " << lanes << " thread"
@@ -393,7 +392,7 @@ void CUDAEmitter::emitVertexPrologue(VertexPlanAttr plan, StringRef prefix,
   os << "const long long row = (long long)blockIdx.x * "
      << plan.getRowsPerBlock() << " + threadIdx.x / " << lanes << ";\n";
   os << "const int lane = threadIdx.x % " << lanes << ";\n";
-  os << "if (row >= " << prefix << "num_rows)\n";
+  os << "if (row >= " << graph.numRows << ")\n";
   os << "  return;\n";
 }
 
@@ -406,13 +405,13 @@ void CUDAEmitter::emitGroupMask(int64_t lanes) {
 }
 
 void CUDAEmitter::emitNeighbourLoopHead(
-    VertexPlanAttr plan, StringRef prefix, StringRef indexType,
+    PlanAttr plan, const GraphParams &graph, StringRef indexType,
     StringRef valuesParam, const ElementSpelling &e, bool perEdgeOutput,
     StringRef colNormParam, bool declareRange) {
   int64_t lanes = plan.getLanes();
   if (declareRange) {
-    os << "const long long begin = " << prefix << "row_ptr[row];\n";
-    os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
+    os << "const long long begin = " << graph.rowPtr << "[row];\n";
+    os << "const long long end = " << graph.rowPtr << "[row + 1];\n";
   }
   emitGroupMask(lanes);
   os << "for (long long base = begin; base < end; base += " << lanes << ") {\n";
@@ -425,7 +424,7 @@ void CUDAEmitter::emitNeighbourLoopHead(
     os << "float my_n = 0.0f;\n";
   os << "if (lane < n) {\n";
   os.indent();
-  os << "my_col = " << prefix << "col_idx[base + lane];\n";
+  os << "my_col = " << graph.colIdx << "[base + lane];\n";
   if (!valuesParam.empty()) {
     if (e.tag == "f32")
       os << "my_w = __ldg(" << valuesParam << " + base + lane);\n";
@@ -448,7 +447,7 @@ void CUDAEmitter::emitNeighbourLoopHead(
 
 /// Prints `for (k ...) { chunk; [ragged break] ` opening a loop over the
 /// vector chunks a lane owns.
-static void openChunkLoop(raw_indented_ostream &os, VertexPlanAttr plan) {
+static void openChunkLoop(raw_indented_ostream &os, PlanAttr plan) {
   os << "#pragma unroll\n";
   os << "for (int k = 0; k < " << plan.getChunksPerLane() << "; ++k) {\n";
   os.indent();
@@ -468,89 +467,77 @@ static void closeBlock(raw_indented_ostream &os) {
 static bool isEdgeParallel(Operation *op) {
   auto spmm = dyn_cast<SpmmOp>(op);
   return spmm && spmm.getScheduleAttr() &&
-         spmm.getScheduleAttr().getStrategy() == Strategy::edge_parallel;
+         spmm.getScheduleAttr().getStrategy() == Strategy::EdgeParallel;
 }
 
 /// True when `op` is a gnn.spmm with neighbour groups.
 static bool isNeighbourGroup(Operation *op) {
   auto spmm = dyn_cast<SpmmOp>(op);
   return spmm && spmm.getScheduleAttr() &&
-         spmm.getScheduleAttr().getStrategy() == Strategy::neighbor_group;
+         spmm.getScheduleAttr().getStrategy() == Strategy::NeighborGroup;
 }
 
 /// True when `op` is a gnn.sddmm that runs edge-parallel.
 static bool isEdgeParallelSddmm(Operation *op) {
   auto sddmm = dyn_cast<SddmmOp>(op);
   return sddmm && sddmm.getScheduleAttr() &&
-         sddmm.getScheduleAttr().getStrategy() == Strategy::edge_parallel;
+         sddmm.getScheduleAttr().getStrategy() == Strategy::EdgeParallel;
 }
 
 CUDAEmitter::OpNames CUDAEmitter::opNames(Operation *op, Value graph,
                                           Type elementType) {
   OpNames n;
-  n.plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  n.plan = op->getAttrOfType<PlanAttr>(kPlanAttrName);
   n.kernel = op->getParentOfType<KernelOp>();
-  auto params = n.kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
-  n.prefix = paramName(n.kernel, graph).drop_back(strlen("row_ptr")).str();
-  n.y = cast<StringAttr>(params[firstResultParam(n.kernel)]).getValue();
+  n.graph = graphParams(n.kernel);
+  n.y = paramName(n.kernel, ParamRole::Result);
   n.e = *spellElement(elementType, op);
   return n;
 }
 
 CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
   SpmmParts p;
-  p.plan = op->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+  p.plan = op->getAttrOfType<PlanAttr>(kPlanAttrName);
   auto kernel = op->getParentOfType<KernelOp>();
-  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
-  StringRef graph = paramName(kernel, op.getGraph());
-  p.prefix = graph.drop_back(strlen("row_ptr")).str();
-  p.x = paramName(kernel, op.getFeatures());
-  unsigned next = firstResultParam(kernel);
-  p.y = cast<StringAttr>(params[next++]).getValue();
-  // The parameters after the result: column factors, when scaling columns;
-  // the edge count and workspace of an edge-parallel kernel.
-  if (scalesColumns(op))
-    p.colNorm = cast<StringAttr>(params[next++]).getValue();
+  p.graph = graphParams(kernel);
+  p.x = paramName(kernel, ParamRole::Input, 0);
+  p.y = paramName(kernel, ParamRole::Result);
+  p.colNorm = paramName(kernel, ParamRole::ColumnFactors);
   p.atomic = op.getScheduleAttr() &&
-             op.getScheduleAttr().getWrite() == WriteMode::atomic;
+             op.getScheduleAttr().getValue().write == WriteMode::Atomic;
   p.sharedMerge = op.getScheduleAttr() &&
-                  op.getScheduleAttr().getWrite() == WriteMode::shared;
-  if (isNeighbourGroup(op)) {
-    p.groupPtr = cast<StringAttr>(params[next++]).getValue();
-    p.groupRows = cast<StringAttr>(params[next++]).getValue();
-    p.numGroups = cast<StringAttr>(params[next++]).getValue();
-  }
-  if (isEdgeParallel(op)) {
-    p.numEdges = cast<StringAttr>(params[next++]).getValue();
-    if (!p.atomic)
-      p.workspace = cast<StringAttr>(params[next++]).getValue();
-  }
+                  op.getScheduleAttr().getValue().write == WriteMode::Shared;
+  p.groupPtr = paramName(kernel, ParamRole::GroupOffsets);
+  p.groupRows = paramName(kernel, ParamRole::GroupRows);
+  p.numGroups = paramName(kernel, ParamRole::NumGroups);
+  p.numEdges = paramName(kernel, ParamRole::NumEdges);
+  p.workspace = paramName(kernel, ParamRole::Workspace);
   p.e = *spellElement(op.getElementType(), op);
-  p.values = op.getValues() ? paramName(kernel, op.getValues()) : "";
+  p.values = paramName(kernel, ParamRole::EdgeValues);
   p.indexType =
       spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType());
   p.width = op.getFeatureWidth();
   p.stride = op.getRowStride();
   p.vw = p.plan.getVectorWidth();
   p.accs = p.plan.getChunksPerLane() * p.vw;
-  p.max = op.getReduce() == Reduce::max;
-  p.packed = keepsVectorsPacked(op.getElementType(), p.vw);
+  p.max = op.getReduce() == gnn::Reduce::max;
+  p.packed = p.plan.getPacked();
   if (ScheduleAttr schedule = op.getScheduleAttr()) {
-    p.half = schedule.getAccumulate() == Accumulate::f16;
-    p.disc = schedule.getDiscBatch();
+    p.half = schedule.getValue().accumulate == Accumulate::F16;
+    p.disc = schedule.getValue().discBatch;
   }
-  p.rowFactor = op.getReduce() == Reduce::mean ||
-                op.getScale() == DegreeScale::left ||
-                op.getScale() == DegreeScale::both;
+  p.rowFactor = op.getReduce() == gnn::Reduce::mean ||
+                op.getScale() == gnn::DegreeScale::left ||
+                op.getScale() == gnn::DegreeScale::both;
   return p;
 }
 
 /// The row factor of `op` for a row of `deg` neighbours (an identifier):
 /// 1/deg for mean times 1/sqrt(deg) for left scaling, 0 for an empty row.
 static std::string rowScaleOf(SpmmOp op, StringRef deg) {
-  bool mean = op.getReduce() == Reduce::mean;
+  bool mean = op.getReduce() == gnn::Reduce::mean;
   bool left =
-      op.getScale() == DegreeScale::left || op.getScale() == DegreeScale::both;
+      op.getScale() == gnn::DegreeScale::left || op.getScale() == gnn::DegreeScale::both;
   std::string d = deg.str();
   std::string factor;
   if (mean && left)
@@ -695,7 +682,7 @@ void CUDAEmitter::emitSpmmAccumulate(const SpmmParts &p) {
 
 void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
                                  StringRef batchScale, StringRef rowEnd) {
-  const VertexPlanAttr &plan = p.plan;
+  const PlanAttr &plan = p.plan;
   const ElementSpelling &e = p.e;
   int64_t vw = p.vw, accs = p.accs;
   // The threads of a row load `lanes * batch` column indices at once, each
@@ -720,7 +707,7 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
   os << "for (int m = 0; m < " << batch << "; ++m) {\n";
   os.indent();
   os << "const int t = lane * " << batch << " + m;\n";
-  os << "my_col[m] = t < n ? " << p.prefix << "col_idx[base + t] : 0;\n";
+  os << "my_col[m] = t < n ? " << p.graph.colIdx << "[base + t] : 0;\n";
   if (!p.values.empty()) {
     if (e.tag == "f32")
       os << "my_w[m] = t < n ? __ldg(" << p.values << " + base + t) : 0.0f;\n";
@@ -847,9 +834,9 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
 
 void CUDAEmitter::emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg) {
   int64_t accs = p.accs, vw = p.vw;
-  bool mean = op.getReduce() == Reduce::mean;
+  bool mean = op.getReduce() == gnn::Reduce::mean;
   bool left =
-      op.getScale() == DegreeScale::left || op.getScale() == DegreeScale::both;
+      op.getScale() == gnn::DegreeScale::left || op.getScale() == gnn::DegreeScale::both;
   // With discretized reduction every batch already carries the row factor.
   bool scaleRow = (mean || left) && !p.scalesBatches();
   if (p.max || scaleRow)
@@ -915,9 +902,9 @@ LogicalResult CUDAEmitter::emitSpmm(SpmmOp op) {
     return success();
   }
   SpmmParts p = spmmParts(op);
-  emitVertexPrologue(p.plan, p.prefix, "gnn.spmm");
-  os << "const long long begin = " << p.prefix << "row_ptr[row];\n";
-  os << "const long long end = " << p.prefix << "row_ptr[row + 1];\n";
+  emitVertexPrologue(p.plan, p.graph, "gnn.spmm");
+  os << "const long long begin = " << p.graph.rowPtr << "[row];\n";
+  os << "const long long end = " << p.graph.rowPtr << "[row + 1];\n";
   if (p.scalesBatches()) {
     os << "const long long batch_deg = end - begin;\n";
     os << "const float batch_scale = " << rowScaleOf(op, "batch_deg") << ";\n";
@@ -931,11 +918,11 @@ void CUDAEmitter::emitEdgeWorkerPrologue(const SpmmParts &p,
                                          int64_t itemsPerWorker,
                                          StringRef comment,
                                          StringRef beforeActive) {
-  emitEdgeWorkerPrologue(p.plan, p.prefix, p.numEdges, itemsPerWorker, comment,
+  emitEdgeWorkerPrologue(p.plan, p.graph, p.numEdges, itemsPerWorker, comment,
                          /*search=*/true, beforeActive);
 }
 
-void CUDAEmitter::emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
+void CUDAEmitter::emitEdgeWorkerPrologue(PlanAttr plan, const GraphParams &graph,
                                          StringRef numEdges,
                                          int64_t itemsPerWorker,
                                          StringRef comment, bool search,
@@ -945,7 +932,7 @@ void CUDAEmitter::emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
   os << "const long long worker = (long long)blockIdx.x * "
      << plan.getRowsPerBlock() << " + threadIdx.x / " << lanes << ";\n";
   os << "const int lane = threadIdx.x % " << lanes << ";\n";
-  os << "const long long total = " << prefix << "num_rows + " << numEdges
+  os << "const long long total = " << graph.numRows << " + " << numEdges
      << ";\n";
   os << "const long long workers = total > 0 ? (total + " << itemsPerWorker - 1
      << ") / " << itemsPerWorker << " : 1;\n";
@@ -965,13 +952,12 @@ void CUDAEmitter::emitEdgeWorkerPrologue(VertexPlanAttr plan, StringRef prefix,
   os << "const long long d1 = min(d0 + " << itemsPerWorker << ", total);\n";
   emitGroupMask(lanes);
   os << "long long i0, i1;\n";
-  os << "gnnc_merge_rows<" << lanes << ">(" << prefix << "row_ptr, " << prefix
-     << "num_rows, d0, d1, group_mask, lane, i0, i1);\n";
+  os << "gnnc_merge_rows<" << lanes << ">(" << graph.rowPtr << ", " << graph.numRows << ", d0, d1, group_mask, lane, i0, i1);\n";
 }
 
 /// Prints the store of `acc` to workspace row `slotExpr` (f32, `width`
 /// elements), or (with `load`) its combination into `acc`.
-static void emitSlotLoop(raw_indented_ostream &os, VertexPlanAttr plan,
+static void emitSlotLoop(raw_indented_ostream &os, PlanAttr plan,
                          int64_t vw, bool load, bool max) {
   openChunkLoop(os, plan);
   os << "#pragma unroll\n";
@@ -988,7 +974,7 @@ static void emitSlotLoop(raw_indented_ostream &os, VertexPlanAttr plan,
 
 void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   SpmmParts p = spmmParts(op);
-  int64_t items = op.getScheduleAttr().getEdgesPerWarp();
+  int64_t items = p.plan.getItemsPerWorker();
   int64_t lanes = p.plan.getLanes();
   emitEdgeWorkerPrologue(
       p, items,
@@ -1016,11 +1002,9 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
     os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
   os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes << " * "
      << items + 1 << ";\n";
-  os << "const int rows_here = (int)(min(i1, " << p.prefix
-     << "num_rows - 1) - i0 + 1);\n";
+  os << "const int rows_here = (int)(min(i1, " << p.graph.numRows << " - 1) - i0 + 1);\n";
   os << "for (int r = lane; r < rows_here; r += " << lanes << ")\n";
-  os << "  ends[r] = (unsigned int)min((long long)" << p.prefix
-     << "row_ptr[i0 + r + 1] - begin, 0xffffffffll);\n";
+  os << "  ends[r] = (unsigned int)min((long long)" << p.graph.rowPtr << "[i0 + r + 1] - begin, 0xffffffffll);\n";
   os << "__syncwarp(group_mask);\n";
   os << "float acc[" << p.accs << "];\n";
   emitAccReset(p);
@@ -1029,8 +1013,8 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
     os << "// The row factor of row rr, for the batches of its pieces.\n";
     os << "auto batch_scale_of = [&](long long rr) {\n";
     os.indent();
-    os << "const long long batch_deg = " << p.prefix << "row_ptr[rr + 1] - "
-       << p.prefix << "row_ptr[rr];\n";
+    os << "const long long batch_deg = " << p.graph.rowPtr << "[rr + 1] - "
+       << p.graph.rowPtr << "[rr];\n";
     os << "return " << rowScaleOf(op, "batch_deg") << ";\n";
     os.unindent();
     os << "};\n";
@@ -1091,7 +1075,7 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
                  p.scalesBatches() ? "batch_scale_of(i0 + r)" : "", "row_end");
   if (p.atomic) {
     os << "// Row i1 goes on past d1: add this worker's piece of it.\n";
-    os << "if (i1 < " << p.prefix << "num_rows) {\n";
+    os << "if (i1 < " << p.graph.numRows << ") {\n";
     os.indent();
     if (p.usesPart())
       emitFold(p, p.scalesBatches() ? "batch_scale_of(i1)" : "");
@@ -1101,7 +1085,7 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   }
   os << "// Row i1 goes on past d1: store this worker's piece of it (slot 0\n";
   os << "// if it began earlier, slot 1 if it began here).\n";
-  os << "if (i1 < " << p.prefix << "num_rows) {\n";
+  os << "if (i1 < " << p.graph.numRows << ") {\n";
   os.indent();
   if (p.usesPart())
     emitFold(p, p.scalesBatches() ? "batch_scale_of(i1)" : "");
@@ -1131,8 +1115,7 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
      << ", or -1.\n";
   emitSplitRows(p);
   os << "if (lane == 0)\n";
-  os << "  split_rows[worker] = i1 < " << p.prefix
-     << "num_rows && !(i1 == i0 && worker > 0)"
+  os << "  split_rows[worker] = i1 < " << p.graph.numRows << " && !(i1 == i0 && worker > 0)"
      << (p.sharedMerge ? " && merge_row < 0" : "") << " ? i1 : -1;\n";
   if (!p.sharedMerge)
     return;
@@ -1152,8 +1135,8 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
   emitSlotLoop(os, p.plan, p.vw, /*load=*/true, p.max);
   closeBlock(os);
   emitSpmmFinish(op, p,
-                 "(long long)" + p.prefix + "row_ptr[row + 1] - (long long)" +
-                     p.prefix + "row_ptr[row]");
+                 "(long long)" + p.graph.rowPtr + "[row + 1] - (long long)" +
+                     p.graph.rowPtr + "[row]");
   closeBlock(os);
 }
 
@@ -1175,11 +1158,10 @@ std::string CUDAEmitter::blockMergeHeader(const SpmmParts &p, int64_t items) {
   out << "// The worker that began row rr (that holds the end of row rr - 1),\n"
          "// and the one that holds its end.\n";
   out << "auto began_in = [&](long long rr) {\n";
-  out << "  return rr == 0 ? 0ll : (rr - 1 + (long long)" << p.prefix
-      << "row_ptr[rr]) / " << items << ";\n";
+  out << "  return rr == 0 ? 0ll : (rr - 1 + (long long)" << p.graph.rowPtr << "[rr]) / " << items << ";\n";
   out << "};\n";
   out << "auto ends_in = [&](long long rr) {\n";
-  out << "  return (rr + (long long)" << p.prefix << "row_ptr[rr + 1]) / "
+  out << "  return (rr + (long long)" << p.graph.rowPtr << "[rr + 1]) / "
       << items << ";\n";
   out << "};\n";
   return text;
@@ -1192,8 +1174,7 @@ void CUDAEmitter::emitAtomicPiece(SpmmOp op, const SpmmParts &p,
   os << "const long long piece_row = " << row << ";\n";
   if (p.rowFactor && !p.scalesBatches()) {
     os << "// The row factor is linear: each piece carries it.\n";
-    os << "const long long piece_deg = " << p.prefix
-       << "row_ptr[piece_row + 1] - " << p.prefix << "row_ptr[piece_row];\n";
+    os << "const long long piece_deg = " << p.graph.rowPtr << "[piece_row + 1] - " << p.graph.rowPtr << "[piece_row];\n";
     os << "const float piece_scale = " << rowScaleOf(op, "piece_deg") << ";\n";
     os << "#pragma unroll\n";
     os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
@@ -1222,7 +1203,7 @@ void CUDAEmitter::emitAtomicPiece(SpmmOp op, const SpmmParts &p,
 
 void CUDAEmitter::emitSpmmInit(SpmmOp op) {
   SpmmParts p = spmmParts(op);
-  emitVertexPrologue(p.plan, p.prefix,
+  emitVertexPrologue(p.plan, p.graph,
                      "gnn.spmm, write = atomic, first kernel (each row of "
                      "the result starts as its self term or 0; the main "
                      "kernel adds split rows to it)");
@@ -1237,7 +1218,7 @@ void CUDAEmitter::emitSpmmNeighbourGroups(SpmmOp op) {
   SpmmParts p = spmmParts(op);
   int64_t lanes = p.plan.getLanes();
   int64_t perBlock = p.plan.getRowsPerBlock();
-  int64_t groupSize = op.getScheduleAttr().getGroupSize();
+  int64_t groupSize = p.plan.getGroupSize();
   os << "// gnn.spmm, neighbor_group: groups of at most " << groupSize
      << " neighbours of one row, a worker of " << lanes << " thread"
      << (lanes == 1 ? "" : "s") << " per group, " << perBlock
@@ -1261,8 +1242,8 @@ void CUDAEmitter::emitSpmmNeighbourGroups(SpmmOp op) {
   os << "float acc[" << p.accs << "];\n";
   os << "if (live) {\n";
   os.indent();
-  os << "const long long row_begin = " << p.prefix << "row_ptr[row];\n";
-  os << "const long long row_end = " << p.prefix << "row_ptr[row + 1];\n";
+  os << "const long long row_begin = " << p.graph.rowPtr << "[row];\n";
+  os << "const long long row_end = " << p.graph.rowPtr << "[row + 1];\n";
   os << "const long long begin = row_begin + (group - " << p.groupPtr
      << "[row]) * " << groupSize << ";\n";
   os << "const long long end = min(begin + " << groupSize << ", row_end);\n";
@@ -1297,8 +1278,8 @@ void CUDAEmitter::emitSpmmNeighbourGroups(SpmmOp op) {
      << "[row + 1] - 1 <= last_group) {\n";
   os.indent();
   emitSpmmFinish(op, p,
-                 "(long long)" + p.prefix + "row_ptr[row + 1] - (long long)" +
-                     p.prefix + "row_ptr[row]");
+                 "(long long)" + p.graph.rowPtr + "[row + 1] - (long long)" +
+                     p.graph.rowPtr + "[row]");
   os.unindent();
   os << "} else {\n";
   os.indent();
@@ -1315,9 +1296,9 @@ void CUDAEmitter::emitSplitRows(const SpmmParts &p) {
 
 void CUDAEmitter::emitSpmmEdgeFixup(SpmmOp op) {
   SpmmParts p = spmmParts(op);
-  int64_t items = op.getScheduleAttr().getEdgesPerWarp();
+  int64_t items = p.plan.getItemsPerWorker();
   emitEdgeWorkerPrologue(
-      p.plan, p.prefix, p.numEdges, items,
+      p.plan, p.graph, p.numEdges, items,
       "gnn.spmm, edge_parallel fix-up: the worker in which a row began and "
       "which did not end it adds the row's pieces in worker order (the "
       "result does not depend on timing) and writes the row",
@@ -1326,7 +1307,7 @@ void CUDAEmitter::emitSpmmEdgeFixup(SpmmOp op) {
   os << "const long long row = split_rows[worker];\n";
   os << "if (row < 0)\n";
   os << "  return;\n";
-  os << "const long long row_end = " << p.prefix << "row_ptr[row + 1];\n";
+  os << "const long long row_end = " << p.graph.rowPtr << "[row + 1];\n";
   os << "// The worker whose stretch holds the row's end.\n";
   os << "const long long last = (row + row_end) / " << items << ";\n";
   os << "float acc[" << p.accs << "];\n";
@@ -1338,7 +1319,7 @@ void CUDAEmitter::emitSpmmEdgeFixup(SpmmOp op) {
      << " + (w == worker ? " << p.stride << " : 0);\n";
   emitSlotLoop(os, p.plan, p.vw, /*load=*/true, p.max);
   closeBlock(os);
-  emitSpmmFinish(op, p, "row_end - (long long)" + p.prefix + "row_ptr[row]");
+  emitSpmmFinish(op, p, "row_end - (long long)" + p.graph.rowPtr + "[row]");
 }
 
 /// Spells `v = leaky_relu(v)` with the op's slope, if it has one.
@@ -1352,13 +1333,13 @@ static void emitLeakyRelu(raw_indented_ostream &os, FloatAttr slope,
 
 void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
   OpNames names = opNames(op, op.getGraph(), op.getElementType());
-  VertexPlanAttr plan = names.plan;
+  PlanAttr plan = names.plan;
   KernelOp kernel = names.kernel;
-  const std::string &prefix = names.prefix;
+  const GraphParams &graph = names.graph;
   StringRef y = names.y;
   const ElementSpelling &e = names.e;
-  StringRef a = paramName(kernel, op.getRowFeatures());
-  StringRef b = paramName(kernel, op.getColFeatures());
+  StringRef a = paramName(kernel, ParamRole::Input, 0);
+  StringRef b = paramName(kernel, ParamRole::Input, 1);
   StringRef indexType =
       spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType());
   int64_t width = op.getFeatureWidth();
@@ -1368,19 +1349,19 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
   int64_t regs = cpl * vw;
   int64_t batch = plan.getEdgeUnroll();
   int64_t window = lanes * batch;
-  int64_t items = op.getScheduleAttr().getEdgesPerWarp();
+  int64_t items = plan.getItemsPerWorker();
   bool ragged = plan.getChunks() % lanes != 0;
-  bool dot = op.getForm() == SddmmForm::dot;
+  bool dot = op.getForm() == gnn::SddmmForm::dot;
   std::string live =
       ragged ? " && chunk < " + std::to_string(plan.getChunks()) : "";
   StringRef toElement =
       e.tag == "f16" ? "__float2half_rn" : "__float2bfloat16_rn";
 
   // 16-bit vectors stay packed until they are used (half the registers).
-  bool packed = keepsVectorsPacked(op.getElementType(), vw);
+  bool packed = plan.getPacked();
   StringRef raw = rawVectorType(vw * 2);
   emitEdgeWorkerPrologue(
-      plan, prefix, numEdges, items,
+      plan, graph, numEdges, items,
       ("gnn.sddmm (" + Twine(dot ? "dot" : "add") +
        "), edge_parallel: the merge path of row ends and edges in stretches "
        "of " +
@@ -1404,18 +1385,16 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
     os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
     os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes
        << " * " << items + 1 << ";\n";
-    os << "const int rows_here = (int)(min(i1, " << prefix
-       << "num_rows - 1) - i0 + 1);\n";
+    os << "const int rows_here = (int)(min(i1, " << graph.numRows << " - 1) - i0 + 1);\n";
     os << "for (int q = lane; q < rows_here; q += " << lanes << ")\n";
-    os << "  ends[q] = (unsigned int)min((long long)" << prefix
-       << "row_ptr[i0 + q + 1] - begin, 0xffffffffll);\n";
+    os << "  ends[q] = (unsigned int)min((long long)" << graph.rowPtr << "[i0 + q + 1] - begin, 0xffffffffll);\n";
     os << "__syncwarp(group_mask);\n";
   } else {
     // f32 (and scalar 16-bit) features: the row's features stay in
     // registers and are reloaded when an edge passes the row's end (read
     // from row_ptr, whose entries a stretch walks in order), which keeps
     // the batch of column loads as deep as SpMM's.
-    os << "long long row_end = " << prefix << "row_ptr[i0 + 1];\n";
+    os << "long long row_end = " << graph.rowPtr << "[i0 + 1];\n";
     os << "float ra[" << regs << "];\n";
     os << "auto load_row = [&]() {\n";
     os.indent();
@@ -1448,7 +1427,7 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
   os << "for (int m = 0; m < " << batch << "; ++m) {\n";
   os.indent();
   os << "const int t = lane * " << batch << " + m;\n";
-  os << "my_col[m] = t < n ? " << prefix << "col_idx[base + t] : 0;\n";
+  os << "my_col[m] = t < n ? " << graph.colIdx << "[base + t] : 0;\n";
   closeBlock(os);
   os << "for (int j = 0; j * " << batch << " < n; ++j) {\n";
   os.indent();
@@ -1514,7 +1493,7 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
       os << "if (edge >= row_end) {\n";
       os << "  do {\n";
       os << "    ++r;\n";
-      os << "    row_end = " << prefix << "row_ptr[i0 + r + 1];\n";
+      os << "    row_end = " << graph.rowPtr << "[i0 + r + 1];\n";
       os << "  } while (edge >= row_end);\n";
       os << "  load_row();\n";
       os << "}\n";
@@ -1602,20 +1581,20 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
 
 LogicalResult CUDAEmitter::emitSddmm(SddmmOp op) {
   OpNames names = opNames(op, op.getGraph(), op.getElementType());
-  VertexPlanAttr plan = names.plan;
+  PlanAttr plan = names.plan;
   KernelOp kernel = names.kernel;
-  const std::string &prefix = names.prefix;
+  const GraphParams &graph = names.graph;
   StringRef y = names.y;
   const ElementSpelling &e = names.e;
-  StringRef a = paramName(kernel, op.getRowFeatures());
-  StringRef b = paramName(kernel, op.getColFeatures());
+  StringRef a = paramName(kernel, ParamRole::Input, 0);
+  StringRef b = paramName(kernel, ParamRole::Input, 1);
   int64_t width = op.getFeatureWidth();
   int64_t vw = plan.getVectorWidth();
   int64_t lanes = plan.getLanes();
   int64_t regs = plan.getChunksPerLane() * vw;
-  bool dot = op.getForm() == SddmmForm::dot;
+  bool dot = op.getForm() == gnn::SddmmForm::dot;
 
-  emitVertexPrologue(plan, prefix, dot ? "gnn.sddmm (dot)" : "gnn.sddmm (add)");
+  emitVertexPrologue(plan, graph, dot ? "gnn.sddmm (dot)" : "gnn.sddmm (add)");
   // The row's features stay in registers for all its edges.
   os << "float ra[" << regs << "];\n";
   os << "#pragma unroll\n";
@@ -1626,7 +1605,7 @@ LogicalResult CUDAEmitter::emitSddmm(SddmmOp op) {
      << " + chunk * " << vw << ", ra + k * " << vw << ");\n";
   closeBlock(os);
   emitNeighbourLoopHead(
-      plan, prefix,
+      plan, graph,
       spellIndex(cast<GnnGraphType>(op.getGraph().getType()).getIndexType()),
       "", e, /*perEdgeOutput=*/true);
   os << "const " << e.cType << " *src = " << b << " + col * " << width << ";\n";
@@ -1703,22 +1682,22 @@ static void emitRowReduce(raw_indented_ostream &os, StringRef var,
 
 LogicalResult CUDAEmitter::emitEdgeSoftmax(EdgeSoftmaxOp op) {
   OpNames names = opNames(op, op.getGraph(), op.getElementType());
-  VertexPlanAttr plan = names.plan;
+  PlanAttr plan = names.plan;
   KernelOp kernel = names.kernel;
-  const std::string &prefix = names.prefix;
+  const GraphParams &graph = names.graph;
   StringRef y = names.y;
   const ElementSpelling &e = names.e;
-  StringRef x = paramName(kernel, op.getLogits());
+  StringRef x = paramName(kernel, ParamRole::Input, 0);
   int64_t heads = op.getNumHeads();
   int64_t vw = plan.getVectorWidth();
   int64_t lanes = plan.getLanes();
   int64_t chunks = plan.getChunks();
 
-  emitVertexPrologue(plan, prefix,
+  emitVertexPrologue(plan, graph,
                      "gnn.edge_softmax (" + std::to_string(heads) +
                          " heads per edge; a row's threads split its edges)");
-  os << "const long long begin = " << prefix << "row_ptr[row];\n";
-  os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
+  os << "const long long begin = " << graph.rowPtr << "[row];\n";
+  os << "const long long end = " << graph.rowPtr << "[row + 1];\n";
   emitGroupMask(lanes);
   // Per head: the running maximum and sum of exponentials, in f32.
   os << "float m[" << heads << "];\n";
@@ -1771,23 +1750,23 @@ LogicalResult CUDAEmitter::emitEdgeSoftmax(EdgeSoftmaxOp op) {
 
 LogicalResult CUDAEmitter::emitEdgeSoftmaxGrad(EdgeSoftmaxGradOp op) {
   OpNames names = opNames(op, op.getGraph(), op.getElementType());
-  VertexPlanAttr plan = names.plan;
+  PlanAttr plan = names.plan;
   KernelOp kernel = names.kernel;
-  const std::string &prefix = names.prefix;
+  const GraphParams &graph = names.graph;
   StringRef y = names.y;
   const ElementSpelling &e = names.e;
-  StringRef out = paramName(kernel, op.getOutput());
-  StringRef grad = paramName(kernel, op.getGradOutput());
+  StringRef out = paramName(kernel, ParamRole::Input, 0);
+  StringRef grad = paramName(kernel, ParamRole::Input, 1);
   int64_t heads = op.getNumHeads();
   int64_t vw = plan.getVectorWidth();
   int64_t lanes = plan.getLanes();
   int64_t chunks = plan.getChunks();
 
-  emitVertexPrologue(plan, prefix,
+  emitVertexPrologue(plan, graph,
                      "gnn.edge_softmax_grad (" + std::to_string(heads) +
                          " heads per edge; a row's threads split its edges)");
-  os << "const long long begin = " << prefix << "row_ptr[row];\n";
-  os << "const long long end = " << prefix << "row_ptr[row + 1];\n";
+  os << "const long long begin = " << graph.rowPtr << "[row];\n";
+  os << "const long long end = " << graph.rowPtr << "[row + 1];\n";
   emitGroupMask(lanes);
   // Per head: the sum over the row of out * grad_out, in f32.
   os << "float s[" << heads << "];\n";
@@ -1831,13 +1810,24 @@ LogicalResult CUDAEmitter::emitEdgeSoftmaxGrad(EdgeSoftmaxGradOp op) {
   return success();
 }
 
+/// The runtime's launch rule of a #gnn.launch.
+static rt::LaunchRule launchRule(LaunchAttr launch) {
+  rt::LaunchRule rule;
+  rule.blockX = static_cast<unsigned>(launch.getBlock());
+  rule.grid.assign(launch.getGrid().begin(), launch.getGrid().end());
+  rule.itemsPerBlock = static_cast<uint64_t>(launch.getPerBlock());
+  rule.sharedBytes = static_cast<unsigned>(launch.getShared());
+  rule.minBlocks = static_cast<uint64_t>(launch.getMinBlocks());
+  return rule;
+}
+
 LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
                                       std::vector<rt::KernelSpec> *specs) {
-  auto params = kernel->getAttrOfType<ArrayAttr>(kParamsAttrName);
+  auto abi = kernel->getAttrOfType<ArrayAttr>(kAbiAttrName);
   auto launch = kernel->getAttrOfType<LaunchAttr>(kLaunchAttrName);
-  if (!params || !launch)
+  if (!abi || !launch)
     return kernel.emitOpError()
-           << "has no gnn.params/gnn.launch; run gnn-lower-to-kernels "
+           << "has no gnn.abi/gnn.launch; run gnn-lower-to-kernels "
               "before printing";
 
   rt::KernelSpec spec;
@@ -1846,31 +1836,43 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
     return kernel.emitOpError()
            << "has no gnn.entry; run gnn-lower-to-kernels before printing";
   spec.name = entry.str();
-  spec.launch.blockX = launch.getBlock();
-  spec.launch.gridParam = launch.getGrid().str();
-  spec.launch.itemsPerBlock = launch.getPerBlock();
-  spec.launch.sharedBytes = launch.getShared();
+  spec.launch = launchRule(launch);
+  for (auto [key, list] : {std::pair{kPreludesAttrName, &spec.preludes},
+                           std::pair{kFollowUpsAttrName, &spec.followUps}})
+    if (auto companions = kernel->getAttrOfType<ArrayAttr>(key))
+      for (auto companion : companions.getAsRange<CompanionAttr>())
+        list->push_back({spec.name + companion.getSuffix().str(),
+                         launchRule(companion.getLaunch())});
+  if (auto ws = kernel->getAttrOfType<WorkspaceAttr>(kWorkspaceAttrName)) {
+    rt::WorkspaceRule rule;
+    rule.count.assign(ws.getCount().begin(), ws.getCount().end());
+    rule.itemsPerUnit = static_cast<uint64_t>(ws.getItemsPerUnit());
+    rule.bytesPerUnit = static_cast<uint64_t>(ws.getBytesPerUnit());
+    rule.minUnits = static_cast<uint64_t>(ws.getMinUnits());
+    spec.workspace = rule;
+  }
 
-  // Parameter declarations, in the order of gnn.params.
+  // Parameter declarations, in the order of gnn.abi: kernel arguments and
+  // results take their types from the kernel's signature, the parameters
+  // the plan adds from their roles.
   SmallVector<std::string> decls;
-  unsigned next = 0;
-  auto name = [&]() {
-    return cast<StringAttr>(params[next++]).getValue().str();
-  };
-  auto addParam = [&](std::string decl, std::string n, rt::ParamKind kind) {
-    decls.push_back(decl + n);
-    spec.params.push_back({n, kind});
+  auto params = abi.getAsRange<ParamAttr>();
+  auto next = params.begin();
+  auto addParam = [&](std::string decl) {
+    ParamAttr param = *next++;
+    decls.push_back(decl + param.getName().str());
+    spec.params.push_back({param.getName().str(),
+                           paramKindOf(param.getRole()), param.getRole(),
+                           param.getOperand()});
   };
   for (Type type : kernel.getArgumentTypes()) {
     if (auto graph = dyn_cast<GnnGraphType>(type)) {
       addParam(
           ("const " + spellIndex(graph.getOffsetType()) + " *__restrict__ ")
-              .str(),
-          name(), rt::ParamKind::Pointer);
+              .str());
       addParam(("const " + spellIndex(graph.getIndexType()) + " *__restrict__ ")
-                   .str(),
-               name(), rt::ParamKind::Pointer);
-      addParam("long long ", name(), rt::ParamKind::Int64);
+                   .str());
+      addParam("long long ");
       continue;
     }
     auto tensor = cast<RankedTensorType>(type);
@@ -1878,75 +1880,46 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
         spellElement(tensor.getElementType(), kernel);
     if (failed(e))
       return failure();
-    addParam(("const " + e->cType + " *__restrict__ ").str(), name(),
-             rt::ParamKind::Pointer);
+    addParam(("const " + e->cType + " *__restrict__ ").str());
   }
   for (Type type : kernel.getResultTypes()) {
     FailureOr<ElementSpelling> e =
         spellElement(cast<RankedTensorType>(type).getElementType(), kernel);
     if (failed(e))
       return failure();
-    addParam((e->cType + " *__restrict__ ").str(), name(),
-             rt::ParamKind::Pointer);
+    addParam((e->cType + " *__restrict__ ").str());
   }
-  // Parameters an op needs beyond its operands, in the order of gnn.params.
+  for (; next != params.end();) {
+    switch ((*next).getRole()) {
+    case ParamRole::ColumnFactors:
+      addParam("const float *__restrict__ ");
+      break;
+    case ParamRole::GroupOffsets:
+      addParam("const long long *__restrict__ ");
+      break;
+    case ParamRole::GroupRows:
+      addParam("const int *__restrict__ ");
+      break;
+    case ParamRole::Workspace:
+      addParam("float *__restrict__ ");
+      break;
+    default: // the counts
+      addParam("long long ");
+      break;
+    }
+  }
+  // The op's companion kernels.
   SpmmOp edgeParallel, atomicSpmm;
   std::string sddmmEdges;
   for (Operation &op : kernel.getBody().front().without_terminator()) {
-    if (isEdgeParallelSddmm(&op)) {
-      sddmmEdges = name();
-      addParam("long long ", sddmmEdges, rt::ParamKind::Int64);
-    }
+    if (isEdgeParallelSddmm(&op))
+      sddmmEdges = paramName(kernel, ParamRole::NumEdges).str();
     auto spmm = dyn_cast<SpmmOp>(op);
-    if (spmm && scalesColumns(spmm))
-      addParam("const float *__restrict__ ", name(), rt::ParamKind::Pointer);
-    if (spmm && isNeighbourGroup(spmm)) {
+    if (spmm && !spec.preludes.empty())
       atomicSpmm = spmm;
-      addParam("const long long *__restrict__ ", name(),
-               rt::ParamKind::Pointer);
-      addParam("const int *__restrict__ ", name(), rt::ParamKind::Pointer);
-      addParam("long long ", name(), rt::ParamKind::Int64);
-    }
-    if (spmm && isEdgeParallel(spmm)) {
+    else if (spmm && !spec.followUps.empty())
       edgeParallel = spmm;
-      std::string numEdges = name();
-      addParam("long long ", numEdges, rt::ParamKind::Int64);
-      if (spmm.getScheduleAttr().getWrite() == WriteMode::atomic) {
-        atomicSpmm = spmm;
-        continue;
-      }
-      std::string workspace = name();
-      addParam("float *__restrict__ ", workspace, rt::ParamKind::Pointer);
-      // Split rows are finished by a second kernel with the same grid; each
-      // worker has two f32 rows of workspace and the index of the row it
-      // leaves to that kernel.
-      int64_t edges = spmm.getScheduleAttr().getEdgesPerWarp();
-      spec.followUps.push_back({spec.name + "_fixup", spec.launch});
-      rt::WorkspaceRule ws;
-      ws.param = workspace;
-      ws.countParam = spec.launch.gridParam; // rows + edges
-      ws.itemsPerUnit = static_cast<uint64_t>(edges);
-      ws.bytesPerUnit = static_cast<uint64_t>(spmm.getRowStride()) * 2 * 4 + 8;
-      ws.minUnits = 1;
-      spec.workspace = ws;
-    }
   }
-  if (atomicSpmm) {
-    // Split rows are added to the result, which a first kernel sets to the
-    // self term (or 0): `rows_per_block` rows per block.
-    auto plan = atomicSpmm->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
-    rt::LaunchRule init;
-    init.blockX = launch.getBlock();
-    init.gridParam =
-        cast<StringAttr>(
-            params[graphParamIndex(kernel, atomicSpmm.getGraph()) + 2])
-            .str();
-    init.itemsPerBlock = static_cast<uint64_t>(plan.getRowsPerBlock());
-    spec.preludes.push_back({spec.name + "_init", init});
-  }
-  spec.launch.minBlocks = static_cast<uint64_t>(launch.getMinBlocks());
-  for (rt::FollowUpKernel &next : spec.followUps)
-    next.launch.minBlocks = spec.launch.minBlocks;
 
   os << "// @" << module.getSymName() << "::@" << kernel.getSymName() << "\n";
   os << "extern \"C\" __global__ void __launch_bounds__(" << launch.getBlock();
@@ -1958,101 +1931,28 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
   os << ") {\n";
   os.indent();
   for (Operation &op : kernel.getBody().front().without_terminator()) {
-    Value graph;
-    Type elementType;
-    int64_t width = 0;
-    ScheduleAttr schedule;
     if (auto spmm = dyn_cast<SpmmOp>(op)) {
       if (failed(emitSpmm(spmm)))
         return failure();
-      spec.info["op"] = "spmm";
-      spec.info["edge_values"] = spmm.getValues() ? "yes" : "no";
-      // Recorded only when not the default, so that the description of a
-      // plain sum is unchanged.
-      if (spmm.getReduce() != Reduce::sum)
-        spec.info["reduce"] = stringifyReduce(spmm.getReduce()).str();
-      if (spmm.getScale() != DegreeScale::none)
-        spec.info["scale"] = stringifyDegreeScale(spmm.getScale()).str();
-      if (FloatAttr self = spmm.getSelfWeightAttr()) {
-        char text[32];
-        std::snprintf(text, sizeof(text), "%.9g", self.getValueAsDouble());
-        spec.info["self_weight"] = text;
-      }
-      if (ScheduleAttr s = spmm.getScheduleAttr()) {
-        if (s.getAccumulate() != Accumulate::f32)
-          spec.info["accumulate"] =
-              stringifyAccumulate(s.getAccumulate()).str();
-        if (s.getDiscBatch() != 0)
-          spec.info["disc_batch"] = std::to_string(s.getDiscBatch());
-        // Atomic pieces round once more each (in the result's type): the
-        // host's tolerance needs their number.
-        if (s.getWrite() == WriteMode::atomic) {
-          spec.info["write"] = "atomic";
-          int64_t piece = s.getEdgesPerWarp();
-          if (s.getStrategy() == Strategy::neighbor_group) {
-            // A row that spans blocks gets one piece per block.
-            spec.info["group_size"] = std::to_string(s.getGroupSize());
-            piece = int64_t(s.getGroupSize()) * s.getThreadsPerBlock() /
-                    s.getDimWorkers();
-          }
-          spec.info["edges_per_piece"] = std::to_string(piece);
-        }
-      }
-      if (auto exponent = spmm.getColNormExponentAttr())
-        spec.info["col_norm_exponent"] =
-            std::to_string(exponent.getValueAsDouble());
-      // Recorded only for padded rows (stride != width).
-      if (spmm.getRowStride() != spmm.getFeatureWidth())
-        spec.info["row_stride"] = std::to_string(spmm.getRowStride());
-      graph = spmm.getGraph();
-      elementType = spmm.getElementType();
-      width = spmm.getFeatureWidth();
-      schedule = spmm.getScheduleAttr();
     } else if (auto sddmm = dyn_cast<SddmmOp>(op)) {
       if (!sddmmEdges.empty())
         emitSddmmEdgeParallel(sddmm, sddmmEdges);
       else if (failed(emitSddmm(sddmm)))
         return failure();
-      spec.info["op"] = "sddmm";
-      spec.info["form"] = stringifySddmmForm(sddmm.getForm()).str();
-      if (auto slope = sddmm.getLeakyReluAttr())
-        spec.info["leaky_relu"] = std::to_string(slope.getValueAsDouble());
-      graph = sddmm.getGraph();
-      elementType = sddmm.getElementType();
-      width = sddmm.getFeatureWidth();
-      schedule = sddmm.getScheduleAttr();
     } else if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op)) {
       if (failed(emitEdgeSoftmax(softmax)))
         return failure();
-      spec.info["op"] = "edge_softmax";
-      spec.info["heads"] = std::to_string(softmax.getNumHeads());
-      graph = softmax.getGraph();
-      elementType = softmax.getElementType();
-      width = softmax.getNumHeads();
-      schedule = softmax.getScheduleAttr();
     } else if (auto grad = dyn_cast<EdgeSoftmaxGradOp>(op)) {
       if (failed(emitEdgeSoftmaxGrad(grad)))
         return failure();
-      spec.info["op"] = "edge_softmax_grad";
-      spec.info["heads"] = std::to_string(grad.getNumHeads());
-      graph = grad.getGraph();
-      elementType = grad.getElementType();
-      width = grad.getNumHeads();
-      schedule = grad.getScheduleAttr();
     } else {
       return op.emitOpError() << "no CUDA emission pattern for this op";
     }
-    spec.info["element_type"] = spellElement(elementType, &op)->tag.str();
-    spec.info["feature_width"] = std::to_string(width);
-    auto graphType = cast<GnnGraphType>(graph.getType());
-    spec.info["offset_type"] =
-        "i" + std::to_string(graphType.getOffsetType().getWidth());
-    spec.info["index_type"] =
-        "i" + std::to_string(graphType.getIndexType().getWidth());
-    std::string text;
-    llvm::raw_string_ostream stream(text);
-    stream << schedule;
-    spec.schedule = text;
+    auto scheduled = cast<ScheduledOpInterface>(op);
+    spec.op = scheduled.describe();
+    spec.schedule = scheduled.getScheduleAttr().getValue();
+    spec.atomicPieceEdges =
+        op.getAttrOfType<PlanAttr>(kPlanAttrName).getAtomicPieceEdges();
   }
   os.unindent();
   os << "}\n\n";
@@ -2093,11 +1993,11 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
       if (failed(collectHelpers(spmm, spmm.getElementType())))
         return WalkResult::interrupt();
       // Padded rows store the last chunk element by element.
-      auto plan = spmm->getAttrOfType<VertexPlanAttr>(kPlanAttrName);
+      auto plan = spmm->getAttrOfType<PlanAttr>(kPlanAttrName);
       if (spmm.getFeatureWidth() % plan.getVectorWidth() != 0) {
         std::string tag = spellElement(spmm.getElementType(), spmm)->tag.str();
         helpers.insert({tag, int64_t{1}});
-        if (spmm.getScheduleAttr().getWrite() == WriteMode::atomic)
+        if (spmm.getScheduleAttr().getValue().write == WriteMode::Atomic)
           atomicHelpers.insert({tag, int64_t{1}});
       }
     }

@@ -15,25 +15,14 @@ using namespace gnnc::ops;
 
 Expected<EdgeSoftmaxGradSignature>
 gnnc::ops::edgeSoftmaxGradSignature(const rt::KernelSpec &spec) {
-  auto info = KernelInfo::read(spec, "edge_softmax_grad");
-  if (!info)
-    return info.status();
+  Expected<OpDesc> op = kernelOp(spec, OpKind::EdgeSoftmaxGrad);
+  if (!op)
+    return op.status();
   EdgeSoftmaxGradSignature sig;
-  auto type = info->elementType();
-  auto heads = info->integer("heads", 1);
-  if (!type || !heads)
-    return !type ? type.status() : heads.status();
-  sig.type = *type;
-  sig.heads = *heads;
-  sig.offsets64 = info->offsets64();
-  sig.indices64 = info->indices64();
-  // One graph (three parameters), the softmax output, its gradient and the
-  // result, in that order.
-  if (Status st = info->expectParams(6, "an edge softmax gradient kernel"); !st)
-    return st;
-  sig.outParam = spec.params[3].name;
-  sig.gradParam = spec.params[4].name;
-  sig.resultParam = spec.params[5].name;
+  sig.type = op->type;
+  sig.heads = op->width;
+  sig.offsets64 = op->offsets64;
+  sig.indices64 = op->indices64;
   return sig;
 }
 
@@ -41,16 +30,10 @@ Status gnnc::ops::launchEdgeSoftmaxGrad(
     rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     const DeviceGraph &graph, const rt::DeviceBuffer &out,
     const rt::DeviceBuffer &gradOut, rt::DeviceBuffer &dx, bool synchronize) {
-  auto sig = edgeSoftmaxGradSignature(kernel.spec);
-  if (!sig)
-    return sig.status();
-  rt::ArgPack args;
-  args.bind("row_ptr", graph.rowPtr)
-      .bind("col_idx", graph.colIdx)
-      .bind("num_rows", static_cast<int64_t>(graph.numRows))
-      .bind(sig->outParam, out)
-      .bind(sig->gradParam, gradOut)
-      .bind(sig->resultParam, dx);
+  rt::ArgPack args = graphArguments(kernel.spec, graph);
+  args.bind(ParamRole::Input, out, 0)
+      .bind(ParamRole::Input, gradOut, 1)
+      .bind(ParamRole::Result, dx);
   return runtime.launch(kernel, args, synchronize);
 }
 
@@ -120,26 +103,26 @@ gnnc::ops::checkEdgeSoftmaxGrad(rt::Runtime &runtime,
 // gnn.spmm
 //===----------------------------------------------------------------------===//
 
-Expected<SpmmGradForm> gnnc::ops::spmmFeatureGradForm(ref::SpmmReduce reduce,
-                                                      ref::DegreeScale scale) {
-  if (reduce == ref::SpmmReduce::Max)
+Expected<SpmmGradForm> gnnc::ops::spmmFeatureGradForm(gnnc::Reduce reduce,
+                                                      gnnc::DegreeScale scale) {
+  if (reduce == gnnc::Reduce::Max)
     return Status::error("the backward of gnn.spmm with reduce = max is not "
                          "implemented (it needs the argmax of every output)");
   bool left =
-      scale == ref::DegreeScale::Left || scale == ref::DegreeScale::Both;
+      scale == gnnc::DegreeScale::Left || scale == gnnc::DegreeScale::Both;
   bool right =
-      scale == ref::DegreeScale::Right || scale == ref::DegreeScale::Both;
-  bool mean = reduce == ref::SpmmReduce::Mean;
+      scale == gnnc::DegreeScale::Right || scale == gnnc::DegreeScale::Both;
+  bool mean = reduce == gnnc::Reduce::Mean;
   // A's column factor 1/sqrt(deg_in_A(c)) is A^T's left factor; A's row
   // factor deg_out_A(r)^-p is a column factor of A^T, whose column degrees
   // are A's row degrees.
   double exponent = (mean ? 1.0 : 0.0) + (left ? 0.5 : 0.0);
   bool transposedRight = exponent > 0;
   SpmmGradForm form;
-  form.scale = right && transposedRight ? ref::DegreeScale::Both
-               : right                  ? ref::DegreeScale::Left
-               : transposedRight        ? ref::DegreeScale::Right
-                                        : ref::DegreeScale::None;
+  form.scale = right && transposedRight ? gnnc::DegreeScale::Both
+               : right                  ? gnnc::DegreeScale::Left
+               : transposedRight        ? gnnc::DegreeScale::Right
+                                        : gnnc::DegreeScale::None;
   if (transposedRight)
     form.colNormExponent = exponent;
   return form;
@@ -147,7 +130,7 @@ Expected<SpmmGradForm> gnnc::ops::spmmFeatureGradForm(ref::SpmmReduce reduce,
 
 Expected<std::string> gnnc::ops::spmmFeatureGradKernelText(
     const std::string &name, ElementType type, int64_t width, bool edgeValues,
-    ref::SpmmReduce reduce, ref::DegreeScale scale, const std::string &offsets,
+    gnnc::Reduce reduce, gnnc::DegreeScale scale, const std::string &offsets,
     const std::string &indices, const std::string &schedule) {
   auto form = spmmFeatureGradForm(reduce, scale);
   if (!form)
@@ -161,15 +144,15 @@ Expected<std::string> gnnc::ops::spmmFeatureGradKernelText(
     attrs += (attrs.empty() ? "" : ", ") + a;
   };
   switch (form->scale) {
-  case ref::DegreeScale::None:
+  case gnnc::DegreeScale::None:
     break;
-  case ref::DegreeScale::Left:
+  case gnnc::DegreeScale::Left:
     add("scale = #gnn<scale left>");
     break;
-  case ref::DegreeScale::Right:
+  case gnnc::DegreeScale::Right:
     add("scale = #gnn<scale right>");
     break;
-  case ref::DegreeScale::Both:
+  case gnnc::DegreeScale::Both:
     add("scale = #gnn<scale both>");
     break;
   }
@@ -196,7 +179,7 @@ Expected<std::string> gnnc::ops::spmmFeatureGradKernelText(
 
 Expected<KernelCheck> gnnc::ops::checkSpmmFeatureGrad(
     rt::Runtime &runtime, const rt::LoadedKernel &kernel,
-    const graph::CsrGraph &g, ref::SpmmReduce reduce, ref::DegreeScale scale,
+    const graph::CsrGraph &g, gnnc::Reduce reduce, gnnc::DegreeScale scale,
     uint64_t seed) {
   auto sig = spmmSignature(kernel.spec);
   if (!sig)
@@ -204,7 +187,7 @@ Expected<KernelCheck> gnnc::ops::checkSpmmFeatureGrad(
   auto form = spmmFeatureGradForm(reduce, scale);
   if (!form)
     return form.status();
-  if (sig->reduce != ref::SpmmReduce::Sum || sig->scale != form->scale ||
+  if (sig->reduce != gnnc::Reduce::Sum || sig->scale != form->scale ||
       (sig->needsColumnNorm() && sig->colNormExponent != form->colNormExponent))
     return Status::error("kernel '" + kernel.spec.name +
                          "' is not the feature gradient of this gnn.spmm; "
@@ -265,8 +248,8 @@ Expected<KernelCheck> gnnc::ops::checkSpmmFeatureGrad(
                      sig->type, cmp, report);
 }
 
-void gnnc::ops::scaleEdgeGrad(const graph::CsrGraph &g, ref::SpmmReduce reduce,
-                              ref::DegreeScale scale,
+void gnnc::ops::scaleEdgeGrad(const graph::CsrGraph &g, gnnc::Reduce reduce,
+                              gnnc::DegreeScale scale,
                               std::vector<float> &grad) {
   std::vector<double> rowFactor, colFactor;
   ref::spmmFactors(g, reduce, scale, rowFactor, colFactor);
@@ -279,12 +262,12 @@ void gnnc::ops::scaleEdgeGrad(const graph::CsrGraph &g, ref::SpmmReduce reduce,
 Expected<KernelCheck>
 gnnc::ops::checkSpmmValueGrad(rt::Runtime &runtime,
                               const rt::LoadedKernel &kernel,
-                              const graph::CsrGraph &g, ref::SpmmReduce reduce,
-                              ref::DegreeScale scale, uint64_t seed) {
+                              const graph::CsrGraph &g, gnnc::Reduce reduce,
+                              gnnc::DegreeScale scale, uint64_t seed) {
   auto sig = sddmmSignature(kernel.spec);
   if (!sig)
     return sig.status();
-  if (sig->form != ref::SddmmForm::Dot || sig->leakyRelu)
+  if (sig->form != gnnc::SddmmForm::Dot || sig->leakyRelu)
     return Status::error("kernel '" + kernel.spec.name +
                          "' must be a dot-form gnn.sddmm without leaky ReLU");
   const int64_t width = sig->featureWidth;
@@ -351,7 +334,7 @@ graph::CsrGraph gnnc::ops::columnEdgeGraph(const graph::CsrGraph &g) {
 
 void gnnc::ops::leakyReluGrad(const graph::CsrGraph &g, const float *a,
                               const float *b, int64_t width,
-                              ref::SddmmForm form, float slope,
+                              gnnc::SddmmForm form, float slope,
                               std::vector<float> &gradOut) {
   std::vector<double> pre;
   ref::sddmm(g, a, b, width, form, std::nullopt, pre);
@@ -362,15 +345,15 @@ void gnnc::ops::leakyReluGrad(const graph::CsrGraph &g, const float *a,
 
 Expected<KernelCheck>
 gnnc::ops::checkSddmmGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
-                          const graph::CsrGraph &g, ref::SddmmForm form,
+                          const graph::CsrGraph &g, gnnc::SddmmForm form,
                           std::optional<float> slope, SddmmGradSide side,
                           uint64_t seed) {
   auto sig = spmmSignature(kernel.spec);
   if (!sig)
     return sig.status();
-  const bool dot = form == ref::SddmmForm::Dot;
-  if (sig->reduce != ref::SpmmReduce::Sum ||
-      sig->scale != ref::DegreeScale::None || sig->edgeValues != dot)
+  const bool dot = form == gnnc::SddmmForm::Dot;
+  if (sig->reduce != gnnc::Reduce::Sum ||
+      sig->scale != gnnc::DegreeScale::None || sig->edgeValues != dot)
     return Status::error("kernel '" + kernel.spec.name +
                          "' must be a gnn.spmm with reduce = sum, no scaling "
                          "and edge values exactly for the dot form");

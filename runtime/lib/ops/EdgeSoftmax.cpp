@@ -9,24 +9,14 @@ using namespace gnnc::ops;
 
 Expected<EdgeSoftmaxSignature>
 gnnc::ops::edgeSoftmaxSignature(const rt::KernelSpec &spec) {
-  auto info = KernelInfo::read(spec, "edge_softmax");
-  if (!info)
-    return info.status();
+  Expected<OpDesc> op = kernelOp(spec, OpKind::EdgeSoftmax);
+  if (!op)
+    return op.status();
   EdgeSoftmaxSignature sig;
-  auto type = info->elementType();
-  auto heads = info->integer("heads", 1);
-  if (!type || !heads)
-    return !type ? type.status() : heads.status();
-  sig.type = *type;
-  sig.heads = *heads;
-  sig.offsets64 = info->offsets64();
-  sig.indices64 = info->indices64();
-  // The kernel takes one graph (three parameters), the logits and the
-  // output, in that order.
-  if (Status st = info->expectParams(5, "an edge softmax kernel"); !st)
-    return st;
-  sig.logitsParam = spec.params[3].name;
-  sig.outputParam = spec.params[4].name;
+  sig.type = op->type;
+  sig.heads = op->width;
+  sig.offsets64 = op->offsets64;
+  sig.indices64 = op->indices64;
   return sig;
 }
 
@@ -35,15 +25,8 @@ Status gnnc::ops::launchEdgeSoftmax(rt::Runtime &runtime,
                                     const DeviceGraph &graph,
                                     const rt::DeviceBuffer &logits,
                                     rt::DeviceBuffer &out, bool synchronize) {
-  auto sig = edgeSoftmaxSignature(kernel.spec);
-  if (!sig)
-    return sig.status();
-  rt::ArgPack args;
-  args.bind("row_ptr", graph.rowPtr)
-      .bind("col_idx", graph.colIdx)
-      .bind("num_rows", static_cast<int64_t>(graph.numRows))
-      .bind(sig->logitsParam, logits)
-      .bind(sig->outputParam, out);
+  rt::ArgPack args = graphArguments(kernel.spec, graph);
+  args.bind(ParamRole::Input, logits, 0).bind(ParamRole::Result, out);
   return runtime.launch(kernel, args, synchronize);
 }
 

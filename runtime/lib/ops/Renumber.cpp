@@ -201,18 +201,17 @@ std::vector<rt::KernelSpec> gnnc::ops::gatherKernelSpecs() {
     rt::KernelSpec spec;
     spec.name = gatherKernelName(bytes);
     spec.source = source;
-    spec.params = {{"in", rt::ParamKind::Pointer},
-                   {"out", rt::ParamKind::Pointer},
-                   {"map", rt::ParamKind::Pointer},
-                   {"num_rows", rt::ParamKind::Int64},
-                   {"row_words", rt::ParamKind::Int64},
-                   {"copy_words", rt::ParamKind::Int64},
-                   {"num_words", rt::ParamKind::Int64}};
+    // A runtime helper, no gnn op: only the grid's count has a role.
+    spec.params = {{"in", ParamKind::Pointer},
+                   {"out", ParamKind::Pointer},
+                   {"map", ParamKind::Pointer},
+                   {"num_rows", ParamKind::Int64},
+                   {"row_words", ParamKind::Int64},
+                   {"copy_words", ParamKind::Int64},
+                   {"num_words", ParamKind::Int64, ParamRole::NumItems}};
     spec.launch.blockX = 256;
-    spec.launch.gridParam = "num_words";
+    spec.launch.grid = {ParamRole::NumItems};
     spec.launch.itemsPerBlock = 256;
-    spec.info["op"] = "gather_rows";
-    spec.info["word_bytes"] = std::to_string(bytes);
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -220,12 +219,12 @@ std::vector<rt::KernelSpec> gnnc::ops::gatherKernelSpecs() {
 
 Expected<GatherKernels> GatherKernels::load(rt::Runtime &runtime) {
   GatherKernels kernels;
-  for (const rt::KernelSpec &spec : gatherKernelSpecs()) {
-    auto loaded = runtime.load(spec);
+  std::vector<rt::KernelSpec> specs = gatherKernelSpecs();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    auto loaded = runtime.load(specs[i]);
     if (!loaded)
       return loaded.status().withContext("loading the row-gather kernels");
-    kernels.byWordBytes.emplace(std::stoull(spec.info.at("word_bytes")),
-                                loaded.take());
+    kernels.byWordBytes.emplace(kWordSizes[i], loaded.take());
   }
   return kernels;
 }

@@ -7,23 +7,17 @@ using namespace gnnc;
 using namespace gnnc::ops;
 
 Expected<SddmmSignature> gnnc::ops::sddmmSignature(const rt::KernelSpec &spec) {
-  auto info = KernelInfo::read(spec, "sddmm");
-  if (!info)
-    return info.status();
+  Expected<OpDesc> op = kernelOp(spec, OpKind::Sddmm);
+  if (!op)
+    return op.status();
   SddmmSignature sig;
-  auto type = info->elementType();
-  auto width = info->integer("feature_width", 1);
-  auto slope = info->number("leaky_relu");
-  if (!type || !width || !slope)
-    return !type ? type.status() : !width ? width.status() : slope.status();
-  sig.type = *type;
-  sig.featureWidth = *width;
-  sig.form =
-      info->find("form") == "add" ? ref::SddmmForm::Add : ref::SddmmForm::Dot;
-  if (*slope)
-    sig.leakyRelu = static_cast<float>(**slope);
-  sig.offsets64 = info->offsets64();
-  sig.indices64 = info->indices64();
+  sig.type = op->type;
+  sig.featureWidth = op->width;
+  sig.form = op->form;
+  if (op->leakyRelu)
+    sig.leakyRelu = static_cast<float>(*op->leakyRelu);
+  sig.offsets64 = op->offsets64;
+  sig.indices64 = op->indices64;
   return sig;
 }
 
@@ -33,16 +27,10 @@ Status gnnc::ops::launchSddmm(rt::Runtime &runtime,
                               const rt::DeviceBuffer &rowFeatures,
                               const rt::DeviceBuffer &colFeatures,
                               rt::DeviceBuffer &out, bool synchronize) {
-  rt::ArgPack args;
-  args.bind("row_ptr", graph.rowPtr)
-      .bind("col_idx", graph.colIdx)
-      .bind("num_rows", static_cast<int64_t>(graph.numRows))
-      .bind("x", rowFeatures)
-      .bind("x1", colFeatures)
-      .bind("y", out);
-  // Edge-parallel kernels walk the merge path of rows and edges.
-  if (kernel.spec.findParam("num_edges"))
-    args.bind("num_edges", static_cast<int64_t>(graph.nnz));
+  rt::ArgPack args = graphArguments(kernel.spec, graph);
+  args.bind(ParamRole::Input, rowFeatures, 0)
+      .bind(ParamRole::Input, colFeatures, 1)
+      .bind(ParamRole::Result, out);
   return runtime.launch(kernel, args, synchronize);
 }
 

@@ -166,100 +166,25 @@ gnnc::ops::downloadTensor(const rt::DeviceBuffer &buffer, size_t count,
 }
 
 Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
-  auto info = KernelInfo::read(spec, "spmm");
-  if (!info)
-    return info.status();
+  Expected<OpDesc> op = kernelOp(spec, OpKind::Spmm);
+  if (!op)
+    return op.status();
   SpmmSignature sig;
-  auto type = info->elementType();
-  auto width = info->integer("feature_width", 1);
-  auto values = info->text("edge_values");
-  auto offsets = info->text("offset_type");
-  auto indices = info->text("index_type");
-  if (!type)
-    return type.status();
-  for (const auto *f : {&values, &offsets, &indices})
-    if (!*f)
-      return f->status();
-  if (!width)
-    return width.status();
-  sig.type = *type;
-  sig.featureWidth = *width;
-  sig.rowStride = *width;
-  if (info->find("row_stride")) {
-    auto stride = info->integer("row_stride", 1);
-    if (!stride)
-      return stride.status();
-    if (*stride < *width)
-      return info->error("has row_stride = " + std::to_string(*stride) +
-                         ", below its feature_width " + std::to_string(*width) +
-                         "; a row stride holds at least one row");
-    sig.rowStride = *stride;
-  }
-  sig.edgeValues = *values == "yes";
-  sig.offsets64 = *offsets == "i64";
-  sig.indices64 = *indices == "i64";
-  auto unknown = [&](const char *key, const std::string &value) {
-    return info->error(std::string("has ") + key + " = " + value +
-                       ", which the host does not know");
-  };
-  if (auto reduce = info->find("reduce")) {
-    if (*reduce == "mean")
-      sig.reduce = ref::SpmmReduce::Mean;
-    else if (*reduce == "max")
-      sig.reduce = ref::SpmmReduce::Max;
-    else if (*reduce != "sum")
-      return unknown("reduce", *reduce);
-  }
-  if (auto scale = info->find("scale")) {
-    if (*scale == "left")
-      sig.scale = ref::DegreeScale::Left;
-    else if (*scale == "right")
-      sig.scale = ref::DegreeScale::Right;
-    else if (*scale == "both")
-      sig.scale = ref::DegreeScale::Both;
-    else if (*scale != "none")
-      return unknown("scale", *scale);
-  }
-  auto selfWeight = info->number("self_weight");
-  if (!selfWeight)
-    return selfWeight.status();
-  if (*selfWeight)
-    sig.selfWeight = **selfWeight;
-  if (auto accumulate = info->find("accumulate")) {
-    if (*accumulate != "f16" && *accumulate != "f32")
-      return unknown("accumulate", *accumulate);
-    sig.accumulate16 = *accumulate == "f16";
-  }
-  if (info->find("disc_batch")) {
-    auto batch = info->integer("disc_batch", 0);
-    if (!batch)
-      return batch.status();
-    sig.discBatch = *batch;
-  }
-  if (info->find("group_size")) {
-    auto group = info->integer("group_size", 1);
-    if (!group)
-      return group.status();
-    sig.groupSize = *group;
-  }
-  if (auto write = info->find("write")) {
-    if (*write != "atomic")
-      return unknown("write", *write);
-    auto edges = info->integer("edges_per_piece", 1);
-    if (!edges)
-      return edges.status();
-    sig.atomicPieceEdges = *edges;
-  }
-  auto exponent = info->number("col_norm_exponent");
-  if (!exponent)
-    return exponent.status();
-  if (*exponent) {
-    if (!(**exponent > 0))
-      return info->error("has col_norm_exponent " +
-                         *info->find("col_norm_exponent") +
-                         "; it must be positive");
-    sig.colNormExponent = **exponent;
-  }
+  sig.type = op->type;
+  sig.featureWidth = op->width;
+  sig.rowStride = op->stride();
+  sig.edgeValues = op->edgeValues;
+  sig.offsets64 = op->offsets64;
+  sig.indices64 = op->indices64;
+  sig.reduce = op->reduce;
+  sig.scale = op->scale;
+  sig.selfWeight = op->selfWeight;
+  sig.colNormExponent = op->columnExponent();
+  sig.accumulate16 = spec.schedule.accumulate == Accumulate::F16;
+  sig.discBatch = spec.schedule.discBatch;
+  sig.atomicPieceEdges = spec.atomicPieceEdges;
+  if (spec.schedule.strategy == Strategy::NeighborGroup)
+    sig.groupSize = spec.schedule.groupSize;
   return sig;
 }
 
@@ -268,11 +193,11 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                       const DeviceGraph &graph, const rt::DeviceBuffer &x,
                       const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
                       bool synchronize, const rt::DeviceBuffer *colNorm) {
-  if (kernel.spec.info.count("self_weight")) {
+  auto sig = spmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  if (sig->selfWeight) {
     // The self term reads row r of x for every graph row r.
-    auto sig = spmmSignature(kernel.spec);
-    if (!sig)
-      return sig.status();
     if (graph.numRows > graph.numCols)
       return Status::error("kernel '" + kernel.spec.name +
                            "' adds the self term x[r] to "
@@ -289,25 +214,14 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                            std::to_string(need) + " bytes, it has " +
                            std::to_string(x.size()));
   }
-  rt::ArgPack args;
-  args.bind("row_ptr", graph.rowPtr)
-      .bind("col_idx", graph.colIdx)
-      .bind("num_rows", static_cast<int64_t>(graph.numRows))
-      .bind("x", x)
-      .bind("y", y);
+  rt::ArgPack args = graphArguments(kernel.spec, graph);
+  args.bind(ParamRole::Input, x, 0).bind(ParamRole::Result, y);
   if (values)
-    args.bind("values", *values);
+    args.bind(ParamRole::EdgeValues, *values);
   if (colNorm)
-    args.bind("col_norm", *colNorm);
-  // Edge-parallel kernels take the number of edges; the runtime provides
-  // their workspace.
-  if (kernel.spec.findParam("num_edges"))
-    args.bind("num_edges", static_cast<int64_t>(graph.nnz));
+    args.bind(ParamRole::ColumnFactors, *colNorm);
   // neighbor_group kernels take the host's groups.
-  if (kernel.spec.findParam("group_ptr")) {
-    auto sig = spmmSignature(kernel.spec);
-    if (!sig)
-      return sig.status();
+  if (kernel.spec.findRole(ParamRole::GroupOffsets)) {
     auto groups = graph.groups.find(sig->groupSize);
     if (groups == graph.groups.end() && sig->groupSize >= 1 &&
         graph.hostRowPtr.size() == static_cast<size_t>(graph.numRows) + 1) {
@@ -325,9 +239,9 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
           std::to_string(sig->groupSize) +
           " non-zeros; the graph has no host row offsets to build them from "
           "(add them with ops::addNeighbourGroups)");
-    args.bind("group_ptr", groups->second.groupPtr)
-        .bind("group_rows", groups->second.groupRows)
-        .bind("num_groups", groups->second.numGroups);
+    args.bind(ParamRole::GroupOffsets, groups->second.groupPtr)
+        .bind(ParamRole::GroupRows, groups->second.groupRows)
+        .bind(ParamRole::NumGroups, groups->second.numGroups);
   }
   return runtime.launch(kernel, args, synchronize);
 }

@@ -35,12 +35,12 @@ void gnnc::ref::edgeSoftmaxGrad(const graph::CsrGraph &g, const float *out,
   }
 }
 
-void gnnc::ref::spmmFactors(const graph::CsrGraph &g, SpmmReduce reduce,
+void gnnc::ref::spmmFactors(const graph::CsrGraph &g, gnnc::Reduce reduce,
                             DegreeScale scale, std::vector<double> &rowFactor,
                             std::vector<double> &colFactor) {
   bool left = scale == DegreeScale::Left || scale == DegreeScale::Both;
   bool right = scale == DegreeScale::Right || scale == DegreeScale::Both;
-  bool mean = reduce == SpmmReduce::Mean;
+  bool mean = reduce == gnnc::Reduce::Mean;
   rowFactor.assign(static_cast<size_t>(g.numRows), 1.0);
   for (int64_t r = 0; r < g.numRows; ++r) {
     double degree = static_cast<double>(g.degree(r));
@@ -55,8 +55,8 @@ void gnnc::ref::spmmFactors(const graph::CsrGraph &g, SpmmReduce reduce,
     colFactor.assign(static_cast<size_t>(g.numCols), 1.0);
 }
 
-static Status rejectMax(SpmmReduce reduce) {
-  if (reduce == SpmmReduce::Max)
+static Status rejectMax(gnnc::Reduce reduce) {
+  if (reduce == gnnc::Reduce::Max)
     return Status::error("the backward of gnn.spmm with reduce = max is not "
                          "implemented (it needs the argmax of every output)");
   return Status::ok();
@@ -64,7 +64,7 @@ static Status rejectMax(SpmmReduce reduce) {
 
 Status gnnc::ref::spmmGradFeatures(const graph::CsrGraph &g,
                                    const float *edgeValues, const float *dY,
-                                   int64_t width, SpmmReduce reduce,
+                                   int64_t width, gnnc::Reduce reduce,
                                    DegreeScale scale, std::vector<double> &dX,
                                    std::vector<double> *absRef) {
   GNNC_RETURN_IF_ERROR(rejectMax(reduce));
@@ -93,7 +93,7 @@ Status gnnc::ref::spmmGradFeatures(const graph::CsrGraph &g,
 
 Status gnnc::ref::spmmGradValues(const graph::CsrGraph &g, const float *x,
                                  const float *dY, int64_t width,
-                                 SpmmReduce reduce, DegreeScale scale,
+                                 gnnc::Reduce reduce, DegreeScale scale,
                                  std::vector<double> &dW,
                                  std::vector<double> *magnitude) {
   GNNC_RETURN_IF_ERROR(rejectMax(reduce));

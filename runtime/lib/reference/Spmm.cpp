@@ -173,10 +173,10 @@ namespace {
 /// The row factors of `reduce` and `scale` (empty when there are none):
 /// 1/deg_out(r) for Mean times 1/sqrt(deg_out(r)) for Left/Both, 0 for an
 /// empty row.
-std::vector<double> rowFactors(const graph::CsrGraph &g, SpmmReduce reduce,
+std::vector<double> rowFactors(const graph::CsrGraph &g, gnnc::Reduce reduce,
                                DegreeScale scale) {
   bool left = scale == DegreeScale::Left || scale == DegreeScale::Both;
-  bool mean = reduce == SpmmReduce::Mean;
+  bool mean = reduce == gnnc::Reduce::Mean;
   std::vector<double> rowScale;
   if (!left && !mean)
     return rowScale;
@@ -213,7 +213,7 @@ void addSelfTerm(const graph::CsrGraph &g, const float *x, int64_t featWidth,
 } // namespace
 
 void gnnc::ref::spmm(const graph::CsrGraph &g, const float *edgeValues,
-                     const float *x, int64_t featWidth, SpmmReduce reduce,
+                     const float *x, int64_t featWidth, gnnc::Reduce reduce,
                      DegreeScale scale, std::vector<double> &y,
                      std::vector<double> *absRef, int numThreads,
                      double colNormExponent) {
@@ -228,12 +228,12 @@ void gnnc::ref::spmm(const graph::CsrGraph &g, const float *edgeValues,
                      const float *x, int64_t featWidth,
                      const SpmmOptions &options, std::vector<double> &y,
                      std::vector<double> *absRef, int numThreads) {
-  const SpmmReduce reduce = options.reduce;
+  const gnnc::Reduce reduce = options.reduce;
   const DegreeScale scale = options.scale;
   bool left = scale == DegreeScale::Left || scale == DegreeScale::Both;
   bool right = scale == DegreeScale::Right || scale == DegreeScale::Both;
-  bool mean = reduce == SpmmReduce::Mean;
-  bool max = reduce == SpmmReduce::Max;
+  bool mean = reduce == gnnc::Reduce::Mean;
+  bool max = reduce == gnnc::Reduce::Max;
   std::vector<double> colScale;
   if (right)
     colScale = columnNormFactors(g, options.colNormExponent);

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -13,35 +14,17 @@ using Json = nlohmann::json;
 
 namespace gnnc::rt {
 
-const char *paramKindName(ParamKind kind) {
-  switch (kind) {
-  case ParamKind::Pointer:
-    return "ptr";
-  case ParamKind::Int32:
-    return "i32";
-  case ParamKind::Int64:
-    return "i64";
-  case ParamKind::Float32:
-    return "f32";
-  }
-  return "?";
-}
-
-std::optional<ParamKind> parseParamKind(const std::string &text) {
-  if (text == "ptr")
-    return ParamKind::Pointer;
-  if (text == "i32")
-    return ParamKind::Int32;
-  if (text == "i64")
-    return ParamKind::Int64;
-  if (text == "f32")
-    return ParamKind::Float32;
-  return std::nullopt;
-}
-
 const KernelParam *KernelSpec::findParam(const std::string &paramName) const {
   for (const KernelParam &param : params)
     if (param.name == paramName)
+      return &param;
+  return nullptr;
+}
+
+const KernelParam *KernelSpec::findRole(ParamRole role,
+                                        int32_t operand) const {
+  for (const KernelParam &param : params)
+    if (param.role == role && (role != ParamRole::Input || param.operand == operand))
       return &param;
   return nullptr;
 }
@@ -59,30 +42,21 @@ static bool isIdentifier(const std::string &text) {
   return true;
 }
 
-std::vector<std::string> splitParamSum(const std::string &text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t plus = text.find('+', start);
-    parts.push_back(text.substr(start, plus - start));
-    if (plus == std::string::npos)
-      return parts;
-    start = plus + 1;
-  }
-}
-
-/// Checks that every part of `sum` ("a" or "a+b") names an i32/i64
-/// parameter of `spec`; `role` names its use in errors.
-static Status checkIntegerSum(const KernelSpec &spec, const std::string &entry,
-                              const std::string &sum, const char *role) {
-  for (const std::string &part : splitParamSum(sum)) {
-    const KernelParam *param = spec.findParam(part);
+/// Checks that a parameter of `spec` holds each of `roles`, passed as an
+/// i32 or i64; `use` names their use in errors.
+static Status checkIntegerRoles(const KernelSpec &spec, const std::string &entry,
+                                const std::vector<ParamRole> &roles,
+                                const char *use) {
+  for (ParamRole role : roles) {
+    const KernelParam *param = spec.findRole(role);
     if (!param)
-      return Status::error("kernel '" + entry + "': " + role + " '" + part +
-                           "' is not a parameter");
+      return Status::error("kernel '" + entry + "': " + use + " '" +
+                           paramRoleName(role) +
+                           "' is the role of no parameter");
     if (param->kind != ParamKind::Int32 && param->kind != ParamKind::Int64)
-      return Status::error("kernel '" + entry + "': " + role + " '" + part +
-                           "' must be i32 or i64, not " +
+      return Status::error("kernel '" + entry + "': " + use + " '" +
+                           paramRoleName(role) + "' (parameter '" +
+                           param->name + "') must be i32 or i64, not " +
                            paramKindName(param->kind));
   }
   return Status::ok();
@@ -97,9 +71,7 @@ static Status validateLaunch(const KernelSpec &spec, const std::string &entry,
   if (rule.itemsPerBlock == 0)
     return Status::error("kernel '" + entry +
                          "': items per block must be at least 1");
-  if (!rule.gridParam.empty())
-    return checkIntegerSum(spec, entry, rule.gridParam, "grid parameter");
-  return Status::ok();
+  return checkIntegerRoles(spec, entry, rule.grid, "grid role");
 }
 
 Status validateKernelSpec(const KernelSpec &spec) {
@@ -126,18 +98,29 @@ Status validateKernelSpec(const KernelSpec &spec) {
     if (!seen.insert(param.name).second)
       return Status::error("kernel '" + spec.name + "': parameter '" +
                            param.name + "' appears twice");
+    if (param.role != ParamRole::Unused &&
+        param.kind != paramKindOf(param.role))
+      return Status::error("kernel '" + spec.name + "': parameter '" +
+                           param.name + "' has the role " +
+                           paramRoleName(param.role) + ", passed as " +
+                           paramKindName(paramKindOf(param.role)) + ", not " +
+                           paramKindName(param.kind));
+    if (param.role != ParamRole::Unused && param.role != ParamRole::Input &&
+        spec.findRole(param.role) != &param)
+      return Status::error("kernel '" + spec.name + "': two parameters have "
+                           "the role " + paramRoleName(param.role));
   }
   GNNC_RETURN_IF_ERROR(validateLaunch(spec, spec.name, spec.launch));
   for (const auto *list : {&spec.preludes, &spec.followUps})
     for (const FollowUpKernel &next : *list)
       GNNC_RETURN_IF_ERROR(validateLaunch(spec, next.name, next.launch));
   if (const std::optional<WorkspaceRule> &ws = spec.workspace) {
-    const KernelParam *param = spec.findParam(ws->param);
-    if (!param || param->kind != ParamKind::Pointer)
-      return Status::error("kernel '" + spec.name + "': workspace parameter '" +
-                           ws->param + "' is not a ptr parameter");
+    if (!spec.findRole(ParamRole::Workspace))
+      return Status::error("kernel '" + spec.name +
+                           "' has a workspace but no parameter with the role "
+                           "workspace");
     GNNC_RETURN_IF_ERROR(
-        checkIntegerSum(spec, spec.name, ws->countParam, "workspace count"));
+        checkIntegerRoles(spec, spec.name, ws->count, "workspace count"));
     if (ws->itemsPerUnit == 0)
       return Status::error("kernel '" + spec.name +
                            "': workspace items per unit must be at least 1");
@@ -145,10 +128,45 @@ Status validateKernelSpec(const KernelSpec &spec) {
   return Status::ok();
 }
 
+static Json rolesJson(const std::vector<ParamRole> &roles) {
+  Json list = Json::array();
+  for (ParamRole role : roles)
+    list.push_back(paramRoleName(role));
+  return list;
+}
+
+static Json opJson(const OpDesc &op) {
+  Json json{{"kind", opKindKey(op.kind)},
+            {"element_type", elementTypeName(op.type)},
+            {"width", op.width},
+            {"row_stride", op.stride()},
+            {"offset_type", op.offsets64 ? "i64" : "i32"},
+            {"index_type", op.indices64 ? "i64" : "i32"}};
+  switch (op.kind) {
+  case OpKind::Spmm:
+    json["edge_values"] = op.edgeValues;
+    json["reduce"] = reduceName(op.reduce);
+    json["scale"] = degreeScaleName(op.scale);
+    if (op.selfWeight)
+      json["self_weight"] = *op.selfWeight;
+    if (op.colNormExponent)
+      json["col_norm_exponent"] = *op.colNormExponent;
+    break;
+  case OpKind::Sddmm:
+    json["form"] = sddmmFormName(op.form);
+    if (op.leakyRelu)
+      json["leaky_relu"] = *op.leakyRelu;
+    break;
+  default:
+    break;
+  }
+  return json;
+}
+
 static Json launchJson(const LaunchRule &rule) {
   Json launch =
       Json{{"block", Json::array({rule.blockX, rule.blockY, rule.blockZ})},
-           {"grid_param", rule.gridParam},
+           {"grid", rolesJson(rule.grid)},
            {"items_per_block", rule.itemsPerBlock},
            {"shared_bytes", rule.sharedBytes}};
   if (rule.minBlocks)
@@ -159,16 +177,21 @@ static Json launchJson(const LaunchRule &rule) {
 std::string writeManifest(const std::vector<KernelSpec> &kernels,
                           const std::string &sourceFileName) {
   Json root = Json::object();
-  root["version"] = 1;
+  root["version"] = kManifestVersion;
   root["source"] = sourceFileName;
   Json list = Json::array();
   for (const KernelSpec &spec : kernels) {
     Json kernel = Json::object();
     kernel["name"] = spec.name;
     Json params = Json::array();
-    for (const KernelParam &param : spec.params)
-      params.push_back(
-          Json{{"name", param.name}, {"kind", paramKindName(param.kind)}});
+    for (const KernelParam &param : spec.params) {
+      Json p{{"name", param.name},
+             {"kind", paramKindName(param.kind)},
+             {"role", paramRoleName(param.role)}};
+      if (param.role == ParamRole::Input)
+        p["operand"] = param.operand;
+      params.push_back(std::move(p));
+    }
     kernel["params"] = std::move(params);
     kernel["launch"] = launchJson(spec.launch);
     for (const auto &[key, list] : {std::pair{"preludes", &spec.preludes},
@@ -182,16 +205,15 @@ std::string writeManifest(const std::vector<KernelSpec> &kernels,
       kernel[key] = std::move(next);
     }
     if (const std::optional<WorkspaceRule> &ws = spec.workspace)
-      kernel["workspace"] = Json{{"param", ws->param},
-                                 {"count_param", ws->countParam},
+      kernel["workspace"] = Json{{"count", rolesJson(ws->count)},
                                  {"items_per_unit", ws->itemsPerUnit},
                                  {"bytes_per_unit", ws->bytesPerUnit},
                                  {"min_units", ws->minUnits}};
-    kernel["schedule"] = spec.schedule;
-    Json info = Json::object();
-    for (const auto &[key, value] : spec.info)
-      info[key] = value;
-    kernel["info"] = std::move(info);
+    kernel["schedule"] = spec.schedule.str();
+    if (spec.op)
+      kernel["op"] = opJson(*spec.op);
+    if (spec.atomicPieceEdges)
+      kernel["atomic_piece_edges"] = spec.atomicPieceEdges;
     list.push_back(std::move(kernel));
   }
   root["kernels"] = std::move(list);
@@ -283,10 +305,125 @@ public:
     return Status::ok();
   }
 
+  /// A list of parameter roles.
+  Status readRoles(const Json &list, const std::string &field,
+                   std::vector<ParamRole> &out) const {
+    if (!list.is_array())
+      return fail(field, "expected an array of parameter roles");
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string itemField = field + "[" + std::to_string(i) + "]";
+      if (!list[i].is_string())
+        return fail(itemField, "expected a parameter role");
+      std::optional<ParamRole> role =
+          parseParamRole(list[i].get<std::string>());
+      if (!role)
+        return fail(itemField, "unknown parameter role '" +
+                                   list[i].get<std::string>() + "'");
+      out.push_back(*role);
+    }
+    return Status::ok();
+  }
+
+  /// A number, when `key` is present.
+  Status readNumber(const Json &object, const char *key,
+                    const std::string &field,
+                    std::optional<double> &out) const {
+    auto it = object.find(key);
+    if (it == object.end())
+      return Status::ok();
+    if (!it->is_number() || !std::isfinite(it->get<double>()))
+      return fail(field + "." + key, "expected a finite number");
+    out = it->get<double>();
+    return Status::ok();
+  }
+
+  /// A string naming one value of an enum: `parse` returns it, `expected`
+  /// lists the names in the error.
+  template <typename Parse, typename T>
+  Status readName(const Json &object, const char *key, const std::string &field,
+                  bool required, Parse parse, const char *expected,
+                  T &out) const {
+    std::string text;
+    bool present = object.contains(key);
+    GNNC_RETURN_IF_ERROR(readString(object, key, field, required, text));
+    if (!present)
+      return Status::ok();
+    auto value = parse(text);
+    if (!value)
+      return fail(field + "." + key,
+                  "unknown value '" + text + "' (expected " + expected + ")");
+    out = *value;
+    return Status::ok();
+  }
+
+  Status readOp(const Json &object, const std::string &field,
+                OpDesc &op) const {
+    GNNC_RETURN_IF_ERROR(checkObject(
+        object, field,
+        {"kind", "element_type", "width", "row_stride", "offset_type",
+         "index_type", "edge_values", "reduce", "scale", "self_weight",
+         "col_norm_exponent", "form", "leaky_relu"}));
+    GNNC_RETURN_IF_ERROR(readName(
+        object, "kind", field, true,
+        [](const std::string &t) { return parseOpKind(t); },
+        "spmm, sddmm, edge_softmax or edge_softmax_grad", op.kind));
+    GNNC_RETURN_IF_ERROR(readName(
+        object, "element_type", field, true,
+        [](const std::string &t) -> std::optional<ElementType> {
+          Expected<ElementType> type = parseElementType(t);
+          return type ? std::optional<ElementType>(*type) : std::nullopt;
+        },
+        "f32, f16 or bf16", op.type));
+    auto indexWidth = [](const std::string &t) -> std::optional<bool> {
+      if (t == "i32" || t == "i64")
+        return t == "i64";
+      return std::nullopt;
+    };
+    GNNC_RETURN_IF_ERROR(readName(object, "offset_type", field, true,
+                                  indexWidth, "i32 or i64", op.offsets64));
+    GNNC_RETURN_IF_ERROR(readName(object, "index_type", field, true,
+                                  indexWidth, "i32 or i64", op.indices64));
+    const uint64_t most = uint64_t(1) << 40;
+    uint64_t width = 0, stride = 0;
+    if (!object.contains("width"))
+      return fail(field + ".width", "missing");
+    GNNC_RETURN_IF_ERROR(readUnsigned(object, "width", field, most, 1, width));
+    stride = width;
+    GNNC_RETURN_IF_ERROR(
+        readUnsigned(object, "row_stride", field, most, width, stride));
+    op.width = static_cast<int64_t>(width);
+    op.rowStride = static_cast<int64_t>(stride);
+    if (auto values = object.find("edge_values"); values != object.end()) {
+      if (!values->is_boolean())
+        return fail(field + ".edge_values", "expected true or false");
+      op.edgeValues = values->get<bool>();
+    }
+    GNNC_RETURN_IF_ERROR(readName(
+        object, "reduce", field, false,
+        [](const std::string &t) { return parseReduce(t); },
+        "sum, mean or max", op.reduce));
+    GNNC_RETURN_IF_ERROR(readName(
+        object, "scale", field, false,
+        [](const std::string &t) { return parseDegreeScale(t); },
+        "none, left, right or both", op.scale));
+    GNNC_RETURN_IF_ERROR(readName(
+        object, "form", field, false,
+        [](const std::string &t) { return parseSddmmForm(t); }, "dot or add",
+        op.form));
+    GNNC_RETURN_IF_ERROR(
+        readNumber(object, "self_weight", field, op.selfWeight));
+    GNNC_RETURN_IF_ERROR(
+        readNumber(object, "col_norm_exponent", field, op.colNormExponent));
+    if (op.colNormExponent && !(*op.colNormExponent > 0))
+      return fail(field + ".col_norm_exponent", "must be positive");
+    GNNC_RETURN_IF_ERROR(readNumber(object, "leaky_relu", field, op.leakyRelu));
+    return Status::ok();
+  }
+
   Status readLaunch(const Json &object, const std::string &field,
                     LaunchRule &rule) const {
     GNNC_RETURN_IF_ERROR(checkObject(object, field,
-                                     {"block", "grid_param", "items_per_block",
+                                     {"block", "grid", "items_per_block",
                                       "shared_bytes", "min_blocks"}));
     auto block = object.find("block");
     if (block == object.end())
@@ -305,8 +442,8 @@ public:
     rule.blockX = dims[0];
     rule.blockY = dims[1];
     rule.blockZ = dims[2];
-    GNNC_RETURN_IF_ERROR(
-        readString(object, "grid_param", field, false, rule.gridParam));
+    if (auto grid = object.find("grid"); grid != object.end())
+      GNNC_RETURN_IF_ERROR(readRoles(*grid, field + ".grid", rule.grid));
     GNNC_RETURN_IF_ERROR(readUnsigned(object, "items_per_block", field,
                                       std::numeric_limits<uint64_t>::max(), 1,
                                       rule.itemsPerBlock));
@@ -344,11 +481,12 @@ public:
   Status readWorkspace(const Json &object, const std::string &field,
                        WorkspaceRule &ws) const {
     GNNC_RETURN_IF_ERROR(checkObject(object, field,
-                                     {"param", "count_param", "items_per_unit",
+                                     {"count", "items_per_unit",
                                       "bytes_per_unit", "min_units"}));
-    GNNC_RETURN_IF_ERROR(readString(object, "param", field, true, ws.param));
-    GNNC_RETURN_IF_ERROR(
-        readString(object, "count_param", field, true, ws.countParam));
+    auto count = object.find("count");
+    if (count == object.end())
+      return fail(field + ".count", "missing");
+    GNNC_RETURN_IF_ERROR(readRoles(*count, field + ".count", ws.count));
     const uint64_t most = uint64_t(1) << 48;
     GNNC_RETURN_IF_ERROR(readUnsigned(object, "items_per_unit", field, most, 1,
                                       ws.itemsPerUnit));
@@ -364,7 +502,7 @@ public:
     GNNC_RETURN_IF_ERROR(
         checkObject(object, field,
                     {"name", "params", "launch", "preludes", "follow_ups",
-                     "workspace", "schedule", "info"}));
+                     "workspace", "schedule", "op", "atomic_piece_edges"}));
     GNNC_RETURN_IF_ERROR(readString(object, "name", field, true, spec.name));
     auto params = object.find("params");
     if (params == object.end())
@@ -374,8 +512,8 @@ public:
     for (size_t i = 0; i < params->size(); ++i) {
       std::string paramField = field + ".params[" + std::to_string(i) + "]";
       const Json &paramJson = (*params)[i];
-      GNNC_RETURN_IF_ERROR(
-          checkObject(paramJson, paramField, {"name", "kind"}));
+      GNNC_RETURN_IF_ERROR(checkObject(paramJson, paramField,
+                                       {"name", "kind", "role", "operand"}));
       KernelParam param;
       GNNC_RETURN_IF_ERROR(
           readString(paramJson, "name", paramField, true, param.name));
@@ -388,6 +526,15 @@ public:
                                               "' (expected ptr, i32, i64 "
                                               "or f32)");
       param.kind = *parsed;
+      GNNC_RETURN_IF_ERROR(readName(
+          paramJson, "role", paramField, true,
+          [](const std::string &t) { return parseParamRole(t); },
+          "a parameter role such as row_offsets, input or result",
+          param.role));
+      uint64_t operand = 0;
+      GNNC_RETURN_IF_ERROR(
+          readUnsigned(paramJson, "operand", paramField, 64, 0, operand));
+      param.operand = static_cast<int32_t>(operand);
       spec.params.push_back(std::move(param));
     }
     auto launch = object.find("launch");
@@ -405,22 +552,24 @@ public:
       GNNC_RETURN_IF_ERROR(readWorkspace(*ws, field + ".workspace", rule));
       spec.workspace = std::move(rule);
     }
+    std::string schedule;
     GNNC_RETURN_IF_ERROR(
-        readString(object, "schedule", field, false, spec.schedule));
-    auto info = object.find("info");
-    if (info != object.end()) {
-      if (!info->is_object())
-        return fail(field + ".info", "expected an object");
-      for (auto it = info->begin(); it != info->end(); ++it) {
-        if (it->is_string())
-          spec.info[it.key()] = it->get<std::string>();
-        else if (it->is_number() || it->is_boolean())
-          spec.info[it.key()] = it->dump();
-        else
-          return fail(field + ".info." + it.key(),
-                      "expected a string, number or boolean");
-      }
+        readString(object, "schedule", field, false, schedule));
+    if (!schedule.empty()) {
+      Expected<Schedule> parsed = parseSchedule(schedule);
+      if (!parsed)
+        return fail(field + ".schedule", parsed.message());
+      spec.schedule = *parsed;
     }
+    if (auto op = object.find("op"); op != object.end()) {
+      OpDesc desc;
+      GNNC_RETURN_IF_ERROR(readOp(*op, field + ".op", desc));
+      spec.op = desc;
+    }
+    uint64_t pieces = 0;
+    GNNC_RETURN_IF_ERROR(readUnsigned(object, "atomic_piece_edges", field,
+                                      uint64_t(1) << 40, 0, pieces));
+    spec.atomicPieceEdges = static_cast<int64_t>(pieces);
     Status valid = validateKernelSpec(spec);
     if (!valid)
       return fail(field, valid.message());
@@ -454,9 +603,14 @@ Expected<std::vector<KernelSpec>> readManifest(const std::string &json,
   auto version = root.find("version");
   if (version == root.end())
     return reader.fail("version", "missing");
-  if (!version->is_number_integer() || version->get<int64_t>() != 1)
-    return reader.fail("version", "unsupported manifest version " +
-                                      version->dump() + " (expected 1)");
+  if (!version->is_number_integer() ||
+      version->get<int64_t>() != kManifestVersion)
+    return reader.fail(
+        "version", "unsupported manifest version " + version->dump() +
+                       " (this gnnc reads version " +
+                       std::to_string(kManifestVersion) +
+                       "; recompile the .gnn file with this gnnc to write "
+                       "it again)");
   std::string sourceName;
   GNNC_RETURN_IF_ERROR(
       reader.readString(root, "source", "manifest", true, sourceName));

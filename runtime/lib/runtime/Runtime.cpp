@@ -51,6 +51,43 @@ ArgPack &ArgPack::bind(const std::string &name, float v) {
   return *this;
 }
 
+ArgPack &ArgPack::bind(ParamRole role, const DeviceBuffer &buffer,
+                       int32_t operand) {
+  Value value;
+  value.kind = ParamKind::Pointer;
+  value.address = buffer.address();
+  roleValues_[{role, role == ParamRole::Input ? operand : 0}] = value;
+  return *this;
+}
+
+ArgPack &ArgPack::bind(ParamRole role, int64_t v) {
+  Value value;
+  value.kind = ParamKind::Int64;
+  value.i64 = v;
+  roleValues_[{role, 0}] = value;
+  return *this;
+}
+
+Expected<ArgPack> ArgPack::byName(const KernelSpec &spec) const {
+  ArgPack named;
+  named.values_ = values_;
+  for (const auto &[key, value] : roleValues_) {
+    const KernelParam *param = spec.findRole(key.first, key.second);
+    std::string role = paramRoleName(key.first);
+    if (key.first == ParamRole::Input)
+      role += " " + std::to_string(key.second);
+    if (!param)
+      return Status::error("kernel '" + spec.name + "': an argument is bound "
+                           "to the role " + role +
+                           ", which no parameter has");
+    if (!named.values_.emplace(param->name, value).second)
+      return Status::error("kernel '" + spec.name + "': parameter '" +
+                           param->name + "' (role " + role +
+                           ") is bound both by name and by role");
+  }
+  return named;
+}
+
 /// Checks the bindings of `args` against the parameters of `spec`.
 static Status checkArguments(const KernelSpec &spec, const ArgPack &args) {
   for (const KernelParam &param : spec.params) {
@@ -74,14 +111,21 @@ static Status checkArguments(const KernelSpec &spec, const ArgPack &args) {
   return Status::ok();
 }
 
-/// The value of the integer argument `name` of `spec` (or the sum of the
-/// arguments `a+b+...`); `role` names its use in errors.
+/// The sum of the values of the integer parameters of `spec` with the
+/// roles `roles`, bound by name in `args`; `use` names their use in errors.
 static Expected<int64_t> integerArgument(const KernelSpec &spec,
                                          const ArgPack &args,
-                                         const std::string &name,
-                                         const char *role) {
+                                         const std::vector<ParamRole> &roles,
+                                         const char *use) {
   int64_t sum = 0;
-  for (const std::string &part : splitParamSum(name)) {
+  for (ParamRole partRole : roles) {
+    const KernelParam *param = spec.findRole(partRole);
+    if (!param)
+      return Status::error("kernel '" + spec.name + "': " + use + " '" +
+                           paramRoleName(partRole) +
+                           "' is the role of no parameter");
+    const std::string &part = param->name;
+    const char *role = use;
     auto it = args.values().find(part);
     if (it == args.values().end())
       return Status::error("kernel '" + spec.name + "': " + role + " '" + part +
@@ -98,19 +142,22 @@ static Expected<int64_t> integerArgument(const KernelSpec &spec,
       return Status::error("kernel '" + spec.name + "': " + role + " '" + part +
                            "' is negative (" + std::to_string(items) + ")");
     if (items > std::numeric_limits<int64_t>::max() - sum)
-      return Status::error("kernel '" + spec.name + "': " + role + " '" + name +
-                           "' overflows");
+      return Status::error("kernel '" + spec.name + "': the " + role +
+                           " overflows");
     sum += items;
   }
   return sum;
 }
 
 Expected<uint64_t> gridBlocks(const KernelSpec &spec, const LaunchRule &rule,
-                              const ArgPack &args) {
-  if (rule.gridParam.empty())
+                              const ArgPack &given) {
+  if (rule.grid.empty())
     return std::max<uint64_t>(1, rule.minBlocks);
+  Expected<ArgPack> args = given.byName(spec);
+  if (!args)
+    return args.status();
   Expected<int64_t> items =
-      integerArgument(spec, args, rule.gridParam, "grid parameter");
+      integerArgument(spec, *args, rule.grid, "grid parameter");
   if (!items)
     return items.status();
   uint64_t perBlock = rule.itemsPerBlock ? rule.itemsPerBlock : 1;
@@ -122,12 +169,16 @@ Expected<uint64_t> gridBlocks(const KernelSpec &spec, const ArgPack &args) {
   return gridBlocks(spec, spec.launch, args);
 }
 
-Expected<uint64_t> workspaceBytes(const KernelSpec &spec, const ArgPack &args) {
+Expected<uint64_t> workspaceBytes(const KernelSpec &spec,
+                                  const ArgPack &given) {
   if (!spec.workspace)
     return uint64_t(0);
   const WorkspaceRule &ws = *spec.workspace;
+  Expected<ArgPack> args = given.byName(spec);
+  if (!args)
+    return args.status();
   Expected<int64_t> items =
-      integerArgument(spec, args, ws.countParam, "workspace count");
+      integerArgument(spec, *args, ws.count, "workspace count");
   if (!items)
     return items.status();
   uint64_t perUnit = ws.itemsPerUnit ? ws.itemsPerUnit : 1;
@@ -231,13 +282,18 @@ Expected<LoadedKernel> Runtime::load(const KernelSpec &spec, LoadStats *stats) {
   return kernel;
 }
 
-Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &given,
+Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &unresolved,
                        bool synchronize) {
   const KernelSpec &spec = kernel.spec;
+  Expected<ArgPack> named = unresolved.byName(spec);
+  if (!named)
+    return named.status();
+  const ArgPack &given = *named;
   // An unbound workspace gets the runtime's scratch buffer.
   const ArgPack *bound = &given;
   ArgPack withWorkspace;
-  if (spec.workspace && !given.values().count(spec.workspace->param)) {
+  const KernelParam *workspace = spec.findRole(ParamRole::Workspace);
+  if (spec.workspace && workspace && !given.values().count(workspace->name)) {
     Expected<uint64_t> bytes = workspaceBytes(spec, given);
     if (!bytes)
       return bytes.status();
@@ -252,7 +308,7 @@ Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &given,
       scratch_ = grown.take();
     }
     withWorkspace = given;
-    withWorkspace.bindAddress(spec.workspace->param, scratch_.address());
+    withWorkspace.bindAddress(workspace->name, scratch_.address());
     bound = &withWorkspace;
   }
   const ArgPack &args = *bound;

@@ -43,8 +43,6 @@ struct EdgeSoftmaxGradSignature {
   int64_t heads = 1;
   bool offsets64 = true;
   bool indices64 = false;
-  /// Names of the softmax output, output gradient and result parameters.
-  std::string outParam, gradParam, resultParam;
 };
 
 Expected<EdgeSoftmaxGradSignature>
@@ -75,14 +73,14 @@ Expected<KernelCheck> checkEdgeSoftmaxGrad(rt::Runtime &runtime,
 /// of a forward gnn.spmm: reduce = sum, this scale and (when the scale
 /// reads column factors) this col_norm_exponent.
 struct SpmmGradForm {
-  ref::DegreeScale scale = ref::DegreeScale::None;
+  gnnc::DegreeScale scale = gnnc::DegreeScale::None;
   double colNormExponent = 0.5;
 };
 
 /// The backward form of a forward gnn.spmm with `reduce` and `scale`; fails
 /// for reduce = max.
-Expected<SpmmGradForm> spmmFeatureGradForm(ref::SpmmReduce reduce,
-                                           ref::DegreeScale scale);
+Expected<SpmmGradForm> spmmFeatureGradForm(gnnc::Reduce reduce,
+                                           gnnc::DegreeScale scale);
 
 /// A `gnn.kernel @name` (to be placed in a gnn.module) computing the
 /// feature gradient of a forward gnn.spmm with `reduce` and `scale` on
@@ -91,7 +89,7 @@ Expected<SpmmGradForm> spmmFeatureGradForm(ref::SpmmReduce reduce,
 /// body of a #gnn.schedule<...> or empty for the default.
 Expected<std::string> spmmFeatureGradKernelText(
     const std::string &name, ElementType type, int64_t width, bool edgeValues,
-    ref::SpmmReduce reduce, ref::DegreeScale scale,
+    gnnc::Reduce reduce, gnnc::DegreeScale scale,
     const std::string &offsets = "i64", const std::string &indices = "i32",
     const std::string &schedule = "");
 
@@ -101,8 +99,8 @@ Expected<std::string> spmmFeatureGradKernelText(
 /// checks dX against ref::spmmGradFeatures on `g`.
 Expected<KernelCheck>
 checkSpmmFeatureGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
-                     const graph::CsrGraph &g, ref::SpmmReduce reduce,
-                     ref::DegreeScale scale, uint64_t seed);
+                     const graph::CsrGraph &g, gnnc::Reduce reduce,
+                     gnnc::DegreeScale scale, uint64_t seed);
 
 /// Multiplies the value of each edge e = (r, c) of `g` in `grad` by the
 /// factors rowFactor[r] * colFactor[c] of a forward gnn.spmm with `reduce`
@@ -110,8 +108,8 @@ checkSpmmFeatureGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
 /// of the sddmm result rather than folded into its f16/bf16 operands: a
 /// factor like deg^-3/2 of a hub row would push the operands into f16's
 /// subnormal range.
-void scaleEdgeGrad(const graph::CsrGraph &g, ref::SpmmReduce reduce,
-                   ref::DegreeScale scale, std::vector<float> &grad);
+void scaleEdgeGrad(const graph::CsrGraph &g, gnnc::Reduce reduce,
+                   gnnc::DegreeScale scale, std::vector<float> &grad);
 
 /// Runs a dot-form gnn.sddmm kernel (without leaky ReLU) as the edge-value
 /// gradient of a forward gnn.spmm with `reduce` and `scale` on `g`: row
@@ -120,8 +118,8 @@ void scaleEdgeGrad(const graph::CsrGraph &g, ref::SpmmReduce reduce,
 Expected<KernelCheck> checkSpmmValueGrad(rt::Runtime &runtime,
                                          const rt::LoadedKernel &kernel,
                                          const graph::CsrGraph &g,
-                                         ref::SpmmReduce reduce,
-                                         ref::DegreeScale scale, uint64_t seed);
+                                         gnnc::Reduce reduce,
+                                         gnnc::DegreeScale scale, uint64_t seed);
 
 //===----------------------------------------------------------------------===//
 // gnn.sddmm
@@ -140,7 +138,7 @@ graph::CsrGraph columnEdgeGraph(const graph::CsrGraph &g);
 /// Multiplies gradOut (nnz x perEdge values) by `slope` where the sddmm
 /// pre-activation (ref::sddmm without leaky ReLU) was negative.
 void leakyReluGrad(const graph::CsrGraph &g, const float *a, const float *b,
-                   int64_t width, ref::SddmmForm form, float slope,
+                   int64_t width, gnnc::SddmmForm form, float slope,
                    std::vector<float> &gradOut);
 
 /// Which gradient of gnn.sddmm a gnn.spmm kernel computes.
@@ -153,7 +151,7 @@ enum class SddmmGradSide { Rows, Columns };
 /// gradient, and checks it against ref::sddmmGrad.
 Expected<KernelCheck>
 checkSddmmGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
-               const graph::CsrGraph &g, ref::SddmmForm form,
+               const graph::CsrGraph &g, gnnc::SddmmForm form,
                std::optional<float> slope, SddmmGradSide side, uint64_t seed);
 
 } // namespace gnnc::ops

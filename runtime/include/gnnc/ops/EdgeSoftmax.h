@@ -14,10 +14,6 @@ struct EdgeSoftmaxSignature {
   int64_t heads = 1;
   bool offsets64 = true;
   bool indices64 = false;
-  /// Names of the logits and output parameters (`values` or `x`, and `y`
-  /// by default).
-  std::string logitsParam;
-  std::string outputParam;
 };
 
 Expected<EdgeSoftmaxSignature> edgeSoftmaxSignature(const rt::KernelSpec &spec);

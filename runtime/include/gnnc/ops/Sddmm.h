@@ -13,13 +13,13 @@ namespace gnnc::ops {
 struct SddmmSignature {
   ElementType type = ElementType::F32;
   int64_t featureWidth = 0;
-  ref::SddmmForm form = ref::SddmmForm::Dot;
+  gnnc::SddmmForm form = gnnc::SddmmForm::Dot;
   std::optional<float> leakyRelu;
   bool offsets64 = true;
   bool indices64 = false;
   /// Output elements per edge: 1 (dot) or the feature width (add).
   int64_t outputsPerEdge() const {
-    return form == ref::SddmmForm::Dot ? 1 : featureWidth;
+    return form == gnnc::SddmmForm::Dot ? 1 : featureWidth;
   }
 };
 

@@ -105,8 +105,8 @@ struct SpmmSignature {
   /// `reduce` and `scale` of the op (absent from `spec.info`: sum, none).
   /// For max, the reference comparison scales by |result| rather than by the
   /// sum of the magnitudes of the terms.
-  ref::SpmmReduce reduce = ref::SpmmReduce::Sum;
-  ref::DegreeScale scale = ref::DegreeScale::None;
+  gnnc::Reduce reduce = gnnc::Reduce::Sum;
+  gnnc::DegreeScale scale = gnnc::DegreeScale::None;
   /// GIN's self weight eps, when the kernel adds (1 + eps) * x[r].
   std::optional<double> selfWeight;
   /// `accumulate = f16` (terms added in f16) and the schedule's
@@ -124,7 +124,7 @@ struct SpmmSignature {
   double colNormExponent = 0.5;
   /// Whether the kernel reads the column factors `col_norm`.
   bool needsColumnNorm() const {
-    return scale == ref::DegreeScale::Right || scale == ref::DegreeScale::Both;
+    return scale == gnnc::DegreeScale::Right || scale == gnnc::DegreeScale::Both;
   }
   /// The reference options of the op.
   ref::SpmmOptions options() const {

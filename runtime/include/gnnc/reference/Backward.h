@@ -32,7 +32,7 @@ void edgeSoftmaxGrad(const graph::CsrGraph &g, const float *out,
 
 /// The factors gnn.spmm applies: y[r] = rowFactor[r] * sum over e = (r, c)
 /// of w[e] * colFactor[c] * x[c] (reduce sum or mean; see ref::spmm).
-void spmmFactors(const graph::CsrGraph &g, SpmmReduce reduce, DegreeScale scale,
+void spmmFactors(const graph::CsrGraph &g, gnnc::Reduce reduce, DegreeScale scale,
                  std::vector<double> &rowFactor,
                  std::vector<double> &colFactor);
 
@@ -43,7 +43,7 @@ void spmmFactors(const graph::CsrGraph &g, SpmmReduce reduce, DegreeScale scale,
 /// of the magnitudes of each output's terms. Fails for reduce = max (its
 /// backward needs the argmax of every output).
 Status spmmGradFeatures(const graph::CsrGraph &g, const float *edgeValues,
-                        const float *dY, int64_t width, SpmmReduce reduce,
+                        const float *dY, int64_t width, gnnc::Reduce reduce,
                         DegreeScale scale, std::vector<double> &dX,
                         std::vector<double> *absRef = nullptr);
 
@@ -52,7 +52,7 @@ Status spmmGradFeatures(const graph::CsrGraph &g, const float *edgeValues,
 /// e = (r, c). `magnitude` (optional) receives the sum of the magnitudes of
 /// the terms. Fails for reduce = max.
 Status spmmGradValues(const graph::CsrGraph &g, const float *x, const float *dY,
-                      int64_t width, SpmmReduce reduce, DegreeScale scale,
+                      int64_t width, gnnc::Reduce reduce, DegreeScale scale,
                       std::vector<double> &dW,
                       std::vector<double> *magnitude = nullptr);
 

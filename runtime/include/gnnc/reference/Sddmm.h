@@ -2,6 +2,7 @@
 #ifndef GNNC_REFERENCE_SDDMM_H
 #define GNNC_REFERENCE_SDDMM_H
 
+#include "gnnc/Plan/Types.h"
 #include "gnnc/graph/Csr.h"
 
 #include <cstdint>
@@ -9,9 +10,6 @@
 #include <vector>
 
 namespace gnnc::ref {
-
-/// How gnn.sddmm forms an edge's value from its endpoints' features.
-enum class SddmmForm { Dot, Add };
 
 /// Double-precision SDDMM over the non-zeros of `g`. For non-zero e = (r, c):
 /// Dot: out[e] = sum_f a[r,f] * b[c,f] (out has nnz elements);

@@ -53,15 +53,6 @@ void spmmSumInto(const graph::CsrGraph &g, const float *edgeValues,
                  const float *x, int64_t featWidth, double *y,
                  double *absRef = nullptr, int numThreads = 0);
 
-/// The neighbour reduction of gnn.spmm: a sum, the sum divided by the row's
-/// degree, or the largest term (0 for an empty row, in each case).
-enum class SpmmReduce { Sum, Mean, Max };
-
-/// gnn.spmm's fused degree scaling: Left multiplies row r by
-/// 1/sqrt(deg_out(r)), Right multiplies each term of column c by
-/// 1/sqrt(deg_in(c)), Both does both (GCN). A degree of 0 gives factor 0.
-enum class DegreeScale { None, Left, Right, Both };
-
 /// 1/sqrt(deg_in(c)) for every column c of `g` (deg_in(c): non-zeros in
 /// column c), 0 for a column without non-zeros: the `col_norm` factors of
 /// gnn.spmm with scale = right or both.
@@ -81,13 +72,13 @@ std::vector<double> columnNormFactors(const graph::CsrGraph &g,
 /// `colNormExponent` p makes colFactor(c) deg_in(c)^-p (gnn.spmm's
 /// col_norm_exponent).
 void spmm(const graph::CsrGraph &g, const float *edgeValues, const float *x,
-          int64_t featWidth, SpmmReduce reduce, DegreeScale scale,
+          int64_t featWidth, gnnc::Reduce reduce, DegreeScale scale,
           std::vector<double> &y, std::vector<double> *absRef = nullptr,
           int numThreads = 0, double colNormExponent = 0.5);
 
 /// What gnn.spmm computes beyond the graph and its operands.
 struct SpmmOptions {
-  SpmmReduce reduce = SpmmReduce::Sum;
+  gnnc::Reduce reduce = gnnc::Reduce::Sum;
   DegreeScale scale = DegreeScale::None;
   /// GIN's self term: when set to eps, (1 + eps) * X[r, :] is added to row
   /// r after the row factor (the self term is not scaled). Sum and Mean

@@ -10,6 +10,7 @@
 #ifndef GNNC_RUNTIME_FLOAT16_H
 #define GNNC_RUNTIME_FLOAT16_H
 
+#include "gnnc/Plan/Types.h"
 #include "gnnc/runtime/Status.h"
 
 #include <cstddef>
@@ -111,40 +112,6 @@ inline float bf16ToFloat(uint16_t b) {
 inline float roundToHalf(float f) { return halfToFloat(floatToHalf(f)); }
 /// Rounds a float to the nearest bfloat16 and back.
 inline float roundToBf16(float f) { return bf16ToFloat(floatToBf16(f)); }
-
-/// Element type of feature and value arrays on the device.
-enum class ElementType { F32, F16, BF16 };
-
-/// Size in bytes of one element.
-inline size_t elementSize(ElementType type) {
-  return type == ElementType::F32 ? 4 : 2;
-}
-
-/// The short name: "f32", "f16" or "bf16".
-inline const char *elementTypeName(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return "f32";
-  case ElementType::F16:
-    return "f16";
-  case ElementType::BF16:
-    return "bf16";
-  }
-  return "unknown";
-}
-
-/// Parses "f32", "f16" or "bf16" (also "float32", "float16", "half",
-/// "bfloat16").
-inline Expected<ElementType> parseElementType(const std::string &name) {
-  if (name == "f32" || name == "float32" || name == "float")
-    return ElementType::F32;
-  if (name == "f16" || name == "float16" || name == "half")
-    return ElementType::F16;
-  if (name == "bf16" || name == "bfloat16")
-    return ElementType::BF16;
-  return Status::error("unknown element type '" + name +
-                       "' (expected f32, f16 or bf16)");
-}
 
 /// Rounds `value` to the precision of `type` and back to float (identity for
 /// F32).

@@ -49,9 +49,17 @@ struct LoadedKernel {
   std::vector<Function> followUps;
 };
 
-/// Kernel arguments bound by parameter name.
+/// Kernel arguments, bound by parameter role (how gnnc's host ops bind
+/// them, whatever the parameters are called) or by parameter name.
 class ArgPack {
 public:
+  /// Binds the pointer parameter with `role` (and, for role input,
+  /// `operand`) to the buffer's device address.
+  ArgPack &bind(ParamRole role, const DeviceBuffer &buffer,
+                int32_t operand = 0);
+  /// Binds the i64 parameter with `role` (a count).
+  ArgPack &bind(ParamRole role, int64_t value);
+
   /// Binds a "ptr" parameter to the buffer's device address.
   ArgPack &bind(const std::string &name, const DeviceBuffer &buffer);
   /// Binds a "ptr" parameter to a raw device address.
@@ -74,9 +82,17 @@ public:
     };
   };
   const std::map<std::string, Value> &values() const { return values_; }
+  using RoleKey = std::pair<ParamRole, int32_t>;
+  const std::map<RoleKey, Value> &roleValues() const { return roleValues_; }
+
+  /// The arguments of `spec` by name: those bound by name, and those bound
+  /// by role under the name of the parameter with that role. Fails on a
+  /// role `spec` has no parameter for, or a parameter bound both ways.
+  Expected<ArgPack> byName(const KernelSpec &spec) const;
 
 private:
   std::map<std::string, Value> values_;
+  std::map<RoleKey, Value> roleValues_;
 };
 
 /// The number of blocks `spec` launches with `args` (0: skip the launch).

@@ -42,33 +42,6 @@ def Gnn_GraphFormat : I32EnumAttr<"GraphFormat", "storage format of a graph", [
   let genSpecializedAttr = 0;
 }
 
-def Gnn_Strategy : I32EnumAttr<"Strategy", "parallelization strategy", [
-    I32EnumAttrCase<"vertex_parallel", 0>,
-    I32EnumAttrCase<"neighbor_group", 1>,
-    I32EnumAttrCase<"edge_parallel", 2>,
-    I32EnumAttrCase<"sliced", 3>,
-    I32EnumAttrCase<"batched", 4>,
-    I32EnumAttrCase<"tile_routed", 5>]> {
-  let cppNamespace = "::gnnc::gnn";
-  let genSpecializedAttr = 0;
-}
-
-def Gnn_Accumulate : I32EnumAttr<"Accumulate", "accumulation precision", [
-    I32EnumAttrCase<"f32", 0>,
-    I32EnumAttrCase<"f16", 1>]> {
-  let cppNamespace = "::gnnc::gnn";
-  let genSpecializedAttr = 0;
-}
-
-def Gnn_WriteMode : I32EnumAttr<"WriteMode", "how partial results reach memory", [
-    I32EnumAttrCase<"direct", 0>,
-    I32EnumAttrCase<"atomic", 1>,
-    I32EnumAttrCase<"staged", 2>,
-    I32EnumAttrCase<"shared", 3>]> {
-  let cppNamespace = "::gnnc::gnn";
-  let genSpecializedAttr = 0;
-}
-
 def Gnn_Reduce : I32EnumAttr<"Reduce", "neighbour reduction", [
     I32EnumAttrCase<"sum", 0>,
     I32EnumAttrCase<"mean", 1>,
@@ -126,7 +99,11 @@ def Gnn_ScheduleAttr : AttrDef<Gnn_Dialect, "Schedule"> {
   let mnemonic = "schedule";
   let summary = "how a gnn op is run on a GPU";
   let description = [{
-    Every schedule parameter gnnc knows. A value of 0 means "let the
+    Holds a `gnnc::Schedule` (gnnc/Plan/Schedule.h), which lists every
+    schedule parameter gnnc knows, its spelling and its default: the
+    attribute's text is the schedule's one text form,
+    `#gnn.schedule<strategy = edge_parallel, vector_width = 4>`, with the
+    fields that hold their defaults left out. A value of 0 means "let the
     compiler choose" (the `gnn-default-schedule` pass fills it in).
 
     - `strategy`: vertex_parallel (a warp or sub-warp per row),
@@ -141,7 +118,7 @@ def Gnn_ScheduleAttr : AttrDef<Gnn_Dialect, "Schedule"> {
     - `group_size`: neighbours per neighbour group.
     - `dim_workers`: threads sharing one row (or group) along the features.
     - `threads_per_block`: CUDA block size.
-    - `edges_per_warp`: edges per warp for edge-parallel schedules.
+    - `edges_per_warp`: merge-path items per worker (edge_parallel).
     - `slice_size`: non-zeros per slice of sliced CSR.
     - `tile_routing`: route segmented-matmul tiles through a table.
     - `accumulate`: accumulation precision (f32 or f16). gnn.spmm on f16
@@ -156,28 +133,16 @@ def Gnn_ScheduleAttr : AttrDef<Gnn_Dialect, "Schedule"> {
     - `blocks_per_sm`: blocks of `threads_per_block` that must fit on one
       SM at once; the CUDA compiler caps each thread's registers to allow
       it (`__launch_bounds__`), spilling if it must. 0: no cap.
+
+    The verifier checks the fields against each other (checkScheduleFields);
+    each op checks the schedule against itself through its kernel plans.
   }];
-  let parameters = (ins
-    DefaultValuedParameter<"::gnnc::gnn::Strategy",
-      "::gnnc::gnn::Strategy::vertex_parallel">:$strategy,
-    DefaultValuedParameter<"int32_t", "0">:$vector_width,
-    DefaultValuedParameter<"int32_t", "0">:$disc_batch,
-    DefaultValuedParameter<"int32_t", "0">:$group_size,
-    DefaultValuedParameter<"int32_t", "0">:$dim_workers,
-    DefaultValuedParameter<"int32_t", "0">:$threads_per_block,
-    DefaultValuedParameter<"int32_t", "0">:$edges_per_warp,
-    DefaultValuedParameter<"int32_t", "0">:$slice_size,
-    DefaultValuedParameter<"bool", "false">:$tile_routing,
-    DefaultValuedParameter<"::gnnc::gnn::Accumulate",
-      "::gnnc::gnn::Accumulate::f32">:$accumulate,
-    DefaultValuedParameter<"::gnnc::gnn::WriteMode",
-      "::gnnc::gnn::WriteMode::direct">:$write,
-    DefaultValuedParameter<"int32_t", "0">:$blocks_per_sm);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let parameters = (ins "::gnnc::Schedule":$value);
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// True when every parameter the strategy uses has a concrete value.
-    bool isComplete() const;
+    /// Shorthands for the fields the passes read most.
+    ::gnnc::Strategy getStrategy() const { return getValue().strategy; }
   }];
 }
 
@@ -204,38 +169,97 @@ def Gnn_RowsAttr : AttrDef<Gnn_Dialect, "Rows",
   let genVerifyDecl = 1;
 }
 
+def Gnn_ParamRoleList : ArrayRefParameter<"::gnnc::ParamRole",
+                                          "roles of kernel parameters"> {
+  let printer = "printRoleList($_printer, $_self)";
+  let parser = "parseRoleList($_parser)";
+}
+
+def Gnn_ParamAttr : AttrDef<Gnn_Dialect, "Param"> {
+  let mnemonic = "param";
+  let summary = "one parameter of a lowered kernel: its name and role";
+  let description = [{
+    Written by `gnn-lower-to-kernels` into the kernel's `gnn.abi` list, in
+    launch order: `#gnn.param<"row_ptr", row_offsets>`, and for the op's
+    tensor inputs their position, `#gnn.param<"x1", input, operand = 1>`.
+    The roles are gnnc::ParamRole (gnnc/Plan/Abi.h); the host binds
+    arguments by role, so a parameter may have any name.
+  }];
+  let parameters = (ins StringRefParameter<>:$name, "::gnnc::ParamRole":$role,
+                        DefaultValuedParameter<"int32_t", "0">:$operand);
+  let assemblyFormat =
+      "`<` $name `,` $role (`,` `operand` `=` $operand^)? `>`";
+}
+
 def Gnn_LaunchAttr : AttrDef<Gnn_Dialect, "Launch"> {
   let mnemonic = "launch";
   let summary = "launch configuration of a lowered kernel";
   let description = [{
-    Written by `gnn-lower-to-kernels`: `block` threads per block, one block
-    per `per_block` items of the integer kernel parameter `grid` (at least
-    `min_blocks` blocks), and `shared` bytes of dynamic shared memory;
-    `blocks_per_sm` (from the schedule) caps registers so that many blocks
-    fit on an SM.
+    Written by `gnn-lower-to-kernels` from the kernel plan: `block` threads
+    per block, one block per `per_block` items of the sum of the parameters
+    whose roles `grid` lists (at least `min_blocks` blocks), `shared` bytes
+    of dynamic shared memory; `blocks_per_sm` (from the schedule) caps
+    registers so that many blocks fit on an SM.
   }];
-  let parameters = (ins "int32_t":$block, StringRefParameter<>:$grid,
-                        "int64_t":$per_block, "int32_t":$shared,
+  let parameters = (ins "int32_t":$block, Gnn_ParamRoleList:$grid,
+                        "int64_t":$per_block,
+                        DefaultValuedParameter<"int64_t", "0">:$shared,
                         DefaultValuedParameter<"int64_t", "0">:$min_blocks,
                         DefaultValuedParameter<"int32_t", "0">:$blocks_per_sm);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
-def Gnn_VertexPlanAttr : AttrDef<Gnn_Dialect, "VertexPlan"> {
-  let mnemonic = "vertex_plan";
-  let summary = "resolved mapping of a vertex-parallel kernel";
+def Gnn_CompanionAttr : AttrDef<Gnn_Dialect, "Companion"> {
+  let mnemonic = "companion";
+  let summary = "a kernel run before or after a lowered kernel";
   let description = [{
-    Derived from the schedule and the op by `gnn-lower-to-kernels`: `lanes`
-    threads per row, `rows_per_block` rows per block, `vector_width`
+    A kernel with the parameters of the main one, named by the main one's
+    entry name and `suffix`, launched as `launch` says: a prelude
+    (`gnn.preludes`, e.g. `_init`, which sets the rows that atomic pieces
+    are added to) or a follow-up (`gnn.follow_ups`, e.g. `_fixup`, which
+    adds the pieces of split rows).
+  }];
+  let parameters = (ins StringRefParameter<>:$suffix,
+                        "::gnnc::gnn::LaunchAttr":$launch);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Gnn_WorkspaceAttr : AttrDef<Gnn_Dialect, "Workspace"> {
+  let mnemonic = "workspace";
+  let summary = "the scratch memory of a lowered kernel";
+  let description = [{
+    ceil(sum of the parameters whose roles `count` lists / `items_per_unit`)
+    units, at least `min_units`, of `bytes_per_unit` bytes each, passed in
+    the parameter with the role `workspace`.
+  }];
+  let parameters = (ins Gnn_ParamRoleList:$count, "int64_t":$items_per_unit,
+                        "int64_t":$bytes_per_unit, "int64_t":$min_units);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Gnn_PlanAttr : AttrDef<Gnn_Dialect, "Plan"> {
+  let mnemonic = "plan";
+  let summary = "the thread mapping of a lowered op";
+  let description = [{
+    Written by `gnn-lower-to-kernels` from the op's kernel plan
+    (gnnc::ThreadMapping, gnnc/Plan/Plan.h): `lanes` threads per row (or
+    worker, or group), `rows_per_block` of them per block, `vector_width`
     elements per load, `chunks` vector chunks per row, `chunks_per_lane`
-    loop trips per lane, and `edge_unroll` neighbours whose feature loads a
-    thread issues before using the first (the threads of a row load `lanes`
-    column indices at once and pass them round with shuffles). The CUDA
+    loop trips per lane, `edge_unroll` neighbours whose feature loads a
+    thread issues before using the first, whether 16-bit vectors stay
+    `packed`, the edge_parallel `items_per_worker` and `row_ends_bytes` of
+    shared memory, the neighbor_group `group_size`, and the most edges of a
+    piece of a split row added atomically (`atomic_piece_edges`). The CUDA
     printer prints exactly this.
   }];
   let parameters = (ins "int32_t":$lanes, "int32_t":$rows_per_block,
-                        "int32_t":$vector_width, "int32_t":$chunks,
-                        "int32_t":$chunks_per_lane, "int32_t":$edge_unroll);
+                        "int32_t":$vector_width, "int64_t":$chunks,
+                        "int64_t":$chunks_per_lane, "int32_t":$edge_unroll,
+                        DefaultValuedParameter<"bool", "false">:$packed,
+                        DefaultValuedParameter<"int64_t", "0">:$items_per_worker,
+                        DefaultValuedParameter<"int64_t", "0">:$group_size,
+                        DefaultValuedParameter<"int64_t", "0">:$row_ends_bytes,
+                        DefaultValuedParameter<"int64_t", "0">:$atomic_piece_edges);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

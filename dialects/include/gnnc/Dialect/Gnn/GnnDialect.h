@@ -9,6 +9,35 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/TensorEncoding.h"
 
+#include "gnnc/Plan/Abi.h"
+#include "gnnc/Plan/Plan.h"
+#include "gnnc/Plan/Schedule.h"
+#include "gnnc/Plan/Types.h"
+
+#include "llvm/ADT/Hashing.h"
+
+namespace gnnc {
+/// Hashes a schedule (the storage of #gnn.schedule).
+llvm::hash_code hash_value(const Schedule &schedule);
+/// Prints a parameter role by its manifest spelling (#gnn.param).
+mlir::AsmPrinter &operator<<(mlir::AsmPrinter &printer, ParamRole role);
+} // namespace gnnc
+
+namespace mlir {
+/// Parses a parameter role from its manifest spelling (#gnn.param).
+template <> struct FieldParser<::gnnc::ParamRole> {
+  static FailureOr<::gnnc::ParamRole> parse(AsmParser &parser);
+};
+} // namespace mlir
+
+namespace gnnc::gnn {
+/// `[role, role, ...]`, the grid and workspace counts of #gnn.launch and
+/// #gnn.workspace.
+void printRoleList(mlir::AsmPrinter &printer, llvm::ArrayRef<ParamRole> roles);
+mlir::FailureOr<llvm::SmallVector<ParamRole>>
+parseRoleList(mlir::AsmParser &parser);
+} // namespace gnnc::gnn
+
 #include "gnnc/Dialect/Gnn/GnnDialect.h.inc"
 #include "gnnc/Dialect/Gnn/GnnEnums.h.inc"
 

@@ -12,17 +12,20 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "gnnc/Dialect/Gnn/GnnInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "gnnc/Dialect/Gnn/GnnOps.h.inc"
 
 namespace gnnc::gnn {
 
-/// Whether kernels keep loaded feature vectors of `elementType` packed (raw
-/// 16-bit words, `vectorWidth` >= 2) until they use them, instead of
-/// widening them to floats on arrival. The lowering sizes what depends on
-/// it (an edge-parallel sddmm's shared row ends); the CUDA printer prints
-/// it.
-bool keepsVectorsPacked(mlir::Type elementType, int64_t vectorWidth);
+/// The element type of `type` (f32, f16 or bf16) as the kernel plans name
+/// it; fails for any other type.
+mlir::FailureOr<ElementType> elementTypeOf(mlir::Type type);
+
+/// The #gnn.plan attribute of `plan`'s thread mapping, and back.
+PlanAttr getPlanAttr(mlir::MLIRContext *context, const KernelPlan &plan);
+ThreadMapping threadMapping(PlanAttr attr);
 
 /// The row stride of a 2-D tensor `type`: the stride of its `#gnn.rows`
 /// encoding, or its width (dimension 1) without one.

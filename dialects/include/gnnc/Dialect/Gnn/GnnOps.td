@@ -17,6 +17,36 @@ class Gnn_Op<string mnemonic, list<Trait> traits = []>
 def Gnn_FeatureTensor : TensorOf<[F32, F16, BF16]>;
 
 //===----------------------------------------------------------------------===//
+// Interfaces
+//===----------------------------------------------------------------------===//
+
+def Gnn_ScheduledOpInterface : OpInterface<"ScheduledOpInterface"> {
+  let cppNamespace = "::gnnc::gnn";
+  let description = [{
+    An op that becomes a kernel under a `#gnn.schedule`: the passes, the CUDA
+    printer and the tuner reach every such op through this interface, never
+    through a list of op classes. `describe()` gives the op as its kernel
+    computes it (gnnc::OpDesc, gnnc/Plan/Types.h): the kernel plans, the
+    manifest and the host all read that description.
+  }];
+  let methods = [
+    InterfaceMethod<"The graph the op runs over.", "::mlir::Value",
+                    "getGraph">,
+    InterfaceMethod<"The op's schedule, if it has one.",
+                    "::gnnc::gnn::ScheduleAttr", "getScheduleAttr">,
+    InterfaceMethod<"Sets the op's schedule.", "void", "setScheduleAttr",
+                    (ins "::gnnc::gnn::ScheduleAttr":$schedule)>,
+    InterfaceMethod<"The op as its kernel computes it.", "::gnnc::OpDesc",
+                    "describe">,
+    InterfaceMethod<[{The op's tensor inputs besides edge values, in the order
+                      of their parameters' operand numbers (role input).}],
+                    "::llvm::SmallVector<::mlir::Value>", "getInputs">,
+    InterfaceMethod<"The op's edge values (role edge_values), or null.",
+                    "::mlir::Value", "getEdgeValues">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // Containers
 //===----------------------------------------------------------------------===//
 
@@ -82,7 +112,7 @@ def Gnn_ReturnOp : Gnn_Op<"return", [Pure, HasParent<"::gnnc::gnn::KernelOp">,
 // Aggregation
 //===----------------------------------------------------------------------===//
 
-def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
+def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, Gnn_ScheduledOpInterface]> {
   let summary = "sparse-dense product: aggregate neighbour features";
   let description = [{
     `y[r] = reduce over non-zeros e of row r of (value[e] * x[col[e]])`,
@@ -165,6 +195,10 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// ScheduledOpInterface.
+    ::gnnc::OpDesc describe();
+    ::llvm::SmallVector<::mlir::Value> getInputs();
+    ::mlir::Value getEdgeValues() { return getValues(); }
     /// The static feature width (columns of `features`).
     int64_t getFeatureWidth();
     /// Elements from one row of `features` (and of the result) to the
@@ -179,7 +213,7 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure]> {
 // Per-edge values
 //===----------------------------------------------------------------------===//
 
-def Gnn_SddmmOp : Gnn_Op<"sddmm", [Pure]> {
+def Gnn_SddmmOp : Gnn_Op<"sddmm", [Pure, Gnn_ScheduledOpInterface]> {
   let summary = "one value per edge from the features of its two endpoints";
   let description = [{
     For every non-zero e = (r, c) of the graph:
@@ -209,6 +243,10 @@ def Gnn_SddmmOp : Gnn_Op<"sddmm", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// ScheduledOpInterface.
+    ::gnnc::OpDesc describe();
+    ::llvm::SmallVector<::mlir::Value> getInputs();
+    ::mlir::Value getEdgeValues() { return nullptr; }
     /// The static feature width of both operands.
     int64_t getFeatureWidth();
     ::mlir::Type getElementType();
@@ -219,7 +257,7 @@ def Gnn_SddmmOp : Gnn_Op<"sddmm", [Pure]> {
 // Edge softmax
 //===----------------------------------------------------------------------===//
 
-def Gnn_EdgeSoftmaxOp : Gnn_Op<"edge_softmax", [Pure]> {
+def Gnn_EdgeSoftmaxOp : Gnn_Op<"edge_softmax", [Pure, Gnn_ScheduledOpInterface]> {
   let summary = "softmax of per-edge logits over each destination row";
   let description = [{
     For every row r of the graph and head h, a numerically stable softmax
@@ -249,13 +287,17 @@ def Gnn_EdgeSoftmaxOp : Gnn_Op<"edge_softmax", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// ScheduledOpInterface.
+    ::gnnc::OpDesc describe();
+    ::llvm::SmallVector<::mlir::Value> getInputs();
+    ::mlir::Value getEdgeValues() { return nullptr; }
     /// The number of heads: the static width of 2-D logits, 1 for 1-D.
     int64_t getNumHeads();
     ::mlir::Type getElementType();
   }];
 }
 
-def Gnn_EdgeSoftmaxGradOp : Gnn_Op<"edge_softmax_grad", [Pure]> {
+def Gnn_EdgeSoftmaxGradOp : Gnn_Op<"edge_softmax_grad", [Pure, Gnn_ScheduledOpInterface]> {
   let summary = "gradient of gnn.edge_softmax with respect to its logits";
   let description = [{
     Given the output `out` of `gnn.edge_softmax` over the graph and the
@@ -289,6 +331,10 @@ def Gnn_EdgeSoftmaxGradOp : Gnn_Op<"edge_softmax_grad", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// ScheduledOpInterface.
+    ::gnnc::OpDesc describe();
+    ::llvm::SmallVector<::mlir::Value> getInputs();
+    ::mlir::Value getEdgeValues() { return nullptr; }
     /// The number of heads: the static width of 2-D operands, 1 for 1-D.
     int64_t getNumHeads();
     ::mlir::Type getElementType();

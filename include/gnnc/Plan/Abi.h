@@ -1,0 +1,76 @@
+//===- Abi.h - The roles of a kernel's parameters ---------------*- C++ -*-===//
+//
+// A kernel parameter is "the graph's row offsets", not the string
+// `row_ptr`: the lowering records each parameter's role, the manifest
+// carries it, and the host binds arguments by role, so that renaming a
+// parameter (`gnn.name`) breaks nothing. The launch grid and a workspace's
+// size are lists of roles whose values are summed. Plain C++, no MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_PLAN_ABI_H
+#define GNNC_PLAN_ABI_H
+
+#include <optional>
+#include <string>
+
+namespace gnnc {
+
+/// How a parameter is passed.
+enum class ParamKind { Pointer, Int32, Int64, Float32 };
+
+/// The manifest spelling of a parameter kind: "ptr", "i32", "i64" or "f32".
+const char *paramKindName(ParamKind kind);
+std::optional<ParamKind> parseParamKind(const std::string &text);
+
+/// What a kernel parameter holds.
+enum class ParamRole {
+  /// A graph's row offsets (numRows + 1), column indices (one per edge) and
+  /// number of rows.
+  RowOffsets,
+  ColumnIndices,
+  NumRows,
+  /// A tensor operand of the op, by position among its inputs (`operand`):
+  /// gnn.spmm's features; gnn.sddmm's row and column features; the edge
+  /// softmax's logits; its gradient's output and output gradient.
+  Input,
+  /// gnn.spmm's values, one per edge.
+  EdgeValues,
+  /// The op's result.
+  Result,
+  /// The graph's column factors (gnn.spmm with right or both scaling).
+  ColumnFactors,
+  /// The graph's number of edges (edge_parallel).
+  NumEdges,
+  /// Scratch memory sized by the kernel's workspace rule.
+  Workspace,
+  /// Neighbour groups (neighbor_group): the first group of each row, the
+  /// row of each group, and their number.
+  GroupOffsets,
+  GroupRows,
+  NumGroups,
+  /// A kernel argument the op does not read.
+  Unused,
+  /// The work items of a kernel that is no gnn op (the runtime's own
+  /// helpers, e.g. the row gathers of a renumbering): what its grid counts.
+  NumItems
+};
+
+/// The manifest spelling: "row_offsets", "column_indices", "num_rows",
+/// "input", "edge_values", "result", "column_factors", "num_edges",
+/// "workspace", "group_offsets", "group_rows", "num_groups", "unused",
+/// "num_items".
+const char *paramRoleName(ParamRole role);
+std::optional<ParamRole> parseParamRole(const std::string &text);
+
+/// How a parameter of `role` is passed: counts as i64, the rest as
+/// pointers.
+ParamKind paramKindOf(ParamRole role);
+
+/// The name the lowering gives a parameter of `role` that the op needs
+/// beyond its operands (after the graph's prefix): "col_norm",
+/// "num_edges", "workspace", "group_ptr", "group_rows", "num_groups".
+const char *extraParamStem(ParamRole role);
+
+} // namespace gnnc
+
+#endif // GNNC_PLAN_ABI_H

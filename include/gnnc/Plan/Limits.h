@@ -1,0 +1,60 @@
+//===- Limits.h - Limits and defaults of gnnc's kernels ---------*- C++ -*-===//
+//
+// Every limit and default of the generated kernels, once. The kernel plans
+// (Plan.h) enforce them; the verifier, the lowering, the cost models, the
+// tuner and the benchmark learn them from the plans.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_PLAN_LIMITS_H
+#define GNNC_PLAN_LIMITS_H
+
+#include <cstdint>
+
+namespace gnnc::limits {
+
+/// Most accumulators (floats) one thread keeps in registers.
+constexpr int64_t kMaxAccumulatorsPerThread = 128;
+/// Most neighbours whose feature loads a thread keeps in flight, and most
+/// registers (floats) those loads may occupy.
+constexpr int64_t kMaxEdgeBatch = 8;
+constexpr int64_t kMaxPrefetchRegisters = 64;
+/// Most heads gnn.edge_softmax keeps (a running maximum and sum each) per
+/// thread.
+constexpr int64_t kMaxSoftmaxHeads = 64;
+/// Most bytes one vector load moves.
+constexpr int64_t kMaxVectorBytes = 16;
+/// Most dynamic shared memory per block a kernel may ask for.
+constexpr int64_t kMaxSharedBytes = 96 * 1024;
+/// What one SM holds on sm_80 and sm_90 (sm_90 has 228 KiB of shared
+/// memory per SM, sm_80 164 KiB; 1 KiB of it per block is reserved).
+constexpr int64_t kMaxThreadsPerSm = 2048;
+constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
+/// Threads per block: a multiple of the warp, at most 1024.
+constexpr int32_t kWarpSize = 32;
+constexpr int32_t kMaxThreadsPerBlock = 1024;
+/// Most merge-path items per edge_parallel worker (`edges_per_warp`), and
+/// the fewest, and most neighbours per group (`group_size`).
+constexpr int32_t kMinEdgesPerWorker = 8;
+constexpr int32_t kMaxEdgesPerWorker = 1 << 20;
+/// Most blocks per SM a schedule may ask for (`blocks_per_sm`).
+constexpr int32_t kMaxBlocksPerSm = 32;
+/// Most neighbours one batch of a discretized reduction may hold.
+constexpr int32_t kMaxDiscBatch = 1024;
+
+} // namespace gnnc::limits
+
+namespace gnnc::defaults {
+
+/// Threads per block of a schedule that leaves it open.
+constexpr int32_t kThreadsPerBlock = 256;
+/// Merge-path items per edge_parallel worker.
+constexpr int32_t kEdgesPerWorker = 64;
+/// Neighbours per group of a neighbor_group schedule (GNNAdvisor's).
+constexpr int32_t kGroupSize = 32;
+/// Threads of a row for the ops whose threads share a row's edges rather
+/// than its features (the edge softmax ops): a warp.
+constexpr int32_t kEdgeWorkers = 32;
+
+} // namespace gnnc::defaults
+
+#endif // GNNC_PLAN_LIMITS_H

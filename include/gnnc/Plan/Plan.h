@@ -1,0 +1,142 @@
+//===- Plan.h - Kernel plans: the one place a schedule is resolved -*- C++ -*-===//
+//
+// A kernel plan is everything that follows from an op (OpDesc) and its
+// schedule: whether the schedule is legal (and if not, why), the defaults
+// for what it leaves open, how threads map onto rows, features and edges,
+// the block's shared memory, the parameters the kernel needs beyond its
+// operands, the launch grid, companion kernels and the workspace. One
+// function per (op, strategy) computes it; the verifier and the lowering
+// turn its errors into diagnostics, the CUDA printer prints what it says,
+// and the cost models, the tuner and the benchmark call it directly.
+// Plain C++, no MLIR.
+//
+// A new op family adds its planners in a file of its own and one line per
+// (op, strategy) in the registry (lib/Plan/Registry.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_PLAN_PLAN_H
+#define GNNC_PLAN_PLAN_H
+
+#include "gnnc/Plan/Abi.h"
+#include "gnnc/Plan/Schedule.h"
+#include "gnnc/Plan/Types.h"
+#include "gnnc/runtime/Status.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gnnc {
+
+/// How a kernel is launched: `threads` per block, one block per
+/// `itemsPerBlock` of the sum of the parameters with the roles `grid` (at
+/// least `minBlocks`), `sharedBytes` of dynamic shared memory, and a
+/// register cap for `blocksPerSm` resident blocks (0: none).
+struct LaunchPlan {
+  int32_t threads = 0;
+  std::vector<ParamRole> grid;
+  int64_t itemsPerBlock = 1;
+  int64_t minBlocks = 0;
+  int64_t sharedBytes = 0;
+  int32_t blocksPerSm = 0;
+  bool operator==(const LaunchPlan &o) const;
+};
+
+/// A kernel that runs before (a prelude) or after (a follow-up) the main
+/// one, with the same parameters: its entry name is the main kernel's plus
+/// `suffix`.
+struct CompanionPlan {
+  std::string suffix;
+  LaunchPlan launch;
+  bool operator==(const CompanionPlan &o) const;
+};
+
+/// Scratch memory: ceil(sum of the parameters with the roles `count` /
+/// `itemsPerUnit`), at least `minUnits`, times `bytesPerUnit` bytes, passed
+/// in the parameter with the role Workspace.
+struct WorkspacePlan {
+  std::vector<ParamRole> count;
+  int64_t itemsPerUnit = 1;
+  int64_t bytesPerUnit = 0;
+  int64_t minUnits = 0;
+  bool operator==(const WorkspacePlan &o) const;
+};
+
+/// How the threads of a kernel map onto its work.
+struct ThreadMapping {
+  /// Threads that share a row (vertex_parallel), a worker's stretch of the
+  /// merge path (edge_parallel) or a group (neighbor_group).
+  int32_t lanes = 1;
+  /// Rows, workers or groups per block.
+  int32_t rowsPerBlock = 1;
+  int32_t vectorWidth = 1;
+  /// Vector chunks per row, and loop trips per lane.
+  int64_t chunks = 1;
+  int64_t chunksPerLane = 1;
+  /// Neighbours whose feature loads a thread issues before using the first.
+  int32_t edgeUnroll = 1;
+  /// 16-bit vectors stay packed in 32-bit words until they are added.
+  bool packed = false;
+  /// edge_parallel: merge-path items per worker; neighbor_group: neighbours
+  /// per group.
+  int64_t itemsPerWorker = 0;
+  int64_t groupSize = 0;
+  /// Shared memory before the slots of write = shared (the row ends).
+  int64_t rowEndsBytes = 0;
+  bool operator==(const ThreadMapping &o) const;
+};
+
+/// Everything that follows from an op and its complete schedule.
+struct KernelPlan {
+  /// The complete schedule the plan was made from.
+  Schedule schedule;
+  ThreadMapping mapping;
+  /// The parameters the kernel takes after its operands and results, in
+  /// order.
+  std::vector<ParamRole> extraParams;
+  LaunchPlan launch;
+  std::vector<CompanionPlan> preludes;
+  std::vector<CompanionPlan> followUps;
+  std::optional<WorkspacePlan> workspace;
+  /// write = atomic: a row split between workers reaches the result in
+  /// pieces of at most this many edges, each rounded to the result's type
+  /// (the host's error bound needs it); 0 when every row is written once.
+  int64_t atomicPieceEdges = 0;
+
+  Strategy strategy() const { return schedule.strategy; }
+};
+
+/// The strategies implemented for `kind`, in the order messages list them.
+std::vector<Strategy> implementedStrategies(OpKind kind);
+
+/// The rules a schedule (complete or not: 0 fields are not checked) must
+/// follow for `op`, beyond checkScheduleFields: an implemented strategy,
+/// options the op supports, vector widths the features allow. The error
+/// says which rule failed.
+Status checkSchedule(const OpDesc &op, const Schedule &schedule);
+
+/// Whether every field the strategy of `s` uses has a value: vector width,
+/// dim_workers and threads per block; edge_parallel also its items per
+/// worker and a write mode other than direct, neighbor_group its group size
+/// and write = atomic.
+bool isCompleteSchedule(const Schedule &s);
+
+/// `schedule` with every field it leaves open chosen: the widest vector
+/// load that divides the row stride, enough lanes for one trip over a row
+/// (a warp for the edge softmax ops), 256 threads per block, and the
+/// strategy's own defaults. Fails for a strategy with no planner.
+Expected<Schedule> completeSchedule(const OpDesc &op, Schedule schedule);
+
+/// The plan of `op` under the complete schedule `schedule`, or why there is
+/// none: checkSchedule's rules, then the plan's own limits (accumulators
+/// per thread, shared memory per block and per SM).
+Expected<KernelPlan> planKernel(const OpDesc &op, const Schedule &schedule);
+
+/// completeSchedule, then planKernel.
+Expected<KernelPlan> planWithDefaults(const OpDesc &op,
+                                      const Schedule &schedule);
+
+} // namespace gnnc
+
+#endif // GNNC_PLAN_PLAN_H

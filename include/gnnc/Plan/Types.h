@@ -1,0 +1,121 @@
+//===- Types.h - What a gnnc kernel computes --------------------*- C++ -*-===//
+//
+// The typed description of one op (OpDesc): which op, its element type,
+// feature width, row stride, graph index widths and options. It is built
+// once from the IR (the dialect's GnnKernelOp interface), travels in the
+// kernel manifest, and is read by the kernel plans, the CPU references, the
+// host ops and the cost models: one set of enums for all of them. Plain C++,
+// no MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_PLAN_TYPES_H
+#define GNNC_PLAN_TYPES_H
+
+#include "gnnc/runtime/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gnnc {
+
+/// Element type of feature and value arrays on the device.
+enum class ElementType { F32, F16, BF16 };
+
+/// Size in bytes of one element.
+inline size_t elementSize(ElementType type) {
+  return type == ElementType::F32 ? 4 : 2;
+}
+
+/// The short name: "f32", "f16" or "bf16".
+const char *elementTypeName(ElementType type);
+
+/// Parses "f32", "f16" or "bf16" (also "float32", "float16", "half",
+/// "bfloat16").
+Expected<ElementType> parseElementType(const std::string &name);
+
+/// The ops gnnc compiles into kernels.
+enum class OpKind { Spmm, Sddmm, EdgeSoftmax, EdgeSoftmaxGrad };
+
+/// The op's name in the IR: "gnn.spmm", "gnn.sddmm", "gnn.edge_softmax",
+/// "gnn.edge_softmax_grad".
+const char *opKindName(OpKind kind);
+/// Its short name in manifests and reports: "spmm", "sddmm", "edge_softmax",
+/// "edge_softmax_grad".
+const char *opKindKey(OpKind kind);
+std::optional<OpKind> parseOpKind(const std::string &key);
+
+/// gnn.spmm's neighbour reduction: a sum, the sum divided by the row's
+/// degree, or the largest term (0 for an empty row, in each case).
+enum class Reduce { Sum, Mean, Max };
+
+/// gnn.spmm's fused degree scaling: Left multiplies row r by
+/// 1/sqrt(deg_out(r)), Right multiplies each term of column c by
+/// 1/sqrt(deg_in(c)), Both does both (GCN). A degree of 0 gives factor 0.
+enum class DegreeScale { None, Left, Right, Both };
+
+/// How gnn.sddmm forms an edge's value from its endpoints' features.
+enum class SddmmForm { Dot, Add };
+
+/// The IR spellings: "sum", "mean", "max"; "none", "left", "right", "both";
+/// "dot", "add".
+const char *reduceName(Reduce reduce);
+const char *degreeScaleName(DegreeScale scale);
+const char *sddmmFormName(SddmmForm form);
+std::optional<Reduce> parseReduce(const std::string &name);
+std::optional<DegreeScale> parseDegreeScale(const std::string &name);
+std::optional<SddmmForm> parseSddmmForm(const std::string &name);
+
+/// One op as a kernel computes it.
+struct OpDesc {
+  OpKind kind = OpKind::Spmm;
+  ElementType type = ElementType::F32;
+  /// Features per row (gnn.spmm, gnn.sddmm); heads (the edge softmax ops,
+  /// 1 for one value per edge).
+  int64_t width = 0;
+  /// Elements from one row of the features (and result) to the next: the
+  /// width, or the stride of padded rows (`#gnn.rows<stride = ...>`,
+  /// gnn.spmm only).
+  int64_t rowStride = 0;
+  /// 64-bit graph row offsets and column indices.
+  bool offsets64 = true;
+  bool indices64 = false;
+
+  // gnn.spmm
+  /// The op reads one value per edge (`values(...)`).
+  bool edgeValues = false;
+  Reduce reduce = Reduce::Sum;
+  DegreeScale scale = DegreeScale::None;
+  /// GIN's eps: (1 + eps) * x[r] is added to row r.
+  std::optional<double> selfWeight;
+  /// The column factors are deg_in(c)^-p (unset: p = 1/2).
+  std::optional<double> colNormExponent;
+
+  // gnn.sddmm
+  SddmmForm form = SddmmForm::Dot;
+  std::optional<double> leakyRelu;
+
+  /// The row stride, or the width when no stride is set.
+  int64_t stride() const { return rowStride > 0 ? rowStride : width; }
+  bool padded() const { return stride() != width; }
+  /// gnn.spmm reads the column factors `col_norm` (scale right or both).
+  bool scalesColumns() const {
+    return scale == DegreeScale::Right || scale == DegreeScale::Both;
+  }
+  /// gnn.spmm multiplies a row by a factor of its degree (mean, left or
+  /// both scaling).
+  bool hasRowFactor() const {
+    return reduce == Reduce::Mean || scale == DegreeScale::Left ||
+           scale == DegreeScale::Both;
+  }
+  /// The column factors' exponent: colNormExponent, or 1/2.
+  double columnExponent() const { return colNormExponent.value_or(0.5); }
+
+  bool operator==(const OpDesc &o) const;
+  bool operator!=(const OpDesc &o) const { return !(*this == o); }
+};
+
+} // namespace gnnc
+
+#endif // GNNC_PLAN_TYPES_H

@@ -1,0 +1,66 @@
+//===- Abi.cpp - The roles of a kernel's parameters -----------------------===//
+#include "gnnc/Plan/Abi.h"
+
+using namespace gnnc;
+
+namespace {
+const char *const kKindNames[] = {"ptr", "i32", "i64", "f32"};
+const char *const kRoleNames[] = {
+    "row_offsets",  "column_indices", "num_rows",      "input",
+    "edge_values",  "result",         "column_factors", "num_edges",
+    "workspace",    "group_offsets",  "group_rows",    "num_groups",
+    "unused",       "num_items"};
+} // namespace
+
+const char *gnnc::paramKindName(ParamKind kind) {
+  return kKindNames[static_cast<int>(kind)];
+}
+
+std::optional<ParamKind> gnnc::parseParamKind(const std::string &text) {
+  for (int i = 0; i < 4; ++i)
+    if (text == kKindNames[i])
+      return static_cast<ParamKind>(i);
+  return std::nullopt;
+}
+
+const char *gnnc::paramRoleName(ParamRole role) {
+  return kRoleNames[static_cast<int>(role)];
+}
+
+std::optional<ParamRole> gnnc::parseParamRole(const std::string &text) {
+  for (size_t i = 0; i < sizeof(kRoleNames) / sizeof(kRoleNames[0]); ++i)
+    if (text == kRoleNames[i])
+      return static_cast<ParamRole>(i);
+  return std::nullopt;
+}
+
+ParamKind gnnc::paramKindOf(ParamRole role) {
+  switch (role) {
+  case ParamRole::NumRows:
+  case ParamRole::NumEdges:
+  case ParamRole::NumGroups:
+  case ParamRole::NumItems:
+    return ParamKind::Int64;
+  default:
+    return ParamKind::Pointer;
+  }
+}
+
+const char *gnnc::extraParamStem(ParamRole role) {
+  switch (role) {
+  case ParamRole::ColumnFactors:
+    return "col_norm";
+  case ParamRole::NumEdges:
+    return "num_edges";
+  case ParamRole::Workspace:
+    return "workspace";
+  case ParamRole::GroupOffsets:
+    return "group_ptr";
+  case ParamRole::GroupRows:
+    return "group_rows";
+  case ParamRole::NumGroups:
+    return "num_groups";
+  default:
+    return paramRoleName(role);
+  }
+}

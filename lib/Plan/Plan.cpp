@@ -1,0 +1,285 @@
+//===- Plan.cpp - Kernel plans: the rules every op shares -----------------===//
+#include "Planners.h"
+
+#include <algorithm>
+
+using namespace gnnc;
+using namespace gnnc::plan;
+using namespace gnnc::limits;
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t alignTo(int64_t v, int64_t a) { return ceilDiv(v, a) * a; }
+
+/// The smallest power of two at least `v` (v >= 1).
+int64_t powerOfTwoCeil(int64_t v) {
+  int64_t p = 1;
+  while (p < v)
+    p *= 2;
+  return p;
+}
+
+std::string quoted(ElementType type) {
+  return std::string("'") + elementTypeName(type) + "'";
+}
+
+/// The rules on the vector width of `s` for `op`'s rows.
+Status checkVectorWidth(const OpDesc &op, const OpFamily &family,
+                        const Schedule &s) {
+  int64_t vw = s.vectorWidth;
+  if (vw == 0)
+    return Status::ok();
+  int64_t bytes = vw * static_cast<int64_t>(elementSize(op.type));
+  if (bytes > kMaxVectorBytes)
+    return Status::error("vector_width " + std::to_string(vw) + " of " +
+                         quoted(op.type) + " is " + std::to_string(bytes) +
+                         " bytes; a GPU loads at most 16 bytes per thread");
+  int64_t width = op.width, stride = op.stride();
+  // Every row must start on a vector boundary: the row stride (the width
+  // without padding) is a multiple of the vector width.
+  if (stride != width && stride % vw != 0)
+    return Status::error(
+        "vector_width " + std::to_string(vw) +
+        " does not divide the row stride " + std::to_string(stride) +
+        " (feature width " + std::to_string(width) +
+        "); padded rows must start on vector boundaries: use a stride that is "
+        "a multiple of " +
+        std::to_string(vw) + ", e.g. " + std::to_string(alignTo(width, vw)));
+  if (stride == width && width % vw != 0) {
+    std::string message = "vector_width " + std::to_string(vw) +
+                          " does not divide the feature width " +
+                          std::to_string(width);
+    if (family.paddedRows)
+      message += "; declare a padded row stride, e.g. tensor<?x" +
+                 std::to_string(width) + "x" + elementTypeName(op.type) +
+                 ", #gnn.rows<stride = " + std::to_string(alignTo(width, vw)) +
+                 ">>";
+    else
+      message += "; use a vector_width that divides it (padded rows are "
+                 "implemented for gnn.spmm only)";
+    return Status::error(message);
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
+  GNNC_RETURN_IF_ERROR(checkScheduleFields(s));
+  const OpFamily &family = familyOf(op.kind);
+  if (family.rules)
+    GNNC_RETURN_IF_ERROR(family.rules(op, s));
+  const std::string name = opKindName(op.kind);
+  if (!findPlanner(op.kind, s.strategy)) {
+    std::string implemented;
+    for (Strategy strategy : implementedStrategies(op.kind))
+      implemented += (implemented.empty() ? "" : ", ") +
+                     std::string(strategyName(strategy));
+    return Status::error("schedule strategy '" +
+                         std::string(strategyName(s.strategy)) +
+                         "' is not implemented for " + name +
+                         " yet; implemented: " + implemented);
+  }
+  if (!family.accumulates && s.discBatch != 0)
+    return Status::error("discretized reduction (disc_batch = " +
+                         std::to_string(s.discBatch) +
+                         ") is not implemented for " + name +
+                         "; use disc_batch = 0");
+  if (!family.accumulates && s.accumulate != Accumulate::F32)
+    return Status::error("accumulate = f16 is not implemented for " + name +
+                         "; it accumulates in f32");
+  const std::string write = writeModeName(s.write);
+  if (s.strategy == Strategy::EdgeParallel) {
+    int32_t e = s.edgesPerWarp;
+    if (e != 0 && (e < kMinEdgesPerWorker || e > kMaxEdgesPerWorker))
+      return Status::error("edges_per_warp must be from 8 to " +
+                           std::to_string(kMaxEdgesPerWorker) +
+                           " (0 = choose), got " + std::to_string(e));
+    if ((s.write == WriteMode::Atomic || s.write == WriteMode::Shared) &&
+        !family.splitsRows)
+      return Status::error("write = " + write + " applies to gnn.spmm; " +
+                           name +
+                           " writes each edge's value once (use write = "
+                           "staged)");
+  } else if (s.strategy == Strategy::NeighborGroup) {
+    int32_t g = s.groupSize;
+    if (g != 0 && (g < 1 || g > kMaxEdgesPerWorker))
+      return Status::error("group_size must be from 1 to " +
+                           std::to_string(kMaxEdgesPerWorker) +
+                           " (0 = choose), got " + std::to_string(g));
+    if (s.write == WriteMode::Staged || s.write == WriteMode::Shared)
+      return Status::error("neighbor_group adds the rows that span blocks to "
+                           "the result atomically: use write = atomic (or "
+                           "leave it out)");
+  } else if (s.write != WriteMode::Direct) {
+    return Status::error("write = " + write +
+                         " is not implemented yet; vertex_parallel writes "
+                         "each row directly");
+  }
+  return checkVectorWidth(op, family, s);
+}
+
+bool gnnc::isCompleteSchedule(const Schedule &s) {
+  bool common = s.vectorWidth != 0 && s.dimWorkers != 0 &&
+                s.threadsPerBlock != 0;
+  if (s.strategy == Strategy::EdgeParallel)
+    return common && s.edgesPerWarp != 0 && s.write != WriteMode::Direct;
+  if (s.strategy == Strategy::NeighborGroup)
+    return common && s.groupSize != 0 && s.write == WriteMode::Atomic;
+  return common;
+}
+
+Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
+  if (s.strategy != Strategy::VertexParallel &&
+      s.strategy != Strategy::EdgeParallel &&
+      s.strategy != Strategy::NeighborGroup)
+    return Status::error(std::string("no default for strategy '") +
+                         strategyName(s.strategy) + "'");
+  if (s.vectorWidth == 0) {
+    s.vectorWidth = 1;
+    for (int32_t vw : {8, 4, 2})
+      if (vw * static_cast<int64_t>(elementSize(op.type)) <= kMaxVectorBytes &&
+          op.stride() % vw == 0) {
+        s.vectorWidth = vw;
+        break;
+      }
+  }
+  if (s.dimWorkers == 0) {
+    int32_t edgeWorkers = familyOf(op.kind).edgeWorkers;
+    s.dimWorkers =
+        edgeWorkers != 0
+            ? edgeWorkers
+            : static_cast<int32_t>(std::min<int64_t>(
+                  kWarpSize,
+                  powerOfTwoCeil(ceilDiv(std::max<int64_t>(op.width, 1),
+                                         s.vectorWidth))));
+  }
+  if (s.threadsPerBlock == 0)
+    s.threadsPerBlock = std::max(defaults::kThreadsPerBlock, s.dimWorkers);
+  if (s.strategy == Strategy::EdgeParallel) {
+    if (s.edgesPerWarp == 0)
+      s.edgesPerWarp = defaults::kEdgesPerWorker;
+    if (s.write == WriteMode::Direct)
+      s.write = WriteMode::Staged;
+  }
+  if (s.strategy == Strategy::NeighborGroup) {
+    if (s.groupSize == 0)
+      s.groupSize = defaults::kGroupSize;
+    s.write = WriteMode::Atomic;
+  }
+  return s;
+}
+
+Expected<KernelPlan> gnnc::planKernel(const OpDesc &op, const Schedule &s) {
+  GNNC_RETURN_IF_ERROR(checkSchedule(op, s));
+  if (!isCompleteSchedule(s))
+    return Status::error("the schedule " + s.str() +
+                         " leaves parameters open; complete it first (the "
+                         "gnn-default-schedule pass)");
+  Expected<KernelPlan> plan = findPlanner(op.kind, s.strategy)(op, s);
+  if (!plan)
+    return plan;
+  plan->schedule = s;
+  const LaunchPlan &launch = plan->launch;
+  // (Blocks of threads per SM are checkScheduleFields' rule.)
+  int64_t bps = s.blocksPerSm;
+  if (bps != 0 && bps * launch.sharedBytes > kMaxSharedBytesPerSm)
+    return Status::error("blocks_per_sm = " + std::to_string(bps) +
+                         " blocks of " + std::to_string(launch.sharedBytes) +
+                         " bytes of shared memory exceed the " +
+                         std::to_string(kMaxSharedBytesPerSm) +
+                         " bytes an SM holds");
+  return plan;
+}
+
+Expected<KernelPlan> gnnc::planWithDefaults(const OpDesc &op,
+                                            const Schedule &schedule) {
+  GNNC_RETURN_IF_ERROR(checkSchedule(op, schedule));
+  Expected<Schedule> complete = completeSchedule(op, schedule);
+  if (!complete)
+    return complete.status();
+  return planKernel(op, *complete);
+}
+
+//===----------------------------------------------------------------------===//
+// Pieces the planners share
+//===----------------------------------------------------------------------===//
+
+bool gnnc::plan::keepsVectorsPacked(ElementType type, int64_t vw) {
+  return elementSize(type) == 2 && vw >= 2;
+}
+
+Expected<ThreadMapping> gnnc::plan::featureMapping(const OpDesc &op,
+                                                   const Schedule &s,
+                                                   bool wideBatch) {
+  ThreadMapping m;
+  m.lanes = s.dimWorkers;
+  m.rowsPerBlock = s.threadsPerBlock / s.dimWorkers;
+  m.vectorWidth = s.vectorWidth;
+  m.chunks = ceilDiv(op.width, s.vectorWidth);
+  m.chunksPerLane = ceilDiv(m.chunks, m.lanes);
+  int64_t accumulators = m.chunksPerLane * s.vectorWidth;
+  if (accumulators > kMaxAccumulatorsPerThread)
+    return Status::error(
+        "feature width " + std::to_string(op.width) + " needs " +
+        std::to_string(accumulators) +
+        " accumulators per thread with vector_width " +
+        std::to_string(s.vectorWidth) + " and dim_workers " +
+        std::to_string(m.lanes) + "; at most " +
+        std::to_string(kMaxAccumulatorsPerThread) +
+        " fit in registers (raise dim_workers or vector_width)");
+  // A long row costs one dependent load chain per neighbour batch: issue as
+  // many loads as the registers allow before using the first. (The row's
+  // threads fetch `lanes` times as many indices at once.) Kernels whose
+  // threads keep one value per edge take one neighbour at a time from
+  // `lanes` shared indices.
+  int64_t batch = std::clamp<int64_t>(kMaxPrefetchRegisters / accumulators, 1,
+                                      kMaxEdgeBatch);
+  if (!wideBatch)
+    batch = std::min<int64_t>(batch, m.lanes);
+  m.edgeUnroll = static_cast<int32_t>(batch);
+  m.packed = keepsVectorsPacked(op.type, s.vectorWidth);
+  return m;
+}
+
+LaunchPlan gnnc::plan::rowLaunch(const Schedule &s, const ThreadMapping &m) {
+  LaunchPlan launch;
+  launch.threads = s.threadsPerBlock;
+  launch.grid = {ParamRole::NumRows};
+  launch.itemsPerBlock = m.rowsPerBlock;
+  launch.blocksPerSm = s.blocksPerSm;
+  return launch;
+}
+
+Status gnnc::plan::checkSharedBytes(int64_t shared, const std::string &what,
+                                    const std::string &fix) {
+  if (shared <= kMaxSharedBytes)
+    return Status::ok();
+  return Status::error(what + " = " + std::to_string(shared) +
+                       " bytes, over " + std::to_string(kMaxSharedBytes) +
+                       "; " + fix);
+}
+
+bool LaunchPlan::operator==(const LaunchPlan &o) const {
+  return threads == o.threads && grid == o.grid &&
+         itemsPerBlock == o.itemsPerBlock && minBlocks == o.minBlocks &&
+         sharedBytes == o.sharedBytes && blocksPerSm == o.blocksPerSm;
+}
+
+bool CompanionPlan::operator==(const CompanionPlan &o) const {
+  return suffix == o.suffix && launch == o.launch;
+}
+
+bool WorkspacePlan::operator==(const WorkspacePlan &o) const {
+  return count == o.count && itemsPerUnit == o.itemsPerUnit &&
+         bytesPerUnit == o.bytesPerUnit && minUnits == o.minUnits;
+}
+
+bool ThreadMapping::operator==(const ThreadMapping &o) const {
+  return lanes == o.lanes && rowsPerBlock == o.rowsPerBlock &&
+         vectorWidth == o.vectorWidth && chunks == o.chunks &&
+         chunksPerLane == o.chunksPerLane && edgeUnroll == o.edgeUnroll &&
+         packed == o.packed && itemsPerWorker == o.itemsPerWorker &&
+         groupSize == o.groupSize && rowEndsBytes == o.rowEndsBytes;
+}

@@ -1,0 +1,75 @@
+//===- Planners.h - The planners of each op and strategy --------*- C++ -*-===//
+//
+// Internal to lib/Plan: the per-(op, strategy) planners the registry lists,
+// the per-op schedule rules, and the pieces they share.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_LIB_PLAN_PLANNERS_H
+#define GNNC_LIB_PLAN_PLANNERS_H
+
+#include "gnnc/Plan/Limits.h"
+#include "gnnc/Plan/Plan.h"
+
+#include <string>
+
+namespace gnnc::plan {
+
+using Planner = Expected<KernelPlan> (*)(const OpDesc &, const Schedule &);
+using ScheduleRule = Status (*)(const OpDesc &, const Schedule &);
+
+/// What an op family brings: the rules its schedules follow beyond the
+/// common ones, and how its threads share a row.
+struct OpFamily {
+  OpKind kind;
+  /// Rules of this op only (run before the common ones), or null.
+  ScheduleRule rules = nullptr;
+  /// f16 accumulation and discretized reduction.
+  bool accumulates = false;
+  /// Rows split between workers (edge_parallel write = atomic or shared).
+  bool splitsRows = false;
+  /// Padded rows (`#gnn.rows`).
+  bool paddedRows = false;
+  /// Threads of a row when the schedule leaves dim_workers open and the
+  /// threads share the row's edges rather than its features (0: features).
+  int32_t edgeWorkers = 0;
+};
+
+/// The registry (Registry.cpp).
+const OpFamily &familyOf(OpKind kind);
+Planner findPlanner(OpKind kind, Strategy strategy);
+
+// Planners.
+Expected<KernelPlan> planVertexParallel(const OpDesc &op, const Schedule &s);
+Expected<KernelPlan> planSpmmEdgeParallel(const OpDesc &op, const Schedule &s);
+Expected<KernelPlan> planSpmmNeighbourGroups(const OpDesc &op,
+                                             const Schedule &s);
+Expected<KernelPlan> planSddmmEdgeParallel(const OpDesc &op,
+                                           const Schedule &s);
+Expected<KernelPlan> planEdgeSoftmax(const OpDesc &op, const Schedule &s);
+
+// Per-op rules.
+Status spmmRules(const OpDesc &op, const Schedule &s);
+
+// Shared pieces.
+/// The thread mapping every strategy starts from: lanes = dim_workers,
+/// rows per block = threads / lanes, chunks = ceil(width / vw) (the last
+/// chunk of a padded row runs into the padding), chunks per lane =
+/// ceil(chunks / lanes), and the neighbour batch: as many feature loads in
+/// flight as kMaxPrefetchRegisters allow, at most kMaxEdgeBatch (and at
+/// most the lanes unless `wideBatch`: gnn.spmm, and edge_parallel gnn.sddmm
+/// whose workers load both endpoints). Fails when a lane would need more
+/// than kMaxAccumulatorsPerThread accumulators.
+Expected<ThreadMapping> featureMapping(const OpDesc &op, const Schedule &s,
+                                       bool wideBatch);
+/// The launch of a kernel with a block per `rowsPerBlock` rows.
+LaunchPlan rowLaunch(const Schedule &s, const ThreadMapping &m);
+/// Fails when `shared` bytes per block exceed kMaxSharedBytes: "<what> =
+/// <shared> bytes, over <limit>; <fix>".
+Status checkSharedBytes(int64_t shared, const std::string &what,
+                        const std::string &fix);
+/// Whether 16-bit vectors of `vw` elements stay packed in 32-bit words.
+bool keepsVectorsPacked(ElementType type, int64_t vw);
+
+} // namespace gnnc::plan
+
+#endif // GNNC_LIB_PLAN_PLANNERS_H

@@ -1,0 +1,66 @@
+//===- Registry.cpp - Which planner serves which op and strategy ----------===//
+//
+// One line per op family and one per (op, strategy) planner: a new op family
+// adds its lines here and its planners in a file of its own.
+//
+//===----------------------------------------------------------------------===//
+#include "Planners.h"
+
+#include <cassert>
+
+using namespace gnnc;
+using namespace gnnc::plan;
+
+namespace {
+
+const OpFamily kFamilies[] = {
+    // op, rules, accumulates, splitsRows, paddedRows, edgeWorkers
+    {OpKind::Spmm, spmmRules, true, true, true, 0},
+    {OpKind::Sddmm, nullptr, false, false, false, 0},
+    {OpKind::EdgeSoftmax, nullptr, false, false, false,
+     defaults::kEdgeWorkers},
+    {OpKind::EdgeSoftmaxGrad, nullptr, false, false, false,
+     defaults::kEdgeWorkers},
+};
+
+struct PlannerEntry {
+  OpKind kind;
+  Strategy strategy;
+  Planner plan;
+};
+
+/// In the order messages list a op's strategies.
+const PlannerEntry kPlanners[] = {
+    {OpKind::Spmm, Strategy::VertexParallel, planVertexParallel},
+    {OpKind::Spmm, Strategy::EdgeParallel, planSpmmEdgeParallel},
+    {OpKind::Spmm, Strategy::NeighborGroup, planSpmmNeighbourGroups},
+    {OpKind::Sddmm, Strategy::VertexParallel, planVertexParallel},
+    {OpKind::Sddmm, Strategy::EdgeParallel, planSddmmEdgeParallel},
+    {OpKind::EdgeSoftmax, Strategy::VertexParallel, planEdgeSoftmax},
+    {OpKind::EdgeSoftmaxGrad, Strategy::VertexParallel, planEdgeSoftmax},
+};
+
+} // namespace
+
+const OpFamily &gnnc::plan::familyOf(OpKind kind) {
+  for (const OpFamily &family : kFamilies)
+    if (family.kind == kind)
+      return family;
+  assert(false && "an op without a family in the plan registry");
+  return kFamilies[0];
+}
+
+Planner gnnc::plan::findPlanner(OpKind kind, Strategy strategy) {
+  for (const PlannerEntry &entry : kPlanners)
+    if (entry.kind == kind && entry.strategy == strategy)
+      return entry.plan;
+  return nullptr;
+}
+
+std::vector<Strategy> gnnc::implementedStrategies(OpKind kind) {
+  std::vector<Strategy> strategies;
+  for (const PlannerEntry &entry : kPlanners)
+    if (entry.kind == kind)
+      strategies.push_back(entry.strategy);
+  return strategies;
+}

@@ -1,0 +1,181 @@
+//===- SpmmPlan.cpp - Kernel plans of gnn.spmm ----------------------------===//
+//
+// vertex_parallel (Planners.cpp's planVertexParallel serves every op), and
+// gnn.spmm's own strategies: edge_parallel (workers take equal stretches of
+// the merge path; rows split between workers are finished by a fix-up
+// kernel from a workspace, in shared memory, or atomically after an init
+// kernel) and neighbor_group (GNNAdvisor: a worker per group of neighbours,
+// partial sums merged in shared memory, rows spanning blocks added
+// atomically after an init kernel).
+//
+//===----------------------------------------------------------------------===//
+#include "Planners.h"
+
+using namespace gnnc;
+using namespace gnnc::plan;
+using namespace gnnc::limits;
+
+namespace {
+
+/// The kernel that sets every row of the result to its self term (or 0)
+/// before the pieces of split rows are added to it: a block per
+/// `rowsPerBlock` rows.
+CompanionPlan initKernel(const Schedule &s, const ThreadMapping &m) {
+  LaunchPlan launch;
+  launch.threads = s.threadsPerBlock;
+  launch.grid = {ParamRole::NumRows};
+  launch.itemsPerBlock = m.rowsPerBlock;
+  return {"_init", launch};
+}
+
+/// Parameters gnn.spmm reads beyond its operands whatever the strategy:
+/// the column factors of right or both scaling.
+std::vector<ParamRole> spmmExtras(const OpDesc &op) {
+  if (op.scalesColumns())
+    return {ParamRole::ColumnFactors};
+  return {};
+}
+
+} // namespace
+
+Status gnnc::plan::spmmRules(const OpDesc &op, const Schedule &s) {
+  bool f16Accumulate = s.accumulate == Accumulate::F16;
+  bool max = op.reduce == Reduce::Max;
+  if (f16Accumulate && op.type != ElementType::F16)
+    return Status::error(std::string("accumulate = f16 needs f16 features; '") +
+                         elementTypeName(op.type) +
+                         "' features accumulate in f32");
+  if ((f16Accumulate || s.discBatch != 0) && max)
+    return Status::error("accumulate = f16 and disc_batch apply to reduce = "
+                         "sum or mean; max takes the largest term and "
+                         "accumulates in f32");
+  if (s.strategy == Strategy::NeighborGroup && max)
+    return Status::error("neighbor_group adds the rows that span blocks with "
+                         "atomicAdd, which cannot take a maximum; use "
+                         "vertex_parallel or edge_parallel with reduce = max");
+  if (s.write == WriteMode::Atomic && max)
+    return Status::error("write = atomic adds the pieces of split rows with "
+                         "atomicAdd, which cannot take a maximum; use write = "
+                         "staged with reduce = max");
+  return Status::ok();
+}
+
+Expected<KernelPlan> gnnc::plan::planVertexParallel(const OpDesc &op,
+                                                    const Schedule &s) {
+  Expected<ThreadMapping> mapping =
+      featureMapping(op, s, /*wideBatch=*/op.kind == OpKind::Spmm);
+  if (!mapping)
+    return mapping.status();
+  KernelPlan plan;
+  plan.mapping = *mapping;
+  if (op.kind == OpKind::Spmm)
+    plan.extraParams = spmmExtras(op);
+  plan.launch = rowLaunch(s, plan.mapping);
+  return plan;
+}
+
+Expected<KernelPlan> gnnc::plan::planSpmmEdgeParallel(const OpDesc &op,
+                                                      const Schedule &s) {
+  Expected<ThreadMapping> mapping = featureMapping(op, s, /*wideBatch=*/true);
+  if (!mapping)
+    return mapping.status();
+  KernelPlan plan;
+  ThreadMapping &m = plan.mapping = *mapping;
+  const int64_t items = s.edgesPerWarp, workers = m.rowsPerBlock;
+  m.itemsPerWorker = items;
+  bool atomic = s.write == WriteMode::Atomic;
+  plan.extraParams = spmmExtras(op);
+  plan.extraParams.push_back(ParamRole::NumEdges);
+  if (!atomic)
+    plan.extraParams.push_back(ParamRole::Workspace);
+
+  // Workers take equal stretches of the merge path (row ends and edges) and
+  // keep the row ends of their stretch in shared memory.
+  m.rowEndsBytes = workers * (items + 1) * 4;
+  GNNC_RETURN_IF_ERROR(checkSharedBytes(
+      m.rowEndsBytes,
+      "edge_parallel keeps each worker's row ends in shared memory: " +
+          std::to_string(workers) + " workers per block x (" +
+          std::to_string(items) + " + 1) x 4 bytes",
+      "lower edges_per_warp or threads_per_block"));
+  int64_t shared = m.rowEndsBytes;
+  // write = shared: after them, two f32 rows (of the row stride) per worker
+  // for the pieces of rows split inside the block.
+  if (s.write == WriteMode::Shared) {
+    int64_t pieces = workers * 2 * op.stride() * 4;
+    shared += pieces;
+    if (shared > kMaxSharedBytes)
+      return Status::error(
+          "write = shared keeps two f32 rows per worker in shared memory "
+          "besides the row ends: " +
+          std::to_string(workers) + " workers x 2 x " +
+          std::to_string(op.stride()) + " x 4 bytes = " +
+          std::to_string(pieces) + " bytes, " + std::to_string(shared) +
+          " in all, over " + std::to_string(kMaxSharedBytes) +
+          "; lower edges_per_warp or threads_per_block, or use write = "
+          "staged");
+  }
+  LaunchPlan &launch = plan.launch;
+  launch.threads = s.threadsPerBlock;
+  launch.grid = {ParamRole::NumRows, ParamRole::NumEdges};
+  launch.itemsPerBlock = workers * items;
+  // A graph without rows or edges still gets its (empty) launch.
+  launch.minBlocks = 1;
+  launch.sharedBytes = shared;
+  launch.blocksPerSm = s.blocksPerSm;
+
+  if (atomic) {
+    // The pieces of split rows are added to the result, which a first
+    // kernel sets to the self term (or 0).
+    plan.preludes.push_back(initKernel(s, m));
+    plan.atomicPieceEdges = items;
+    return plan;
+  }
+  // Split rows are finished by a second kernel with the same grid; each
+  // worker has two f32 rows of workspace and the index of the row it leaves
+  // to that kernel.
+  LaunchPlan fixup = launch;
+  fixup.blocksPerSm = 0;
+  plan.followUps.push_back({"_fixup", fixup});
+  WorkspacePlan workspace;
+  workspace.count = launch.grid;
+  workspace.itemsPerUnit = items;
+  workspace.bytesPerUnit = op.stride() * 2 * 4 + 8;
+  workspace.minUnits = 1;
+  plan.workspace = workspace;
+  return plan;
+}
+
+Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
+                                                         const Schedule &s) {
+  Expected<ThreadMapping> mapping = featureMapping(op, s, /*wideBatch=*/true);
+  if (!mapping)
+    return mapping.status();
+  KernelPlan plan;
+  ThreadMapping &m = plan.mapping = *mapping;
+  m.groupSize = s.groupSize;
+  // The host splits each row into groups of `group_size` neighbours
+  // (group_ptr: the first group of each row; group_rows: the row of each
+  // group). One block takes `rowsPerBlock` consecutive groups and merges
+  // their partial sums in shared memory, one f32 row (of the row stride:
+  // the last chunk may run into the padding) per group.
+  plan.extraParams = spmmExtras(op);
+  for (ParamRole role : {ParamRole::GroupOffsets, ParamRole::GroupRows,
+                         ParamRole::NumGroups})
+    plan.extraParams.push_back(role);
+  int64_t shared = int64_t(m.rowsPerBlock) * op.stride() * 4;
+  GNNC_RETURN_IF_ERROR(checkSharedBytes(
+      shared, "neighbor_group merges the partial sums of a block's groups in "
+              "shared memory: " +
+                  std::to_string(m.rowsPerBlock) + " groups x " +
+                  std::to_string(op.stride()) + " features x 4 bytes",
+      "raise dim_workers or lower threads_per_block"));
+  plan.launch = rowLaunch(s, m);
+  plan.launch.grid = {ParamRole::NumGroups};
+  plan.launch.sharedBytes = shared;
+  plan.preludes.push_back(initKernel(s, m));
+  // A row that spans blocks gets one piece per block.
+  plan.atomicPieceEdges =
+      int64_t(s.groupSize) * s.threadsPerBlock / s.dimWorkers;
+  return plan;
+}
