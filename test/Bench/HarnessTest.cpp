@@ -1,13 +1,12 @@
 //===- HarnessTest.cpp - Tests of gnn-bench's harness ---------------------===//
 //
-// Anywhere: the byte formulas, the timing summary, the JSON records, the
-// host inputs and comparison, the GAT chain's reference (against the
-// composition of the per-op references), the .npy writer (read back with
-// the project's reader), the schedule variants and every generated SpMM,
-// SDDMM and GAT-chain kernel (compiled by gnnc and by NVRTC for sm_80 and
-// sm_90). On a GPU: a kernel that writes one wrong value is voided (status
-// "wrong", no timing) and a correct kernel is timed, for SpMM, SDDMM and the
-// chain.
+// Anywhere: the byte formulas, the JSON records, the host inputs and
+// comparison, the GAT chain's reference (against the composition of the
+// per-op references), the .npy writer (read back with the project's reader),
+// the schedule variants and every generated SpMM, SDDMM and GAT-chain kernel
+// (compiled by gnnc and by NVRTC for sm_80 and sm_90). On a GPU: a kernel
+// that writes one wrong value is voided (status "wrong", no timing) and a
+// correct kernel is timed, for SpMM, SDDMM and the chain.
 //
 //===----------------------------------------------------------------------===//
 #include "Harness.h"
@@ -130,17 +129,6 @@ TEST(BenchBytes, BandwidthAndJson) {
   EXPECT_DOUBLE_EQ(j["frac_copy_compulsory"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(j["frac_copy_gather"].get<double>(), 2.0);
   EXPECT_FALSE(bandwidthJson(bytes, 1.0, 0.0).contains("frac_copy_gather"));
-}
-
-TEST(BenchTiming, Summary) {
-  TimingStats odd = summarizeTimes({3, 1, 2});
-  EXPECT_DOUBLE_EQ(odd.medianMs, 2);
-  EXPECT_DOUBLE_EQ(odd.minMs, 1);
-  EXPECT_DOUBLE_EQ(odd.maxMs, 3);
-  EXPECT_EQ(odd.runs, 3);
-  TimingStats even = summarizeTimes({4, 1, 2, 3});
-  EXPECT_DOUBLE_EQ(even.medianMs, 2.5);
-  EXPECT_EQ(summarizeTimes({}).runs, 0);
 }
 
 TEST(BenchJson, KernelRecords) {

@@ -7,6 +7,7 @@
 #include "TestUtil.h"
 
 #include "gnnc/runtime/Runtime.h"
+#include "gnnc/runtime/Timing.h"
 
 #include <gtest/gtest.h>
 
@@ -262,6 +263,63 @@ TEST_F(Gpu, EventTimerMeasuresAKernel) {
   ASSERT_TRUE(ms) << ms.message();
   EXPECT_GT(*ms, 0.0f);
   std::cout << "saxpy over " << n << " floats: " << *ms << " ms\n";
+}
+
+TEST_F(Gpu, KernelTimerTimesEveryRunAfterTheWarmups) {
+  REQUIRE_GPU();
+  Expected<Runtime> runtime = Runtime::create(0, cacheDir.path());
+  ASSERT_TRUE(runtime) << runtime.message();
+  Expected<LoadedKernel> kernel = runtime->load(saxpySpec());
+  ASSERT_TRUE(kernel) << kernel.message();
+  const int64_t n = 1 << 22;
+  std::vector<float> ones(n, 1.0f);
+  Expected<DeviceBuffer> x = DeviceBuffer::allocate(n * sizeof(float));
+  Expected<DeviceBuffer> y = DeviceBuffer::allocate(n * sizeof(float));
+  ASSERT_TRUE(x && y);
+  ASSERT_TRUE(x->copyFromHost(ones.data(), n * sizeof(float)));
+  ASSERT_TRUE(y->fill(0));
+  ArgPack args;
+  args.bind("x", *x).bind("y", *y).bind("a", 1.0f).bind("n", n);
+
+  Expected<KernelTimer> timer = KernelTimer::create(runtime->device());
+  ASSERT_TRUE(timer) << timer.message();
+  EXPECT_EQ(timer->flushBytes(), l2FlushBytes(runtime->device().l2Bytes()));
+  int launches = 0;
+  auto saxpy = [&] {
+    ++launches;
+    return runtime->launch(*kernel, args, /*synchronize=*/false);
+  };
+  TimingOptions options;
+  options.warmups = 2;
+  options.runs = 5;
+  Expected<std::vector<float>> times = timer->timeRuns(options, saxpy);
+  ASSERT_TRUE(times) << times.message();
+  EXPECT_EQ(launches, 7);
+  ASSERT_EQ(times->size(), 5u);
+  for (float ms : *times)
+    EXPECT_GT(ms, 0.0f);
+
+  options.flushL2 = false;
+  Expected<TimingStats> stats = timer->time(options, saxpy);
+  ASSERT_TRUE(stats) << stats.message();
+  EXPECT_EQ(launches, 14);
+  EXPECT_EQ(stats->runs, 5);
+  EXPECT_GT(stats->minMs, 0.0);
+  EXPECT_LE(stats->minMs, stats->medianMs);
+  EXPECT_LE(stats->medianMs, stats->maxMs);
+  // Every launch ran once: y = 14 * x.
+  std::vector<float> got(n);
+  ASSERT_TRUE(y->copyToHost(got.data(), n * sizeof(float)));
+  for (int64_t i = 0; i < n; i += 4099)
+    ASSERT_EQ(got[i], 14.0f) << "element " << i;
+
+  // A launch that fails ends the timing with its error.
+  Expected<TimingStats> failed =
+      timer->time(options, [] { return Status::error("launch refused"); });
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.message(), "launch refused");
+  std::cout << "saxpy over " << n << " floats: median " << stats->medianMs
+            << " ms (min " << stats->minMs << ", max " << stats->maxMs << ")\n";
 }
 
 } // namespace

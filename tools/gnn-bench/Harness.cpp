@@ -69,20 +69,6 @@ double gnnc::bench::gigabytesPerSecond(double bytes, double ms) {
 // Timing
 //===----------------------------------------------------------------------===//
 
-TimingStats gnnc::bench::summarizeTimes(std::vector<float> timesMs) {
-  TimingStats stats;
-  if (timesMs.empty())
-    return stats;
-  std::sort(timesMs.begin(), timesMs.end());
-  size_t n = timesMs.size();
-  stats.runs = static_cast<int>(n);
-  stats.minMs = timesMs.front();
-  stats.maxMs = timesMs.back();
-  stats.medianMs = n % 2 ? timesMs[n / 2]
-                         : 0.5 * (double(timesMs[n / 2 - 1]) + timesMs[n / 2]);
-  return stats;
-}
-
 Expected<Bench> Bench::create(const TimingOptions &options,
                               std::string cacheDir) {
   if (options.runs < 1 || options.warmups < 0)
@@ -91,37 +77,16 @@ Expected<Bench> Bench::create(const TimingOptions &options,
   auto runtime = rt::Runtime::create(0, std::move(cacheDir));
   if (!runtime)
     return runtime.status();
-  auto timer = rt::EventTimer::create();
+  auto timer = rt::KernelTimer::create(runtime->device());
   if (!timer)
     return timer.status();
-  size_t flushBytes =
-      std::max<size_t>(2 * runtime->device().l2Bytes(), size_t(8) << 20);
-  auto flush = rt::DeviceBuffer::allocate(flushBytes);
-  if (!flush)
-    return flush.status().withContext("allocating the L2 flush buffer");
-  Bench bench(runtime.take(), timer.take(), flush.take(), options);
+  Bench bench(runtime.take(), timer.take(), options);
   bench.sampleMemory();
   return bench;
 }
 
 Expected<TimingStats> Bench::time(const std::function<Status()> &work) {
-  std::vector<float> times;
-  times.reserve(options_.runs);
-  for (int i = 0; i < options_.warmups + options_.runs; ++i) {
-    if (options_.flushL2)
-      GNNC_RETURN_IF_ERROR(
-          flush_.fill(static_cast<uint8_t>(0x40 + (++flushCount_ % 64))));
-    GNNC_RETURN_IF_ERROR(timer_.start());
-    GNNC_RETURN_IF_ERROR(work());
-    GNNC_RETURN_IF_ERROR(timer_.stop());
-    auto ms = timer_.elapsedMs();
-    if (!ms)
-      return ms.status();
-    if (i >= options_.warmups)
-      times.push_back(*ms);
-  }
-  GNNC_RETURN_IF_ERROR(runtime_.synchronize());
-  return summarizeTimes(std::move(times));
+  return timer_.time(options_, work);
 }
 
 size_t Bench::sampleMemory() {

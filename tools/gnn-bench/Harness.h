@@ -18,6 +18,7 @@
 #include "gnnc/runtime/Float16.h"
 #include "gnnc/runtime/Runtime.h"
 #include "gnnc/runtime/Status.h"
+#include "gnnc/runtime/Timing.h"
 
 #include <nlohmann/json.hpp>
 
@@ -138,30 +139,14 @@ struct HostBuffers {
 // Timing
 //===----------------------------------------------------------------------===//
 
-/// How every timed region is measured.
-struct TimingOptions {
-  /// Untimed runs before the timed ones.
-  int warmups = 5;
-  /// Timed runs (each one CUDA-event pair).
-  int runs = 20;
-  /// Overwrite a buffer of twice the L2 size before every run (outside the
-  /// timed region) so no run finds its inputs in the L2 left by the last.
-  bool flushL2 = true;
-};
+// Every timed region is measured by the runtime's timer
+// (gnnc/runtime/Timing.h) with the bench's options.
+using rt::TimingOptions;
+using rt::TimingStats;
 
-/// Summary of a set of timed runs, in milliseconds.
-struct TimingStats {
-  double medianMs = 0;
-  double minMs = 0;
-  double maxMs = 0;
-  int runs = 0;
-};
-
-/// The median (mean of the middle two for an even count), min and max.
-TimingStats summarizeTimes(std::vector<float> timesMs);
-
-/// A device with a kernel cache, an event timer, an L2 flush buffer, a
-/// record of the most device memory seen in use, and spare host arrays.
+/// A device with a kernel cache, a kernel timer (events and an L2 flush
+/// buffer), a record of the most device memory seen in use, and spare host
+/// arrays.
 class Bench {
 public:
   /// Opens device 0 (through Runtime::create) and prepares the timer and the
@@ -173,10 +158,11 @@ public:
   const rt::Device &device() const { return runtime_.device(); }
   const TimingOptions &options() const { return options_; }
 
-  /// Times `work`, which must only enqueue GPU work on the default stream:
-  /// options().warmups untimed runs, then options().runs runs each between
-  /// two events, with the L2 flushed before each run. Waits for the device
-  /// at the end and reports errors raised by the work.
+  /// Times `work`, which must only enqueue GPU work on the default stream,
+  /// with options() (rt::KernelTimer::time): options().warmups untimed runs,
+  /// then options().runs runs each between two events, with the L2 flushed
+  /// before each run. Waits for the device at the end and reports errors
+  /// raised by the work.
   Expected<TimingStats> time(const std::function<Status()> &work);
 
   /// Samples the device memory in use (total - free) and returns it; the
@@ -191,16 +177,13 @@ public:
   HostBuffers &spareHost() { return spareHost_; }
 
 private:
-  Bench(rt::Runtime runtime, rt::EventTimer timer, rt::DeviceBuffer flush,
-        TimingOptions options)
+  Bench(rt::Runtime runtime, rt::KernelTimer timer, TimingOptions options)
       : runtime_(std::move(runtime)), timer_(std::move(timer)),
-        flush_(std::move(flush)), options_(options) {}
+        options_(options) {}
   rt::Runtime runtime_;
-  rt::EventTimer timer_;
-  rt::DeviceBuffer flush_;
+  rt::KernelTimer timer_;
   TimingOptions options_;
   size_t peakUsed_ = 0;
-  unsigned flushCount_ = 0;
   HostBuffers spareHost_;
 };
 
