@@ -33,14 +33,26 @@ Expected<rt::KernelSpec> compileSpec(const std::string &kernelText,
   return findKernel(*compiled, entryName);
 }
 
-/// Compiles `kernelText` and loads its kernel `entryName`.
-Expected<rt::LoadedKernel> compileAndLoad(rt::Runtime &runtime,
-                                          const std::string &kernelText,
-                                          const std::string &entryName) {
+/// Compiles `kernelText`, loads its kernel `entryName` and runs `check` on
+/// it: the correctness gate, so that a schedule that computes a wrong result
+/// is never timed.
+Expected<rt::LoadedKernel> loadChecked(
+    rt::Runtime &runtime, const std::string &kernelText,
+    const std::string &entryName,
+    const std::function<Expected<ops::KernelCheck>(const rt::LoadedKernel &)>
+        &check) {
   Expected<rt::KernelSpec> spec = compileSpec(kernelText, entryName);
   if (!spec)
     return spec.status();
-  return runtime.load(*spec);
+  Expected<rt::LoadedKernel> kernel = runtime.load(*spec);
+  if (!kernel)
+    return kernel.status();
+  Expected<ops::KernelCheck> checked = check(*kernel);
+  if (!checked)
+    return checked.status();
+  if (!checked->ok)
+    return Status::error("wrong result: " + checked->report);
+  return kernel;
 }
 
 /// The median milliseconds of `runs` runs of `work` after `warmups`, each
@@ -98,18 +110,12 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
                                                const graph::CsrGraph &g,
                                                const Problem &problem,
                                                const MeasureOptions &options) {
-  Expected<rt::LoadedKernel> kernel =
-      compileAndLoad(runtime, kernelText, entryName);
+  Expected<rt::LoadedKernel> kernel = loadChecked(
+      runtime, kernelText, entryName, [&](const rt::LoadedKernel &k) {
+        return ops::checkSpmm(runtime, k, g, options.seed);
+      });
   if (!kernel)
     return kernel.status();
-  // The correctness gate: a schedule that computes a wrong result is never
-  // timed.
-  Expected<ops::SpmmCheck> check =
-      ops::checkSpmm(runtime, *kernel, g, options.seed);
-  if (!check)
-    return check.status();
-  if (!check->ok)
-    return Status::error("wrong result: " + check->report);
 
   // Rows of x and y are `stride` elements apart (the width unless the
   // kernel has padded rows).
@@ -252,18 +258,12 @@ Expected<double> gnnc::tuning::measureSddmmSchedule(
                          ": measureSddmmSchedule needs a "
                          "gnn.sddmm problem, got op '" +
                          problem.op + "'");
-  Expected<rt::LoadedKernel> kernel =
-      compileAndLoad(runtime, kernelText, entryName);
+  Expected<rt::LoadedKernel> kernel = loadChecked(
+      runtime, kernelText, entryName, [&](const rt::LoadedKernel &k) {
+        return ops::checkSddmm(runtime, k, g, options.seed);
+      });
   if (!kernel)
     return kernel.status();
-  // The correctness gate: a schedule that computes a wrong result is never
-  // timed.
-  Expected<ops::KernelCheck> check =
-      ops::checkSddmm(runtime, *kernel, g, options.seed);
-  if (!check)
-    return check.status();
-  if (!check->ok)
-    return Status::error("wrong result: " + check->report);
 
   Expected<ops::SddmmSignature> sig = ops::sddmmSignature(kernel->spec);
   if (!sig)
