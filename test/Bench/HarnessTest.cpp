@@ -9,10 +9,9 @@
 // correct kernel is timed, for SpMM, SDDMM and the chain.
 //
 //===----------------------------------------------------------------------===//
-#include "Harness.h"
-#include "NpyWriter.h"
-#include "Suite.h"
-
+#include "gnnc/Bench/Harness.h"
+#include "gnnc/Bench/NpyWriter.h"
+#include "gnnc/Bench/Suite.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Reorder.h"
 #include "gnnc/graph/Rmat.h"

@@ -1,5 +1,5 @@
 //===- Harness.cpp - Timing and checking sparse kernels -------------------===//
-#include "Harness.h"
+#include "gnnc/Bench/Harness.h"
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Tuning/CostModel.h"

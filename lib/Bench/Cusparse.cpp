@@ -1,5 +1,5 @@
 //===- Cusparse.cpp - cuSPARSE and CUDA runtime baselines -----------------===//
-#include "Cusparse.h"
+#include "gnnc/Bench/Cusparse.h"
 
 #include <cuda_runtime_api.h>
 #include <cusparse.h>

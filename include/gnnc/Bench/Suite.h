@@ -12,8 +12,8 @@
 #ifndef GNNC_BENCH_SUITE_H
 #define GNNC_BENCH_SUITE_H
 
-#include "Cusparse.h"
-#include "Harness.h"
+#include "gnnc/Bench/Cusparse.h"
+#include "gnnc/Bench/Harness.h"
 
 #include <nlohmann/json.hpp>
 

@@ -9,7 +9,7 @@
 #ifndef GNNC_BENCH_CUSPARSE_H
 #define GNNC_BENCH_CUSPARSE_H
 
-#include "Harness.h"
+#include "gnnc/Bench/Harness.h"
 
 #include <memory>
 #include <optional>
