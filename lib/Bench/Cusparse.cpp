@@ -1,6 +1,9 @@
 //===- Cusparse.cpp - cuSPARSE and CUDA runtime baselines -----------------===//
 #include "gnnc/Bench/Cusparse.h"
 
+#include "gnnc/Bench/Bytes.h"
+#include "gnnc/Bench/Host.h"
+
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
 

@@ -1,6 +1,8 @@
 //===- Suite.cpp - The gnn-bench cases ------------------------------------===//
 #include "gnnc/Bench/Suite.h"
 
+#include "gnnc/Bench/Bytes.h"
+#include "gnnc/Bench/Json.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Reorder.h"
 #include "gnnc/graph/Rmat.h"
