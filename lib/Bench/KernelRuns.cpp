@@ -6,21 +6,25 @@
 #include "gnnc/ops/Sddmm.h"
 #include "gnnc/ops/Spmm.h"
 
+#include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 using namespace gnnc;
 using namespace gnnc::bench;
 
-KernelResult gnnc::bench::runGnncKernel(Bench &bench,
-                                        const rt::KernelSpec &spec,
-                                        SpmmProblem &problem, CheckMode mode,
-                                        const std::string &label) {
-  KernelResult result;
-  result.label = label;
-  result.kernelName = spec.name;
-  result.schedule = spec.schedule;
-  result.edgeValues = problem.edgeValues;
+namespace {
+
+/// The gate, then the timing: loads `spec` (its load time goes into
+/// `result`), runs `check` on it and times `launch` only if the kernel
+/// passed. Sets result's status ("ok", "wrong" or "error"), report and
+/// timing.
+KernelResult checkThenTime(
+    Bench &bench, const rt::KernelSpec &spec, KernelResult result,
+    const std::function<Expected<ops::KernelCheck>(const rt::LoadedKernel &)>
+        &check,
+    const std::function<Status(const rt::LoadedKernel &)> &launch) {
   rt::LoadStats stats;
   auto kernel = bench.runtime().load(spec, &stats);
   if (!kernel) {
@@ -29,40 +33,20 @@ KernelResult gnnc::bench::runGnncKernel(Bench &bench,
     return result;
   }
   result.loadMs = stats.totalMs;
-  // The problem's x and y hold unpadded rows.
-  if (auto sig = ops::spmmSignature(spec); sig && sig->padded()) {
-    result.status = "error";
-    result.report = "kernel '" + spec.name + "' has padded rows (row stride " +
-                    std::to_string(sig->rowStride) +
-                    "); gnn-bench problems hold unpadded rows";
-    return result;
-  }
-
   // The gate: no timing for a kernel that has not shown a right answer.
-  Expected<ops::SpmmCheck> check = Status::error("unchecked");
-  if (mode == CheckMode::PerKernel)
-    check =
-        ops::checkSpmm(bench.runtime(), *kernel, problem.graph(), problem.seed);
-  else
-    check = checkOnProblem(bench, *kernel, problem);
-  if (!check) {
+  auto checked = check(*kernel);
+  if (!checked) {
     result.status = "error";
-    result.report = check.message();
+    result.report = checked.message();
     return result;
   }
-  result.report = check->report;
-  if (!check->ok) {
+  result.report = checked->report;
+  if (!checked->ok) {
     result.status = "wrong";
     return result;
   }
-
-  const ops::DeviceGraph &dg = problem.graphs->gnnc;
   const rt::LoadedKernel &loaded = *kernel;
-  auto timing = bench.time([&]() {
-    return ops::launchSpmm(bench.runtime(), loaded, dg, problem.x,
-                           problem.edgeValues ? &problem.values : nullptr,
-                           problem.y, /*synchronize=*/false);
-  });
+  auto timing = bench.time([&]() { return launch(loaded); });
   if (!timing) {
     result.status = "error";
     result.report = timing.message();
@@ -73,6 +57,38 @@ KernelResult gnnc::bench::runGnncKernel(Bench &bench,
   return result;
 }
 
+} // namespace
+
+KernelResult gnnc::bench::runGnncKernel(Bench &bench,
+                                        const rt::KernelSpec &spec,
+                                        SpmmProblem &problem, CheckMode mode,
+                                        const std::string &label) {
+  KernelResult result;
+  result.label = label;
+  result.kernelName = spec.name;
+  result.schedule = spec.schedule;
+  result.edgeValues = problem.edgeValues;
+  auto check = [&](const rt::LoadedKernel &kernel) -> Expected<ops::SpmmCheck> {
+    // The problem's x and y hold unpadded rows.
+    if (auto sig = ops::spmmSignature(spec); sig && sig->padded())
+      return Status::error("kernel '" + spec.name +
+                           "' has padded rows (row stride " +
+                           std::to_string(sig->rowStride) +
+                           "); gnn-bench problems hold unpadded rows");
+    if (mode == CheckMode::PerKernel)
+      return ops::checkSpmm(bench.runtime(), kernel, problem.graph(),
+                            problem.seed);
+    return checkOnProblem(bench, kernel, problem);
+  };
+  const ops::DeviceGraph &dg = problem.graphs->gnnc;
+  auto launch = [&](const rt::LoadedKernel &kernel) {
+    return ops::launchSpmm(bench.runtime(), kernel, dg, problem.x,
+                           problem.edgeValues ? &problem.values : nullptr,
+                           problem.y, /*synchronize=*/false);
+  };
+  return checkThenTime(bench, spec, std::move(result), check, launch);
+}
+
 KernelResult gnnc::bench::runGnncSddmm(Bench &bench, const rt::KernelSpec &spec,
                                        SddmmProblem &problem,
                                        const std::string &label) {
@@ -81,40 +97,16 @@ KernelResult gnnc::bench::runGnncSddmm(Bench &bench, const rt::KernelSpec &spec,
   result.kernelName = spec.name;
   result.schedule = spec.schedule;
   result.op = "sddmm";
-  rt::LoadStats stats;
-  auto kernel = bench.runtime().load(spec, &stats);
-  if (!kernel) {
-    result.status = "error";
-    result.report = kernel.message();
-    return result;
-  }
-  result.loadMs = stats.totalMs;
-  auto check = checkSddmmOnProblem(bench, *kernel, problem);
-  if (!check) {
-    result.status = "error";
-    result.report = check.message();
-    return result;
-  }
-  result.report = check->report;
-  if (!check->ok) {
-    result.status = "wrong";
-    return result;
-  }
+  auto check = [&](const rt::LoadedKernel &kernel) {
+    return checkSddmmOnProblem(bench, kernel, problem);
+  };
   const ops::DeviceGraph &dg = problem.base->graphs->gnnc;
-  const rt::LoadedKernel &loaded = *kernel;
-  auto timing = bench.time([&]() {
-    return ops::launchSddmm(bench.runtime(), loaded, dg, problem.rowX,
+  auto launch = [&](const rt::LoadedKernel &kernel) {
+    return ops::launchSddmm(bench.runtime(), kernel, dg, problem.rowX,
                             problem.base->x, problem.out,
                             /*synchronize=*/false);
-  });
-  if (!timing) {
-    result.status = "error";
-    result.report = timing.message();
-    return result;
-  }
-  result.status = "ok";
-  result.timing = *timing;
-  return result;
+  };
+  return checkThenTime(bench, spec, std::move(result), check, launch);
 }
 
 KernelResult gnnc::bench::runGatChain(Bench &bench, const GatKernels &kernels,
@@ -199,12 +191,8 @@ KernelResult gnnc::bench::runGatChain(Bench &bench, const GatKernels &kernels,
   ops::KernelCheck check = compareScaled(
       host.got, host.expected, host.magnitude, base.width,
       gatChainTolerance(base.type), ops::spmmAbsoluteTolerance(base.type));
-  const graph::CsrGraph &g = base.graph();
-  result.report = "GAT chain on '" + g.name + "' (" +
-                  std::to_string(g.numRows) + " rows, " +
-                  std::to_string(g.nnz()) + " nnz, 1 head, width " +
-                  std::to_string(base.width) + ", " +
-                  elementTypeName(base.type) + "): " + check.report;
+  result.report = reportOnGraph("GAT chain", base.graph(), "nnz, 1 head",
+                                base.width, base.type, check.report);
   if (!check.ok) {
     result.status = "wrong";
     return result;

@@ -16,6 +16,16 @@
 using namespace gnnc;
 using namespace gnnc::bench;
 
+std::string gnnc::bench::reportOnGraph(const std::string &what,
+                                       const graph::CsrGraph &g,
+                                       const std::string &edges, int64_t width,
+                                       ElementType type,
+                                       const std::string &report) {
+  return what + " on '" + g.name + "' (" + std::to_string(g.numRows) +
+         " rows, " + std::to_string(g.nnz()) + " " + edges + ", width " +
+         std::to_string(width) + ", " + elementTypeName(type) + "): " + report;
+}
+
 Expected<DeviceGraphs> gnnc::bench::uploadGraphs(const graph::CsrGraph &g,
                                                  bool offsets64) {
   DeviceGraphs graphs;
@@ -142,12 +152,8 @@ gnnc::bench::checkOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
   if (!checked)
     return checked.status();
   ops::SpmmCheck check = checked.take();
-  const graph::CsrGraph &g = problem.graph();
-  check.report = kernel.spec.name + " on '" + g.name + "' (" +
-                 std::to_string(g.numRows) + " rows, " +
-                 std::to_string(g.nnz()) + " nnz, width " +
-                 std::to_string(problem.width) + ", " +
-                 elementTypeName(problem.type) + "): " + check.report;
+  check.report = reportOnGraph(kernel.spec.name, problem.graph(), "nnz",
+                               problem.width, problem.type, check.report);
   return check;
 }
 
@@ -213,12 +219,8 @@ gnnc::bench::checkSddmmOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
                     host.edgeMagnitude.data(), problem.outputCount(),
                     /*width=*/1, ops::spmmTolerance(base.type),
                     ops::spmmAbsoluteTolerance(base.type));
-  const graph::CsrGraph &g = base.graph();
-  check.report = kernel.spec.name + " on '" + g.name + "' (" +
-                 std::to_string(g.numRows) + " rows, " +
-                 std::to_string(g.nnz()) + " edge values, width " +
-                 std::to_string(base.width) + ", " +
-                 elementTypeName(base.type) + "): " + check.report;
+  check.report = reportOnGraph(kernel.spec.name, base.graph(), "edge values",
+                               base.width, base.type, check.report);
   return check;
 }
 

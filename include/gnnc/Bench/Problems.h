@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace gnnc::bench {
 
@@ -32,6 +33,12 @@ struct DeviceGraphs {
   /// Total bytes allocated above.
   size_t bytes = 0;
 };
+
+/// "<what> on '<graph>' (<rows> rows, <nnz> <edges>, width <width>, <type>):
+/// <report>": how a check on a problem reports what it compared.
+std::string reportOnGraph(const std::string &what, const graph::CsrGraph &g,
+                          const std::string &edges, int64_t width,
+                          ElementType type, const std::string &report);
 
 /// Uploads `g` (which must outlive the result). (Neighbour groups are built
 /// by the first launch of a neighbor_group kernel.)
