@@ -302,18 +302,11 @@ void gnnc::bench::gatChainReference(const graph::CsrGraph &g,
       }
     }
   };
-  const int threads = graph::hostThreads();
-  if (threads == 1 || g.nnz() * width < (int64_t(1) << 20)) {
-    rows(0, g.numRows);
-    return;
-  }
   // Pieces of about equal work; each output row belongs to one piece, so the
   // result ignores the thread count.
-  std::vector<int64_t> bounds = graph::splitRowsByWork(
-      g.rowPtr.data(), g.numRows, static_cast<int64_t>(threads) * 16);
-  graph::parallelForEach(
-      static_cast<int64_t>(bounds.size()) - 1, threads,
-      [&](int64_t piece) { rows(bounds[piece], bounds[piece + 1]); });
+  const bool small = g.nnz() * width < (int64_t(1) << 20);
+  graph::parallelForRowsByWork(g.rowPtr.data(), g.numRows,
+                               /*numThreads=*/small ? 1 : 0, rows);
 }
 
 double gnnc::bench::gatChainTolerance(ElementType type) {
