@@ -47,6 +47,36 @@ protected:
   test::TempDir cacheDir;
 };
 
+/// The saxpy kernel loaded through a runtime, its arguments bound to x (all
+/// ones) and y (zeros) of `n` floats and a = 1: every launch adds 1 to y.
+struct BoundSaxpy {
+  Runtime runtime;
+  LoadedKernel kernel;
+  DeviceBuffer x, y;
+  ArgPack args;
+};
+
+Expected<BoundSaxpy> bindSaxpy(const std::string &cacheDir, int64_t n) {
+  Expected<Runtime> runtime = Runtime::create(0, cacheDir);
+  if (!runtime)
+    return runtime.status();
+  Expected<LoadedKernel> kernel = runtime->load(saxpySpec());
+  if (!kernel)
+    return kernel.status();
+  std::vector<float> ones(n, 1.0f);
+  Expected<DeviceBuffer> x = DeviceBuffer::allocate(n * sizeof(float));
+  if (!x)
+    return x.status();
+  Expected<DeviceBuffer> y = DeviceBuffer::allocate(n * sizeof(float));
+  if (!y)
+    return y.status();
+  GNNC_RETURN_IF_ERROR(x->copyFromHost(ones.data(), n * sizeof(float)));
+  GNNC_RETURN_IF_ERROR(y->fill(0));
+  ArgPack args;
+  args.bind("x", *x).bind("y", *y).bind("a", 1.0f).bind("n", n);
+  return BoundSaxpy{runtime.take(), kernel.take(), x.take(), y.take(), args};
+}
+
 TEST_F(Gpu, DeviceProperties) {
   REQUIRE_GPU();
   Expected<Device> device = Device::open(0);
@@ -242,22 +272,14 @@ TEST_F(Gpu, ColdAndCachedLoadTimes) {
 
 TEST_F(Gpu, EventTimerMeasuresAKernel) {
   REQUIRE_GPU();
-  Expected<Runtime> runtime = Runtime::create(0, cacheDir.path());
-  ASSERT_TRUE(runtime) << runtime.message();
-  Expected<LoadedKernel> kernel = runtime->load(saxpySpec());
-  ASSERT_TRUE(kernel) << kernel.message();
   const int64_t n = 1 << 22;
-  Expected<DeviceBuffer> x = DeviceBuffer::allocate(n * sizeof(float));
-  Expected<DeviceBuffer> y = DeviceBuffer::allocate(n * sizeof(float));
-  ASSERT_TRUE(x && y);
-  ASSERT_TRUE(x->fill(0));
-  ASSERT_TRUE(y->fill(0));
+  Expected<BoundSaxpy> saxpy = bindSaxpy(cacheDir.path(), n);
+  ASSERT_TRUE(saxpy) << saxpy.message();
   Expected<EventTimer> timer = EventTimer::create();
   ASSERT_TRUE(timer) << timer.message();
-  ArgPack args;
-  args.bind("x", *x).bind("y", *y).bind("a", 1.0f).bind("n", n);
   ASSERT_TRUE(timer->start());
-  ASSERT_TRUE(runtime->launch(*kernel, args, /*synchronize=*/false));
+  ASSERT_TRUE(saxpy->runtime.launch(saxpy->kernel, saxpy->args,
+                                    /*synchronize=*/false));
   ASSERT_TRUE(timer->stop());
   Expected<float> ms = timer->elapsedMs();
   ASSERT_TRUE(ms) << ms.message();
@@ -267,27 +289,18 @@ TEST_F(Gpu, EventTimerMeasuresAKernel) {
 
 TEST_F(Gpu, KernelTimerTimesEveryRunAfterTheWarmups) {
   REQUIRE_GPU();
-  Expected<Runtime> runtime = Runtime::create(0, cacheDir.path());
-  ASSERT_TRUE(runtime) << runtime.message();
-  Expected<LoadedKernel> kernel = runtime->load(saxpySpec());
-  ASSERT_TRUE(kernel) << kernel.message();
   const int64_t n = 1 << 22;
-  std::vector<float> ones(n, 1.0f);
-  Expected<DeviceBuffer> x = DeviceBuffer::allocate(n * sizeof(float));
-  Expected<DeviceBuffer> y = DeviceBuffer::allocate(n * sizeof(float));
-  ASSERT_TRUE(x && y);
-  ASSERT_TRUE(x->copyFromHost(ones.data(), n * sizeof(float)));
-  ASSERT_TRUE(y->fill(0));
-  ArgPack args;
-  args.bind("x", *x).bind("y", *y).bind("a", 1.0f).bind("n", n);
-
-  Expected<KernelTimer> timer = KernelTimer::create(runtime->device());
+  Expected<BoundSaxpy> bound = bindSaxpy(cacheDir.path(), n);
+  ASSERT_TRUE(bound) << bound.message();
+  const Device &device = bound->runtime.device();
+  Expected<KernelTimer> timer = KernelTimer::create(device);
   ASSERT_TRUE(timer) << timer.message();
-  EXPECT_EQ(timer->flushBytes(), l2FlushBytes(runtime->device().l2Bytes()));
+  EXPECT_EQ(timer->flushBytes(), l2FlushBytes(device.l2Bytes()));
   int launches = 0;
   auto saxpy = [&] {
     ++launches;
-    return runtime->launch(*kernel, args, /*synchronize=*/false);
+    return bound->runtime.launch(bound->kernel, bound->args,
+                                 /*synchronize=*/false);
   };
   TimingOptions options;
   options.warmups = 2;
@@ -309,7 +322,7 @@ TEST_F(Gpu, KernelTimerTimesEveryRunAfterTheWarmups) {
   EXPECT_LE(stats->medianMs, stats->maxMs);
   // Every launch ran once: y = 14 * x.
   std::vector<float> got(n);
-  ASSERT_TRUE(y->copyToHost(got.data(), n * sizeof(float)));
+  ASSERT_TRUE(bound->y.copyToHost(got.data(), n * sizeof(float)));
   for (int64_t i = 0; i < n; i += 4099)
     ASSERT_EQ(got[i], 14.0f) << "element " << i;
 
