@@ -62,6 +62,13 @@ gnnc::bench::uploadConverted(const float *host, size_t count, ElementType type,
   return buffer;
 }
 
+Expected<rt::DeviceBuffer> gnnc::bench::uploadRandomInputs(
+    HostVector<float> &host, int64_t n, uint64_t seed, ElementType type,
+    HostVector<uint16_t> *scratch, float lo, float hi) {
+  randomInputsInto(host, n, seed, type, lo, hi);
+  return uploadConverted(host.data(), host.size(), type, scratch);
+}
+
 Expected<rt::DeviceBuffer> gnnc::bench::uploadFilled(size_t count, float value,
                                                      ElementType type) {
   HostVector<float> host;

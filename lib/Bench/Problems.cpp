@@ -60,9 +60,8 @@ gnnc::bench::makeSpmmProblem(const DeviceGraphs &graphs, ElementType type,
   p.width = width;
   p.seed = seed;
   p.host = std::move(recycled);
-  randomInputsInto(p.host.x, g.numCols * width, seed, type);
   auto x =
-      uploadConverted(p.host.x.data(), p.host.x.size(), type, &p.host.bits);
+      uploadRandomInputs(p.host.x, g.numCols * width, seed, type, &p.host.bits);
   if (!x)
     return x.status();
   p.x = x.take();
@@ -78,10 +77,9 @@ gnnc::bench::makeSpmmProblem(const DeviceGraphs &graphs, ElementType type,
 
 Status gnnc::bench::addEdgeValues(SpmmProblem &problem, uint64_t seed) {
   HostBuffers &host = problem.host;
-  randomInputsInto(host.values, problem.graph().nnz(), seed ^ 0x5eedf00dull,
-                   problem.type);
-  auto values = uploadConverted(host.values.data(), host.values.size(),
-                                problem.type, &host.bits);
+  auto values =
+      uploadRandomInputs(host.values, problem.graph().nnz(),
+                         seed ^ 0x5eedf00dull, problem.type, &host.bits);
   if (!values)
     return values.status();
   problem.values = values.take();
@@ -163,9 +161,8 @@ Expected<SddmmProblem> gnnc::bench::makeSddmmProblem(SpmmProblem &base,
   SddmmProblem p;
   p.base = &base;
   HostBuffers &host = base.host;
-  randomInputsInto(host.rowX, g.numRows * base.width, seed, base.type);
-  auto rowX = uploadConverted(host.rowX.data(), host.rowX.size(), base.type,
-                              &host.bits);
+  auto rowX = uploadRandomInputs(host.rowX, g.numRows * base.width, seed,
+                                 base.type, &host.bits);
   if (!rowX)
     return rowX.status();
   p.rowX = rowX.take();
@@ -230,16 +227,13 @@ Expected<GatProblem> gnnc::bench::makeGatProblem(SpmmProblem &base,
   GatProblem p;
   p.base = &base;
   HostBuffers &host = base.host;
-  randomInputsInto(host.attRow, g.numRows, seed, base.type, -4.0f, 4.0f);
-  randomInputsInto(host.attCol, g.numCols, seed ^ 0xa77c01ull, base.type, -4.0f,
-                   4.0f);
-  auto attRow = uploadConverted(host.attRow.data(), host.attRow.size(),
-                                base.type, &host.bits);
+  auto attRow = uploadRandomInputs(host.attRow, g.numRows, seed, base.type,
+                                   &host.bits, -4.0f, 4.0f);
   if (!attRow)
     return attRow.status();
   p.attRow = attRow.take();
-  auto attCol = uploadConverted(host.attCol.data(), host.attCol.size(),
-                                base.type, &host.bits);
+  auto attCol = uploadRandomInputs(host.attCol, g.numCols, seed ^ 0xa77c01ull,
+                                   base.type, &host.bits, -4.0f, 4.0f);
   if (!attCol)
     return attCol.status();
   p.attCol = attCol.take();

@@ -118,6 +118,13 @@ uploadConverted(const std::vector<float, Alloc> &host, ElementType type) {
   return uploadConverted(host.data(), host.size(), type);
 }
 
+/// randomInputsInto `host` (which keeps the inputs, rounded to `type`, for
+/// the reference), then uploads them converted to `type` through `scratch`.
+Expected<rt::DeviceBuffer>
+uploadRandomInputs(HostVector<float> &host, int64_t n, uint64_t seed,
+                   ElementType type, HostVector<uint16_t> *scratch,
+                   float lo = -1.0f, float hi = 1.0f);
+
 /// Uploads `count` copies of `value` converted to `type`.
 Expected<rt::DeviceBuffer> uploadFilled(size_t count, float value,
                                         ElementType type);
