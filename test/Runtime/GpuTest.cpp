@@ -28,19 +28,7 @@ namespace {
       GTEST_SKIP() << "no GPU: " << why;                                       \
   } while (false)
 
-KernelSpec saxpySpec(const std::string &name = "saxpy") {
-  KernelSpec spec;
-  spec.name = name;
-  spec.source = test::saxpySource(name);
-  spec.params = {{"x", ParamKind::Pointer},
-                 {"y", ParamKind::Pointer},
-                 {"a", ParamKind::Float32},
-                 {"n", ParamKind::Int64}};
-  spec.launch.blockX = 256;
-  spec.launch.gridParam = "n";
-  spec.launch.itemsPerBlock = 256;
-  return spec;
-}
+using test::saxpySpec;
 
 class Gpu : public ::testing::Test {
 protected:
