@@ -12,6 +12,7 @@
 #include "gnnc/runtime/Driver.h"
 #include "gnnc/runtime/Nvrtc.h"
 #include "gnnc/runtime/Runtime.h"
+#include "gnnc/runtime/Timing.h"
 
 #include <algorithm>
 #include <functional>
@@ -32,44 +33,53 @@ Expected<rt::KernelSpec> compileSpec(const std::string &kernelText,
   return findKernel(*compiled, entryName);
 }
 
-/// Compiles `kernelText` and loads its kernel `entryName`.
-Expected<rt::LoadedKernel> compileAndLoad(rt::Runtime &runtime,
-                                          const std::string &kernelText,
-                                          const std::string &entryName) {
+/// Compiles `kernelText`, loads its kernel `entryName` and runs `check` on
+/// it: the correctness gate, so that a schedule that computes a wrong result
+/// is never timed.
+Expected<rt::LoadedKernel> loadChecked(
+    rt::Runtime &runtime, const std::string &kernelText,
+    const std::string &entryName,
+    const std::function<Expected<ops::KernelCheck>(const rt::LoadedKernel &)>
+        &check) {
   Expected<rt::KernelSpec> spec = compileSpec(kernelText, entryName);
   if (!spec)
     return spec.status();
-  return runtime.load(*spec);
+  Expected<rt::LoadedKernel> kernel = runtime.load(*spec);
+  if (!kernel)
+    return kernel.status();
+  Expected<ops::KernelCheck> checked = check(*kernel);
+  if (!checked)
+    return checked.status();
+  if (!checked->ok)
+    return Status::error("wrong result: " + checked->report);
+  return kernel;
 }
 
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  if (n == 0)
-    return 0;
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+/// The median milliseconds of `runs` runs of `work` after `warmups`, each
+/// timed with CUDA events, without flushing the L2 (rt::KernelTimer).
+Expected<double> medianMs(rt::KernelTimer &timer, int warmups, int runs,
+                          const std::function<Status()> &work) {
+  Expected<rt::TimingStats> stats =
+      timer.time({warmups, runs, /*flushL2=*/false}, work);
+  if (!stats)
+    return stats.status();
+  return stats->medianMs;
 }
 
-/// Times `work` `runs` times after `warmups`, each run between two events,
-/// with `flush` overwritten before each (outside the timed region).
-Expected<std::vector<float>> timeRuns(rt::EventTimer &timer,
-                                      rt::DeviceBuffer *flush, int warmups,
-                                      int runs,
-                                      const std::function<Status()> &work) {
-  std::vector<float> times;
-  for (int i = 0; i < warmups + runs; ++i) {
-    if (flush)
-      GNNC_RETURN_IF_ERROR(flush->fill(static_cast<uint8_t>(i)));
-    GNNC_RETURN_IF_ERROR(timer.start());
-    GNNC_RETURN_IF_ERROR(work());
-    GNNC_RETURN_IF_ERROR(timer.stop());
-    Expected<float> ms = timer.elapsedMs();
-    if (!ms)
-      return ms.status();
-    if (i >= warmups)
-      times.push_back(*ms);
-  }
-  return times;
+/// The median seconds of `options.runs` runs of `work` (after
+/// `options.warmups`), each timed with CUDA events and preceded by a write
+/// over twice the L2, so that no run finds the last one's data there.
+Expected<double> timeWithFlushedL2(rt::Runtime &runtime,
+                                   const MeasureOptions &options,
+                                   const std::function<Status()> &work) {
+  Expected<rt::KernelTimer> timer = rt::KernelTimer::create(runtime.device());
+  if (!timer)
+    return timer.status();
+  Expected<rt::TimingStats> stats =
+      timer->time({options.warmups, options.runs, /*flushL2=*/true}, work);
+  if (!stats)
+    return stats.status();
+  return stats->medianMs * 1e-3;
 }
 
 /// The calibration kernels: a grid-stride copy of 16-byte vectors, a
@@ -100,18 +110,12 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
                                                const graph::CsrGraph &g,
                                                const Problem &problem,
                                                const MeasureOptions &options) {
-  Expected<rt::LoadedKernel> kernel =
-      compileAndLoad(runtime, kernelText, entryName);
+  Expected<rt::LoadedKernel> kernel = loadChecked(
+      runtime, kernelText, entryName, [&](const rt::LoadedKernel &k) {
+        return ops::checkSpmm(runtime, k, g, options.seed);
+      });
   if (!kernel)
     return kernel.status();
-  // The correctness gate: a schedule that computes a wrong result is never
-  // timed.
-  Expected<ops::SpmmCheck> check =
-      ops::checkSpmm(runtime, *kernel, g, options.seed);
-  if (!check)
-    return check.status();
-  if (!check->ok)
-    return Status::error("wrong result: " + check->report);
 
   // Rows of x and y are `stride` elements apart (the width unless the
   // kernel has padded rows).
@@ -145,23 +149,10 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
       static_cast<size_t>(g.numRows * stride), problem.type);
   if (!dy)
     return dy.status();
-  Expected<rt::DeviceBuffer> flush =
-      rt::DeviceBuffer::allocate(2 * runtime.device().l2Bytes() + 1);
-  if (!flush)
-    return flush.status();
-  Expected<rt::EventTimer> timer = rt::EventTimer::create();
-  if (!timer)
-    return timer.status();
-  Expected<std::vector<float>> times =
-      timeRuns(*timer, &*flush, options.warmups, options.runs, [&] {
-        return ops::launchSpmm(runtime, *kernel, *dg, *dx, dv ? &*dv : nullptr,
-                               *dy,
-                               /*synchronize=*/false);
-      });
-  if (!times)
-    return times.status();
-  GNNC_RETURN_IF_ERROR(runtime.synchronize());
-  return median(*times) * 1e-3;
+  return timeWithFlushedL2(runtime, options, [&] {
+    return ops::launchSpmm(runtime, *kernel, *dg, *dx, dv ? &*dv : nullptr, *dy,
+                           /*synchronize=*/false);
+  });
 }
 
 Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
@@ -181,7 +172,7 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
   Expected<rt::Function> empty = module->function("gnnc_empty");
   if (!copy || !chase || !empty)
     return Status::error("calibration kernels missing from the module");
-  Expected<rt::EventTimer> timer = rt::EventTimer::create();
+  Expected<rt::KernelTimer> timer = rt::KernelTimer::create(device);
   if (!timer)
     return timer.status();
 
@@ -197,12 +188,12 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
     long long n = static_cast<long long>(copyBytes / 16);
     void *args[] = {&inAddr, &outAddr, &n};
     unsigned grid = static_cast<unsigned>(device.smCount() * 8);
-    Expected<std::vector<float>> t = timeRuns(*timer, nullptr, 3, 10, [&] {
+    Expected<double> ms = medianMs(*timer, 3, 10, [&] {
       return rt::launch(*copy, {grid, 1, 1}, {256, 1, 1}, 0, args, false);
     });
-    if (!t)
-      return t.status();
-    model.dramBytesPerSecond = 2.0 * copyBytes / (median(*t) * 1e-3);
+    if (!ms)
+      return ms.status();
+    model.dramBytesPerSecond = 2.0 * copyBytes / (*ms * 1e-3);
   }
 
   // Dependent-load latency: one thread follows a random cycle. Over 4x the
@@ -229,12 +220,12 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
     GNNC_RETURN_IF_ERROR(sink->fill(0));
     uint64_t addr = buf->address(), sinkAddr = sink->address();
     void *args[] = {&addr, &steps, &resume, &sinkAddr};
-    Expected<std::vector<float>> t = timeRuns(*timer, nullptr, 1, 3, [&] {
+    Expected<double> ms = medianMs(*timer, 1, 3, [&] {
       return rt::launch(*chase, {1, 1, 1}, {1, 1, 1}, 0, args, false);
     });
-    if (!t)
-      return t.status();
-    return median(*t) * 1e-3 / static_cast<double>(steps);
+    if (!ms)
+      return ms.status();
+    return *ms * 1e-3 / static_cast<double>(steps);
   };
   Expected<double> dram =
       chaseLatency(static_cast<size_t>(4 * model.l2Bytes), 100000, 1);
@@ -248,40 +239,15 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
   model.l2LatencySeconds = *l2;
 
   // Launch overhead: an empty kernel between two events.
-  Expected<std::vector<float>> t = timeRuns(*timer, nullptr, 10, 50, [&] {
+  Expected<double> ms = medianMs(*timer, 10, 50, [&] {
     return rt::launch(*empty, {1, 1, 1}, {32, 1, 1}, 0, nullptr, false);
   });
-  if (!t)
-    return t.status();
-  model.launchSeconds = median(*t) * 1e-3;
+  if (!ms)
+    return ms.status();
+  model.launchSeconds = *ms * 1e-3;
   model.source = "calibrated on " + device.name();
   return model;
 }
-
-namespace {
-
-/// The median seconds of `options.runs` runs of `work` (after
-/// `options.warmups`), each timed with CUDA events and preceded by a write
-/// over twice the L2, so that no run finds the last one's data there.
-Expected<double> timeWithFlushedL2(rt::Runtime &runtime,
-                                   const MeasureOptions &options,
-                                   const std::function<Status()> &work) {
-  Expected<rt::DeviceBuffer> flush =
-      rt::DeviceBuffer::allocate(2 * runtime.device().l2Bytes() + 1);
-  if (!flush)
-    return flush.status();
-  Expected<rt::EventTimer> timer = rt::EventTimer::create();
-  if (!timer)
-    return timer.status();
-  Expected<std::vector<float>> times =
-      timeRuns(*timer, &*flush, options.warmups, options.runs, work);
-  if (!times)
-    return times.status();
-  GNNC_RETURN_IF_ERROR(runtime.synchronize());
-  return median(*times) * 1e-3;
-}
-
-} // namespace
 
 Expected<double> gnnc::tuning::measureSddmmSchedule(
     rt::Runtime &runtime, const std::string &kernelText,
@@ -292,18 +258,12 @@ Expected<double> gnnc::tuning::measureSddmmSchedule(
                          ": measureSddmmSchedule needs a "
                          "gnn.sddmm problem, got op '" +
                          problem.op + "'");
-  Expected<rt::LoadedKernel> kernel =
-      compileAndLoad(runtime, kernelText, entryName);
+  Expected<rt::LoadedKernel> kernel = loadChecked(
+      runtime, kernelText, entryName, [&](const rt::LoadedKernel &k) {
+        return ops::checkSddmm(runtime, k, g, options.seed);
+      });
   if (!kernel)
     return kernel.status();
-  // The correctness gate: a schedule that computes a wrong result is never
-  // timed.
-  Expected<ops::KernelCheck> check =
-      ops::checkSddmm(runtime, *kernel, g, options.seed);
-  if (!check)
-    return check.status();
-  if (!check->ok)
-    return Status::error("wrong result: " + check->report);
 
   Expected<ops::SddmmSignature> sig = ops::sddmmSignature(kernel->spec);
   if (!sig)

@@ -1,19 +1,17 @@
 //===- HarnessTest.cpp - Tests of gnn-bench's harness ---------------------===//
 //
-// Anywhere: the byte formulas, the timing summary, the JSON records, the
-// host inputs and comparison, the GAT chain's reference (against the
-// composition of the per-op references), the .npy writer (read back with
-// the project's reader), the schedule variants and every generated SpMM,
-// SDDMM and GAT-chain kernel (compiled by gnnc and by NVRTC for sm_80 and
-// sm_90). On a GPU: a kernel that writes one wrong value is voided (status
-// "wrong", no timing) and a correct kernel is timed, for SpMM, SDDMM and the
-// chain.
+// Anywhere: the byte formulas, the JSON records, the host inputs and
+// comparison, the GAT chain's reference (against the composition of the
+// per-op references), the .npy writer (read back with the project's reader),
+// the schedule variants and every generated SpMM, SDDMM and GAT-chain kernel
+// (compiled by gnnc and by NVRTC for sm_80 and sm_90). On a GPU: a kernel
+// that writes one wrong value is voided (status "wrong", no timing) and a
+// correct kernel is timed, for SpMM, SDDMM and the chain.
 //
 //===----------------------------------------------------------------------===//
-#include "Harness.h"
-#include "NpyWriter.h"
-#include "Suite.h"
-
+#include "gnnc/Bench/Harness.h"
+#include "gnnc/Bench/NpyWriter.h"
+#include "gnnc/Bench/Suite.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Reorder.h"
 #include "gnnc/graph/Rmat.h"
@@ -132,17 +130,6 @@ TEST(BenchBytes, BandwidthAndJson) {
   EXPECT_FALSE(bandwidthJson(bytes, 1.0, 0.0).contains("frac_copy_gather"));
 }
 
-TEST(BenchTiming, Summary) {
-  TimingStats odd = summarizeTimes({3, 1, 2});
-  EXPECT_DOUBLE_EQ(odd.medianMs, 2);
-  EXPECT_DOUBLE_EQ(odd.minMs, 1);
-  EXPECT_DOUBLE_EQ(odd.maxMs, 3);
-  EXPECT_EQ(odd.runs, 3);
-  TimingStats even = summarizeTimes({4, 1, 2, 3});
-  EXPECT_DOUBLE_EQ(even.medianMs, 2.5);
-  EXPECT_EQ(summarizeTimes({}).runs, 0);
-}
-
 TEST(BenchJson, KernelRecords) {
   KernelResult wrong;
   wrong.label = "default";
@@ -168,16 +155,10 @@ TEST(BenchJson, KernelRecords) {
 TEST(BenchHost, InputsIgnoreTheThreadCountAndArraysAreReused) {
   const int64_t n = (int64_t(1) << 20) + 17; // Large enough for threads.
   HostVector<float> one, many;
-  const char *old = std::getenv("GNNC_HOST_THREADS");
-  std::string saved = old ? old : "";
-  ::setenv("GNNC_HOST_THREADS", "1", 1);
-  randomInputsInto(one, n, 42, ElementType::BF16);
-  ::setenv("GNNC_HOST_THREADS", "3", 1);
-  randomInputsInto(many, n, 42, ElementType::BF16);
-  if (old)
-    ::setenv("GNNC_HOST_THREADS", saved.c_str(), 1);
-  else
-    ::unsetenv("GNNC_HOST_THREADS");
+  withHostThreads("1",
+                  [&] { randomInputsInto(one, n, 42, ElementType::BF16); });
+  withHostThreads("3",
+                  [&] { randomInputsInto(many, n, 42, ElementType::BF16); });
   ASSERT_EQ(one.size(), static_cast<size_t>(n));
   EXPECT_TRUE(std::equal(one.begin(), one.end(), many.begin()));
   std::vector<float> raw = ref::randomFeatures(n, 42);
@@ -542,15 +523,27 @@ protected:
     if (!rt::gpuAvailable(&why))
       GTEST_SKIP() << "no GPU: " << why;
   }
+
+  /// A bench that times 3 runs after 1 warm-up.
+  static Expected<Bench> quickBench() {
+    TimingOptions timing;
+    timing.warmups = 1;
+    timing.runs = 3;
+    return Bench::create(timing);
+  }
+
+  /// The R-MAT graph of scale 12 the GPU tests run on.
+  static graph::CsrGraph rmat12() {
+    graph::CsrGraph g = graph::generateRmat(12, 8, 5);
+    g.name = "rmat12";
+    return g;
+  }
 };
 
 } // namespace
 
 TEST_F(BenchGpu, WrongKernelIsVoidedAndRightKernelIsTimed) {
-  TimingOptions timing;
-  timing.warmups = 1;
-  timing.runs = 3;
-  auto bench = Bench::create(timing);
+  auto bench = quickBench();
   ASSERT_TRUE(bench.isOk()) << bench.message();
 
   auto kernels = compileSpmmKernels(ElementType::F32, 64, 1, false, true);
@@ -559,8 +552,7 @@ TEST_F(BenchGpu, WrongKernelIsVoidedAndRightKernelIsTimed) {
   const rt::KernelSpec &good = kernels->front().spec;
   rt::KernelSpec bad = breakKernel(good);
 
-  graph::CsrGraph g = graph::generateRmat(12, 8, 5);
-  g.name = "rmat12";
+  graph::CsrGraph g = rmat12();
   auto graphs = uploadGraphs(g, true);
   ASSERT_TRUE(graphs.isOk()) << graphs.message();
   auto problem = makeSpmmProblem(*graphs, ElementType::F32, 64, false, 9);
@@ -609,10 +601,7 @@ TEST_F(BenchGpu, WrongKernelIsVoidedAndRightKernelIsTimed) {
 }
 
 TEST_F(BenchGpu, SddmmAndGatChainAreCheckedThenTimed) {
-  TimingOptions timing;
-  timing.warmups = 1;
-  timing.runs = 3;
-  auto bench = Bench::create(timing);
+  auto bench = quickBench();
   ASSERT_TRUE(bench.isOk()) << bench.message();
 
   KernelSetOptions set;
@@ -637,8 +626,7 @@ TEST_F(BenchGpu, SddmmAndGatChainAreCheckedThenTimed) {
   }
   ASSERT_EQ(sddmm.size(), 2u);
 
-  graph::CsrGraph g = graph::generateRmat(12, 8, 5);
-  g.name = "rmat12";
+  graph::CsrGraph g = rmat12();
   auto graphs = uploadGraphs(g, true);
   ASSERT_TRUE(graphs.isOk()) << graphs.message();
   auto problem = makeSpmmProblem(*graphs, ElementType::F32, 64, false, 9);

@@ -123,6 +123,28 @@ TEST(ParallelTest, SplitRowsByWork) {
             (std::vector<int64_t>{0, 2, 4}));
 }
 
+TEST(ParallelTest, RowsByWorkCoverEveryRowOnce) {
+  CsrGraph g = makeRaggedTestGraph(5, 3000, 20000);
+  for (int threads : {1, 3, 8}) {
+    std::vector<std::atomic<int>> seen(static_cast<size_t>(g.numRows));
+    std::atomic<int> calls{0};
+    parallelForRowsByWork(g.rowPtr.data(), g.numRows, threads,
+                          [&](int64_t lo, int64_t hi) {
+                            EXPECT_LT(lo, hi);
+                            ++calls;
+                            for (int64_t r = lo; r < hi; ++r)
+                              ++seen[r];
+                          });
+    for (const std::atomic<int> &s : seen)
+      EXPECT_EQ(s.load(), 1) << threads << " threads";
+    // One piece on one thread; several pieces per thread otherwise.
+    if (threads == 1)
+      EXPECT_EQ(calls.load(), 1);
+    else
+      EXPECT_GT(calls.load(), threads);
+  }
+}
+
 TEST(ParallelTest, RandomFeaturesIgnoreTheThreadCount) {
   const int64_t n = 3 * ref::kRandomBlock + 123;
   std::vector<float> one(n), many(n);

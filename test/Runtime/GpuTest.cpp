@@ -7,6 +7,7 @@
 #include "TestUtil.h"
 
 #include "gnnc/runtime/Runtime.h"
+#include "gnnc/runtime/Timing.h"
 
 #include <gtest/gtest.h>
 
@@ -27,24 +28,42 @@ namespace {
       GTEST_SKIP() << "no GPU: " << why;                                       \
   } while (false)
 
-KernelSpec saxpySpec(const std::string &name = "saxpy") {
-  KernelSpec spec;
-  spec.name = name;
-  spec.source = test::saxpySource(name);
-  spec.params = {{"x", ParamKind::Pointer},
-                 {"y", ParamKind::Pointer},
-                 {"a", ParamKind::Float32},
-                 {"n", ParamKind::Int64}};
-  spec.launch.blockX = 256;
-  spec.launch.gridParam = "n";
-  spec.launch.itemsPerBlock = 256;
-  return spec;
-}
+using test::saxpySpec;
 
 class Gpu : public ::testing::Test {
 protected:
   test::TempDir cacheDir;
 };
+
+/// The saxpy kernel loaded through a runtime, its arguments bound to x (all
+/// ones) and y (zeros) of `n` floats and a = 1: every launch adds 1 to y.
+struct BoundSaxpy {
+  Runtime runtime;
+  LoadedKernel kernel;
+  DeviceBuffer x, y;
+  ArgPack args;
+};
+
+Expected<BoundSaxpy> bindSaxpy(const std::string &cacheDir, int64_t n) {
+  Expected<Runtime> runtime = Runtime::create(0, cacheDir);
+  if (!runtime)
+    return runtime.status();
+  Expected<LoadedKernel> kernel = runtime->load(saxpySpec());
+  if (!kernel)
+    return kernel.status();
+  std::vector<float> ones(n, 1.0f);
+  Expected<DeviceBuffer> x = DeviceBuffer::allocate(n * sizeof(float));
+  if (!x)
+    return x.status();
+  Expected<DeviceBuffer> y = DeviceBuffer::allocate(n * sizeof(float));
+  if (!y)
+    return y.status();
+  GNNC_RETURN_IF_ERROR(x->copyFromHost(ones.data(), n * sizeof(float)));
+  GNNC_RETURN_IF_ERROR(y->fill(0));
+  ArgPack args;
+  args.bind("x", *x).bind("y", *y).bind("a", 1.0f).bind("n", n);
+  return BoundSaxpy{runtime.take(), kernel.take(), x.take(), y.take(), args};
+}
 
 TEST_F(Gpu, DeviceProperties) {
   REQUIRE_GPU();
@@ -241,27 +260,67 @@ TEST_F(Gpu, ColdAndCachedLoadTimes) {
 
 TEST_F(Gpu, EventTimerMeasuresAKernel) {
   REQUIRE_GPU();
-  Expected<Runtime> runtime = Runtime::create(0, cacheDir.path());
-  ASSERT_TRUE(runtime) << runtime.message();
-  Expected<LoadedKernel> kernel = runtime->load(saxpySpec());
-  ASSERT_TRUE(kernel) << kernel.message();
   const int64_t n = 1 << 22;
-  Expected<DeviceBuffer> x = DeviceBuffer::allocate(n * sizeof(float));
-  Expected<DeviceBuffer> y = DeviceBuffer::allocate(n * sizeof(float));
-  ASSERT_TRUE(x && y);
-  ASSERT_TRUE(x->fill(0));
-  ASSERT_TRUE(y->fill(0));
+  Expected<BoundSaxpy> saxpy = bindSaxpy(cacheDir.path(), n);
+  ASSERT_TRUE(saxpy) << saxpy.message();
   Expected<EventTimer> timer = EventTimer::create();
   ASSERT_TRUE(timer) << timer.message();
-  ArgPack args;
-  args.bind("x", *x).bind("y", *y).bind("a", 1.0f).bind("n", n);
   ASSERT_TRUE(timer->start());
-  ASSERT_TRUE(runtime->launch(*kernel, args, /*synchronize=*/false));
+  ASSERT_TRUE(saxpy->runtime.launch(saxpy->kernel, saxpy->args,
+                                    /*synchronize=*/false));
   ASSERT_TRUE(timer->stop());
   Expected<float> ms = timer->elapsedMs();
   ASSERT_TRUE(ms) << ms.message();
   EXPECT_GT(*ms, 0.0f);
   std::cout << "saxpy over " << n << " floats: " << *ms << " ms\n";
+}
+
+TEST_F(Gpu, KernelTimerTimesEveryRunAfterTheWarmups) {
+  REQUIRE_GPU();
+  const int64_t n = 1 << 22;
+  Expected<BoundSaxpy> bound = bindSaxpy(cacheDir.path(), n);
+  ASSERT_TRUE(bound) << bound.message();
+  const Device &device = bound->runtime.device();
+  Expected<KernelTimer> timer = KernelTimer::create(device);
+  ASSERT_TRUE(timer) << timer.message();
+  EXPECT_EQ(timer->flushBytes(), l2FlushBytes(device.l2Bytes()));
+  int launches = 0;
+  auto saxpy = [&] {
+    ++launches;
+    return bound->runtime.launch(bound->kernel, bound->args,
+                                 /*synchronize=*/false);
+  };
+  TimingOptions options;
+  options.warmups = 2;
+  options.runs = 5;
+  Expected<std::vector<float>> times = timer->timeRuns(options, saxpy);
+  ASSERT_TRUE(times) << times.message();
+  EXPECT_EQ(launches, 7);
+  ASSERT_EQ(times->size(), 5u);
+  for (float ms : *times)
+    EXPECT_GT(ms, 0.0f);
+
+  options.flushL2 = false;
+  Expected<TimingStats> stats = timer->time(options, saxpy);
+  ASSERT_TRUE(stats) << stats.message();
+  EXPECT_EQ(launches, 14);
+  EXPECT_EQ(stats->runs, 5);
+  EXPECT_GT(stats->minMs, 0.0);
+  EXPECT_LE(stats->minMs, stats->medianMs);
+  EXPECT_LE(stats->medianMs, stats->maxMs);
+  // Every launch ran once: y = 14 * x.
+  std::vector<float> got(n);
+  ASSERT_TRUE(bound->y.copyToHost(got.data(), n * sizeof(float)));
+  for (int64_t i = 0; i < n; i += 4099)
+    ASSERT_EQ(got[i], 14.0f) << "element " << i;
+
+  // A launch that fails ends the timing with its error.
+  Expected<TimingStats> failed =
+      timer->time(options, [] { return Status::error("launch refused"); });
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.message(), "launch refused");
+  std::cout << "saxpy over " << n << " floats: median " << stats->medianMs
+            << " ms (min " << stats->minMs << ", max " << stats->maxMs << ")\n";
 }
 
 } // namespace

@@ -271,16 +271,7 @@ TEST(CompileAhead, FillsTheCacheUnderTheKeyALoadLooksUp) {
   // an sm_90 device (program "gnnc.cu", default options for sm_90).
   test::TempDir dir;
   KernelCache cache(dir.path());
-  KernelSpec spec;
-  spec.name = "saxpy";
-  spec.source = test::saxpySource("saxpy");
-  spec.params = {{"x", ParamKind::Pointer},
-                 {"y", ParamKind::Pointer},
-                 {"a", ParamKind::Float32},
-                 {"n", ParamKind::Int64}};
-  spec.launch.blockX = 128;
-  spec.launch.gridParam = "n";
-  spec.launch.itemsPerBlock = 128;
+  KernelSpec spec = test::saxpySpec("saxpy", /*blockSize=*/128);
   bool hit = true;
   ASSERT_TRUE(compileAhead(cache, spec, "sm_90", &hit));
   EXPECT_FALSE(hit);

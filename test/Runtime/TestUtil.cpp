@@ -31,6 +31,20 @@ std::string saxpySource(const std::string &name) {
          "}\n";
 }
 
+rt::KernelSpec saxpySpec(const std::string &name, unsigned blockSize) {
+  rt::KernelSpec spec;
+  spec.name = name;
+  spec.source = saxpySource(name);
+  spec.params = {{"x", rt::ParamKind::Pointer},
+                 {"y", rt::ParamKind::Pointer},
+                 {"a", rt::ParamKind::Float32},
+                 {"n", rt::ParamKind::Int64}};
+  spec.launch.blockX = blockSize;
+  spec.launch.gridParam = "n";
+  spec.launch.itemsPerBlock = blockSize;
+  return spec;
+}
+
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;

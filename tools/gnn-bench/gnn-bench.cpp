@@ -7,11 +7,10 @@
 // bench/NOTES.md; bench/run.sh runs it together with the PyTorch baseline.
 //
 //===----------------------------------------------------------------------===//
-#include "Cusparse.h"
-#include "Harness.h"
-#include "NpyWriter.h"
-#include "Suite.h"
-
+#include "gnnc/Bench/Cusparse.h"
+#include "gnnc/Bench/Harness.h"
+#include "gnnc/Bench/NpyWriter.h"
+#include "gnnc/Bench/Suite.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/graph/Parallel.h"
 #include "gnnc/graph/Reorder.h"

@@ -97,3 +97,17 @@ std::vector<int64_t> gnnc::graph::splitRowsByWork(const int64_t *rowPtr,
   bounds.push_back(numRows);
   return bounds;
 }
+
+void gnnc::graph::parallelForRowsByWork(
+    const int64_t *rowPtr, int64_t numRows, int numThreads,
+    const std::function<void(int64_t, int64_t)> &fn) {
+  const int threads = resolveThreads(numThreads);
+  if (threads == 1) {
+    fn(0, numRows);
+    return;
+  }
+  std::vector<int64_t> bounds =
+      splitRowsByWork(rowPtr, numRows, static_cast<int64_t>(threads) * 16);
+  parallelForEach(static_cast<int64_t>(bounds.size()) - 1, threads,
+                  [&](int64_t piece) { fn(bounds[piece], bounds[piece + 1]); });
+}

@@ -47,16 +47,9 @@ void gnnc::ref::sddmm(const graph::CsrGraph &g, const float *a, const float *b,
       }
     }
   };
-  int threads = numThreads > 0 ? numThreads : graph::hostThreads();
-  if (threads == 1 || g.nnz() * width < (int64_t(1) << 20)) {
-    rows(0, g.numRows);
-    return;
-  }
   // Pieces of about equal work (rows + non-zeros), several per thread; each
   // output belongs to one row, so the result ignores the thread count.
-  std::vector<int64_t> bounds = graph::splitRowsByWork(
-      g.rowPtr.data(), g.numRows, static_cast<int64_t>(threads) * 16);
-  graph::parallelForEach(
-      static_cast<int64_t>(bounds.size()) - 1, threads,
-      [&](int64_t piece) { rows(bounds[piece], bounds[piece + 1]); });
+  if (g.nnz() * width < (int64_t(1) << 20))
+    numThreads = 1;
+  graph::parallelForRowsByWork(g.rowPtr.data(), g.numRows, numThreads, rows);
 }

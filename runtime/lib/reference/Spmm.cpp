@@ -111,17 +111,7 @@ void spmmScaled(const graph::CsrGraph &g, const float *edgeValues,
              : spmmRows<false, false>(g, vals, x, featWidth, y, absRef,
                                       colScale, rowScale, lo, hi);
   };
-  if (numThreads == 1) {
-    runRows(0, g.numRows);
-    return;
-  }
-  // Several pieces per thread so that a thread slowed by a hub row or by a
-  // busy core does not hold up the rest.
-  std::vector<int64_t> bounds = graph::splitRowsByWork(
-      g.rowPtr.data(), g.numRows, static_cast<int64_t>(numThreads) * 16);
-  graph::parallelForEach(
-      static_cast<int64_t>(bounds.size()) - 1, numThreads,
-      [&](int64_t piece) { runRows(bounds[piece], bounds[piece + 1]); });
+  graph::parallelForRowsByWork(g.rowPtr.data(), g.numRows, numThreads, runRows);
 }
 
 /// Sizes y (and absRef) for spmmScaled, which overwrites every element:

@@ -50,6 +50,16 @@ void parallelForRange(int64_t n, int64_t grain, int numThreads,
 std::vector<int64_t> splitRowsByWork(const int64_t *rowPtr, int64_t numRows,
                                      int64_t pieces);
 
+/// Runs fn(begin, end) over the rows [0, numRows) of a CSR structure cut by
+/// splitRowsByWork into 16 pieces per thread, on `numThreads` threads (0:
+/// hostThreads()): several pieces a thread, so that a thread slowed by a hub
+/// row or a busy core does not hold up the rest. On one thread, one call
+/// fn(0, numRows). Every row belongs to one piece: an fn that writes only
+/// its rows' outputs gives the same result on any number of threads.
+void parallelForRowsByWork(const int64_t *rowPtr, int64_t numRows,
+                           int numThreads,
+                           const std::function<void(int64_t, int64_t)> &fn);
+
 } // namespace gnnc::graph
 
 #endif // GNNC_GRAPH_PARALLEL_H

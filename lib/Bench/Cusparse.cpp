@@ -1,5 +1,8 @@
 //===- Cusparse.cpp - cuSPARSE and CUDA runtime baselines -----------------===//
-#include "Cusparse.h"
+#include "gnnc/Bench/Cusparse.h"
+
+#include "gnnc/Bench/Bytes.h"
+#include "gnnc/Bench/Host.h"
 
 #include <cuda_runtime_api.h>
 #include <cusparse.h>

@@ -1,9 +1,10 @@
 //===- Suite.cpp - The gnn-bench cases ------------------------------------===//
-#include "Suite.h"
+#include "gnnc/Bench/Suite.h"
 
-#include "gnnc/graph/Reorder.h"
-
+#include "gnnc/Bench/Bytes.h"
+#include "gnnc/Bench/Json.h"
 #include "gnnc/graph/Readers.h"
+#include "gnnc/graph/Reorder.h"
 #include "gnnc/graph/Rmat.h"
 
 #include <algorithm>

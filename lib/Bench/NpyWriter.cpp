@@ -1,5 +1,5 @@
 //===- NpyWriter.cpp - Writing NumPy .npy files ---------------------------===//
-#include "NpyWriter.h"
+#include "gnnc/Bench/NpyWriter.h"
 
 #include <cerrno>
 #include <cstdio>

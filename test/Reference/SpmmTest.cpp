@@ -1,7 +1,9 @@
 //===- SpmmTest.cpp - CPU reference and comparison ------------------------===//
 
-#include "gnnc/reference/Spmm.h"
+#include "TestUtil.h"
+
 #include "gnnc/graph/Rmat.h"
+#include "gnnc/reference/Spmm.h"
 
 #include <gtest/gtest.h>
 
@@ -13,18 +15,8 @@ using namespace gnnc::ref;
 
 namespace {
 
-CsrGraph tinyGraph() {
-  // 0 <- {1 (w 2), 2 (w -1)}, 1 <- {}, 2 <- {0 (w 0.5), 2 (w 3)}
-  CsrGraph g;
-  g.numRows = g.numCols = 3;
-  g.rowPtr = {0, 2, 2, 4};
-  g.colIdx = {1, 2, 0, 2};
-  g.values = {2, -1, 0.5f, 3};
-  return g;
-}
-
 TEST(SpmmTest, HandComputed) {
-  CsrGraph g = tinyGraph();
+  CsrGraph g = test::threeRowGraph();
   std::vector<float> x = {1, 2,   // node 0
                           3, 4,   // node 1
                           5, -6}; // node 2
@@ -54,7 +46,7 @@ TEST(SpmmTest, ThreadedMatchesSingleThreaded) {
 }
 
 TEST(SpmmTest, SelfTermAfterTheRowFactor) {
-  CsrGraph g = tinyGraph();
+  CsrGraph g = test::threeRowGraph();
   std::vector<float> x = {1, 2, 3, 4, 5, -6};
   SpmmOptions options;
   options.reduce = gnnc::Reduce::Mean;

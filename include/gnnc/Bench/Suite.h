@@ -12,8 +12,14 @@
 #ifndef GNNC_BENCH_SUITE_H
 #define GNNC_BENCH_SUITE_H
 
-#include "Cusparse.h"
-#include "Harness.h"
+#include "gnnc/Bench/Bench.h"
+#include "gnnc/Bench/Cusparse.h"
+#include "gnnc/Bench/KernelRuns.h"
+#include "gnnc/Bench/Kernels.h"
+#include "gnnc/Bench/Problems.h"
+#include "gnnc/graph/Csr.h"
+#include "gnnc/runtime/Float16.h"
+#include "gnnc/runtime/Status.h"
 
 #include <nlohmann/json.hpp>
 

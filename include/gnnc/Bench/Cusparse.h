@@ -9,7 +9,11 @@
 #ifndef GNNC_BENCH_CUSPARSE_H
 #define GNNC_BENCH_CUSPARSE_H
 
-#include "Harness.h"
+#include "gnnc/Bench/Bench.h"
+#include "gnnc/Bench/Problems.h"
+#include "gnnc/runtime/Float16.h"
+#include "gnnc/runtime/Status.h"
+#include "gnnc/runtime/Timing.h"
 
 #include <memory>
 #include <optional>

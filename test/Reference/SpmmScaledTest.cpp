@@ -1,5 +1,7 @@
 //===- SpmmScaledTest.cpp - CPU reference of mean and degree scaling ------===//
 
+#include "TestUtil.h"
+
 #include "gnnc/graph/Rmat.h"
 #include "gnnc/reference/Spmm.h"
 
@@ -13,17 +15,8 @@ using namespace gnnc::ref;
 
 namespace {
 
-CsrGraph tinyGraph() {
-  // 0 <- {1 (w 2), 2 (w -1)}, 1 <- {}, 2 <- {0 (w 0.5), 2 (w 3)}
-  // deg_out = (2, 0, 2); deg_in = (1, 1, 2); column 3 has no non-zeros.
-  CsrGraph g;
-  g.numRows = 3;
-  g.numCols = 4;
-  g.rowPtr = {0, 2, 2, 4};
-  g.colIdx = {1, 2, 0, 2};
-  g.values = {2, -1, 0.5f, 3};
-  return g;
-}
+/// The three-row graph with a fourth column without non-zeros.
+CsrGraph tinyGraph() { return test::threeRowGraph(/*numCols=*/4); }
 
 const std::vector<float> kX = {1, 2,  // node 0
                                3, 4,  // node 1

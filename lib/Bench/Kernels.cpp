@@ -1,0 +1,228 @@
+//===- Kernels.cpp - Generating the bench kernels -------------------------===//
+#include "gnnc/Bench/Kernels.h"
+
+#include "gnnc/Compiler/Compiler.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <sstream>
+
+using namespace gnnc;
+using namespace gnnc::bench;
+
+namespace {
+
+/// `label` as part of a symbol: "dw*2" -> "dw_x2", "dw/2" -> "dw_d2".
+std::string symbolPart(const std::string &label) {
+  std::string part;
+  for (char c : label) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      part += c;
+    else if (c == '*')
+      part += "_x";
+    else if (c == '/')
+      part += "_d";
+    else
+      part += '_';
+  }
+  return part;
+}
+
+} // namespace
+
+std::string KernelRequest::symbol() const {
+  const std::string type = elementTypeName(this->type);
+  const std::string offsets = offsets64 ? "o64" : "o32";
+  const std::string w = "_w" + std::to_string(width);
+  switch (op) {
+  case BenchOp::Spmm:
+    return type + w + (edgeValues ? "_ve_" : "_v_") + offsets + "_" +
+           symbolPart(schedule.label);
+  case BenchOp::SddmmDot:
+    return "sddmm_" + type + w + "_" + offsets + "_" +
+           symbolPart(schedule.label);
+  case BenchOp::GatLogits:
+    return "gat_logits_" + type + "_" + offsets + "_" +
+           symbolPart(schedule.label);
+  case BenchOp::GatSoftmax:
+    return "gat_softmax_" + type + "_" + offsets;
+  case BenchOp::GatAggregate:
+    return "gat_spmm_" + type + w + "_" + offsets + "_" +
+           symbolPart(schedule.label);
+  }
+  return "unknown";
+}
+
+std::string
+gnnc::bench::benchModuleText(const std::string &moduleName,
+                             const std::vector<KernelRequest> &requests) {
+  std::ostringstream os;
+  os << "gnn.module @" << moduleName << " {\n";
+  for (const KernelRequest &r : requests) {
+    const std::string type = elementTypeName(r.type);
+    const std::string graph = std::string("!gnn.graph<csr, ") +
+                              (r.offsets64 ? "i64" : "i32") + ", i32>";
+    const std::string x =
+        "tensor<?x" + std::to_string(r.width) + "x" + type + ">";
+    const std::string w = "tensor<?x" + type + ">";
+    const std::string head = "tensor<?x1x" + type + ">";
+    std::string attribute = r.schedule.attribute();
+    os << "  gnn.kernel @" << r.symbol() << "(%g: " << graph;
+    switch (r.op) {
+    case BenchOp::SddmmDot:
+      os << ", %a: " << x << ", %b: " << x << ") -> " << w << " {\n"
+         << "    %e = gnn.sddmm %g, %a, %b";
+      if (!attribute.empty())
+        os << " {schedule = " << attribute << "}";
+      os << " : " << graph << ", " << x << ", " << x << " -> " << w << "\n"
+         << "    gnn.return %e : " << w << "\n  }\n";
+      continue;
+    case BenchOp::GatLogits: {
+      char slope[32];
+      std::snprintf(slope, sizeof(slope), "%.9g", double(kGatLeakySlope));
+      os << ", %a: " << head << ", %b: " << head << ") -> " << head << " {\n"
+         << "    %e = gnn.sddmm %g, %a, %b {form = #gnn<sddmm_form add>, "
+         << "leaky_relu = " << slope << " : f32"
+         << (attribute.empty() ? "" : ", schedule = " + attribute)
+         << "} : " << graph << ", " << head << ", " << head << " -> " << head
+         << "\n"
+         << "    gnn.return %e : " << head << "\n  }\n";
+      continue;
+    }
+    case BenchOp::GatSoftmax:
+      os << ", %e: " << w << ") -> " << w << " {\n"
+         << "    %a = gnn.edge_softmax %g, %e : " << graph << ", " << w
+         << " -> " << w << "\n"
+         << "    gnn.return %a : " << w << "\n  }\n";
+      continue;
+    case BenchOp::Spmm:
+    case BenchOp::GatAggregate:
+      break;
+    }
+    const bool values = r.edgeValues || r.op == BenchOp::GatAggregate;
+    os << ", %x: " << x;
+    if (values)
+      os << ", %w: " << w;
+    os << ") -> " << x << " {\n    %y = gnn.spmm %g, %x";
+    if (values)
+      os << " values(%w : " << w << ")";
+    if (!attribute.empty())
+      os << " {schedule = " << attribute << "}";
+    os << " : " << graph << ", " << x << " -> " << x << "\n";
+    os << "    gnn.return %y : " << x << "\n  }\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+Expected<std::vector<BenchKernel>>
+gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
+                                 const KernelSetOptions &options) {
+  // Kernel symbols already name the type and width: entry points read
+  // "bench_f16_w64_v_o64_default".
+  const std::string moduleName = "bench";
+  KernelRequest spmm;
+  spmm.type = type;
+  spmm.width = width;
+  spmm.offsets64 = options.offsets64;
+  KernelRequest sddmm = spmm;
+  sddmm.op = BenchOp::SddmmDot;
+  // 1. The default schedules, as gnnc resolves them.
+  std::vector<KernelRequest> probes{spmm};
+  if (options.sddmmSchedules > 0)
+    probes.push_back(sddmm);
+  auto probe = compileGnn(benchModuleText(moduleName, probes), moduleName);
+  if (!probe)
+    return probe.status();
+  if (probe->kernels.size() != probes.size())
+    return Status::error("expected " + std::to_string(probes.size()) +
+                         " kernels from the probe module, got " +
+                         std::to_string(probe->kernels.size()));
+  std::vector<ScheduleChoice> resolved;
+  for (const KernelRequest &r : probes) {
+    auto spec = findKernel(*probe, r.symbol());
+    if (!spec)
+      return spec.status();
+    auto s = parseSchedule(spec->schedule);
+    if (!s)
+      return s.status();
+    resolved.push_back(*s);
+  }
+
+  // 2. The defaults (left to gnnc, so they track the compiler's choice), the
+  // variants (explicit), the SpMMve default and the chain, in one
+  // translation unit.
+  std::vector<KernelRequest> requests;
+  auto addVariants = [&](const KernelRequest &base,
+                         const std::vector<ScheduleChoice> &schedules) {
+    for (const ScheduleChoice &s : schedules) {
+      KernelRequest r = base;
+      r.schedule = s;
+      if (s.label == "default")
+        r.schedule = ScheduleChoice();
+      requests.push_back(r);
+    }
+  };
+  addVariants(spmm,
+              scheduleVariants(resolved[0], type, width,
+                               std::max<size_t>(1, options.spmmSchedules)));
+  if (options.edgeValues) {
+    KernelRequest r = spmm;
+    r.edgeValues = true;
+    requests.push_back(r);
+  }
+  if (options.sddmmSchedules > 0)
+    addVariants(sddmm, sddmmScheduleVariants(resolved[1], type, width,
+                                             options.sddmmSchedules));
+  if (options.gatChain) {
+    // Two chains: every kernel with its default schedule, and the logits
+    // and the aggregation edge-parallel, labelled "ep" (the aggregation
+    // with 256 merge-path items per worker, the best SpMM schedule on most
+    // large graphs; the logits with 64 per one-thread worker, as the row
+    // ends of 256 such workers fit in shared memory; edge softmax has only
+    // its vertex-parallel schedule).
+    for (BenchOp op :
+         {BenchOp::GatLogits, BenchOp::GatSoftmax, BenchOp::GatAggregate}) {
+      KernelRequest r = spmm;
+      r.op = op;
+      requests.push_back(r);
+      if (op == BenchOp::GatSoftmax)
+        continue;
+      r.schedule = resolved[0];
+      r.schedule.label = "ep";
+      r.schedule.edgesPerWorker = 256;
+      if (op == BenchOp::GatLogits) {
+        // One head: one thread per worker.
+        r.schedule.vectorWidth = 1;
+        r.schedule.dimWorkers = 1;
+        r.schedule.edgesPerWorker = 64;
+      }
+      if (isLegalSchedule(r.schedule, type,
+                          op == BenchOp::GatLogits ? 1 : width))
+        requests.push_back(r);
+    }
+  }
+  auto compiled = compileGnn(benchModuleText(moduleName, requests), moduleName);
+  if (!compiled)
+    return compiled.status();
+  std::vector<BenchKernel> kernels;
+  for (const KernelRequest &r : requests) {
+    auto spec = findKernel(*compiled, r.symbol());
+    if (!spec)
+      return spec.status();
+    kernels.push_back({r, spec.take()});
+  }
+  return kernels;
+}
+
+Expected<std::vector<BenchKernel>>
+gnnc::bench::compileSpmmKernels(ElementType type, int64_t width,
+                                size_t maxSchedules, bool edgeValues,
+                                bool offsets64) {
+  KernelSetOptions options;
+  options.spmmSchedules = maxSchedules;
+  options.edgeValues = edgeValues;
+  options.offsets64 = offsets64;
+  return compileBenchKernels(type, width, options);
+}

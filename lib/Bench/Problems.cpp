@@ -1,0 +1,327 @@
+//===- Problems.cpp - SpMM, SDDMM and GAT-chain problems ------------------===//
+#include "gnnc/Bench/Problems.h"
+
+#include "gnnc/Bench/Kernels.h"
+#include "gnnc/graph/Parallel.h"
+#include "gnnc/ops/Sddmm.h"
+#include "gnnc/reference/Sddmm.h"
+#include "gnnc/reference/Spmm.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+using namespace gnnc;
+using namespace gnnc::bench;
+
+std::string gnnc::bench::reportOnGraph(const std::string &what,
+                                       const graph::CsrGraph &g,
+                                       const std::string &edges, int64_t width,
+                                       ElementType type,
+                                       const std::string &report) {
+  return what + " on '" + g.name + "' (" + std::to_string(g.numRows) +
+         " rows, " + std::to_string(g.nnz()) + " " + edges + ", width " +
+         std::to_string(width) + ", " + elementTypeName(type) + "): " + report;
+}
+
+Expected<DeviceGraphs> gnnc::bench::uploadGraphs(const graph::CsrGraph &g,
+                                                 bool offsets64) {
+  DeviceGraphs graphs;
+  graphs.host = &g;
+  auto gnncGraph = ops::uploadGraph(g, offsets64, /*indices64=*/false);
+  if (!gnncGraph)
+    return gnncGraph.status();
+  graphs.gnnc = gnncGraph.take();
+  auto rowPtr32 = g.rowPtr32();
+  if (!rowPtr32)
+    return rowPtr32.status().withContext("graph '" + g.name +
+                                         "' for cuSPARSE's 32-bit offsets");
+  auto buffer = rt::DeviceBuffer::allocate(rowPtr32->size() * 4);
+  if (!buffer)
+    return buffer.status();
+  GNNC_RETURN_IF_ERROR(
+      buffer->copyFromHost(rowPtr32->data(), rowPtr32->size() * 4));
+  graphs.rowPtr32 = buffer.take();
+  graphs.bytes = graphs.gnnc.rowPtr.size() + graphs.gnnc.colIdx.size() +
+                 graphs.rowPtr32.size();
+  return graphs;
+}
+
+Expected<SpmmProblem>
+gnnc::bench::makeSpmmProblem(const DeviceGraphs &graphs, ElementType type,
+                             int64_t width, bool edgeValues, uint64_t seed,
+                             HostBuffers recycled) {
+  const graph::CsrGraph &g = *graphs.host;
+  SpmmProblem p;
+  p.graphs = &graphs;
+  p.type = type;
+  p.width = width;
+  p.seed = seed;
+  p.host = std::move(recycled);
+  auto x =
+      uploadRandomInputs(p.host.x, g.numCols * width, seed, type, &p.host.bits);
+  if (!x)
+    return x.status();
+  p.x = x.take();
+  auto y = rt::DeviceBuffer::allocate(
+      std::max<size_t>(p.outputCount() * elementSize(type), 1));
+  if (!y)
+    return y.status();
+  p.y = y.take();
+  if (edgeValues)
+    GNNC_RETURN_IF_ERROR(addEdgeValues(p, seed));
+  return p;
+}
+
+Status gnnc::bench::addEdgeValues(SpmmProblem &problem, uint64_t seed) {
+  HostBuffers &host = problem.host;
+  auto values =
+      uploadRandomInputs(host.values, problem.graph().nnz(),
+                         seed ^ 0x5eedf00dull, problem.type, &host.bits);
+  if (!values)
+    return values.status();
+  problem.values = values.take();
+  problem.edgeValues = true;
+  problem.seed = seed;
+  problem.hasReference = false;
+  problem.referenceSeconds = 0;
+  return Status::ok();
+}
+
+void gnnc::bench::ensureReference(SpmmProblem &problem) {
+  if (problem.hasReference)
+    return;
+  auto start = std::chrono::steady_clock::now();
+  HostBuffers &host = problem.host;
+  // Overwritten in full, and paged in by the threads that compute the rows.
+  resizeForOverwrite(host.expected, problem.outputCount());
+  resizeForOverwrite(host.magnitude, problem.outputCount());
+  ref::spmmSumInto(problem.graph(),
+                   problem.edgeValues ? host.values.data() : nullptr,
+                   host.x.data(), problem.width, host.expected.data(),
+                   host.magnitude.data(), /*numThreads=*/0);
+  problem.referenceSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  problem.hasReference = true;
+}
+
+Expected<ops::SpmmCheck> gnnc::bench::checkOutput(SpmmProblem &problem,
+                                                  double tolerance) {
+  ensureReference(problem);
+  HostBuffers &host = problem.host;
+  GNNC_RETURN_IF_ERROR(downloadConverted(problem.y, problem.outputCount(),
+                                         problem.type, host.got, &host.bits));
+  return compareScaled(host.got, host.expected, host.magnitude, problem.width,
+                       tolerance > 0 ? tolerance
+                                     : ops::spmmTolerance(problem.type),
+                       ops::spmmAbsoluteTolerance(problem.type));
+}
+
+Expected<ops::SpmmCheck>
+gnnc::bench::checkOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
+                            SpmmProblem &problem) {
+  auto sig = ops::spmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  const ops::DeviceGraph &dg = problem.graphs->gnnc;
+  if (sig->type != problem.type || sig->featureWidth != problem.width ||
+      sig->padded() || sig->edgeValues != problem.edgeValues ||
+      sig->offsets64 != dg.offsets64 || sig->indices64 != dg.indices64)
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' does not match the problem (type, width, unpadded "
+                         "rows, edge values or index widths)");
+  ensureReference(problem);
+  // All-ones bytes are NaN in f32, f16 and bf16: an unwritten output fails.
+  GNNC_RETURN_IF_ERROR(problem.y.fill(0xff));
+  GNNC_RETURN_IF_ERROR(
+      ops::launchSpmm(bench.runtime(), kernel, dg, problem.x,
+                      problem.edgeValues ? &problem.values : nullptr, problem.y,
+                      /*synchronize=*/true));
+  // Atomic pieces of 16-bit results round once more each: the bound of the
+  // graph's longest row applies (ops::checkSpmm bounds each row alone).
+  int64_t maxDegree = 0;
+  if (sig->atomicPieceEdges > 0)
+    for (int64_t r = 0; r < problem.graph().numRows; ++r)
+      maxDegree = std::max(maxDegree, problem.graph().degree(r));
+  auto checked = checkOutput(problem, ops::spmmTolerance(*sig, maxDegree));
+  if (!checked)
+    return checked.status();
+  ops::SpmmCheck check = checked.take();
+  check.report = reportOnGraph(kernel.spec.name, problem.graph(), "nnz",
+                               problem.width, problem.type, check.report);
+  return check;
+}
+
+Expected<SddmmProblem> gnnc::bench::makeSddmmProblem(SpmmProblem &base,
+                                                     uint64_t seed) {
+  const graph::CsrGraph &g = base.graph();
+  SddmmProblem p;
+  p.base = &base;
+  HostBuffers &host = base.host;
+  auto rowX = uploadRandomInputs(host.rowX, g.numRows * base.width, seed,
+                                 base.type, &host.bits);
+  if (!rowX)
+    return rowX.status();
+  p.rowX = rowX.take();
+  auto out = rt::DeviceBuffer::allocate(
+      std::max<size_t>(p.outputCount() * elementSize(base.type), 1));
+  if (!out)
+    return out.status();
+  p.out = out.take();
+  return p;
+}
+
+void gnnc::bench::ensureSddmmReference(SddmmProblem &problem) {
+  if (problem.hasReference)
+    return;
+  auto start = std::chrono::steady_clock::now();
+  SpmmProblem &base = *problem.base;
+  ref::sddmm(base.graph(), base.host.rowX.data(), base.host.x.data(),
+             base.width, gnnc::SddmmForm::Dot, std::nullopt,
+             base.host.edgeExpected, &base.host.edgeMagnitude,
+             /*numThreads=*/0);
+  problem.referenceSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  problem.hasReference = true;
+}
+
+Expected<ops::KernelCheck>
+gnnc::bench::checkSddmmOnProblem(Bench &bench, const rt::LoadedKernel &kernel,
+                                 SddmmProblem &problem) {
+  auto sig = ops::sddmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  SpmmProblem &base = *problem.base;
+  const ops::DeviceGraph &dg = base.graphs->gnnc;
+  if (sig->type != base.type || sig->featureWidth != base.width ||
+      sig->form != gnnc::SddmmForm::Dot || sig->leakyRelu ||
+      sig->offsets64 != dg.offsets64 || sig->indices64 != dg.indices64)
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' does not match the SDDMM problem (type, width, "
+                         "form, leaky ReLU or index widths)");
+  ensureSddmmReference(problem);
+  GNNC_RETURN_IF_ERROR(problem.out.fill(0xff)); // NaN in every type
+  GNNC_RETURN_IF_ERROR(ops::launchSddmm(bench.runtime(), kernel, dg,
+                                        problem.rowX, base.x, problem.out,
+                                        /*synchronize=*/true));
+  HostBuffers &host = base.host;
+  GNNC_RETURN_IF_ERROR(downloadConverted(problem.out, problem.outputCount(),
+                                         base.type, host.got, &host.bits));
+  ops::KernelCheck check =
+      compareScaled(host.got.data(), host.edgeExpected.data(),
+                    host.edgeMagnitude.data(), problem.outputCount(),
+                    /*width=*/1, ops::spmmTolerance(base.type),
+                    ops::spmmAbsoluteTolerance(base.type));
+  check.report = reportOnGraph(kernel.spec.name, base.graph(), "edge values",
+                               base.width, base.type, check.report);
+  return check;
+}
+
+Expected<GatProblem> gnnc::bench::makeGatProblem(SpmmProblem &base,
+                                                 uint64_t seed) {
+  const graph::CsrGraph &g = base.graph();
+  GatProblem p;
+  p.base = &base;
+  HostBuffers &host = base.host;
+  auto attRow = uploadRandomInputs(host.attRow, g.numRows, seed, base.type,
+                                   &host.bits, -4.0f, 4.0f);
+  if (!attRow)
+    return attRow.status();
+  p.attRow = attRow.take();
+  auto attCol = uploadRandomInputs(host.attCol, g.numCols, seed ^ 0xa77c01ull,
+                                   base.type, &host.bits, -4.0f, 4.0f);
+  if (!attCol)
+    return attCol.status();
+  p.attCol = attCol.take();
+  const size_t edgeBytes = std::max<size_t>(
+      static_cast<size_t>(g.nnz()) * elementSize(base.type), 1);
+  auto logits = rt::DeviceBuffer::allocate(edgeBytes);
+  if (!logits)
+    return logits.status();
+  p.logits = logits.take();
+  auto alpha = rt::DeviceBuffer::allocate(edgeBytes);
+  if (!alpha)
+    return alpha.status();
+  p.alpha = alpha.take();
+  return p;
+}
+
+void gnnc::bench::gatChainReference(const graph::CsrGraph &g,
+                                    const float *attRow, const float *attCol,
+                                    const float *x, int64_t width, float slope,
+                                    ElementType type, double *out,
+                                    double *magnitude) {
+  auto rows = [&](int64_t first, int64_t last) {
+    std::vector<double> alpha;
+    for (int64_t r = first; r < last; ++r) {
+      double *y = out + r * width;
+      double *mag = magnitude + r * width;
+      std::fill(y, y + width, 0.0);
+      std::fill(mag, mag + width, 0.0);
+      const int64_t begin = g.rowPtr[r], end = g.rowPtr[r + 1];
+      if (begin == end)
+        continue;
+      // The logits tensor, in the element type.
+      alpha.resize(static_cast<size_t>(end - begin));
+      double max = -HUGE_VAL;
+      for (int64_t e = begin; e < end; ++e) {
+        double v = double(attRow[r]) + double(attCol[g.colIdx[e]]);
+        if (v < 0)
+          v *= double(slope);
+        double rounded = roundToElementType(static_cast<float>(v), type);
+        alpha[e - begin] = rounded;
+        max = std::max(max, rounded);
+      }
+      // The softmax weights, in the element type.
+      double sum = 0;
+      for (double &a : alpha) {
+        a = std::exp(a - max);
+        sum += a;
+      }
+      for (double &a : alpha)
+        a = roundToElementType(static_cast<float>(a / sum), type);
+      // The weighted sum of the neighbours' features.
+      for (int64_t e = begin; e < end; ++e) {
+        const double a = alpha[e - begin];
+        const float *xc = x + int64_t(g.colIdx[e]) * width;
+        for (int64_t f = 0; f < width; ++f) {
+          double term = a * double(xc[f]);
+          y[f] += term;
+          mag[f] += std::fabs(term);
+        }
+      }
+    }
+  };
+  // Pieces of about equal work; each output row belongs to one piece, so the
+  // result ignores the thread count.
+  const bool small = g.nnz() * width < (int64_t(1) << 20);
+  graph::parallelForRowsByWork(g.rowPtr.data(), g.numRows,
+                               /*numThreads=*/small ? 1 : 0, rows);
+}
+
+double gnnc::bench::gatChainTolerance(ElementType type) {
+  return 4 * ops::spmmTolerance(type);
+}
+
+void gnnc::bench::ensureGatReference(GatProblem &problem) {
+  if (problem.hasReference)
+    return;
+  auto start = std::chrono::steady_clock::now();
+  SpmmProblem &base = *problem.base;
+  HostBuffers &host = base.host;
+  // The SpMM problem's reference arrays now hold the chain's.
+  base.hasReference = false;
+  resizeForOverwrite(host.expected, base.outputCount());
+  resizeForOverwrite(host.magnitude, base.outputCount());
+  gatChainReference(base.graph(), host.attRow.data(), host.attCol.data(),
+                    host.x.data(), base.width, kGatLeakySlope, base.type,
+                    host.expected.data(), host.magnitude.data());
+  problem.referenceSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  problem.hasReference = true;
+}

@@ -1,0 +1,116 @@
+//===- ReaderSupport.h - Helpers shared by the graph readers ----*- C++ -*-===//
+//
+// Internal to gnnc_graph: reading whole files (binary, or text through zlib
+// so that gzip is transparent), file names and suffixes, little-endian
+// integers and NumPy shapes for the binary formats, lines, tokens and
+// numbers for the text formats, and the CSR graph the edge-list formats
+// build. Defined in Readers.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_GRAPH_READERSUPPORT_H
+#define GNNC_GRAPH_READERSUPPORT_H
+
+#include "gnnc/graph/Csr.h"
+#include "gnnc/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gnnc::graph::detail {
+
+//===----------------------------------------------------------------------===//
+// Files and names
+//===----------------------------------------------------------------------===//
+
+/// Reads a whole file as bytes. Errors read "path: cannot open: why" or
+/// "path: read error".
+Expected<std::vector<uint8_t>> readBinaryFile(const std::string &path);
+
+/// Reads a whole file, decompressing it if it is gzip (zlib reads plain files
+/// transparently).
+Expected<std::string> readTextFile(const std::string &path);
+
+/// Whether `s` ends with `suffix`.
+bool endsWith(const std::string &s, const std::string &suffix);
+
+/// `s` without `suffix` when it ends with it, else `s`.
+std::string withoutSuffix(const std::string &s, const std::string &suffix);
+
+/// `s` in ASCII lower case.
+std::string lower(std::string_view s);
+
+//===----------------------------------------------------------------------===//
+// Binary formats
+//===----------------------------------------------------------------------===//
+
+/// Little-endian unsigned integers at `p`.
+inline uint16_t rd16(const uint8_t *p) { return uint16_t(p[0] | (p[1] << 8)); }
+inline uint32_t rd32(const uint8_t *p) {
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) |
+         (uint32_t(p[3]) << 24);
+}
+inline uint64_t rd64(const uint8_t *p) {
+  return uint64_t(rd32(p)) | (uint64_t(rd32(p + 4)) << 32);
+}
+
+/// A NumPy shape as Python prints it: "()", "(5,)", "(2, 3)".
+std::string shapeString(const std::vector<int64_t> &shape);
+
+//===----------------------------------------------------------------------===//
+// Text formats
+//===----------------------------------------------------------------------===//
+
+/// Iterates over the lines of a text, counting them from 1, and words errors
+/// "path:line: what".
+class LineReader {
+public:
+  LineReader(const std::string &path, const std::string &text)
+      : path(path), text(text) {}
+  /// Gets the next line (without the newline and a trailing '\r'); false at
+  /// the end.
+  bool next(std::string_view &line);
+  int64_t lineNumber() const { return lineNo; }
+  /// "path:line: what" for the line read last.
+  Status error(const std::string &what) const;
+
+private:
+  const std::string &path;
+  const std::string &text;
+  size_t pos = 0;
+  int64_t lineNo = 0;
+};
+
+/// Space or tab (or vertical tab, form feed); never a line break.
+bool isSpace(char c);
+
+/// Whether the line holds only spaces.
+bool isBlank(std::string_view line);
+
+/// Splits a line into at most `maxTokens` + 1 whitespace-separated tokens
+/// (one extra to detect too many). Returns the number found.
+size_t tokenize(std::string_view line, std::string_view *tokens,
+                size_t maxTokens);
+
+/// Parses a whole token as a decimal integer (an optional '+' allowed).
+bool parseInt(std::string_view token, int64_t &value);
+
+/// Parses a whole token as a finite real number (an optional '+' allowed).
+bool parseReal(std::string_view token, double &value);
+
+/// A token for an error message: quoted, cut after 40 characters.
+std::string quoted(std::string_view token);
+
+/// The graph of the entries (rows[i], cols[i], vals[i]) of a file `path`
+/// (vals empty: no values), with repeated entries summed; named `path`.
+/// Errors read "path: ...".
+Expected<CsrGraph> csrFromEntries(const std::string &path, int64_t numRows,
+                                  int64_t numCols,
+                                  const std::vector<int64_t> &rows,
+                                  const std::vector<int64_t> &cols,
+                                  const std::vector<float> &vals);
+
+} // namespace gnnc::graph::detail
+
+#endif // GNNC_GRAPH_READERSUPPORT_H
