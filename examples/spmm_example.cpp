@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Tuning/CostModel.h"
 #include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Rmat.h"
@@ -160,8 +161,13 @@ int main(int argc, char **argv) {
     text = read.take();
     bufferName = gnnFile;
   }
+  // Without a GPU the schedules are chosen for an H100/H200 (sm_90).
+  tuning::TunedCompileOptions tuneOptions;
+  if (!rt::gpuAvailable())
+    tuneOptions.arch = "sm_90";
   tuning::TuningChoices choices;
-  auto compiled = tuning::compileForGraph(text, bufferName, g, {}, &choices);
+  auto compiled =
+      tuning::compileForGraph(text, bufferName, g, tuneOptions, &choices);
   if (!compiled)
     return fail(compiled.message());
   if (kernelName.empty())
@@ -169,10 +175,13 @@ int main(int argc, char **argv) {
   auto spec = findKernel(*compiled, kernelName);
   if (!spec)
     return fail(spec.message());
-  auto chosen = choices.find(spec->name);
-  std::printf("kernel   %s  %s\n", spec->name.c_str(), spec->schedule.c_str());
-  if (chosen != choices.end())
-    std::printf("tuned    %s\n", chosen->second.c_str());
+  auto chosen = choices.schedules.find(spec->name);
+  std::printf("kernel   %s  %s\n", spec->name.c_str(),
+              spec->schedule.str().c_str());
+  if (chosen != choices.schedules.end())
+    std::printf("tuned    %s (%s, for %s)\n",
+                tuning::shortText(chosen->second.schedule).c_str(),
+                chosen->second.source.c_str(), choices.arch.c_str());
 
   // 3a. Without a GPU, compile for sm_90 and stop.
   std::string why;

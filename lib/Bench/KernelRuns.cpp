@@ -66,7 +66,7 @@ KernelResult gnnc::bench::runGnncKernel(Bench &bench,
   KernelResult result;
   result.label = label;
   result.kernelName = spec.name;
-  result.schedule = spec.schedule;
+  result.schedule = spec.schedule.str();
   result.edgeValues = problem.edgeValues;
   auto check = [&](const rt::LoadedKernel &kernel) -> Expected<ops::SpmmCheck> {
     // The problem's x and y hold unpadded rows.
@@ -95,7 +95,7 @@ KernelResult gnnc::bench::runGnncSddmm(Bench &bench, const rt::KernelSpec &spec,
   KernelResult result;
   result.label = label;
   result.kernelName = spec.name;
-  result.schedule = spec.schedule;
+  result.schedule = spec.schedule.str();
   result.op = "sddmm";
   auto check = [&](const rt::LoadedKernel &kernel) {
     return checkSddmmOnProblem(bench, kernel, problem);
@@ -122,9 +122,9 @@ KernelResult gnnc::bench::runGatChain(Bench &bench, const GatKernels &kernels,
   }
   result.kernelName = kernels.logits->name + " + " + kernels.softmax->name +
                       " + " + kernels.aggregate->name;
-  result.schedule = kernels.logits->schedule + " | " +
-                    kernels.softmax->schedule + " | " +
-                    kernels.aggregate->schedule;
+  result.schedule = kernels.logits->schedule.str() + " | " +
+                    kernels.softmax->schedule.str() + " | " +
+                    kernels.aggregate->schedule.str();
   auto fail = [&](const std::string &status, const std::string &why) {
     result.status = status;
     result.report = why;

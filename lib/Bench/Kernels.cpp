@@ -67,7 +67,8 @@ gnnc::bench::benchModuleText(const std::string &moduleName,
         "tensor<?x" + std::to_string(r.width) + "x" + type + ">";
     const std::string w = "tensor<?x" + type + ">";
     const std::string head = "tensor<?x1x" + type + ">";
-    std::string attribute = r.schedule.attribute();
+    std::string attribute =
+        r.schedule.schedule ? r.schedule.schedule->str() : std::string();
     os << "  gnn.kernel @" << r.symbol() << "(%g: " << graph;
     switch (r.op) {
     case BenchOp::SddmmDot:
@@ -139,16 +140,16 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
     return Status::error("expected " + std::to_string(probes.size()) +
                          " kernels from the probe module, got " +
                          std::to_string(probe->kernels.size()));
-  std::vector<ScheduleChoice> resolved;
+  std::vector<Schedule> resolved;
   for (const KernelRequest &r : probes) {
     auto spec = findKernel(*probe, r.symbol());
     if (!spec)
       return spec.status();
-    auto s = parseSchedule(spec->schedule);
-    if (!s)
-      return s.status();
-    resolved.push_back(*s);
+    resolved.push_back(spec->schedule);
   }
+  const OpDesc spmmOp = benchSpmmOp(type, width, false, options.offsets64);
+  OpDesc sddmmOp = spmmOp;
+  sddmmOp.kind = OpKind::Sddmm;
 
   // 2. The defaults (left to gnnc, so they track the compiler's choice), the
   // variants (explicit), the SpMMve default and the chain, in one
@@ -165,7 +166,7 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
     }
   };
   addVariants(spmm,
-              scheduleVariants(resolved[0], type, width,
+              scheduleVariants(resolved[0], spmmOp,
                                std::max<size_t>(1, options.spmmSchedules)));
   if (options.edgeValues) {
     KernelRequest r = spmm;
@@ -173,7 +174,7 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
     requests.push_back(r);
   }
   if (options.sddmmSchedules > 0)
-    addVariants(sddmm, sddmmScheduleVariants(resolved[1], type, width,
+    addVariants(sddmm, sddmmScheduleVariants(resolved[1], sddmmOp,
                                              options.sddmmSchedules));
   if (options.gatChain) {
     // Two chains: every kernel with its default schedule, and the logits
@@ -189,17 +190,24 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
       requests.push_back(r);
       if (op == BenchOp::GatSoftmax)
         continue;
-      r.schedule = resolved[0];
-      r.schedule.label = "ep";
-      r.schedule.edgesPerWorker = 256;
+      Schedule s = resolved[0];
+      s.strategy = Strategy::EdgeParallel;
+      s.edgesPerWarp = 256;
+      s.write = WriteMode::Staged;
+      OpDesc target = benchSpmmOp(type, width, /*edgeValues=*/true,
+                                  options.offsets64);
       if (op == BenchOp::GatLogits) {
         // One head: one thread per worker.
-        r.schedule.vectorWidth = 1;
-        r.schedule.dimWorkers = 1;
-        r.schedule.edgesPerWorker = 64;
+        s.vectorWidth = 1;
+        s.dimWorkers = 1;
+        s.edgesPerWarp = 64;
+        target.kind = OpKind::Sddmm;
+        target.width = target.rowStride = 1;
+        target.form = SddmmForm::Add;
+        target.leakyRelu = kGatLeakySlope;
       }
-      if (isLegalSchedule(r.schedule, type,
-                          op == BenchOp::GatLogits ? 1 : width))
+      r.schedule = {"ep", s};
+      if (planKernel(target, s))
         requests.push_back(r);
     }
   }

@@ -115,7 +115,7 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
     KernelResult r;
     r.label = k.request.schedule.label;
     r.kernelName = k.spec.name;
-    r.schedule = k.spec.schedule;
+    r.schedule = k.spec.schedule.str();
     r.edgeValues = k.request.edgeValues;
     r.status = "error";
     r.report = why;

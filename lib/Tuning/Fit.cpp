@@ -2,7 +2,7 @@
 #include "gnnc/Tuning/Fit.h"
 
 #include "gnnc/Tuning/Autotuner.h"
-#include "gnnc/Tuning/GnnRewrite.h"
+#include "gnnc/Tuning/Tuner.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Rmat.h"
 
@@ -34,32 +34,6 @@ bool parseInt(const std::string &s, int64_t &out) {
   return true;
 }
 
-/// Reads `vw=4 dw=8 tpb=256 ep=256 gs=32 bps=4` tokens into `s`.
-bool parseScheduleToken(const std::string &token, Schedule &s) {
-  size_t eq = token.find('=');
-  int64_t v = 0;
-  if (eq == std::string::npos || !parseInt(token.substr(eq + 1), v) || v < 0 ||
-      v > (1 << 20))
-    return false;
-  std::string key = token.substr(0, eq);
-  int value = static_cast<int>(v);
-  if (key == "vw")
-    s.vectorWidth = value;
-  else if (key == "dw")
-    s.dimWorkers = value;
-  else if (key == "tpb")
-    s.threadsPerBlock = value;
-  else if (key == "ep")
-    s.edgesPerWorker = value;
-  else if (key == "gs")
-    s.groupSize = value;
-  else if (key == "bps")
-    s.blocksPerSm = value;
-  else
-    return false;
-  return true;
-}
-
 /// R-MAT graphs and their profiles, made once per scale and feature-row
 /// size.
 class SampleGraphs {
@@ -76,8 +50,8 @@ public:
     return it->second;
   }
 
-  const graph::GraphProfile &profileOf(int scale, const Problem &problem) {
-    graph::AnalysisOptions options = profileOptionsFor(gpu, problem);
+  const graph::GraphProfile &profileOf(int scale, const OpDesc &op) {
+    graph::AnalysisOptions options = profileOptionsFor(gpu, op);
     auto key = std::make_pair(scale, options.featureBytesPerRow);
     auto it = profiles.find(key);
     if (it == profiles.end())
@@ -93,9 +67,9 @@ private:
 };
 
 /// The one-kernel .gnn module a sample measures.
-std::string sampleModule(const Problem &problem) {
-  std::string tensor = "tensor<?x" + std::to_string(problem.width) + "x" +
-                       elementTypeName(problem.type) + ">";
+std::string sampleModule(const OpDesc &op) {
+  std::string tensor = "tensor<?x" + std::to_string(op.width) + "x" +
+                       elementTypeName(op.type) + ">";
   std::string graph = "!gnn.graph<csr, i64, i32>";
   return "gnn.module @calibration {\n"
          "  gnn.kernel @spmm(%g: " +
@@ -113,23 +87,32 @@ std::string sampleModule(const Problem &problem) {
 
 std::string sampleName(const KernelSample &s) {
   return "rmat" + std::to_string(s.rmatScale) + " " +
-         elementTypeName(s.problem.type) + " width " +
-         std::to_string(s.problem.width) + " " + s.schedule.shortText();
+         elementTypeName(s.op.type) + " width " + std::to_string(s.op.width) +
+         " " + shortText(s.schedule);
 }
 
 } // namespace
+
+OpDesc gnnc::tuning::sampleOp(ElementType type, int64_t width) {
+  OpDesc op;
+  op.kind = OpKind::Spmm;
+  op.type = type;
+  op.width = width;
+  op.rowStride = width;
+  op.offsets64 = true;
+  op.indices64 = false;
+  return op;
+}
 
 std::vector<KernelSample> gnnc::tuning::calibrationPlan() {
   std::vector<KernelSample> plan;
   for (int scale : {16, 17})
     for (ElementType type : {ElementType::F32, ElementType::F16})
       for (int64_t width : {32, 64, 128}) {
-        Problem problem;
-        problem.type = type;
-        problem.width = width;
-        for (const Schedule &s : enumerateSchedules(problem))
-          if (s.isEdgeParallel())
-            plan.push_back({scale, problem, s, 0});
+        OpDesc op = sampleOp(type, width);
+        for (const Schedule &s : enumerateSchedules(op))
+          if (s.strategy == Strategy::EdgeParallel)
+            plan.push_back({scale, op, s, 0});
       }
   return plan;
 }
@@ -139,13 +122,13 @@ gnnc::tuning::formatSamples(const std::vector<KernelSample> &samples) {
   std::ostringstream os;
   os << "# gnn.spmm (sum) kernels measured on R-MAT graphs (Graph500 "
         "parameters, 16 edges per node, seed 1)\n"
-        "# rmat SCALE spmm TYPE WIDTH SCHEDULE SECONDS\n";
+        "# rmat SCALE spmm TYPE WIDTH SECONDS SCHEDULE\n";
   for (const KernelSample &s : samples) {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%.6g", s.measuredSeconds);
-    os << "rmat " << s.rmatScale << " spmm " << elementTypeName(s.problem.type)
-       << " " << s.problem.width << " " << s.schedule.shortText() << " "
-       << seconds << "\n";
+    os << "rmat " << s.rmatScale << " spmm " << elementTypeName(s.op.type)
+       << " " << s.op.width << " " << seconds << " " << s.schedule.str()
+       << "\n";
   }
   return os.str();
 }
@@ -164,15 +147,19 @@ gnnc::tuning::parseSamples(const std::string &text, const std::string &name) {
     size_t hash = line.find('#');
     if (hash != std::string::npos)
       line.resize(hash);
+    // Six words, then the schedule's text form.
     std::istringstream words(line);
     std::vector<std::string> f;
-    for (std::string w; words >> w;)
+    for (std::string w; f.size() < 6 && words >> w;)
       f.push_back(w);
+    std::string scheduleText;
+    std::getline(words, scheduleText);
     if (f.empty())
       continue;
-    if (f.size() < 9 || f[0] != "rmat" || f[2] != "spmm")
-      return fail("expected 'rmat SCALE spmm TYPE WIDTH vw=.. dw=.. tpb=.. "
-                  "[ep=..|gs=..] SECONDS'");
+    if (f.size() < 6 || f[0] != "rmat" || f[2] != "spmm" ||
+        scheduleText.find("#gnn.schedule<") == std::string::npos)
+      return fail("expected 'rmat SCALE spmm TYPE WIDTH SECONDS "
+                  "#gnn.schedule<...>'");
     KernelSample s;
     int64_t scale = 0, width = 0;
     if (!parseInt(f[1], scale) || scale < 1 || scale > kMaxRmatScale)
@@ -182,22 +169,22 @@ gnnc::tuning::parseSamples(const std::string &text, const std::string &name) {
     Expected<ElementType> type = parseElementType(f[3]);
     if (!type)
       return fail(type.message());
-    s.problem.type = *type;
     if (!parseInt(f[4], width) || width < 1 || width > 65536)
       return fail("width must be from 1 to 65536, got '" + f[4] + "'");
-    s.problem.width = width;
-    for (size_t i = 5; i + 1 < f.size(); ++i)
-      if (!parseScheduleToken(f[i], s.schedule))
-        return fail("unknown schedule field '" + f[i] + "'");
-    std::string why;
-    if (!isLegal(s.problem, s.schedule, &why))
-      return fail("illegal schedule '" + s.schedule.shortText() + "': " + why);
+    s.op = sampleOp(*type, width);
     char *end = nullptr;
-    s.measuredSeconds = std::strtod(f.back().c_str(), &end);
+    s.measuredSeconds = std::strtod(f[5].c_str(), &end);
     if (!end || *end != '\0' || !std::isfinite(s.measuredSeconds) ||
         s.measuredSeconds <= 0)
-      return fail("measured seconds must be a positive number, got '" +
-                  f.back() + "'");
+      return fail("measured seconds must be a positive number, got '" + f[5] +
+                  "'");
+    Expected<Schedule> schedule = parseSchedule(scheduleText);
+    if (!schedule)
+      return fail(schedule.message());
+    s.schedule = *schedule;
+    if (Expected<KernelPlan> plan = planKernel(s.op, s.schedule); !plan)
+      return fail("illegal schedule '" + s.schedule.str() +
+                  "': " + plan.message());
     out.push_back(s);
   }
   return out;
@@ -232,20 +219,19 @@ gnnc::tuning::fitKernelCosts(GpuModel &gpu,
   };
   std::vector<Row> rows;
   for (const KernelSample &s : samples) {
-    if (!s.schedule.isEdgeParallel())
+    if (s.schedule.strategy != Strategy::EdgeParallel)
       continue;
-    std::string why;
-    if (!isLegal(s.problem, s.schedule, &why))
-      return Status::error(sampleName(s) + ": illegal schedule: " + why);
+    Expected<KernelPlan> plan = planKernel(s.op, s.schedule);
+    if (!plan)
+      return Status::error(sampleName(s) +
+                           ": illegal schedule: " + plan.message());
     if (!(s.measuredSeconds > 0))
       return Status::error(sampleName(s) + ": no measured time");
-    const graph::GraphProfile &profile =
-        graphs.profileOf(s.rmatScale, s.problem);
-    double base = predict(zero, profile, s.problem, s.schedule).seconds;
+    const graph::GraphProfile &profile = graphs.profileOf(s.rmatScale, s.op);
+    double base = predictSpmm(zero, profile, s.op, *plan).seconds;
     double step =
-        predict(unitStep, profile, s.problem, s.schedule).instructionSeconds;
-    double row =
-        predict(unitRow, profile, s.problem, s.schedule).instructionSeconds;
+        predictSpmm(unitStep, profile, s.op, *plan).instructionSeconds;
+    double row = predictSpmm(unitRow, profile, s.op, *plan).instructionSeconds;
     rows.push_back({s.measuredSeconds, base, step, row});
   }
   if (rows.empty())
@@ -319,14 +305,16 @@ Expected<std::vector<KernelSample>> gnnc::tuning::measureSamples(
   std::vector<KernelSample> measured;
   for (const KernelSample &sample : plan) {
     const std::string entry = "calibration_spmm";
-    Expected<std::string> text =
-        applySchedules(sampleModule(sample.problem), "calibration.gnn",
-                       {{entry, sample.schedule}});
-    if (!text)
-      return text.status();
+    Expected<TunableModule> module =
+        TunableModule::parse(sampleModule(sample.op), "calibration.gnn");
+    if (!module)
+      return module.status();
+    Expected<rt::KernelSpec> kernel =
+        module->compileKernel(entry, sample.schedule);
     Expected<double> t =
-        measureSchedule(runtime, *text, entry, graphs.graphOf(sample.rmatScale),
-                        sample.problem);
+        kernel ? measureSchedule(runtime, *kernel,
+                                 graphs.graphOf(sample.rmatScale))
+               : Expected<double>(kernel.status());
     if (!t) {
       if (progress)
         progress(sampleName(sample) + ": failed: " + t.message());

@@ -24,27 +24,13 @@ using namespace gnnc::tuning;
 
 namespace {
 
-/// The description of kernel `entryName` compiled from `kernelText`.
-Expected<rt::KernelSpec> compileSpec(const std::string &kernelText,
-                                     const std::string &entryName) {
-  Expected<CompiledModule> compiled = compileGnn(kernelText, entryName);
-  if (!compiled)
-    return compiled.status();
-  return findKernel(*compiled, entryName);
-}
-
-/// Compiles `kernelText`, loads its kernel `entryName` and runs `check` on
-/// it: the correctness gate, so that a schedule that computes a wrong result
-/// is never timed.
+/// Loads `spec` and runs `check` on it: the correctness gate, so that a
+/// schedule that computes a wrong result is never timed.
 Expected<rt::LoadedKernel> loadChecked(
-    rt::Runtime &runtime, const std::string &kernelText,
-    const std::string &entryName,
+    rt::Runtime &runtime, const rt::KernelSpec &spec,
     const std::function<Expected<ops::KernelCheck>(const rt::LoadedKernel &)>
         &check) {
-  Expected<rt::KernelSpec> spec = compileSpec(kernelText, entryName);
-  if (!spec)
-    return spec.status();
-  Expected<rt::LoadedKernel> kernel = runtime.load(*spec);
+  Expected<rt::LoadedKernel> kernel = runtime.load(spec);
   if (!kernel)
     return kernel.status();
   Expected<ops::KernelCheck> checked = check(*kernel);
@@ -105,13 +91,11 @@ extern "C" __global__ void gnnc_empty() {}
 } // namespace
 
 Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
-                                               const std::string &kernelText,
-                                               const std::string &entryName,
+                                               const rt::KernelSpec &spec,
                                                const graph::CsrGraph &g,
-                                               const Problem &problem,
                                                const MeasureOptions &options) {
-  Expected<rt::LoadedKernel> kernel = loadChecked(
-      runtime, kernelText, entryName, [&](const rt::LoadedKernel &k) {
+  Expected<rt::LoadedKernel> kernel =
+      loadChecked(runtime, spec, [&](const rt::LoadedKernel &k) {
         return ops::checkSpmm(runtime, k, g, options.seed);
       });
   if (!kernel)
@@ -124,7 +108,7 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
     return sig.status();
   const int64_t stride = sig->rowStride;
   Expected<ops::DeviceGraph> dg =
-      ops::uploadGraph(g, problem.offsetBytes == 8, problem.indexBytes == 8);
+      ops::uploadGraph(g, sig->offsets64, sig->indices64);
   if (!dg)
     return dg.status();
   std::mt19937 rng(static_cast<unsigned>(options.seed));
@@ -132,21 +116,21 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
   std::vector<float> x(static_cast<size_t>(g.numCols * stride));
   for (float &v : x)
     v = dist(rng);
-  Expected<rt::DeviceBuffer> dx = ops::uploadTensor(x, problem.type);
+  Expected<rt::DeviceBuffer> dx = ops::uploadTensor(x, sig->type);
   if (!dx)
     return dx.status();
   std::optional<rt::DeviceBuffer> dv;
-  if (problem.edgeValues) {
+  if (sig->edgeValues) {
     std::vector<float> w(static_cast<size_t>(std::max<int64_t>(1, g.nnz())));
     for (float &v : w)
       v = dist(rng);
-    Expected<rt::DeviceBuffer> up = ops::uploadTensor(w, problem.type);
+    Expected<rt::DeviceBuffer> up = ops::uploadTensor(w, sig->type);
     if (!up)
       return up.status();
     dv = up.take();
   }
   Expected<rt::DeviceBuffer> dy = ops::allocatePoisoned(
-      static_cast<size_t>(g.numRows * stride), problem.type);
+      static_cast<size_t>(g.numRows * stride), sig->type);
   if (!dy)
     return dy.status();
   return timeWithFlushedL2(runtime, options, [&] {
@@ -249,17 +233,13 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
   return model;
 }
 
-Expected<double> gnnc::tuning::measureSddmmSchedule(
-    rt::Runtime &runtime, const std::string &kernelText,
-    const std::string &entryName, const graph::CsrGraph &g,
-    const Problem &problem, const MeasureOptions &options) {
-  if (!problem.isSddmm())
-    return Status::error(entryName +
-                         ": measureSddmmSchedule needs a "
-                         "gnn.sddmm problem, got op '" +
-                         problem.op + "'");
-  Expected<rt::LoadedKernel> kernel = loadChecked(
-      runtime, kernelText, entryName, [&](const rt::LoadedKernel &k) {
+Expected<double>
+gnnc::tuning::measureSddmmSchedule(rt::Runtime &runtime,
+                                   const rt::KernelSpec &spec,
+                                   const graph::CsrGraph &g,
+                                   const MeasureOptions &options) {
+  Expected<rt::LoadedKernel> kernel =
+      loadChecked(runtime, spec, [&](const rt::LoadedKernel &k) {
         return ops::checkSddmm(runtime, k, g, options.seed);
       });
   if (!kernel)
@@ -301,24 +281,14 @@ Expected<double> gnnc::tuning::measureSddmmSchedule(
   });
 }
 
-Status gnnc::tuning::precompileKernel(const std::string &kernelText,
-                                      const std::string &entryName,
-                                      const std::string &arch,
-                                      const rt::KernelCache &cache, bool *hit) {
-  Expected<rt::KernelSpec> spec = compileSpec(kernelText, entryName);
-  if (!spec)
-    return spec.status();
-  return rt::compileAhead(cache, *spec, arch, hit);
-}
-
 Expected<double> gnnc::tuning::measureFor(rt::Runtime &runtime,
-                                          const std::string &kernelText,
-                                          const std::string &entryName,
+                                          const rt::KernelSpec &spec,
                                           const graph::CsrGraph &g,
-                                          const Problem &problem,
                                           const MeasureOptions &options) {
-  if (problem.isSddmm())
-    return measureSddmmSchedule(runtime, kernelText, entryName, g, problem,
-                                options);
-  return measureSchedule(runtime, kernelText, entryName, g, problem, options);
+  if (spec.op && spec.op->kind == OpKind::Sddmm)
+    return measureSddmmSchedule(runtime, spec, g, options);
+  if (spec.op && spec.op->kind == OpKind::Spmm)
+    return measureSchedule(runtime, spec, g, options);
+  return Status::error("kernel '" + spec.name +
+                       "': the tuner measures gnn.spmm and gnn.sddmm kernels");
 }

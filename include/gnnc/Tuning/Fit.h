@@ -26,23 +26,27 @@ class Runtime;
 
 namespace gnnc::tuning {
 
-/// One measured kernel: a gnn.spmm (sum) `problem` with `schedule` on the
+/// One measured kernel: a gnn.spmm (sum) `op` with `schedule` on the
 /// R-MAT graph of `rmatScale`.
 struct KernelSample {
   int rmatScale = 0;
-  Problem problem;
+  OpDesc op;
   Schedule schedule;
   /// Median measured seconds (0 in a plan not yet measured).
   double measuredSeconds = 0;
 };
+
+/// The gnn.spmm (sum) of the samples: `type` features of `width`, a graph
+/// with 64-bit row offsets and 32-bit column indices.
+OpDesc sampleOp(ElementType type, int64_t width);
 
 /// The samples `gnn-tune --calibrate` measures: R-MAT 16 and 17, f32 and
 /// f16, widths 32, 64 and 128, every edge-parallel schedule the tuner
 /// enumerates for them.
 std::vector<KernelSample> calibrationPlan();
 
-/// One line per sample: `rmat SCALE spmm TYPE WIDTH SCHEDULE SECONDS`, the
-/// schedule as Schedule::shortText() writes it (`vw=4 dw=8 tpb=256 ep=256`).
+/// One line per sample: `rmat SCALE spmm TYPE WIDTH SECONDS SCHEDULE`, the
+/// schedule in its text form (`#gnn.schedule<...>`).
 std::string formatSamples(const std::vector<KernelSample> &samples);
 
 /// Reads formatSamples() text (`#` comments and blank lines ignored). A
