@@ -194,8 +194,8 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
       s.strategy = Strategy::EdgeParallel;
       s.edgesPerWarp = 256;
       s.write = WriteMode::Staged;
-      OpDesc target = benchSpmmOp(type, width, /*edgeValues=*/true,
-                                  options.offsets64);
+      OpDesc target =
+          benchSpmmOp(type, width, /*edgeValues=*/true, options.offsets64);
       if (op == BenchOp::GatLogits) {
         // One head: one thread per worker.
         s.vectorWidth = 1;

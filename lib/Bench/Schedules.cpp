@@ -52,8 +52,7 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
     Schedule s = edgeParallel(edges);
     s.vectorWidth = resolved.vectorWidth / 2;
     s.dimWorkers = 0;
-    add("ep" + std::to_string(edges) + "vw" + std::to_string(s.vectorWidth),
-        s);
+    add("ep" + std::to_string(edges) + "vw" + std::to_string(s.vectorWidth), s);
   };
   add("ep256", edgeParallel(256));
   add("ep128", edgeParallel(128));

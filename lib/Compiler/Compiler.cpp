@@ -58,7 +58,8 @@ gnnc::GnnModule::parse(const std::string &text, const std::string &bufferName) {
   impl->context->printOpOnDiagnostic(false);
   impl->sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
-  impl->diagStream = std::make_unique<llvm::raw_string_ostream>(impl->diagnostics);
+  impl->diagStream =
+      std::make_unique<llvm::raw_string_ostream>(impl->diagnostics);
   impl->handler = std::make_unique<SourceMgrDiagnosticHandler>(
       impl->sourceMgr, impl->context.get(), *impl->diagStream);
   impl->module = parseSourceFile<ModuleOp>(impl->sourceMgr,

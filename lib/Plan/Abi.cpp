@@ -6,10 +6,9 @@ using namespace gnnc;
 namespace {
 const char *const kKindNames[] = {"ptr", "i32", "i64", "f32"};
 const char *const kRoleNames[] = {
-    "row_offsets",  "column_indices", "num_rows",      "input",
-    "edge_values",  "result",         "column_factors", "num_edges",
-    "workspace",    "group_offsets",  "group_rows",    "num_groups",
-    "unused",       "num_items"};
+    "row_offsets", "column_indices", "num_rows",  "input",     "edge_values",
+    "result",      "column_factors", "num_edges", "workspace", "group_offsets",
+    "group_rows",  "num_groups",     "unused",    "num_items"};
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {

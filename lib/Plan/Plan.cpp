@@ -82,10 +82,9 @@ Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
                          " yet; implemented: " + implemented);
   }
   if (!family.accumulates && s.discBatch != 0)
-    return Status::error("discretized reduction (disc_batch = " +
-                         std::to_string(s.discBatch) +
-                         ") is not implemented for " + name +
-                         "; use disc_batch = 0");
+    return Status::error(
+        "discretized reduction (disc_batch = " + std::to_string(s.discBatch) +
+        ") is not implemented for " + name + "; use disc_batch = 0");
   if (!family.accumulates && s.accumulate != Accumulate::F32)
     return Status::error("accumulate = f16 is not implemented for " + name +
                          "; it accumulates in f32");
@@ -121,8 +120,8 @@ Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
 }
 
 bool gnnc::isCompleteSchedule(const Schedule &s) {
-  bool common = s.vectorWidth != 0 && s.dimWorkers != 0 &&
-                s.threadsPerBlock != 0;
+  bool common =
+      s.vectorWidth != 0 && s.dimWorkers != 0 && s.threadsPerBlock != 0;
   if (s.strategy == Strategy::EdgeParallel)
     return common && s.edgesPerWarp != 0 && s.write != WriteMode::Direct;
   if (s.strategy == Strategy::NeighborGroup)
@@ -152,8 +151,8 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
             ? edgeWorkers
             : static_cast<int32_t>(std::min<int64_t>(
                   kWarpSize,
-                  powerOfTwoCeil(ceilDiv(std::max<int64_t>(op.width, 1),
-                                         s.vectorWidth))));
+                  powerOfTwoCeil(
+                      ceilDiv(std::max<int64_t>(op.width, 1), s.vectorWidth))));
   }
   if (s.threadsPerBlock == 0)
     s.threadsPerBlock = std::max(defaults::kThreadsPerBlock, s.dimWorkers);
@@ -256,9 +255,8 @@ Status gnnc::plan::checkSharedBytes(int64_t shared, const std::string &what,
                                     const std::string &fix) {
   if (shared <= kMaxSharedBytes)
     return Status::ok();
-  return Status::error(what + " = " + std::to_string(shared) +
-                       " bytes, over " + std::to_string(kMaxSharedBytes) +
-                       "; " + fix);
+  return Status::error(what + " = " + std::to_string(shared) + " bytes, over " +
+                       std::to_string(kMaxSharedBytes) + "; " + fix);
 }
 
 bool LaunchPlan::operator==(const LaunchPlan &o) const {

@@ -43,8 +43,7 @@ Expected<KernelPlan> planVertexParallel(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSpmmEdgeParallel(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSpmmNeighbourGroups(const OpDesc &op,
                                              const Schedule &s);
-Expected<KernelPlan> planSddmmEdgeParallel(const OpDesc &op,
-                                           const Schedule &s);
+Expected<KernelPlan> planSddmmEdgeParallel(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planEdgeSoftmax(const OpDesc &op, const Schedule &s);
 
 // Per-op rules.

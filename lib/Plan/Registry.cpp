@@ -17,8 +17,7 @@ const OpFamily kFamilies[] = {
     // op, rules, accumulates, splitsRows, paddedRows, edgeWorkers
     {OpKind::Spmm, spmmRules, true, true, true, 0},
     {OpKind::Sddmm, nullptr, false, false, false, 0},
-    {OpKind::EdgeSoftmax, nullptr, false, false, false,
-     defaults::kEdgeWorkers},
+    {OpKind::EdgeSoftmax, nullptr, false, false, false, defaults::kEdgeWorkers},
     {OpKind::EdgeSoftmaxGrad, nullptr, false, false, false,
      defaults::kEdgeWorkers},
 };

@@ -220,9 +220,8 @@ Expected<Schedule> gnnc::parseSchedule(const std::string &text) {
       return Status::error("schedule '" + text + "': field '" + key +
                            "' is given twice");
     seen[static_cast<size_t>(*field)] = true;
-    GNNC_RETURN_IF_ERROR(
-        setScheduleField(s, *field, trim(item.substr(eq + 1)))
-            .withContext("schedule '" + text + "'"));
+    GNNC_RETURN_IF_ERROR(setScheduleField(s, *field, trim(item.substr(eq + 1)))
+                             .withContext("schedule '" + text + "'"));
   }
   return s;
 }
@@ -245,10 +244,9 @@ Status gnnc::checkScheduleFields(const Schedule &s) {
     return fail("dim_workers (" + std::to_string(s.dimWorkers) +
                 ") exceeds threads_per_block (" + std::to_string(t) + ")");
   if (s.discBatch < 0 || s.discBatch > kMaxDiscBatch)
-    return fail("disc_batch must be from 1 to " +
-                std::to_string(kMaxDiscBatch) +
-                " (0 = no discretized reduction), got " +
-                std::to_string(s.discBatch));
+    return fail(
+        "disc_batch must be from 1 to " + std::to_string(kMaxDiscBatch) +
+        " (0 = no discretized reduction), got " + std::to_string(s.discBatch));
   if (s.groupSize < 0)
     return fail("group_size must be >= 0, got " + std::to_string(s.groupSize));
   if (s.edgesPerWarp < 0)
@@ -266,9 +264,8 @@ Status gnnc::checkScheduleFields(const Schedule &s) {
                             "strategy, not ") +
                 strategy);
   if (s.sliceSize != 0 && s.strategy != Strategy::Sliced)
-    return fail(
-        std::string("slice_size applies to the sliced strategy, not ") +
-        strategy);
+    return fail(std::string("slice_size applies to the sliced strategy, not ") +
+                strategy);
   if (s.tileRouting && s.strategy != Strategy::TileRouted)
     return fail(std::string("tile_routing applies to the tile_routed "
                             "strategy, not ") +

@@ -160,15 +160,16 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
   // their partial sums in shared memory, one f32 row (of the row stride:
   // the last chunk may run into the padding) per group.
   plan.extraParams = spmmExtras(op);
-  for (ParamRole role : {ParamRole::GroupOffsets, ParamRole::GroupRows,
-                         ParamRole::NumGroups})
+  for (ParamRole role :
+       {ParamRole::GroupOffsets, ParamRole::GroupRows, ParamRole::NumGroups})
     plan.extraParams.push_back(role);
   int64_t shared = int64_t(m.rowsPerBlock) * op.stride() * 4;
   GNNC_RETURN_IF_ERROR(checkSharedBytes(
-      shared, "neighbor_group merges the partial sums of a block's groups in "
-              "shared memory: " +
-                  std::to_string(m.rowsPerBlock) + " groups x " +
-                  std::to_string(op.stride()) + " features x 4 bytes",
+      shared,
+      "neighbor_group merges the partial sums of a block's groups in "
+      "shared memory: " +
+          std::to_string(m.rowsPerBlock) + " groups x " +
+          std::to_string(op.stride()) + " features x 4 bytes",
       "raise dim_workers or lower threads_per_block"));
   plan.launch = rowLaunch(s, m);
   plan.launch.grid = {ParamRole::NumGroups};

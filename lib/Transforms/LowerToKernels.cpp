@@ -119,9 +119,9 @@ public:
   /// free.
   LogicalResult addExtras(ArrayRef<ParamRole> roles) {
     for (ParamRole role : roles) {
-      std::string name = (role == ParamRole::Workspace ? std::string()
-                                                       : graphPrefix) +
-                         extraParamStem(role);
+      std::string name =
+          (role == ParamRole::Workspace ? std::string() : graphPrefix) +
+          extraParamStem(role);
       if (seen.contains(name))
         return kernel.emitOpError()
                << "a kernel parameter is named '" << name << "', which "
@@ -133,8 +133,8 @@ public:
   }
 
   ArrayAttr get() const {
-    return ArrayAttr::get(ctx, SmallVector<Attribute>(params.begin(),
-                                                      params.end()));
+    return ArrayAttr::get(ctx,
+                          SmallVector<Attribute>(params.begin(), params.end()));
   }
 
 private:
@@ -158,9 +158,9 @@ private:
 };
 
 LaunchAttr getLaunchAttr(MLIRContext *ctx, const LaunchPlan &launch) {
-  return LaunchAttr::get(ctx, launch.threads, launch.grid,
-                         launch.itemsPerBlock, launch.sharedBytes,
-                         launch.minBlocks, launch.blocksPerSm);
+  return LaunchAttr::get(ctx, launch.threads, launch.grid, launch.itemsPerBlock,
+                         launch.sharedBytes, launch.minBlocks,
+                         launch.blocksPerSm);
 }
 
 ArrayAttr getCompanionsAttr(MLIRContext *ctx,

@@ -65,17 +65,17 @@ int estimateRegisters(const ThreadMapping &m, int vw, double elementBytes,
 /// Resident blocks per SM: limited by the block slots, the threads, the
 /// shared memory and the registers; a blocks_per_sm cap makes the compiler
 /// fit at least that many blocks' registers (spilling if it must).
-int residentBlocksPerSm(const GpuModel &gpu, const KernelPlan &plan,
-                        int regs) {
+int residentBlocksPerSm(const GpuModel &gpu, const KernelPlan &plan, int regs) {
   const Schedule &s = plan.schedule;
   int threads = std::max(1, s.threadsPerBlock);
   int byThreads = gpu.maxThreadsPerSm / threads;
   int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
   if (s.blocksPerSm > 0)
     byRegisters = std::max(byRegisters, s.blocksPerSm);
-  int byShared = plan.launch.sharedBytes > 0
-                     ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
-                     : gpu.maxBlocksPerSm;
+  int byShared =
+      plan.launch.sharedBytes > 0
+          ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
+          : gpu.maxBlocksPerSm;
   return std::max(
       1, std::min({gpu.maxBlocksPerSm, byThreads, byRegisters, byShared}));
 }
@@ -113,8 +113,7 @@ std::string gnnc::tuning::opDescription(const OpDesc &op) {
 graph::AnalysisOptions gnnc::tuning::profileOptionsFor(const GpuModel &gpu,
                                                        const OpDesc &op) {
   graph::AnalysisOptions options;
-  int64_t rowBytes =
-      std::max<int64_t>(1, op.width * elementSize(op.type));
+  int64_t rowBytes = std::max<int64_t>(1, op.width * elementSize(op.type));
   // The CSR arrays and Y stream through the L2 and are not reused; X rows
   // compete with their recently touched lines. Give feature rows 3/4 of the
   // L2 (the rest holds the streams in flight).
@@ -147,8 +146,7 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   // than every referenced row once.
   double rowBytes = static_cast<double>(op.width) * elem;
   double sectorRowBytes = std::ceil(rowBytes / kSectorBytes) * kSectorBytes;
-  double csrBytes = (rows + 1) * offsetBytes(op) +
-                    edges * indexBytes(op) +
+  double csrBytes = (rows + 1) * offsetBytes(op) + edges * indexBytes(op) +
                     (op.edgeValues ? edges * elem : 0);
   double yBytes = rows * rowBytes;
   double hit = profile.reuse.loads > 0 ? profile.reuse.hitRate : 0.0;
@@ -206,7 +204,8 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   double wavefronts =
       edges * m.chunksPerLane *
       std::max(1.0, std::ceil(m.lanes * vw * elem / kLineBytes));
-  int regs = estimateRegisters(m, vw, elem, (s.strategy == Strategy::EdgeParallel));
+  int regs =
+      estimateRegisters(m, vw, elem, (s.strategy == Strategy::EdgeParallel));
   p.blocksPerSm = residentBlocksPerSm(gpu, plan, regs);
   double resident = static_cast<double>(gpu.smCount) * p.blocksPerSm;
   double blockMax = 0, edgesPerWorker = 0;
@@ -222,8 +221,8 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
                                           : gpu.loadLatencySeconds) *
         gpu.loadedLatencyFactor;
     auto groupChain = [&](double degree) {
-      double windows = std::ceil(
-          degree / (static_cast<double>(m.lanes) * m.edgeUnroll));
+      double windows =
+          std::ceil(degree / (static_cast<double>(m.lanes) * m.edgeUnroll));
       double batches = std::ceil(degree / m.edgeUnroll);
       return 2 * tableLatency + windows * indexLatency +
              batches * (xLatency + batchIssue);
@@ -265,8 +264,8 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
     double searchSteps =
         std::ceil(std::log2(rows + 2) / std::log2(m.lanes + 1.0));
     auto workerChain = [&](double edgeItems) {
-      double windows = std::ceil(
-          edgeItems / (static_cast<double>(m.lanes) * m.edgeUnroll));
+      double windows =
+          std::ceil(edgeItems / (static_cast<double>(m.lanes) * m.edgeUnroll));
       double batches = std::ceil(edgeItems / m.edgeUnroll);
       return searchSteps * searchLatency + indexLatency +
              windows * indexLatency + batches * (xLatency + batchIssue);
@@ -306,8 +305,8 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
     auto rowChain = [&](double degree) {
       if (degree <= 0)
         return indexLatency;
-      double windows = std::ceil(
-          degree / (static_cast<double>(m.lanes) * m.edgeUnroll));
+      double windows =
+          std::ceil(degree / (static_cast<double>(m.lanes) * m.edgeUnroll));
       double batches = std::ceil(degree / m.edgeUnroll);
       return windows * indexLatency + batches * (xLatency + batchIssue);
     };
@@ -344,11 +343,11 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
         << static_cast<int>(hit * 100 + 0.5) << "%)";
   else if (p.bound == "latency" && (s.strategy == Strategy::NeighborGroup))
     why << "one group's chain: up to " << s.groupSize
-        << " neighbours in batches of " << m.edgeUnroll << " over "
-        << m.lanes << " lanes";
+        << " neighbours in batches of " << m.edgeUnroll << " over " << m.lanes
+        << " lanes";
   else if (p.bound == "waves" && (s.strategy == Strategy::NeighborGroup))
-    why << p.waves << " waves of " << resident * m.rowsPerBlock
-        << " groups of " << s.groupSize << " neighbours at most";
+    why << p.waves << " waves of " << resident * m.rowsPerBlock << " groups of "
+        << s.groupSize << " neighbours at most";
   else if (p.bound == "latency" && (s.strategy == Strategy::EdgeParallel))
     why << "one worker's chain: merge-path search, " << s.edgesPerWarp
         << " edges in batches of " << m.edgeUnroll << " over " << m.lanes
@@ -357,9 +356,8 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
     why << "longest row (" << profile.maxDegree << " neighbours) in batches of "
         << m.edgeUnroll << " over " << m.lanes << " lanes";
   else if (p.bound == "waves" && (s.strategy == Strategy::EdgeParallel))
-    why << p.waves << " waves of " << resident * m.rowsPerBlock
-        << " workers, ~" << static_cast<int64_t>(edgesPerWorker + 0.5)
-        << " edges each";
+    why << p.waves << " waves of " << resident * m.rowsPerBlock << " workers, ~"
+        << static_cast<int64_t>(edgesPerWorker + 0.5) << " edges each";
   else if (p.bound == "waves")
     why << p.waves << " waves of " << resident << " blocks, slowest row of a "
         << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
@@ -370,8 +368,10 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   if (p.instructionSeconds > 0)
     why << " + " << formatModelTime(p.instructionSeconds)
         << " of loop instructions";
-  why << ((s.strategy == Strategy::EdgeParallel) || (s.strategy == Strategy::NeighborGroup) ? " + 2 launches"
-                                                     : " + launch");
+  why << ((s.strategy == Strategy::EdgeParallel) ||
+                  (s.strategy == Strategy::NeighborGroup)
+              ? " + 2 launches"
+              : " + launch");
   p.why = why.str();
   return p;
 }

@@ -311,10 +311,10 @@ Expected<std::vector<KernelSample>> gnnc::tuning::measureSamples(
       return module.status();
     Expected<rt::KernelSpec> kernel =
         module->compileKernel(entry, sample.schedule);
-    Expected<double> t =
-        kernel ? measureSchedule(runtime, *kernel,
-                                 graphs.graphOf(sample.rmatScale))
-               : Expected<double>(kernel.status());
+    Expected<double> t = kernel
+                             ? measureSchedule(runtime, *kernel,
+                                               graphs.graphOf(sample.rmatScale))
+                             : Expected<double>(kernel.status());
     if (!t) {
       if (progress)
         progress(sampleName(sample) + ": failed: " + t.message());

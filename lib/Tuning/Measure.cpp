@@ -129,8 +129,8 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
       return up.status();
     dv = up.take();
   }
-  Expected<rt::DeviceBuffer> dy = ops::allocatePoisoned(
-      static_cast<size_t>(g.numRows * stride), sig->type);
+  Expected<rt::DeviceBuffer> dy =
+      ops::allocatePoisoned(static_cast<size_t>(g.numRows * stride), sig->type);
   if (!dy)
     return dy.status();
   return timeWithFlushedL2(runtime, options, [&] {
@@ -233,11 +233,9 @@ Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {
   return model;
 }
 
-Expected<double>
-gnnc::tuning::measureSddmmSchedule(rt::Runtime &runtime,
-                                   const rt::KernelSpec &spec,
-                                   const graph::CsrGraph &g,
-                                   const MeasureOptions &options) {
+Expected<double> gnnc::tuning::measureSddmmSchedule(
+    rt::Runtime &runtime, const rt::KernelSpec &spec, const graph::CsrGraph &g,
+    const MeasureOptions &options) {
   Expected<rt::LoadedKernel> kernel =
       loadChecked(runtime, spec, [&](const rt::LoadedKernel &k) {
         return ops::checkSddmm(runtime, k, g, options.seed);

@@ -60,8 +60,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   // Bandwidth.
   double rowBytes = width * elem;
   double sectorRowBytes = std::ceil(rowBytes / kSectorBytes) * kSectorBytes;
-  double csrBytes =
-      (rows + 1) * offsetBytes(op) + edges * indexBytes(op);
+  double csrBytes = (rows + 1) * offsetBytes(op) + edges * indexBytes(op);
   // Row side: vertex_parallel loads every row's features once (empty rows
   // too); an edge_parallel worker loads its first row and each row with
   // edges whose start it passes. DRAM sees each row once (rows are read in
@@ -112,8 +111,8 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   if (!edgeParallel)
     registers = 30 + 1.1 * regsF;
   else if (!packed)
-    registers = 32 + 8 * regsF + (m.chunksPerLane > 1 ? 8 : 0) +
-                (regsF >= 4 ? 4 : 0);
+    registers =
+        32 + 8 * regsF + (m.chunksPerLane > 1 ? 8 : 0) + (regsF >= 4 ? 4 : 0);
   else
     registers = std::max(64.0, 12 * regsF + 12);
   int regs = std::min(255, (static_cast<int>(registers) + 7) / 8 * 8);
@@ -121,9 +120,10 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
   if (s.blocksPerSm > 0)
     byRegisters = std::max(byRegisters, s.blocksPerSm);
-  int byShared = plan.launch.sharedBytes > 0
-                     ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
-                     : gpu.maxBlocksPerSm;
+  int byShared =
+      plan.launch.sharedBytes > 0
+          ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
+          : gpu.maxBlocksPerSm;
   p.blocksPerSm =
       std::max(1, std::min({gpu.maxBlocksPerSm, gpu.maxThreadsPerSm / threads,
                             byRegisters, byShared}));
@@ -266,9 +266,8 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     why << "longest row (" << profile.maxDegree << " neighbours) in windows of "
         << m.lanes << ", batches of " << m.edgeUnroll;
   else if (p.bound == "waves" && edgeParallel)
-    why << p.waves << " waves of " << resident * m.rowsPerBlock
-        << " workers, ~" << static_cast<int64_t>(typicalEdges + 0.5)
-        << " edges each";
+    why << p.waves << " waves of " << resident * m.rowsPerBlock << " workers, ~"
+        << static_cast<int64_t>(typicalEdges + 0.5) << " edges each";
   else if (p.bound == "waves")
     why << p.waves << " waves of " << resident << " blocks, slowest row of a "
         << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)

@@ -52,8 +52,8 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
     choices->arch = gpu->arch;
     for (const SiteTuning &t : tuned)
       choices->schedules[t.site->entryName] = {
-          t.choice, t.source == ChoiceSource::Database ? "database"
-                                                       : "cost model"};
+          t.choice,
+          t.source == ChoiceSource::Database ? "database" : "cost model"};
   }
   return module->compile(tuning::choices(tuned));
 }

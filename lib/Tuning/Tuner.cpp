@@ -170,9 +170,9 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
     result.ranked = rankSchedules(options.gpu, result.profile, site.op,
                                   enumerateSchedules(site.op));
     result.cpuSeconds = cpuSeconds() - cpu0;
-    result.wallSeconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - wall0)
-                             .count();
+    result.wallSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0)
+            .count();
     if (result.ranked.empty())
       continue;
     if (options.visit)
@@ -180,9 +180,8 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
         Candidate &c = result.ranked[i];
         Expected<rt::KernelSpec> kernel = module.compileKernel(
             site.entryName, TunableModule::applied(site, c.schedule));
-        Expected<double> seconds =
-            kernel ? options.visit(site, *kernel)
-                   : Expected<double>(kernel.status());
+        Expected<double> seconds = kernel ? options.visit(site, *kernel)
+                                          : Expected<double>(kernel.status());
         if (!seconds)
           c.note = seconds.message();
         else if (options.visitMeasures)
@@ -191,8 +190,8 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
     result.choiceIndex = chooseCandidate(result.ranked);
     const Candidate &best = result.ranked[result.choiceIndex];
     result.choice = TunableModule::applied(site, best.schedule);
-    result.source = best.measuredSeconds ? ChoiceSource::Measured
-                                         : ChoiceSource::Model;
+    result.source =
+        best.measuredSeconds ? ChoiceSource::Measured : ChoiceSource::Model;
     tuned.push_back(std::move(result));
     if (options.onSite)
       options.onSite(tuned.back());

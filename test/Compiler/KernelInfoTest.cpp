@@ -1,10 +1,11 @@
 //===- KernelInfoTest.cpp - The ops read kernel descriptions safely -------===//
 //
-// The host side of every op reads the description gnnc writes for a kernel
-// (which may come from a hand-edited manifest). Compiles one kernel of each
-// op, checks what the signature readers find, then corrupts the
-// descriptions: every fault is an error naming the kernel and the key,
-// never an exception. Needs no GPU.
+// The host side of every op reads the typed description gnnc writes for a
+// kernel (which may come from a hand-edited manifest) and binds its
+// arguments by parameter role. Compiles one kernel of each op, checks what
+// the signature readers find and that renamed parameters still bind, then
+// corrupts the manifest: every fault is an error naming the field, never an
+// exception. Needs no GPU.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/ops/KernelInfo.h"
@@ -15,6 +16,8 @@
 #include "gnnc/ops/Spmm.h"
 
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 using namespace gnnc;
 
@@ -48,6 +51,10 @@ const char *kModule = R"(gnn.module @m {
   gnn.kernel @soft_grad(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf16>, %da: tensor<?x8xf16>) -> tensor<?x8xf16> {
     %dx = gnn.edge_softmax_grad %g, %a, %da : !gnn.graph<csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
     gnn.return %dx : tensor<?x8xf16>
+  }
+  gnn.kernel @renamed(%unused: !gnn.graph<csr, i64, i32>, %g: !gnn.graph<csr, i64, i32> {gnn.name = "adj"}, %w: tensor<?xf32> {gnn.name = "weights"}, %x: tensor<?x16xf32> {gnn.name = "feat"}) -> (tensor<?x16xf32> {gnn.name = "out"}) {
+    %y = gnn.spmm %g, %x values(%w : tensor<?xf32>) {scale = #gnn<scale right>, schedule = #gnn.schedule<strategy = edge_parallel>} : !gnn.graph<csr, i64, i32>, tensor<?x16xf32> -> tensor<?x16xf32>
+    gnn.return %y : tensor<?x16xf32>
   }
 })";
 
@@ -89,7 +96,6 @@ TEST_F(KernelInfoTest, SignaturesReadWhatTheCompilerWrote) {
   // Unpadded rows: the stride is the width, and the description has none.
   EXPECT_EQ(spmm->rowStride, 64);
   EXPECT_FALSE(spmm->padded());
-  EXPECT_EQ(kernel("agg").info.count("row_stride"), 0u);
 
   auto padded = ops::spmmSignature(kernel("padded"));
   ASSERT_TRUE(padded) << padded.message();
@@ -114,8 +120,40 @@ TEST_F(KernelInfoTest, SignaturesReadWhatTheCompilerWrote) {
   auto grad = ops::edgeSoftmaxGradSignature(kernel("soft_grad"));
   ASSERT_TRUE(grad) << grad.message();
   EXPECT_EQ(grad->heads, 8);
-  EXPECT_FALSE(grad->outParam.empty());
-  EXPECT_NE(grad->outParam, grad->gradParam);
+}
+
+TEST_F(KernelInfoTest, RenamedParametersBindByRole) {
+  // The host binds by role: the renamed graph, inputs and result, the
+  // unused graph left alone, the column factors after the result.
+  rt::KernelSpec spec = kernel("renamed");
+  ops::DeviceGraph graph;
+  graph.numRows = 3;
+  graph.nnz = 7;
+  rt::ArgPack args = ops::graphArguments(spec, graph);
+  rt::DeviceBuffer none;
+  args.bind(ParamRole::Input, none, 0)
+      .bind(ParamRole::EdgeValues, none)
+      .bind(ParamRole::Result, none)
+      .bind(ParamRole::ColumnFactors, none)
+      .bind("workspace", none);
+  Expected<rt::ArgPack> named = args.byName(spec);
+  ASSERT_TRUE(named) << named.message();
+  for (const char *name :
+       {"adj_row_ptr", "adj_col_idx", "adj_num_rows", "weights", "feat", "out",
+        "adj_col_norm", "adj_num_edges", "workspace"})
+    EXPECT_EQ(named->values().count(name), 1u) << name;
+  EXPECT_EQ(named->values().at("adj_num_rows").i64, 3);
+  EXPECT_EQ(named->values().at("adj_num_edges").i64, 7);
+  for (const char *name : {"row_ptr", "col_idx", "num_rows"}) {
+    EXPECT_EQ(named->values().count(name), 0u) << name;
+    const rt::KernelParam *param = spec.findParam(name);
+    ASSERT_NE(param, nullptr) << name;
+    EXPECT_EQ(param->role, ParamRole::Unused);
+  }
+  // The grid counts the read graph's rows and edges: 3 + 7 items.
+  Expected<uint64_t> blocks = rt::gridBlocks(spec, *named);
+  ASSERT_TRUE(blocks) << blocks.message();
+  EXPECT_EQ(*blocks, 1u);
 }
 
 TEST_F(KernelInfoTest, AtomicKernelsSayHowTheyAdd) {
@@ -142,13 +180,11 @@ TEST_F(KernelInfoTest, AtomicKernelsSayHowTheyAdd) {
     rt::KernelSpec spec = kernel(symbol);
     ASSERT_EQ(spec.preludes.size(), 1u) << symbol;
     EXPECT_EQ(spec.preludes[0].name, spec.name + "_init");
-    EXPECT_EQ(spec.preludes[0].launch.gridParam, "num_rows");
+    EXPECT_EQ(spec.preludes[0].launch.grid,
+              std::vector<ParamRole>{ParamRole::NumRows});
     EXPECT_TRUE(spec.followUps.empty()) << symbol;
     EXPECT_FALSE(spec.workspace.has_value()) << symbol;
   }
-  rt::KernelSpec bad = kernel("atomic");
-  bad.info["write"] = "sometimes";
-  expectError(ops::spmmSignature(bad), {"write = sometimes"});
 }
 
 TEST(NeighbourGroups, CutEachRowIntoGroups) {
@@ -182,58 +218,66 @@ TEST_F(KernelInfoTest, WrongOpIsRefused) {
   expectError(ops::edgeSoftmaxGradSignature(kernel("soft")),
               {"not a gnn.edge_softmax_grad kernel"});
   rt::KernelSpec bare = kernel("agg");
-  bare.info.clear();
-  expectError(ops::spmmSignature(bare), {"has no 'op'"});
+  bare.op.reset();
+  expectError(ops::spmmSignature(bare), {"has no op description"});
 }
 
-TEST_F(KernelInfoTest, CorruptDescriptionsAreErrorsNotExceptions) {
+TEST_F(KernelInfoTest, CorruptManifestsAreErrorsNotExceptions) {
+  // The manifest of the whole module, with one field of it replaced.
+  const std::string json = rt::writeManifest(module.kernels, "info.cu");
   struct Case {
-    const char *symbol, *key, *value;
+    const char *from, *to;
     std::initializer_list<const char *> expect;
   };
   const Case cases[] = {
-      {"agg",
-       "feature_width",
-       "sixty-four",
-       {"feature_width", "not an integer"}},
-      {"agg", "feature_width", "99999999999999999999", {"not an integer"}},
-      {"agg", "feature_width", "0", {"at least 1"}},
-      {"agg", "self_weight", "a quarter", {"self_weight", "not a finite"}},
-      {"agg", "self_weight", "nan", {"not a finite"}},
-      {"agg", "disc_batch", "8x", {"disc_batch", "not an integer"}},
-      {"agg", "col_norm_exponent", "-1", {"must be positive"}},
-      {"agg", "row_stride", "63", {"row_stride = 63", "feature_width 64"}},
-      {"agg", "row_stride", "wide", {"row_stride", "not an integer"}},
-      {"padded", "row_stride", "0", {"row_stride", "at least 1"}},
-      {"agg", "reduce", "median", {"reduce = median"}},
-      {"agg", "element_type", "f64", {"'m_agg'"}},
-      {"logits", "leaky_relu", "", {"leaky_relu", "not a finite"}},
-      {"logits", "feature_width", "", {"not an integer"}},
-      {"soft", "heads", "-8", {"at least 1"}},
-      {"soft_grad", "heads", "eight", {"heads", "not an integer"}},
+      {"\"width\": 64",
+       "\"width\": \"sixty-four\"",
+       {"kernels[0].op.width", "expected an integer"}},
+      {"\"width\": 64", "\"width\": 0", {"kernels[0].op.width"}},
+      {"\"self_weight\": 0.25",
+       "\"self_weight\": \"a quarter\"",
+       {"op.self_weight", "finite number"}},
+      {"\"reduce\": \"mean\"",
+       "\"reduce\": \"median\"",
+       {"op.reduce", "'median'", "sum, mean or max"}},
+      {"\"element_type\": \"f32\"",
+       "\"element_type\": \"f64\"",
+       {"op.element_type", "'f64'"}},
+      {"\"kind\": \"spmm\"", "\"kind\": \"gemm\"", {"op.kind", "'gemm'"}},
+      {"\"row_stride\": 64", "\"row_stride\": 63", {"op.row_stride", "[64, "}},
+      {"\"offset_type\": \"i64\"",
+       "\"offset_type\": \"i16\"",
+       {"op.offset_type", "i32 or i64"}},
+      {"\"role\": \"row_offsets\"",
+       "\"role\": \"rows\"",
+       {"params[0].role", "'rows'"}},
+      {"\"leaky_relu\": 0.2",
+       "\"leaky_relu\": null",
+       {"op.leaky_relu", "finite number"}},
+      {"vector_width = 4",
+       "vector_width = wide",
+       {"kernels[0].schedule", "vector_width takes a 32-bit integer"}},
   };
   for (const Case &c : cases) {
-    SCOPED_TRACE(std::string(c.symbol) + " " + c.key + " = '" + c.value + "'");
-    rt::KernelSpec spec = kernel(c.symbol);
-    spec.info[c.key] = c.value;
-    std::string op = spec.info["op"];
-    if (op == "spmm")
-      expectError(ops::spmmSignature(spec), c.expect);
-    else if (op == "sddmm")
-      expectError(ops::sddmmSignature(spec), c.expect);
-    else if (op == "edge_softmax")
-      expectError(ops::edgeSoftmaxSignature(spec), c.expect);
-    else
-      expectError(ops::edgeSoftmaxGradSignature(spec), c.expect);
+    SCOPED_TRACE(std::string(c.from) + " -> " + c.to);
+    // (A number is replaced whole: f32 values print with all their digits.)
+    std::string bad = json;
+    size_t at = bad.find(c.from);
+    ASSERT_NE(at, std::string::npos);
+    size_t end = at + std::strlen(c.from);
+    while (end < bad.size() && std::strchr("0123456789.e-", bad[end]))
+      ++end;
+    bad.replace(at, end - at, c.to);
+    expectError(rt::readManifest(bad, "info.manifest.json", ""), c.expect);
   }
-  // A missing required key and a wrong parameter count.
-  rt::KernelSpec spec = kernel("agg");
-  spec.info.erase("edge_values");
-  expectError(ops::spmmSignature(spec), {"has no 'edge_values'"});
-  spec = kernel("soft");
-  spec.params.pop_back();
-  expectError(ops::edgeSoftmaxSignature(spec),
-              {"has 4 parameters; an edge softmax kernel has 5"});
+  // The kernels as written read back whole.
+  auto back = rt::readManifest(json, "info.manifest.json", "");
+  ASSERT_TRUE(back) << back.message();
+  ASSERT_EQ(back->size(), module.kernels.size());
+  for (size_t i = 0; i < back->size(); ++i) {
+    EXPECT_EQ((*back)[i].op, module.kernels[i].op);
+    EXPECT_EQ((*back)[i].schedule, module.kernels[i].schedule);
+  }
 }
 
 } // namespace

@@ -20,6 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -138,23 +140,24 @@ void checkAllKernels(const graph::CsrGraph &g, uint64_t seed) {
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     const rt::LoadedKernel &kernel = s.kernels[i];
     if (large) {
-      const auto &info = kernel.spec.info;
+      const OpDesc &op = *kernel.spec.op;
       const std::string &name = kernel.spec.name;
       bool scalar = name.find("_scalar") != std::string::npos ||
                     name.find("_ep8") != std::string::npos;
-      bool wideAdd = info.count("form") && info.at("form") == "add" &&
-                     std::stoll(info.at("feature_width")) > 16;
+      bool wideAdd = op.kind == OpKind::Sddmm && op.form == SddmmForm::Add &&
+                     op.width > 16;
       if (scalar || wideAdd)
         continue;
     }
     ++checked;
-    const std::string &op = kernel.spec.info.at("op");
-    Expected<ops::KernelCheck> check = Status::error("unknown op '" + op + "'");
-    if (op == "spmm")
+    const OpKind op = kernel.spec.op->kind;
+    Expected<ops::KernelCheck> check =
+        Status::error(std::string("no check for ") + opKindName(op));
+    if (op == OpKind::Spmm)
       check = ops::checkSpmm(*s.runtime, kernel, g, seed + i);
-    else if (op == "sddmm")
+    else if (op == OpKind::Sddmm)
       check = ops::checkSddmm(*s.runtime, kernel, g, seed + i);
-    else if (op == "edge_softmax")
+    else if (op == OpKind::EdgeSoftmax)
       check = ops::checkEdgeSoftmax(*s.runtime, kernel, g, seed + i);
     ASSERT_TRUE(check) << kernel.spec.name << ": " << check.message();
     EXPECT_TRUE(check->ok) << check->report;
@@ -272,7 +275,8 @@ TEST(SpmmGpu, NonAtomicSchedulesAreBitIdenticalRunToRun) {
   int compared = 0;
   for (const rt::LoadedKernel &kernel : s.kernels) {
     // Atomic additions land in whatever order the workers reach them.
-    if (kernel.spec.info.at("op") != "spmm" || kernel.spec.info.count("write"))
+    if (kernel.spec.op->kind != OpKind::Spmm ||
+        kernel.spec.schedule.write == WriteMode::Atomic)
       continue;
     expectBitIdentical(*s.runtime, kernel, g);
     ++compared;
@@ -281,9 +285,19 @@ TEST(SpmmGpu, NonAtomicSchedulesAreBitIdenticalRunToRun) {
               compared);
 }
 
-/// Runs every kernel of the suite whose description has `key` on `g`.
-void checkKernelsWith(const std::string &key, const graph::CsrGraph &g,
-                      uint64_t seed) {
+bool hasSelfWeight(const rt::KernelSpec &spec) {
+  return spec.op->selfWeight.has_value();
+}
+bool isPadded(const rt::KernelSpec &spec) { return spec.op->padded(); }
+bool hasDiscBatch(const rt::KernelSpec &spec) {
+  return spec.schedule.discBatch != 0;
+}
+
+/// Runs every gnn.spmm kernel of the suite that `has` (named `what` in
+/// reports) on `g`.
+void checkKernelsWith(const char *what,
+                      const std::function<bool(const rt::KernelSpec &)> &has,
+                      const graph::CsrGraph &g, uint64_t seed) {
   Suite &s = suite();
   if (!s.skipReason.empty())
     GTEST_SKIP() << s.skipReason;
@@ -291,7 +305,7 @@ void checkKernelsWith(const std::string &key, const graph::CsrGraph &g,
   int passed = 0, checked = 0;
   for (size_t i = 0; i < s.kernels.size(); ++i) {
     const rt::LoadedKernel &kernel = s.kernels[i];
-    if (!kernel.spec.info.count(key))
+    if (kernel.spec.op->kind != OpKind::Spmm || !has(kernel.spec))
       continue;
     ++checked;
     auto check = ops::checkSpmm(*s.runtime, kernel, g, seed + i);
@@ -299,9 +313,9 @@ void checkKernelsWith(const std::string &key, const graph::CsrGraph &g,
     EXPECT_TRUE(check->ok) << check->report;
     passed += check->ok;
   }
-  EXPECT_GT(checked, 0) << "no kernel has '" << key << "'";
+  EXPECT_GT(checked, 0) << "no kernel has " << what;
   std::printf("[ gpu      ] %s: %d/%d kernels with %s match the reference\n",
-              g.name.c_str(), passed, checked, key.c_str());
+              g.name.c_str(), passed, checked, what);
 }
 
 TEST(SpmmGpu, SelfTermOnRaggedAndRectangularGraphs) {
@@ -311,10 +325,10 @@ TEST(SpmmGpu, SelfTermOnRaggedAndRectangularGraphs) {
   // columns than rows.
   graph::CsrGraph ragged = graph::makeRaggedTestGraph(17, 5000, 20000);
   ragged.name = "ragged";
-  checkKernelsWith("self_weight", ragged, 40);
+  checkKernelsWith("self_weight", hasSelfWeight, ragged, 40);
   graph::CsrGraph wide = graph::generateUniformRandom(300, 9000, 40, 12);
   wide.name = "wide";
-  checkKernelsWith("self_weight", wide, 41);
+  checkKernelsWith("self_weight", hasSelfWeight, wide, 41);
 }
 
 TEST(SpmmGpu, SelfTermRefusesMoreRowsThanColumns) {
@@ -324,7 +338,7 @@ TEST(SpmmGpu, SelfTermRefusesMoreRowsThanColumns) {
   ASSERT_TRUE(s.error.empty()) << s.error;
   const rt::LoadedKernel *kernel = nullptr;
   for (const rt::LoadedKernel &k : s.kernels)
-    if (k.spec.info.count("self_weight"))
+    if (k.spec.op->kind == OpKind::Spmm && k.spec.op->selfWeight)
       kernel = &k;
   ASSERT_NE(kernel, nullptr);
   graph::CsrGraph g = graph::generateUniformRandom(100, 50, 4, 13);
@@ -343,10 +357,10 @@ TEST(SpmmGpu, PaddedRowsOnRaggedAndRectangularGraphs) {
   // columns than rows.
   graph::CsrGraph ragged = graph::makeRaggedTestGraph(29, 5000, 20000);
   ragged.name = "ragged";
-  checkKernelsWith("row_stride", ragged, 60);
+  checkKernelsWith("padded rows", isPadded, ragged, 60);
   graph::CsrGraph wide = graph::generateUniformRandom(300, 9000, 40, 14);
   wide.name = "wide";
-  checkKernelsWith("row_stride", wide, 61);
+  checkKernelsWith("padded rows", isPadded, wide, 61);
 }
 
 TEST(SpmmGpu, F16DiscretizedAccumulationOnRaggedGraph) {
@@ -354,7 +368,7 @@ TEST(SpmmGpu, F16DiscretizedAccumulationOnRaggedGraph) {
   // reference with the tolerance of an f16 sum of disc_batch terms.
   graph::CsrGraph g = graph::makeRaggedTestGraph(23, 20000, 30000);
   g.name = "ragged";
-  checkKernelsWith("disc_batch", g, 50);
+  checkKernelsWith("disc_batch", hasDiscBatch, g, 50);
 }
 
 /// A graph with one hub row of `hubDegree` distinct neighbours (row 0) and

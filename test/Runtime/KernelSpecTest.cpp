@@ -9,6 +9,7 @@
 
 using namespace gnnc;
 using namespace gnnc::rt;
+using gnnc::ParamKind;
 
 namespace {
 
@@ -16,18 +17,32 @@ KernelSpec makeSpmm() {
   KernelSpec spec;
   spec.name = "spmm_csr_f32";
   spec.source = "// unused";
-  spec.params = {{"rowPtr", ParamKind::Pointer},
-                 {"cols", ParamKind::Pointer},
+  spec.params = {{"rowPtr", ParamKind::Pointer, ParamRole::RowOffsets},
+                 {"cols", ParamKind::Pointer, ParamRole::ColumnIndices},
                  {"alpha", ParamKind::Float32},
-                 {"rows", ParamKind::Int32},
-                 {"nnz", ParamKind::Int64}};
+                 {"rows", ParamKind::Int64, ParamRole::NumRows},
+                 {"feat", ParamKind::Pointer, ParamRole::Input, 0},
+                 {"other", ParamKind::Pointer, ParamRole::Input, 1},
+                 {"nnz", ParamKind::Int64, ParamRole::NumEdges}};
   spec.launch.blockX = 32;
   spec.launch.blockY = 8;
-  spec.launch.gridParam = "rows";
+  spec.launch.grid = {ParamRole::NumRows};
   spec.launch.itemsPerBlock = 8;
   spec.launch.sharedBytes = 4096;
-  spec.schedule = "#gnn.schedule<row_split, warp_per_row>";
-  spec.info = {{"op", "spmm"}, {"feature_width", "64"}};
+  spec.schedule = *parseSchedule("#gnn.schedule<strategy = edge_parallel, "
+                                 "vector_width = 4, edges_per_warp = 64>");
+  OpDesc op;
+  op.kind = OpKind::Spmm;
+  op.type = ElementType::F16;
+  op.width = 41;
+  op.rowStride = 48;
+  op.edgeValues = true;
+  op.reduce = Reduce::Mean;
+  op.scale = DegreeScale::Both;
+  op.selfWeight = 0.25;
+  op.colNormExponent = 1.5;
+  spec.op = op;
+  spec.atomicPieceEdges = 64;
   return spec;
 }
 
@@ -39,10 +54,19 @@ TEST(Manifest, RoundTrip) {
   KernelSpec other = makeSpmm();
   other.name = "sddmm";
   other.launch = LaunchRule();
-  other.info.clear();
+  // Only a gnn.sddmm's own options travel with it.
+  OpDesc sddmm;
+  sddmm.kind = OpKind::Sddmm;
+  sddmm.width = sddmm.rowStride = 8;
+  sddmm.form = SddmmForm::Add;
+  sddmm.leakyRelu = 0.2;
+  other.op = sddmm;
+  other.atomicPieceEdges = 0;
   std::string json = writeManifest({makeSpmm(), other}, "kernels.cu");
   EXPECT_NE(json.find("\"kind\": \"ptr\""), std::string::npos);
+  EXPECT_NE(json.find("\"role\": \"row_offsets\""), std::string::npos);
   EXPECT_NE(json.find("\"source\": \"kernels.cu\""), std::string::npos);
+  EXPECT_NE(json.find("\"version\": 2"), std::string::npos);
 
   Expected<std::vector<KernelSpec>> specs =
       readManifest(json, "m.json", "SOURCE");
@@ -56,17 +80,22 @@ TEST(Manifest, RoundTrip) {
   for (size_t i = 0; i < want.params.size(); ++i) {
     EXPECT_EQ(back.params[i].name, want.params[i].name);
     EXPECT_EQ(back.params[i].kind, want.params[i].kind);
+    EXPECT_EQ(back.params[i].role, want.params[i].role);
+    EXPECT_EQ(back.params[i].operand, want.params[i].operand);
   }
   EXPECT_EQ(back.launch.blockX, 32u);
   EXPECT_EQ(back.launch.blockY, 8u);
   EXPECT_EQ(back.launch.blockZ, 1u);
-  EXPECT_EQ(back.launch.gridParam, "rows");
+  EXPECT_EQ(back.launch.grid, std::vector<ParamRole>{ParamRole::NumRows});
   EXPECT_EQ(back.launch.itemsPerBlock, 8u);
   EXPECT_EQ(back.launch.sharedBytes, 4096u);
   EXPECT_EQ(back.schedule, want.schedule);
-  EXPECT_EQ(back.info, want.info);
+  ASSERT_TRUE(back.op);
+  EXPECT_EQ(*back.op, *want.op);
+  EXPECT_EQ(back.atomicPieceEdges, 64);
   EXPECT_EQ((*specs)[1].name, "sddmm");
-  EXPECT_EQ((*specs)[1].launch.gridParam, "");
+  EXPECT_TRUE((*specs)[1].launch.grid.empty());
+  EXPECT_EQ(*(*specs)[1].op, *other.op);
   EXPECT_EQ(writeManifest(*specs, "kernels.cu"), json);
 }
 
@@ -91,26 +120,51 @@ TEST(Manifest, ErrorsNameTheField) {
             "ptr, i32, i64 or f32)");
   EXPECT_EQ(errorAfter("\"name\": \"spmm_csr_f32\"", "\"nom\": \"x\""),
             "m.json: kernels[0]: unknown field 'nom'");
-  EXPECT_EQ(errorAfter("\"grid_param\": \"rows\"", "\"grid_param\": \"cols\""),
-            "m.json: kernels[0]: kernel 'spmm_csr_f32': grid parameter 'cols' "
-            "must be i32 or i64, not ptr");
-  EXPECT_EQ(errorAfter("\"grid_param\": \"rows\"", "\"grid_param\": \"m\""),
-            "m.json: kernels[0]: kernel 'spmm_csr_f32': grid parameter 'm' is "
-            "not a parameter");
+  // The grid names a role no integer parameter has.
+  EXPECT_EQ(errorAfter("\"grid\": [\n          \"num_rows\"",
+                       "\"grid\": [\n          \"column_indices\""),
+            "m.json: kernels[0]: kernel 'spmm_csr_f32': grid role "
+            "'column_indices' (parameter 'cols') must be i32 or i64, not ptr");
+  EXPECT_EQ(errorAfter("\"grid\": [\n          \"num_rows\"",
+                       "\"grid\": [\n          \"num_groups\""),
+            "m.json: kernels[0]: kernel 'spmm_csr_f32': grid role "
+            "'num_groups' is the role of no parameter");
+  EXPECT_EQ(errorAfter("\"grid\": [\n          \"num_rows\"",
+                       "\"grid\": [\n          \"rows\""),
+            "m.json: kernels[0].launch.grid[0]: unknown parameter role 'rows'");
+  EXPECT_EQ(errorAfter("\"role\": \"num_edges\"", "\"role\": \"num_rows\""),
+            "m.json: kernels[0]: kernel 'spmm_csr_f32': two parameters have "
+            "the role num_rows");
+  EXPECT_EQ(
+      errorAfter("\"role\": \"num_edges\"", "\"role\": \"input\""),
+      "m.json: kernels[0]: kernel 'spmm_csr_f32': parameter 'nnz' has the "
+      "role input, passed as ptr, not i64");
   EXPECT_EQ(errorAfter("\"items_per_block\": 8", "\"items_per_block\": 0"),
             "m.json: kernels[0].launch.items_per_block: expected an integer "
             "in [1, 18446744073709551615]");
-  EXPECT_EQ(errorAfter("\"version\": 1", "\"version\": 2"),
-            "m.json: version: unsupported manifest version 2 (expected 1)");
-  EXPECT_EQ(errorAfter("\"op\": \"spmm\"", "\"op\": [1]"),
-            "m.json: kernels[0].info.op: expected a string, number or boolean");
+  EXPECT_EQ(
+      errorAfter("\"version\": 2", "\"version\": 1"),
+      "m.json: version: unsupported manifest version 1 (this gnnc reads "
+      "version 2; recompile the .gnn file with this gnnc to write it again)");
+  EXPECT_EQ(errorAfter("\"reduce\": \"mean\"", "\"reduce\": \"median\""),
+            "m.json: kernels[0].op.reduce: unknown value 'median' (expected "
+            "sum, mean or max)");
+  EXPECT_EQ(errorAfter("\"row_stride\": 48", "\"row_stride\": 40"),
+            "m.json: kernels[0].op.row_stride: expected an integer in [41, "
+            "1099511627776]");
+  EXPECT_EQ(errorAfter("\"self_weight\": 0.25", "\"self_weight\": \"x\""),
+            "m.json: kernels[0].op.self_weight: expected a finite number");
+  EXPECT_EQ(errorAfter("vector_width = 4", "vector_width = 3"), "");
+  EXPECT_NE(errorAfter("vector_width = 4", "vector_sizes = 3")
+                .find("m.json: kernels[0].schedule: schedule '#gnn.schedule<"),
+            std::string::npos);
   EXPECT_EQ(errorAfter("\"shared_bytes\": 4096", "\"shared_bytes\": -1"),
             "m.json: kernels[0].launch.shared_bytes: expected an integer in "
             "[0, 4294967295]");
   EXPECT_EQ(errorAfter("\"name\": \"rows\"", "\"name\": \"rowPtr\""),
             "m.json: kernels[0]: kernel 'spmm_csr_f32': parameter 'rowPtr' "
             "appears twice");
-  std::string syntax = errorAfter("\"op\": \"spmm\"", "\"op\": \"spmm\",");
+  std::string syntax = errorAfter("\"kind\": \"spmm\"", "\"kind\": \"spmm\",,");
   EXPECT_EQ(syntax.rfind("m.json: invalid JSON: ", 0), 0u) << syntax;
   EXPECT_NE(syntax.find("line"), std::string::npos) << syntax;
 }
@@ -172,12 +226,13 @@ TEST(Manifest, Preludes) {
 
 TEST(Manifest, FollowUpsAndWorkspace) {
   KernelSpec spec = makeSpmm();
-  spec.launch.gridParam = "nnz";
+  spec.launch.grid = {ParamRole::NumEdges};
   spec.launch.minBlocks = 1;
   LaunchRule fixup = spec.launch;
   fixup.blockX = 64;
   spec.followUps.push_back({"spmm_fixup", fixup});
-  spec.workspace = WorkspaceRule{"rowPtr", "nnz", 256, 512, 1};
+  spec.params.push_back({"scratch", ParamKind::Pointer, ParamRole::Workspace});
+  spec.workspace = WorkspaceRule{{ParamRole::NumEdges}, 256, 512, 1};
   auto specs = readManifest(writeManifest({spec}, "k.cu"), "m.json", "");
   ASSERT_TRUE(specs) << specs.message();
   const KernelSpec &back = (*specs)[0];
@@ -186,17 +241,17 @@ TEST(Manifest, FollowUpsAndWorkspace) {
   EXPECT_EQ(back.followUps[0].name, "spmm_fixup");
   EXPECT_EQ(back.followUps[0].launch.blockX, 64u);
   ASSERT_TRUE(back.workspace.has_value());
-  EXPECT_EQ(back.workspace->countParam, "nnz");
+  EXPECT_EQ(back.workspace->count, std::vector<ParamRole>{ParamRole::NumEdges});
   EXPECT_EQ(back.workspace->itemsPerUnit, 256u);
   EXPECT_EQ(back.workspace->bytesPerUnit, 512u);
 
   // Workspace size and grid with the minimum: 1000 edges -> 4 units and
   // 125 blocks, and a graph without edges still gets one block and one unit.
   ArgPack args;
-  args.bind("nnz", int64_t(1000));
+  args.bind(ParamRole::NumEdges, int64_t(1000));
   EXPECT_EQ(*workspaceBytes(back, args), 4u * 512u);
   EXPECT_EQ(*gridBlocks(back, args), 125u);
-  args.bind("nnz", int64_t(0));
+  args.bind(ParamRole::NumEdges, int64_t(0));
   EXPECT_EQ(*workspaceBytes(back, args), 512u);
   EXPECT_EQ(*gridBlocks(back, args), 1u);
 
@@ -206,48 +261,93 @@ TEST(Manifest, FollowUpsAndWorkspace) {
   Status st = validateKernelSpec(twice);
   EXPECT_NE(st.message().find("appears twice"), std::string::npos)
       << st.message();
-  KernelSpec badWorkspace = spec;
-  badWorkspace.workspace->param = "rows";
-  st = validateKernelSpec(badWorkspace);
-  EXPECT_NE(st.message().find("is not a ptr parameter"), std::string::npos)
+  KernelSpec noWorkspace = spec;
+  noWorkspace.params.pop_back();
+  st = validateKernelSpec(noWorkspace);
+  EXPECT_NE(st.message().find("has a workspace but no parameter with the role "
+                              "workspace"),
+            std::string::npos)
       << st.message();
   std::string json = writeManifest({spec}, "k.cu");
-  const std::string from = "\"count_param\": \"nnz\"";
-  json.replace(json.find(from), from.size(), "\"count_param\": \"cols\"");
+  const std::string from = "\"count\": [\n          \"num_edges\"";
+  json.replace(json.find(from), from.size(),
+               "\"count\": [\n          \"column_indices\"");
   auto bad = readManifest(json, "m.json", "");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.message().find("workspace count 'cols' must be i32 or i64"),
+  EXPECT_NE(bad.message().find(
+                "workspace count 'column_indices' (parameter 'cols') must be "
+                "i32 or i64"),
             std::string::npos)
       << bad.message();
 
   // Sums of integer parameters: 1000 + 17 rows -> 4 units of 256 items.
   KernelSpec summed = spec;
-  summed.launch.gridParam = "rows+nnz";
-  summed.workspace->countParam = "rows+nnz";
+  summed.launch.grid = {ParamRole::NumRows, ParamRole::NumEdges};
+  summed.workspace->count = summed.launch.grid;
   ASSERT_TRUE(validateKernelSpec(summed))
       << validateKernelSpec(summed).message();
-  args.bind("nnz", int64_t(1000)).bind("rows", int32_t(17));
+  args.bind(ParamRole::NumEdges, int64_t(1000))
+      .bind(ParamRole::NumRows, int64_t(17));
   EXPECT_EQ(*workspaceBytes(summed, args), 4u * 512u);
   EXPECT_EQ(*gridBlocks(summed, args), 128u);
-  summed.launch.gridParam = "rows+alpha";
+  summed.launch.grid = {ParamRole::NumRows, ParamRole::Input};
   EXPECT_FALSE(validateKernelSpec(summed));
 }
 
 TEST(ArgPack, GridFromLaunchRule) {
   KernelSpec spec = makeSpmm();
   ArgPack args;
-  args.bind("rows", int32_t(17));
+  args.bind(ParamRole::NumRows, int64_t(17));
   Expected<uint64_t> blocks = gridBlocks(spec, args);
   ASSERT_TRUE(blocks) << blocks.message();
   EXPECT_EQ(*blocks, 3u);
-  args.bind("rows", int32_t(0));
+  args.bind(ParamRole::NumRows, int64_t(0));
   EXPECT_EQ(*gridBlocks(spec, args), 0u);
-  args.bind("rows", int32_t(-4));
+  args.bind(ParamRole::NumRows, int64_t(-4));
   Expected<uint64_t> negative = gridBlocks(spec, args);
   ASSERT_FALSE(negative);
   EXPECT_NE(negative.message().find("negative"), std::string::npos);
-  spec.launch.gridParam.clear();
+  spec.launch.grid.clear();
   EXPECT_EQ(*gridBlocks(spec, args), 1u);
+}
+
+TEST(ArgPack, BindsByRoleWhateverTheNames) {
+  KernelSpec spec = makeSpmm();
+  ArgPack args;
+  // By role: the parameter's name does not matter.
+  args.bind(ParamRole::NumRows, int64_t(17));
+  Expected<ArgPack> named = args.byName(spec);
+  ASSERT_TRUE(named) << named.message();
+  ASSERT_EQ(named->values().count("rows"), 1u);
+  EXPECT_EQ(named->values().at("rows").i64, 17);
+  spec.params[3].name = "my_rows";
+  named = args.byName(spec);
+  ASSERT_TRUE(named) << named.message();
+  EXPECT_EQ(named->values().count("my_rows"), 1u);
+  // Inputs are told apart by their operand number.
+  DeviceBuffer none;
+  args.bind(ParamRole::Input, none, 1);
+  named = args.byName(spec);
+  ASSERT_TRUE(named) << named.message();
+  EXPECT_EQ(named->values().count("other"), 1u);
+  EXPECT_EQ(named->values().count("feat"), 0u);
+  // A role the kernel lacks, and a parameter bound both ways, are errors.
+  ArgPack missing;
+  missing.bind(ParamRole::ColumnFactors, none);
+  Expected<ArgPack> bad = missing.byName(spec);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("bound to the role column_factors, which no "
+                               "parameter has"),
+            std::string::npos)
+      << bad.message();
+  ArgPack both;
+  both.bind(ParamRole::NumRows, int64_t(1)).bind("my_rows", int64_t(2));
+  bad = both.byName(spec);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("'my_rows' (role num_rows) is bound both by "
+                               "name and by role"),
+            std::string::npos)
+      << bad.message();
 }
 
 TEST(NoGpu, ReportedAsErrors) {

@@ -35,12 +35,12 @@ rt::KernelSpec saxpySpec(const std::string &name, unsigned blockSize) {
   rt::KernelSpec spec;
   spec.name = name;
   spec.source = saxpySource(name);
-  spec.params = {{"x", rt::ParamKind::Pointer},
-                 {"y", rt::ParamKind::Pointer},
-                 {"a", rt::ParamKind::Float32},
-                 {"n", rt::ParamKind::Int64}};
+  spec.params = {{"x", ParamKind::Pointer},
+                 {"y", ParamKind::Pointer},
+                 {"a", ParamKind::Float32},
+                 {"n", ParamKind::Int64, ParamRole::NumItems}};
   spec.launch.blockX = blockSize;
-  spec.launch.gridParam = "n";
+  spec.launch.grid = {ParamRole::NumItems};
   spec.launch.itemsPerBlock = blockSize;
   return spec;
 }

@@ -414,8 +414,9 @@ int main(int argc, char **argv) {
         return measureFor(*runtime, kernel, g);
       };
     if (precompile)
-      tuning.visit = [&](const TunableSite &,
-                         const rt::KernelSpec &kernel) -> gnnc::Expected<double> {
+      tuning.visit =
+          [&](const TunableSite &,
+              const rt::KernelSpec &kernel) -> gnnc::Expected<double> {
         bool hit = false;
         gnnc::Status s = rt::compileAhead(cache, kernel, gpu.arch, &hit);
         if (!s) {
@@ -481,8 +482,9 @@ int main(int argc, char **argv) {
                                 : reason))
              << "; model: " << best.prediction.why << "\n";
       outs() << "time   model " << formatv("{0:f3}", t.cpuSeconds).str()
-             << " s CPU (profile " << formatv("{0:f3}", t.cpuProfileSeconds).str()
-             << " s), " << formatv("{0:f3}", t.wallSeconds).str() << " s wall\n";
+             << " s CPU (profile "
+             << formatv("{0:f3}", t.cpuProfileSeconds).str() << " s), "
+             << formatv("{0:f3}", t.wallSeconds).str() << " s wall\n";
       // Each kernel's report reaches the terminal (or a log) before the next
       // kernel's measurements start, so a run stopped midway keeps it.
       outs().flush();
@@ -507,9 +509,8 @@ int main(int argc, char **argv) {
     std::vector<SiteTuning> tuned = tuneModule(*module, g, tuning);
     for (const TunableSite &site : module->sites())
       if (site.tunable &&
-          std::none_of(tuned.begin(), tuned.end(), [&](const SiteTuning &t) {
-            return t.site == &site;
-          })) {
+          std::none_of(tuned.begin(), tuned.end(),
+                       [&](const SiteTuning &t) { return t.site == &site; })) {
         errs() << "gnn-tune: warning: " << site.entryName
                << ": no legal schedule\n";
         exitCode = 1;

@@ -129,8 +129,8 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
       return {};
     }
     if (seen[static_cast<size_t>(*field)]) {
-      parser.emitError(keyLoc) << "#gnn.schedule field '" << key
-                               << "' is given twice";
+      parser.emitError(keyLoc)
+          << "#gnn.schedule field '" << key << "' is given twice";
       return {};
     }
     seen[static_cast<size_t>(*field)] = true;
@@ -187,8 +187,8 @@ FailureOr<ParamRole> mlir::FieldParser<ParamRole>::parse(AsmParser &parser) {
     return failure();
   if (std::optional<ParamRole> role = parseParamRole(name))
     return *role;
-  return parser.emitError(loc) << "unknown kernel parameter role '" << name
-                               << "'";
+  return parser.emitError(loc)
+         << "unknown kernel parameter role '" << name << "'";
 }
 
 void gnnc::gnn::printRoleList(AsmPrinter &printer, ArrayRef<ParamRole> roles) {

@@ -43,8 +43,7 @@ OpDesc benchSpmmOp(ElementType type, int64_t width, bool edgeValues = false,
 /// per SM; then dim_workers x2 and /2 and vector widths 2 and 1 (each with
 /// the default lanes). At most `maxCount` entries, without duplicates.
 std::vector<ScheduleChoice> scheduleVariants(const Schedule &resolved,
-                                             const OpDesc &op,
-                                             size_t maxCount);
+                                             const OpDesc &op, size_t maxCount);
 
 /// The gnn.sddmm schedules for a resolved default: scheduleVariants of the
 /// dot form without register caps, atomic or shared writes and neighbour

@@ -1,4 +1,5 @@
-//===- Plan.h - Kernel plans: the one place a schedule is resolved -*- C++ -*-===//
+//===- Plan.h - Kernel plans: the one place a schedule is resolved -*- C++
+//-*-===//
 //
 // A kernel plan is everything that follows from an op (OpDesc) and its
 // schedule: whether the schedule is legal (and if not, why), the defaults

@@ -11,8 +11,8 @@
 #define GNNC_TUNING_AUTOTUNER_H
 
 #include "gnnc/Tuning/CostModel.h"
-#include "gnnc/runtime/KernelSpec.h"
 #include "gnnc/graph/Csr.h"
+#include "gnnc/runtime/KernelSpec.h"
 #include "gnnc/runtime/Status.h"
 
 #include <optional>

@@ -27,8 +27,8 @@
 // per row end for each worker sharing the warp (edgeStepCycles and
 // rowEndCycles, fitted to edge-parallel kernels measured on R-MAT graphs,
 // as loadedLatencyFactor was to vertex-parallel ones; Fit.h). The other GPU
-// numbers come from a GpuModel (datasheets and micro-benchmarks). See bench/NOTES.md, section
-// "Cost model".
+// numbers come from a GpuModel (datasheets and micro-benchmarks). See
+// bench/NOTES.md, section "Cost model".
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_COSTMODEL_H

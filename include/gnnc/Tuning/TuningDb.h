@@ -6,7 +6,8 @@
 //   <predicted seconds> <measured seconds or '-'> #gnn.schedule<...>
 // e.g.
 //   0123456789abcdef spmm f32 64 novalues sm_90 -> 1.2000e-03 - \
-//     #gnn.schedule<vector_width = 4, dim_workers = 16, threads_per_block = 256>
+//     #gnn.schedule<vector_width = 4, dim_workers = 16, threads_per_block =
+//     256>
 // (on one line). `<op>` is spmm, sddmm (gnn.sddmm with form = dot) or
 // sddmm_add (form = add); a gnn.sddmm is keyed `novalues`. `#` starts a
 // comment line. Entries are appended with a single write() on a file opened

@@ -177,10 +177,11 @@ Expected<std::string> gnnc::ops::spmmFeatureGradKernelText(
   return text;
 }
 
-Expected<KernelCheck> gnnc::ops::checkSpmmFeatureGrad(
-    rt::Runtime &runtime, const rt::LoadedKernel &kernel,
-    const graph::CsrGraph &g, gnnc::Reduce reduce, gnnc::DegreeScale scale,
-    uint64_t seed) {
+Expected<KernelCheck>
+gnnc::ops::checkSpmmFeatureGrad(rt::Runtime &runtime,
+                                const rt::LoadedKernel &kernel,
+                                const graph::CsrGraph &g, gnnc::Reduce reduce,
+                                gnnc::DegreeScale scale, uint64_t seed) {
   auto sig = spmmSignature(kernel.spec);
   if (!sig)
     return sig.status();

@@ -4,8 +4,7 @@
 using namespace gnnc;
 using namespace gnnc::ops;
 
-Expected<OpDesc> gnnc::ops::kernelOp(const rt::KernelSpec &spec,
-                                     OpKind kind) {
+Expected<OpDesc> gnnc::ops::kernelOp(const rt::KernelSpec &spec, OpKind kind) {
   if (!spec.op)
     return Status::error("kernel '" + spec.name +
                          "' has no op description; is it a " +

@@ -21,10 +21,10 @@ const KernelParam *KernelSpec::findParam(const std::string &paramName) const {
   return nullptr;
 }
 
-const KernelParam *KernelSpec::findRole(ParamRole role,
-                                        int32_t operand) const {
+const KernelParam *KernelSpec::findRole(ParamRole role, int32_t operand) const {
   for (const KernelParam &param : params)
-    if (param.role == role && (role != ParamRole::Input || param.operand == operand))
+    if (param.role == role &&
+        (role != ParamRole::Input || param.operand == operand))
       return &param;
   return nullptr;
 }
@@ -44,7 +44,8 @@ static bool isIdentifier(const std::string &text) {
 
 /// Checks that a parameter of `spec` holds each of `roles`, passed as an
 /// i32 or i64; `use` names their use in errors.
-static Status checkIntegerRoles(const KernelSpec &spec, const std::string &entry,
+static Status checkIntegerRoles(const KernelSpec &spec,
+                                const std::string &entry,
                                 const std::vector<ParamRole> &roles,
                                 const char *use) {
   for (ParamRole role : roles) {
@@ -107,8 +108,10 @@ Status validateKernelSpec(const KernelSpec &spec) {
                            paramKindName(param.kind));
     if (param.role != ParamRole::Unused && param.role != ParamRole::Input &&
         spec.findRole(param.role) != &param)
-      return Status::error("kernel '" + spec.name + "': two parameters have "
-                           "the role " + paramRoleName(param.role));
+      return Status::error("kernel '" + spec.name +
+                           "': two parameters have "
+                           "the role " +
+                           paramRoleName(param.role));
   }
   GNNC_RETURN_IF_ERROR(validateLaunch(spec, spec.name, spec.launch));
   for (const auto *list : {&spec.preludes, &spec.followUps})
@@ -381,8 +384,8 @@ public:
     };
     GNNC_RETURN_IF_ERROR(readName(object, "offset_type", field, true,
                                   indexWidth, "i32 or i64", op.offsets64));
-    GNNC_RETURN_IF_ERROR(readName(object, "index_type", field, true,
-                                  indexWidth, "i32 or i64", op.indices64));
+    GNNC_RETURN_IF_ERROR(readName(object, "index_type", field, true, indexWidth,
+                                  "i32 or i64", op.indices64));
     const uint64_t most = uint64_t(1) << 40;
     uint64_t width = 0, stride = 0;
     if (!object.contains("width"))
@@ -400,8 +403,8 @@ public:
     }
     GNNC_RETURN_IF_ERROR(readName(
         object, "reduce", field, false,
-        [](const std::string &t) { return parseReduce(t); },
-        "sum, mean or max", op.reduce));
+        [](const std::string &t) { return parseReduce(t); }, "sum, mean or max",
+        op.reduce));
     GNNC_RETURN_IF_ERROR(readName(
         object, "scale", field, false,
         [](const std::string &t) { return parseDegreeScale(t); },
@@ -422,9 +425,9 @@ public:
 
   Status readLaunch(const Json &object, const std::string &field,
                     LaunchRule &rule) const {
-    GNNC_RETURN_IF_ERROR(checkObject(object, field,
-                                     {"block", "grid", "items_per_block",
-                                      "shared_bytes", "min_blocks"}));
+    GNNC_RETURN_IF_ERROR(checkObject(
+        object, field,
+        {"block", "grid", "items_per_block", "shared_bytes", "min_blocks"}));
     auto block = object.find("block");
     if (block == object.end())
       return fail(field + ".block", "missing");
@@ -480,9 +483,9 @@ public:
 
   Status readWorkspace(const Json &object, const std::string &field,
                        WorkspaceRule &ws) const {
-    GNNC_RETURN_IF_ERROR(checkObject(object, field,
-                                     {"count", "items_per_unit",
-                                      "bytes_per_unit", "min_units"}));
+    GNNC_RETURN_IF_ERROR(checkObject(
+        object, field,
+        {"count", "items_per_unit", "bytes_per_unit", "min_units"}));
     auto count = object.find("count");
     if (count == object.end())
       return fail(field + ".count", "missing");
@@ -529,8 +532,7 @@ public:
       GNNC_RETURN_IF_ERROR(readName(
           paramJson, "role", paramField, true,
           [](const std::string &t) { return parseParamRole(t); },
-          "a parameter role such as row_offsets, input or result",
-          param.role));
+          "a parameter role such as row_offsets, input or result", param.role));
       uint64_t operand = 0;
       GNNC_RETURN_IF_ERROR(
           readUnsigned(paramJson, "operand", paramField, 64, 0, operand));
@@ -605,12 +607,12 @@ Expected<std::vector<KernelSpec>> readManifest(const std::string &json,
     return reader.fail("version", "missing");
   if (!version->is_number_integer() ||
       version->get<int64_t>() != kManifestVersion)
-    return reader.fail(
-        "version", "unsupported manifest version " + version->dump() +
-                       " (this gnnc reads version " +
-                       std::to_string(kManifestVersion) +
-                       "; recompile the .gnn file with this gnnc to write "
-                       "it again)");
+    return reader.fail("version",
+                       "unsupported manifest version " + version->dump() +
+                           " (this gnnc reads version " +
+                           std::to_string(kManifestVersion) +
+                           "; recompile the .gnn file with this gnnc to write "
+                           "it again)");
   std::string sourceName;
   GNNC_RETURN_IF_ERROR(
       reader.readString(root, "source", "manifest", true, sourceName));

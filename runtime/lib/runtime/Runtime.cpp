@@ -77,9 +77,10 @@ Expected<ArgPack> ArgPack::byName(const KernelSpec &spec) const {
     if (key.first == ParamRole::Input)
       role += " " + std::to_string(key.second);
     if (!param)
-      return Status::error("kernel '" + spec.name + "': an argument is bound "
-                           "to the role " + role +
-                           ", which no parameter has");
+      return Status::error("kernel '" + spec.name +
+                           "': an argument is bound "
+                           "to the role " +
+                           role + ", which no parameter has");
     if (!named.values_.emplace(param->name, value).second)
       return Status::error("kernel '" + spec.name + "': parameter '" +
                            param->name + "' (role " + role +

@@ -115,11 +115,10 @@ void scaleEdgeGrad(const graph::CsrGraph &g, gnnc::Reduce reduce,
 /// gradient of a forward gnn.spmm with `reduce` and `scale` on `g`: row
 /// features dY and column features X, then scaleEdgeGrad, and checks dW
 /// against ref::spmmGradValues.
-Expected<KernelCheck> checkSpmmValueGrad(rt::Runtime &runtime,
-                                         const rt::LoadedKernel &kernel,
-                                         const graph::CsrGraph &g,
-                                         gnnc::Reduce reduce,
-                                         gnnc::DegreeScale scale, uint64_t seed);
+Expected<KernelCheck>
+checkSpmmValueGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+                   const graph::CsrGraph &g, gnnc::Reduce reduce,
+                   gnnc::DegreeScale scale, uint64_t seed);
 
 //===----------------------------------------------------------------------===//
 // gnn.sddmm

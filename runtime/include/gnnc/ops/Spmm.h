@@ -124,7 +124,8 @@ struct SpmmSignature {
   double colNormExponent = 0.5;
   /// Whether the kernel reads the column factors `col_norm`.
   bool needsColumnNorm() const {
-    return scale == gnnc::DegreeScale::Right || scale == gnnc::DegreeScale::Both;
+    return scale == gnnc::DegreeScale::Right ||
+           scale == gnnc::DegreeScale::Both;
   }
   /// The reference options of the op.
   ref::SpmmOptions options() const {

@@ -1,0 +1,346 @@
+//===- PlanTest.cpp - Kernel plans: legality, defaults, mapping, launch ---===//
+//
+// The plans are the one place a schedule is resolved; the lowering, the
+// cost models and the benchmark read them (test/Compiler/PlanLoweringTest
+// checks the lowering against them). Here: each rule and each part of a
+// plan on its own.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Plan/Plan.h"
+#include "gnnc/Plan/Limits.h"
+
+#include <gtest/gtest.h>
+
+using namespace gnnc;
+
+namespace {
+
+OpDesc spmm(ElementType type, int64_t width, int64_t stride = 0) {
+  OpDesc op;
+  op.kind = OpKind::Spmm;
+  op.type = type;
+  op.width = width;
+  op.rowStride = stride ? stride : width;
+  return op;
+}
+
+OpDesc ofKind(OpKind kind, ElementType type, int64_t width) {
+  OpDesc op = spmm(type, width);
+  op.kind = kind;
+  return op;
+}
+
+Schedule strategy(Strategy s) {
+  Schedule schedule;
+  schedule.strategy = s;
+  return schedule;
+}
+
+std::string why(const OpDesc &op, const Schedule &s) {
+  Expected<KernelPlan> plan = planWithDefaults(op, s);
+  return plan ? std::string() : plan.message();
+}
+
+TEST(Plan, DefaultsFollowTheRows) {
+  // The widest load of at most 16 bytes that divides the row stride, enough
+  // lanes for one trip over a row, 256 threads.
+  Schedule s = *completeSchedule(spmm(ElementType::F32, 64), Schedule());
+  EXPECT_EQ(s.vectorWidth, 4);
+  EXPECT_EQ(s.dimWorkers, 16);
+  EXPECT_EQ(s.threadsPerBlock, 256);
+  s = *completeSchedule(spmm(ElementType::F16, 64), Schedule());
+  EXPECT_EQ(s.vectorWidth, 8);
+  EXPECT_EQ(s.dimWorkers, 8);
+  // Odd widths: scalar loads, or the padded stride's vectors.
+  EXPECT_EQ(completeSchedule(spmm(ElementType::F16, 41), {})->vectorWidth, 1);
+  EXPECT_EQ(completeSchedule(spmm(ElementType::F16, 41, 48), {})->vectorWidth,
+            8);
+  // The edge softmax ops put a warp on a row's edges.
+  Schedule softmax =
+      *completeSchedule(ofKind(OpKind::EdgeSoftmax, ElementType::F32, 4), {});
+  EXPECT_EQ(softmax.dimWorkers, 32);
+  EXPECT_EQ(softmax.vectorWidth, 4);
+  // edge_parallel: 64 items and staged writes; neighbor_group: groups of 32
+  // added atomically.
+  Schedule ep = *completeSchedule(spmm(ElementType::F32, 64),
+                                  strategy(Strategy::EdgeParallel));
+  EXPECT_EQ(ep.edgesPerWarp, defaults::kEdgesPerWorker);
+  EXPECT_EQ(ep.write, WriteMode::Staged);
+  Schedule ng = *completeSchedule(spmm(ElementType::F32, 64),
+                                  strategy(Strategy::NeighborGroup));
+  EXPECT_EQ(ng.groupSize, defaults::kGroupSize);
+  EXPECT_EQ(ng.write, WriteMode::Atomic);
+  EXPECT_TRUE(isCompleteSchedule(ep) && isCompleteSchedule(ng));
+  EXPECT_FALSE(isCompleteSchedule(Schedule()));
+  // What is given is kept.
+  Schedule given;
+  given.vectorWidth = 2;
+  given.dimWorkers = 4;
+  given.threadsPerBlock = 64;
+  EXPECT_EQ(*completeSchedule(spmm(ElementType::F32, 64), given), given);
+  EXPECT_FALSE(
+      completeSchedule(spmm(ElementType::F32, 64), strategy(Strategy::Sliced)));
+}
+
+TEST(Plan, EachOpSaysWhatItImplements) {
+  EXPECT_EQ(
+      implementedStrategies(OpKind::Spmm),
+      (std::vector<Strategy>{Strategy::VertexParallel, Strategy::EdgeParallel,
+                             Strategy::NeighborGroup}));
+  EXPECT_EQ(why(ofKind(OpKind::Sddmm, ElementType::F32, 8),
+                strategy(Strategy::NeighborGroup)),
+            "schedule strategy 'neighbor_group' is not implemented for "
+            "gnn.sddmm yet; implemented: vertex_parallel, edge_parallel");
+  EXPECT_EQ(why(ofKind(OpKind::EdgeSoftmax, ElementType::F32, 8),
+                strategy(Strategy::EdgeParallel)),
+            "schedule strategy 'edge_parallel' is not implemented for "
+            "gnn.edge_softmax yet; implemented: vertex_parallel");
+  Schedule disc;
+  disc.discBatch = 32;
+  EXPECT_EQ(why(ofKind(OpKind::Sddmm, ElementType::F32, 8), disc),
+            "discretized reduction (disc_batch = 32) is not implemented for "
+            "gnn.sddmm; use disc_batch = 0");
+  Schedule atomic = strategy(Strategy::EdgeParallel);
+  atomic.write = WriteMode::Atomic;
+  EXPECT_EQ(why(ofKind(OpKind::Sddmm, ElementType::F32, 8), atomic),
+            "write = atomic applies to gnn.spmm; gnn.sddmm writes each edge's "
+            "value once (use write = staged)");
+  OpDesc max = spmm(ElementType::F32, 8);
+  max.reduce = Reduce::Max;
+  EXPECT_EQ(
+      why(max, atomic),
+      "write = atomic adds the pieces of split rows with atomicAdd, "
+      "which cannot take a maximum; use write = staged with reduce = max");
+  Schedule half;
+  half.accumulate = Accumulate::F16;
+  EXPECT_EQ(why(spmm(ElementType::BF16, 8), half),
+            "accumulate = f16 needs f16 features; 'bf16' features accumulate "
+            "in f32");
+}
+
+TEST(Plan, VectorWidthsFitTheRows) {
+  Schedule s;
+  s.vectorWidth = 8;
+  EXPECT_EQ(why(spmm(ElementType::F32, 64), s),
+            "vector_width 8 of 'f32' is 32 bytes; a GPU loads at most 16 "
+            "bytes per thread");
+  s.vectorWidth = 2;
+  EXPECT_EQ(why(spmm(ElementType::F16, 41), s),
+            "vector_width 2 does not divide the feature width 41; declare a "
+            "padded row stride, e.g. tensor<?x41xf16, #gnn.rows<stride = "
+            "42>>");
+  EXPECT_EQ(why(ofKind(OpKind::Sddmm, ElementType::F16, 41), s),
+            "vector_width 2 does not divide the feature width 41; use a "
+            "vector_width that divides it (padded rows are implemented for "
+            "gnn.spmm only)");
+  s.vectorWidth = 8;
+  EXPECT_EQ(why(spmm(ElementType::F16, 41, 44), s),
+            "vector_width 8 does not divide the row stride 44 (feature width "
+            "41); padded rows must start on vector boundaries: use a stride "
+            "that is a multiple of 8, e.g. 48");
+  EXPECT_EQ(why(spmm(ElementType::F16, 41, 48), s), "");
+}
+
+TEST(Plan, VertexParallelMapping) {
+  Schedule s;
+  s.vectorWidth = 4;
+  s.dimWorkers = 8;
+  s.threadsPerBlock = 128;
+  Expected<KernelPlan> plan = planKernel(spmm(ElementType::F32, 100), s);
+  ASSERT_TRUE(plan) << plan.message();
+  const ThreadMapping &m = plan->mapping;
+  EXPECT_EQ(m.lanes, 8);
+  EXPECT_EQ(m.rowsPerBlock, 16);
+  EXPECT_EQ(m.chunks, 25);
+  EXPECT_EQ(m.chunksPerLane, 4);
+  // 64 prefetch registers over 16 accumulators: 4 neighbours in flight.
+  EXPECT_EQ(m.edgeUnroll, 4);
+  EXPECT_FALSE(m.packed);
+  EXPECT_EQ(plan->launch.grid, std::vector<ParamRole>{ParamRole::NumRows});
+  EXPECT_EQ(plan->launch.itemsPerBlock, 16);
+  EXPECT_EQ(plan->launch.sharedBytes, 0);
+  EXPECT_TRUE(plan->extraParams.empty());
+  EXPECT_TRUE(plan->preludes.empty() && plan->followUps.empty());
+  EXPECT_FALSE(plan->workspace);
+  // The other ops take one neighbour per lane's index at a time.
+  Expected<KernelPlan> sddmm =
+      planKernel(ofKind(OpKind::Sddmm, ElementType::F32, 100), s);
+  ASSERT_TRUE(sddmm) << sddmm.message();
+  EXPECT_EQ(sddmm->mapping.edgeUnroll, 4);
+  s.dimWorkers = 2;
+  s.vectorWidth = 1;
+  s.threadsPerBlock = 64;
+  EXPECT_EQ(planKernel(ofKind(OpKind::Sddmm, ElementType::F32, 8), s)
+                ->mapping.edgeUnroll,
+            2);
+  // Too many accumulators for a thread.
+  s.vectorWidth = 4;
+  s.dimWorkers = 1;
+  EXPECT_EQ(planKernel(spmm(ElementType::F32, 1024), s).message(),
+            "feature width 1024 needs 1024 accumulators per thread with "
+            "vector_width 4 and dim_workers 1; at most 128 fit in registers "
+            "(raise dim_workers or vector_width)");
+}
+
+TEST(Plan, ColumnScalingAddsTheFactors) {
+  OpDesc gcn = spmm(ElementType::F32, 64);
+  gcn.scale = DegreeScale::Both;
+  Expected<KernelPlan> plan = planWithDefaults(gcn, Schedule());
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->extraParams,
+            std::vector<ParamRole>{ParamRole::ColumnFactors});
+  gcn.scale = DegreeScale::Left;
+  EXPECT_TRUE(planWithDefaults(gcn, Schedule())->extraParams.empty());
+}
+
+TEST(Plan, EdgeParallelStagedSharedAndAtomic) {
+  OpDesc op = spmm(ElementType::F32, 128);
+  Schedule s = *completeSchedule(op, strategy(Strategy::EdgeParallel));
+  Expected<KernelPlan> staged = planKernel(op, s);
+  ASSERT_TRUE(staged) << staged.message();
+  // 8 workers of 32 lanes, 64 items each, their row ends in shared memory.
+  EXPECT_EQ(staged->mapping.itemsPerWorker, 64);
+  EXPECT_EQ(staged->mapping.rowEndsBytes, 8 * 65 * 4);
+  EXPECT_EQ(staged->launch.sharedBytes, 8 * 65 * 4);
+  EXPECT_EQ(staged->launch.grid,
+            (std::vector<ParamRole>{ParamRole::NumRows, ParamRole::NumEdges}));
+  EXPECT_EQ(staged->launch.itemsPerBlock, 8 * 64);
+  EXPECT_EQ(staged->launch.minBlocks, 1);
+  EXPECT_EQ(
+      staged->extraParams,
+      (std::vector<ParamRole>{ParamRole::NumEdges, ParamRole::Workspace}));
+  ASSERT_EQ(staged->followUps.size(), 1u);
+  EXPECT_EQ(staged->followUps[0].suffix, "_fixup");
+  EXPECT_TRUE(staged->preludes.empty());
+  ASSERT_TRUE(staged->workspace);
+  EXPECT_EQ(staged->workspace->count, staged->launch.grid);
+  EXPECT_EQ(staged->workspace->itemsPerUnit, 64);
+  // Two f32 rows of the stride and a row index per worker.
+  EXPECT_EQ(staged->workspace->bytesPerUnit, 128 * 2 * 4 + 8);
+  EXPECT_EQ(staged->atomicPieceEdges, 0);
+
+  s.write = WriteMode::Shared;
+  Expected<KernelPlan> shared = planKernel(op, s);
+  ASSERT_TRUE(shared) << shared.message();
+  EXPECT_EQ(shared->launch.sharedBytes, 8 * 65 * 4 + 8 * 2 * 128 * 4);
+  EXPECT_EQ(shared->mapping.rowEndsBytes, 8 * 65 * 4);
+
+  s.write = WriteMode::Atomic;
+  Expected<KernelPlan> atomic = planKernel(op, s);
+  ASSERT_TRUE(atomic) << atomic.message();
+  EXPECT_EQ(atomic->extraParams, std::vector<ParamRole>{ParamRole::NumEdges});
+  EXPECT_FALSE(atomic->workspace);
+  EXPECT_TRUE(atomic->followUps.empty());
+  ASSERT_EQ(atomic->preludes.size(), 1u);
+  EXPECT_EQ(atomic->preludes[0].suffix, "_init");
+  EXPECT_EQ(atomic->preludes[0].launch.grid,
+            std::vector<ParamRole>{ParamRole::NumRows});
+  EXPECT_EQ(atomic->preludes[0].launch.itemsPerBlock, 8);
+  EXPECT_EQ(atomic->atomicPieceEdges, 64);
+
+  // Too much shared memory, per block and per SM.
+  s.write = WriteMode::Staged;
+  s.edgesPerWarp = 4096;
+  EXPECT_EQ(planKernel(op, s).message(),
+            "edge_parallel keeps each worker's row ends in shared memory: 8 "
+            "workers per block x (4096 + 1) x 4 bytes = 131104 bytes, over "
+            "98304; lower edges_per_warp or threads_per_block");
+  s.edgesPerWarp = 1024;
+  s.blocksPerSm = 8;
+  EXPECT_EQ(planKernel(op, s).message(),
+            "blocks_per_sm = 8 blocks of 32800 bytes of shared memory exceed "
+            "the 163840 bytes an SM holds");
+}
+
+TEST(Plan, SddmmKeepsRowEndsOnlyWhenPacked) {
+  Schedule s = strategy(Strategy::EdgeParallel);
+  Expected<KernelPlan> f32 =
+      planWithDefaults(ofKind(OpKind::Sddmm, ElementType::F32, 64), s);
+  Expected<KernelPlan> f16 =
+      planWithDefaults(ofKind(OpKind::Sddmm, ElementType::F16, 64), s);
+  ASSERT_TRUE(f32 && f16);
+  EXPECT_FALSE(f32->mapping.packed);
+  EXPECT_EQ(f32->launch.sharedBytes, 0);
+  EXPECT_TRUE(f16->mapping.packed);
+  EXPECT_GT(f16->launch.sharedBytes, 0);
+  EXPECT_EQ(f16->extraParams, std::vector<ParamRole>{ParamRole::NumEdges});
+  EXPECT_FALSE(f16->workspace);
+}
+
+TEST(Plan, NeighbourGroups) {
+  OpDesc op = spmm(ElementType::F32, 64);
+  Schedule s = strategy(Strategy::NeighborGroup);
+  s.groupSize = 8;
+  s.dimWorkers = 16;
+  s.threadsPerBlock = 128;
+  Expected<KernelPlan> plan = planWithDefaults(op, s);
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->extraParams, (std::vector<ParamRole>{ParamRole::GroupOffsets,
+                                                       ParamRole::GroupRows,
+                                                       ParamRole::NumGroups}));
+  EXPECT_EQ(plan->launch.grid, std::vector<ParamRole>{ParamRole::NumGroups});
+  // A block of 8 groups merges one f32 row per group.
+  EXPECT_EQ(plan->launch.sharedBytes, 8 * 64 * 4);
+  // A row spanning blocks gets a piece per block of 8 groups of 8.
+  EXPECT_EQ(plan->atomicPieceEdges, 64);
+  ASSERT_EQ(plan->preludes.size(), 1u);
+  s.dimWorkers = 1;
+  s.threadsPerBlock = 1024;
+  s.vectorWidth = 1;
+  OpDesc wide = spmm(ElementType::F32, 128);
+  EXPECT_EQ(planKernel(wide, *completeSchedule(wide, s)).message(),
+            "neighbor_group merges the partial sums of a block's groups in "
+            "shared memory: 1024 groups x 128 features x 4 bytes = 524288 "
+            "bytes, over 98304; raise dim_workers or lower threads_per_block");
+  s.write = WriteMode::Staged;
+  EXPECT_NE(why(op, s).find("use write = atomic"), std::string::npos);
+}
+
+TEST(Plan, EdgeSoftmaxHeads) {
+  Expected<KernelPlan> plan =
+      planWithDefaults(ofKind(OpKind::EdgeSoftmax, ElementType::F32, 8), {});
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->mapping.chunks, 2);
+  EXPECT_EQ(plan->mapping.chunksPerLane, 2);
+  EXPECT_EQ(plan->mapping.edgeUnroll, 1);
+  EXPECT_EQ(why(ofKind(OpKind::EdgeSoftmax, ElementType::F32, 65), {}),
+            "65 heads need 130 running values per thread; at most 64 heads "
+            "fit in registers");
+  EXPECT_EQ(why(ofKind(OpKind::EdgeSoftmaxGrad, ElementType::F32, 65), {}),
+            "65 heads need 195 values per thread (a running sum and two "
+            "loads per head); at most 64 heads fit in registers");
+}
+
+TEST(Abi, RolesHaveOneSpellingEach) {
+  for (int i = 0; i <= static_cast<int>(ParamRole::NumItems); ++i) {
+    auto role = static_cast<ParamRole>(i);
+    EXPECT_EQ(parseParamRole(paramRoleName(role)), role);
+  }
+  EXPECT_FALSE(parseParamRole("row_ptr"));
+  EXPECT_EQ(paramKindOf(ParamRole::NumEdges), ParamKind::Int64);
+  EXPECT_EQ(paramKindOf(ParamRole::Workspace), ParamKind::Pointer);
+  EXPECT_STREQ(extraParamStem(ParamRole::ColumnFactors), "col_norm");
+  for (ParamKind kind : {ParamKind::Pointer, ParamKind::Int32, ParamKind::Int64,
+                         ParamKind::Float32})
+    EXPECT_EQ(parseParamKind(paramKindName(kind)), kind);
+}
+
+TEST(Types, OneSpellingPerEnum) {
+  for (OpKind k : {OpKind::Spmm, OpKind::Sddmm, OpKind::EdgeSoftmax,
+                   OpKind::EdgeSoftmaxGrad})
+    EXPECT_EQ(parseOpKind(opKindKey(k)), k);
+  for (Reduce r : {Reduce::Sum, Reduce::Mean, Reduce::Max})
+    EXPECT_EQ(parseReduce(reduceName(r)), r);
+  for (DegreeScale s : {DegreeScale::None, DegreeScale::Left,
+                        DegreeScale::Right, DegreeScale::Both})
+    EXPECT_EQ(parseDegreeScale(degreeScaleName(s)), s);
+  EXPECT_EQ(parseSddmmForm("add"), SddmmForm::Add);
+  EXPECT_STREQ(opKindName(OpKind::EdgeSoftmaxGrad), "gnn.edge_softmax_grad");
+  OpDesc a = spmm(ElementType::F16, 41, 48), b = a;
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(a.padded());
+  b.selfWeight = 0.5;
+  EXPECT_NE(a, b);
+}
+
+} // namespace
