@@ -1,6 +1,8 @@
 //===- Autotuner.cpp - Enumerate and rank SpMM and SDDMM schedules --------===//
 #include "gnnc/Tuning/Autotuner.h"
+#include "gnnc/Plan/Limits.h"
 #include "gnnc/Tuning/SddmmModel.h"
+#include "gnnc/graph/Analysis.h"
 
 #include <algorithm>
 #include <set>
@@ -15,6 +17,18 @@ namespace {
 /// R-MAT 18 at width 32 it puts edge-parallel 2x too fast and neighbour
 /// groups 1.5x too slow, the wrong order by about 2x).
 constexpr double kCloseStrategies = 2.0;
+
+// The model counts a graph's neighbour groups exactly for the sizes the
+// graph analysis profiles.
+constexpr bool profiled(int64_t size) {
+  for (int64_t profiledSize : graph::kProfileGroupSizes)
+    if (profiledSize == size)
+      return true;
+  return false;
+}
+static_assert(profiled(defaults::kTunedGroupSizes[0]) &&
+              profiled(defaults::kTunedGroupSizes[1]) &&
+              profiled(defaults::kTunedGroupSizes[2]));
 
 /// The cost models, one line per op family.
 const std::pair<OpKind, CostModel> kCostModels[] = {
@@ -62,7 +76,7 @@ std::vector<Schedule> gnnc::tuning::enumerateSchedules(const OpDesc &op) {
   // model has no cost for the spills a register cap causes, so it would
   // always prefer the cap.)
   for (int vw : vectorWidths)
-    for (int items : {256, 128, 64}) {
+    for (int items : defaults::kTunedEdgesPerWorker) {
       Schedule s;
       s.strategy = Strategy::EdgeParallel;
       s.vectorWidth = vw;
@@ -73,7 +87,7 @@ std::vector<Schedule> gnnc::tuning::enumerateSchedules(const OpDesc &op) {
   // neighbor_group: the default lanes of each vector width, 256 threads,
   // groups of 32, 16 and 64 neighbours (for the ops that have it).
   for (int vw : vectorWidths)
-    for (int group : {32, 16, 64}) {
+    for (int group : defaults::kTunedGroupSizes) {
       Schedule s;
       s.strategy = Strategy::NeighborGroup;
       s.vectorWidth = vw;

@@ -54,6 +54,11 @@ constexpr int32_t kGroupSize = 32;
 /// Threads of a row for the ops whose threads share a row's edges rather
 /// than its features (the edge softmax ops): a warp.
 constexpr int32_t kEdgeWorkers = 32;
+/// The group sizes the tuner tries for neighbor_group, in its order of
+/// preference (graph::kProfileGroupSizes counts the groups of each).
+constexpr int32_t kTunedGroupSizes[] = {32, 16, 64};
+/// The merge-path items per worker the tuner tries for edge_parallel.
+constexpr int32_t kTunedEdgesPerWorker[] = {256, 128, 64};
 
 } // namespace gnnc::defaults
 

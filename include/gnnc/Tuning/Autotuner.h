@@ -43,9 +43,10 @@ CostModel costModelFor(OpKind kind);
 /// threads_per_block in {256, 128, 512, 64}; ordered by preference (wider
 /// vectors, more lanes, 256 threads first), which breaks ties. Then the
 /// edge_parallel schedules with each vector width's default dim_workers,
-/// 256 threads and 256, 128 or 64 merge-path items per worker (staged
-/// writes); then the neighbor_group ones with groups of 32, 16 and 64
-/// neighbours, for the ops that have that strategy.
+/// 256 threads and defaults::kTunedEdgesPerWorker merge-path items per
+/// worker (staged writes); then the neighbor_group ones with groups of
+/// defaults::kTunedGroupSizes neighbours, for the ops that have that
+/// strategy.
 std::vector<Schedule> enumerateSchedules(const OpDesc &op);
 
 /// A schedule with its prediction and, if measured, its time.

@@ -1,8 +1,8 @@
 //===- ModelDetail.h - Pieces the SpMM and SDDMM models share ---*- C++ -*-===//
 //
-// Internal to the cost models (CostModel.cpp, SddmmModel.cpp): the limits
-// of the verifier and the lowering (gnnc/Dialect/Gnn/KernelLimits.h), the
-// memory system's units, and small helpers. Not an API.
+// Internal to the cost models (CostModel.cpp, SddmmModel.cpp): the memory
+// system's units and small helpers. Not an API. (The kernels' limits and
+// plans come from gnnc/Plan.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_MODELDETAIL_H
