@@ -11,14 +11,9 @@ using namespace gnnc::bench;
 
 OpDesc gnnc::bench::benchSpmmOp(ElementType type, int64_t width,
                                 bool edgeValues, bool offsets64) {
-  OpDesc op;
-  op.kind = OpKind::Spmm;
-  op.type = type;
-  op.width = width;
-  op.rowStride = width;
+  OpDesc op = spmmOp(type, width);
   op.edgeValues = edgeValues;
   op.offsets64 = offsets64;
-  op.indices64 = false;
   return op;
 }
 

@@ -1,7 +1,10 @@
 //===- Abi.cpp - The roles of a kernel's parameters -----------------------===//
 #include "gnnc/Plan/Abi.h"
 
+#include "EnumNames.h"
+
 using namespace gnnc;
+using namespace gnnc::plan;
 
 namespace {
 const char *const kKindNames[] = {"ptr", "i32", "i64", "f32"};
@@ -12,25 +15,19 @@ const char *const kRoleNames[] = {
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {
-  return kKindNames[static_cast<int>(kind)];
+  return nameOf(kKindNames, kind);
 }
 
 std::optional<ParamKind> gnnc::parseParamKind(const std::string &text) {
-  for (int i = 0; i < 4; ++i)
-    if (text == kKindNames[i])
-      return static_cast<ParamKind>(i);
-  return std::nullopt;
+  return lookupName<ParamKind>(kKindNames, text);
 }
 
 const char *gnnc::paramRoleName(ParamRole role) {
-  return kRoleNames[static_cast<int>(role)];
+  return nameOf(kRoleNames, role);
 }
 
 std::optional<ParamRole> gnnc::parseParamRole(const std::string &text) {
-  for (size_t i = 0; i < sizeof(kRoleNames) / sizeof(kRoleNames[0]); ++i)
-    if (text == kRoleNames[i])
-      return static_cast<ParamRole>(i);
-  return std::nullopt;
+  return lookupName<ParamRole>(kRoleNames, text);
 }
 
 ParamKind gnnc::paramKindOf(ParamRole role) {

@@ -251,6 +251,44 @@ LaunchPlan gnnc::plan::rowLaunch(const Schedule &s, const ThreadMapping &m) {
   return launch;
 }
 
+Expected<KernelPlan> gnnc::plan::rowPlan(const OpDesc &op, const Schedule &s,
+                                         bool wideBatch) {
+  Expected<ThreadMapping> mapping = featureMapping(op, s, wideBatch);
+  if (!mapping)
+    return mapping.status();
+  KernelPlan plan;
+  plan.mapping = *mapping;
+  plan.launch = rowLaunch(s, plan.mapping);
+  return plan;
+}
+
+Expected<KernelPlan> gnnc::plan::edgeParallelPlan(const OpDesc &op,
+                                                  const Schedule &s,
+                                                  bool rowEnds) {
+  Expected<KernelPlan> plan = rowPlan(op, s, /*wideBatch=*/true);
+  if (!plan)
+    return plan;
+  ThreadMapping &m = plan->mapping;
+  const int64_t items = s.edgesPerWarp, workers = m.rowsPerBlock;
+  m.itemsPerWorker = items;
+  if (rowEnds) {
+    m.rowEndsBytes = workers * (items + 1) * 4;
+    GNNC_RETURN_IF_ERROR(checkSharedBytes(
+        m.rowEndsBytes,
+        "edge_parallel keeps each worker's row ends in shared memory: " +
+            std::to_string(workers) + " workers per block x (" +
+            std::to_string(items) + " + 1) x 4 bytes",
+        "lower edges_per_warp or threads_per_block"));
+  }
+  plan->extraParams = {ParamRole::NumEdges};
+  LaunchPlan &launch = plan->launch;
+  launch.grid = {ParamRole::NumRows, ParamRole::NumEdges};
+  launch.itemsPerBlock = workers * items;
+  launch.minBlocks = 1;
+  launch.sharedBytes = m.rowEndsBytes;
+  return plan;
+}
+
 Status gnnc::plan::checkSharedBytes(int64_t shared, const std::string &what,
                                     const std::string &fix) {
   if (shared <= kMaxSharedBytes)

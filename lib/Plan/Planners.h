@@ -60,6 +60,18 @@ Status spmmRules(const OpDesc &op, const Schedule &s);
 /// than kMaxAccumulatorsPerThread accumulators.
 Expected<ThreadMapping> featureMapping(const OpDesc &op, const Schedule &s,
                                        bool wideBatch);
+/// A plan holding featureMapping's mapping and a block per `rowsPerBlock`
+/// rows (rowLaunch).
+Expected<KernelPlan> rowPlan(const OpDesc &op, const Schedule &s,
+                             bool wideBatch);
+/// The plan every edge_parallel kernel starts from: workers of `lanes`
+/// threads take `edges_per_warp` items of the merge path (row ends and
+/// edges) each, the grid counts rows plus edges (at least one block, so a
+/// graph without rows or edges still gets its launch), the kernel takes the
+/// number of edges, and with `rowEnds` each worker's row ends live in
+/// shared memory.
+Expected<KernelPlan> edgeParallelPlan(const OpDesc &op, const Schedule &s,
+                                      bool rowEnds);
 /// The launch of a kernel with a block per `rowsPerBlock` rows.
 LaunchPlan rowLaunch(const Schedule &s, const ThreadMapping &m);
 /// Fails when `shared` bytes per block exceed kMaxSharedBytes: "<what> =

@@ -9,7 +9,10 @@
 #include <sstream>
 #include <vector>
 
+#include "EnumNames.h"
+
 using namespace gnnc;
+using namespace gnnc::plan;
 using namespace gnnc::limits;
 
 namespace {
@@ -19,15 +22,6 @@ const char *const kStrategyNames[] = {"vertex_parallel", "neighbor_group",
                                       "batched",         "tile_routed"};
 const char *const kAccumulateNames[] = {"f32", "f16"};
 const char *const kWriteNames[] = {"direct", "atomic", "staged", "shared"};
-
-template <typename Enum, size_t N>
-std::optional<Enum> lookup(const char *const (&names)[N],
-                           const std::string &name) {
-  for (size_t i = 0; i < N; ++i)
-    if (name == names[i])
-      return static_cast<Enum>(i);
-  return std::nullopt;
-}
 
 template <size_t N> std::string listOf(const char *const (&names)[N]) {
   std::string text;
@@ -68,22 +62,22 @@ bool isPowerOfTwoUpTo(int32_t v, int32_t max) {
 } // namespace
 
 const char *gnnc::strategyName(Strategy strategy) {
-  return kStrategyNames[static_cast<int>(strategy)];
+  return nameOf(kStrategyNames, strategy);
 }
 const char *gnnc::accumulateName(Accumulate accumulate) {
-  return kAccumulateNames[static_cast<int>(accumulate)];
+  return nameOf(kAccumulateNames, accumulate);
 }
 const char *gnnc::writeModeName(WriteMode write) {
-  return kWriteNames[static_cast<int>(write)];
+  return nameOf(kWriteNames, write);
 }
 std::optional<Strategy> gnnc::parseStrategy(const std::string &name) {
-  return lookup<Strategy>(kStrategyNames, name);
+  return lookupName<Strategy>(kStrategyNames, name);
 }
 std::optional<Accumulate> gnnc::parseAccumulate(const std::string &name) {
-  return lookup<Accumulate>(kAccumulateNames, name);
+  return lookupName<Accumulate>(kAccumulateNames, name);
 }
 std::optional<WriteMode> gnnc::parseWriteMode(const std::string &name) {
-  return lookup<WriteMode>(kWriteNames, name);
+  return lookupName<WriteMode>(kWriteNames, name);
 }
 
 bool Schedule::operator==(const Schedule &o) const {

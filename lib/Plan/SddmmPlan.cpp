@@ -15,34 +15,12 @@ using namespace gnnc::limits;
 Expected<KernelPlan> gnnc::plan::planSddmmEdgeParallel(const OpDesc &op,
                                                        const Schedule &s) {
   // With packed 16-bit vectors both endpoints' features of an edge are
-  // loaded in one batch: the batch of gnn.spmm.
-  Expected<ThreadMapping> mapping = featureMapping(op, s, /*wideBatch=*/true);
-  if (!mapping)
-    return mapping.status();
-  KernelPlan plan;
-  ThreadMapping &m = plan.mapping = *mapping;
-  const int64_t items = s.edgesPerWarp, workers = m.rowsPerBlock;
-  m.itemsPerWorker = items;
-  plan.extraParams = {ParamRole::NumEdges};
-  // Packed kernels keep their stretch's row ends in shared memory, where
-  // each edge finds its row; the others read row_ptr as they go.
-  if (m.packed) {
-    m.rowEndsBytes = workers * (items + 1) * 4;
-    GNNC_RETURN_IF_ERROR(checkSharedBytes(
-        m.rowEndsBytes,
-        "edge_parallel keeps each worker's row ends in shared memory: " +
-            std::to_string(workers) + " workers per block x (" +
-            std::to_string(items) + " + 1) x 4 bytes",
-        "lower edges_per_warp or threads_per_block"));
-  }
-  LaunchPlan &launch = plan.launch;
-  launch.threads = s.threadsPerBlock;
-  launch.grid = {ParamRole::NumRows, ParamRole::NumEdges};
-  launch.itemsPerBlock = workers * items;
-  launch.minBlocks = 1;
-  launch.sharedBytes = m.rowEndsBytes;
-  launch.blocksPerSm = s.blocksPerSm;
-  return plan;
+  // loaded in one batch (the batch of gnn.spmm), and each edge finds its
+  // row among its stretch's row ends in shared memory; the other kernels
+  // read row_ptr as they go.
+  return edgeParallelPlan(
+      op, s,
+      /*rowEnds=*/keepsVectorsPacked(op.type, s.vectorWidth));
 }
 
 Expected<KernelPlan> gnnc::plan::planEdgeSoftmax(const OpDesc &op,

@@ -62,48 +62,31 @@ Status gnnc::plan::spmmRules(const OpDesc &op, const Schedule &s) {
 
 Expected<KernelPlan> gnnc::plan::planVertexParallel(const OpDesc &op,
                                                     const Schedule &s) {
-  Expected<ThreadMapping> mapping =
-      featureMapping(op, s, /*wideBatch=*/op.kind == OpKind::Spmm);
-  if (!mapping)
-    return mapping.status();
-  KernelPlan plan;
-  plan.mapping = *mapping;
-  if (op.kind == OpKind::Spmm)
-    plan.extraParams = spmmExtras(op);
-  plan.launch = rowLaunch(s, plan.mapping);
+  Expected<KernelPlan> plan =
+      rowPlan(op, s, /*wideBatch=*/op.kind == OpKind::Spmm);
+  if (plan && op.kind == OpKind::Spmm)
+    plan->extraParams = spmmExtras(op);
   return plan;
 }
 
 Expected<KernelPlan> gnnc::plan::planSpmmEdgeParallel(const OpDesc &op,
                                                       const Schedule &s) {
-  Expected<ThreadMapping> mapping = featureMapping(op, s, /*wideBatch=*/true);
-  if (!mapping)
-    return mapping.status();
-  KernelPlan plan;
-  ThreadMapping &m = plan.mapping = *mapping;
-  const int64_t items = s.edgesPerWarp, workers = m.rowsPerBlock;
-  m.itemsPerWorker = items;
+  Expected<KernelPlan> edge = edgeParallelPlan(op, s, /*rowEnds=*/true);
+  if (!edge)
+    return edge;
+  KernelPlan &plan = *edge;
+  const ThreadMapping &m = plan.mapping;
+  const int64_t workers = m.rowsPerBlock;
   bool atomic = s.write == WriteMode::Atomic;
   plan.extraParams = spmmExtras(op);
   plan.extraParams.push_back(ParamRole::NumEdges);
   if (!atomic)
     plan.extraParams.push_back(ParamRole::Workspace);
-
-  // Workers take equal stretches of the merge path (row ends and edges) and
-  // keep the row ends of their stretch in shared memory.
-  m.rowEndsBytes = workers * (items + 1) * 4;
-  GNNC_RETURN_IF_ERROR(checkSharedBytes(
-      m.rowEndsBytes,
-      "edge_parallel keeps each worker's row ends in shared memory: " +
-          std::to_string(workers) + " workers per block x (" +
-          std::to_string(items) + " + 1) x 4 bytes",
-      "lower edges_per_warp or threads_per_block"));
-  int64_t shared = m.rowEndsBytes;
-  // write = shared: after them, two f32 rows (of the row stride) per worker
-  // for the pieces of rows split inside the block.
+  // write = shared: after the row ends, two f32 rows (of the row stride) per
+  // worker for the pieces of rows split inside the block.
   if (s.write == WriteMode::Shared) {
     int64_t pieces = workers * 2 * op.stride() * 4;
-    shared += pieces;
+    int64_t shared = m.rowEndsBytes + pieces;
     if (shared > kMaxSharedBytes)
       return Status::error(
           "write = shared keeps two f32 rows per worker in shared memory "
@@ -114,45 +97,36 @@ Expected<KernelPlan> gnnc::plan::planSpmmEdgeParallel(const OpDesc &op,
           " in all, over " + std::to_string(kMaxSharedBytes) +
           "; lower edges_per_warp or threads_per_block, or use write = "
           "staged");
+    plan.launch.sharedBytes = shared;
   }
-  LaunchPlan &launch = plan.launch;
-  launch.threads = s.threadsPerBlock;
-  launch.grid = {ParamRole::NumRows, ParamRole::NumEdges};
-  launch.itemsPerBlock = workers * items;
-  // A graph without rows or edges still gets its (empty) launch.
-  launch.minBlocks = 1;
-  launch.sharedBytes = shared;
-  launch.blocksPerSm = s.blocksPerSm;
-
   if (atomic) {
     // The pieces of split rows are added to the result, which a first
     // kernel sets to the self term (or 0).
     plan.preludes.push_back(initKernel(s, m));
-    plan.atomicPieceEdges = items;
-    return plan;
+    plan.atomicPieceEdges = m.itemsPerWorker;
+    return edge;
   }
   // Split rows are finished by a second kernel with the same grid; each
   // worker has two f32 rows of workspace and the index of the row it leaves
   // to that kernel.
-  LaunchPlan fixup = launch;
-  fixup.blocksPerSm = 0;
-  plan.followUps.push_back({"_fixup", fixup});
+  plan.followUps.push_back({"_fixup", plan.launch});
+  plan.followUps.back().launch.blocksPerSm = 0;
   WorkspacePlan workspace;
-  workspace.count = launch.grid;
-  workspace.itemsPerUnit = items;
+  workspace.count = plan.launch.grid;
+  workspace.itemsPerUnit = m.itemsPerWorker;
   workspace.bytesPerUnit = op.stride() * 2 * 4 + 8;
   workspace.minUnits = 1;
   plan.workspace = workspace;
-  return plan;
+  return edge;
 }
 
 Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
                                                          const Schedule &s) {
-  Expected<ThreadMapping> mapping = featureMapping(op, s, /*wideBatch=*/true);
-  if (!mapping)
-    return mapping.status();
-  KernelPlan plan;
-  ThreadMapping &m = plan.mapping = *mapping;
+  Expected<KernelPlan> groups = rowPlan(op, s, /*wideBatch=*/true);
+  if (!groups)
+    return groups;
+  KernelPlan &plan = *groups;
+  ThreadMapping &m = plan.mapping;
   m.groupSize = s.groupSize;
   // The host splits each row into groups of `group_size` neighbours
   // (group_ptr: the first group of each row; group_rows: the row of each
@@ -166,17 +140,16 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
   int64_t shared = int64_t(m.rowsPerBlock) * op.stride() * 4;
   GNNC_RETURN_IF_ERROR(checkSharedBytes(
       shared,
-      "neighbor_group merges the partial sums of a block's groups in "
-      "shared memory: " +
+      "neighbor_group merges the partial sums of a block's groups in shared "
+      "memory: " +
           std::to_string(m.rowsPerBlock) + " groups x " +
           std::to_string(op.stride()) + " features x 4 bytes",
       "raise dim_workers or lower threads_per_block"));
-  plan.launch = rowLaunch(s, m);
   plan.launch.grid = {ParamRole::NumGroups};
   plan.launch.sharedBytes = shared;
   plan.preludes.push_back(initKernel(s, m));
   // A row that spans blocks gets one piece per block.
   plan.atomicPieceEdges =
       int64_t(s.groupSize) * s.threadsPerBlock / s.dimWorkers;
-  return plan;
+  return groups;
 }

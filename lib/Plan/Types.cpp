@@ -1,7 +1,10 @@
 //===- Types.cpp - What a gnnc kernel computes ----------------------------===//
 #include "gnnc/Plan/Types.h"
 
+#include "EnumNames.h"
+
 using namespace gnnc;
+using namespace gnnc::plan;
 
 const char *gnnc::elementTypeName(ElementType type) {
   switch (type) {
@@ -28,16 +31,6 @@ Expected<ElementType> gnnc::parseElementType(const std::string &name) {
 
 namespace {
 
-/// Looks `name` up in `names` (indexed by the enum's values).
-template <typename Enum, size_t N>
-std::optional<Enum> lookup(const char *const (&names)[N],
-                           const std::string &name) {
-  for (size_t i = 0; i < N; ++i)
-    if (name == names[i])
-      return static_cast<Enum>(i);
-  return std::nullopt;
-}
-
 const char *const kOpKeys[] = {"spmm", "sddmm", "edge_softmax",
                                "edge_softmax_grad"};
 const char *const kOpNames[] = {"gnn.spmm", "gnn.sddmm", "gnn.edge_softmax",
@@ -48,32 +41,36 @@ const char *const kFormNames[] = {"dot", "add"};
 
 } // namespace
 
-const char *gnnc::opKindName(OpKind kind) {
-  return kOpNames[static_cast<int>(kind)];
-}
-const char *gnnc::opKindKey(OpKind kind) {
-  return kOpKeys[static_cast<int>(kind)];
-}
+const char *gnnc::opKindName(OpKind kind) { return nameOf(kOpNames, kind); }
+const char *gnnc::opKindKey(OpKind kind) { return nameOf(kOpKeys, kind); }
 std::optional<OpKind> gnnc::parseOpKind(const std::string &key) {
-  return lookup<OpKind>(kOpKeys, key);
+  return lookupName<OpKind>(kOpKeys, key);
 }
 const char *gnnc::reduceName(Reduce reduce) {
-  return kReduceNames[static_cast<int>(reduce)];
+  return nameOf(kReduceNames, reduce);
 }
 const char *gnnc::degreeScaleName(DegreeScale scale) {
-  return kScaleNames[static_cast<int>(scale)];
+  return nameOf(kScaleNames, scale);
 }
 const char *gnnc::sddmmFormName(SddmmForm form) {
-  return kFormNames[static_cast<int>(form)];
+  return nameOf(kFormNames, form);
 }
 std::optional<Reduce> gnnc::parseReduce(const std::string &name) {
-  return lookup<Reduce>(kReduceNames, name);
+  return lookupName<Reduce>(kReduceNames, name);
 }
 std::optional<DegreeScale> gnnc::parseDegreeScale(const std::string &name) {
-  return lookup<DegreeScale>(kScaleNames, name);
+  return lookupName<DegreeScale>(kScaleNames, name);
 }
 std::optional<SddmmForm> gnnc::parseSddmmForm(const std::string &name) {
-  return lookup<SddmmForm>(kFormNames, name);
+  return lookupName<SddmmForm>(kFormNames, name);
+}
+
+OpDesc gnnc::spmmOp(ElementType type, int64_t width) {
+  OpDesc op;
+  op.kind = OpKind::Spmm;
+  op.type = type;
+  op.width = op.rowStride = width;
+  return op;
 }
 
 bool OpDesc::operator==(const OpDesc &o) const {

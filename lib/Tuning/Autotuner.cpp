@@ -71,30 +71,27 @@ std::vector<Schedule> gnnc::tuning::enumerateSchedules(const OpDesc &op) {
         add(s);
       }
   }
-  // edge_parallel: the default lanes of each vector width, 256 threads,
-  // 256, 128 and 64 merge-path items per worker. (No blocks_per_sm: the
-  // model has no cost for the spills a register cap causes, so it would
-  // always prefer the cap.)
-  for (int vw : vectorWidths)
-    for (int items : defaults::kTunedEdgesPerWorker) {
-      Schedule s;
-      s.strategy = Strategy::EdgeParallel;
-      s.vectorWidth = vw;
-      s.edgesPerWarp = items;
-      s.threadsPerBlock = 256;
-      add(withDefaults(op, s));
-    }
-  // neighbor_group: the default lanes of each vector width, 256 threads,
-  // groups of 32, 16 and 64 neighbours (for the ops that have it).
-  for (int vw : vectorWidths)
-    for (int group : defaults::kTunedGroupSizes) {
-      Schedule s;
-      s.strategy = Strategy::NeighborGroup;
-      s.vectorWidth = vw;
-      s.groupSize = group;
-      s.threadsPerBlock = 256;
-      add(withDefaults(op, s));
-    }
+  // edge_parallel and neighbor_group: the default lanes of each vector
+  // width, 256 threads, and the tuned items per worker (256, 128, 64) or
+  // group sizes (32, 16, 64; for the ops that have neighbour groups). (No
+  // blocks_per_sm: the model has no cost for the spills a register cap
+  // causes, so it would always prefer the cap.)
+  auto wide = [&](Strategy strategy, int32_t Schedule::*field,
+                  const auto &values) {
+    for (int vw : vectorWidths)
+      for (int32_t value : values) {
+        Schedule s;
+        s.strategy = strategy;
+        s.vectorWidth = vw;
+        s.*field = value;
+        s.threadsPerBlock = 256;
+        add(withDefaults(op, s));
+      }
+  };
+  wide(Strategy::EdgeParallel, &Schedule::edgesPerWarp,
+       defaults::kTunedEdgesPerWorker);
+  wide(Strategy::NeighborGroup, &Schedule::groupSize,
+       defaults::kTunedGroupSizes);
   return out;
 }
 

@@ -93,23 +93,12 @@ std::string sampleName(const KernelSample &s) {
 
 } // namespace
 
-OpDesc gnnc::tuning::sampleOp(ElementType type, int64_t width) {
-  OpDesc op;
-  op.kind = OpKind::Spmm;
-  op.type = type;
-  op.width = width;
-  op.rowStride = width;
-  op.offsets64 = true;
-  op.indices64 = false;
-  return op;
-}
-
 std::vector<KernelSample> gnnc::tuning::calibrationPlan() {
   std::vector<KernelSample> plan;
   for (int scale : {16, 17})
     for (ElementType type : {ElementType::F32, ElementType::F16})
       for (int64_t width : {32, 64, 128}) {
-        OpDesc op = sampleOp(type, width);
+        OpDesc op = spmmOp(type, width);
         for (const Schedule &s : enumerateSchedules(op))
           if (s.strategy == Strategy::EdgeParallel)
             plan.push_back({scale, op, s, 0});
@@ -171,7 +160,7 @@ gnnc::tuning::parseSamples(const std::string &text, const std::string &name) {
       return fail(type.message());
     if (!parseInt(f[4], width) || width < 1 || width > 65536)
       return fail("width must be from 1 to 65536, got '" + f[4] + "'");
-    s.op = sampleOp(*type, width);
+    s.op = spmmOp(*type, width);
     char *end = nullptr;
     s.measuredSeconds = std::strtod(f[5].c_str(), &end);
     if (!end || *end != '\0' || !std::isfinite(s.measuredSeconds) ||

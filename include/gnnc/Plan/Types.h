@@ -116,6 +116,10 @@ struct OpDesc {
   bool operator!=(const OpDesc &o) const { return !(*this == o); }
 };
 
+/// A gnn.spmm (sum) of `type` features of `width` per row, unpadded, over a
+/// graph with 64-bit row offsets and 32-bit column indices.
+OpDesc spmmOp(ElementType type, int64_t width);
+
 } // namespace gnnc
 
 #endif // GNNC_PLAN_TYPES_H

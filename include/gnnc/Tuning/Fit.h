@@ -26,8 +26,8 @@ class Runtime;
 
 namespace gnnc::tuning {
 
-/// One measured kernel: a gnn.spmm (sum) `op` with `schedule` on the
-/// R-MAT graph of `rmatScale`.
+/// One measured kernel: a gnn.spmm (sum) `op` (gnnc::spmmOp) with
+/// `schedule` on the R-MAT graph of `rmatScale`.
 struct KernelSample {
   int rmatScale = 0;
   OpDesc op;
@@ -35,10 +35,6 @@ struct KernelSample {
   /// Median measured seconds (0 in a plan not yet measured).
   double measuredSeconds = 0;
 };
-
-/// The gnn.spmm (sum) of the samples: `type` features of `width`, a graph
-/// with 64-bit row offsets and 32-bit column indices.
-OpDesc sampleOp(ElementType type, int64_t width);
 
 /// The samples `gnn-tune --calibrate` measures: R-MAT 16 and 17, f32 and
 /// f16, widths 32, 64 and 128, every edge-parallel schedule the tuner
