@@ -12,7 +12,6 @@
 #include "gnnc/Dialect/Gnn/GnnOps.h"
 #include "mlir/Support/IndentedOstream.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
-#include "llvm/ADT/StringSet.h"
 
 #include <cstdio>
 #include <set>
@@ -70,15 +69,8 @@ public:
   LogicalResult emitModule(ModuleOp module, std::vector<rt::KernelSpec> *specs);
 
 private:
+  /// Notes the header of `op`'s element type; fails without a gnn.plan.
   LogicalResult collectHelpers(Operation *op, Type elementType);
-  void emitLoadHelper(const ElementSpelling &e, int64_t vw);
-  /// Prints `gnnc_unpack_<tag>x<vw>`: the 16-bit elements of one raw vector
-  /// word as floats (f16 and bf16, vw >= 2).
-  void emitUnpackHelper(const ElementSpelling &e, int64_t vw);
-  void emitStoreHelper(const ElementSpelling &e, int64_t vw);
-  /// Prints `gnnc_atomic_add_<tag>x<vw>`: adds `vw` floats to the elements
-  /// at `p` with atomicAdd (in pairs for 16-bit types, vw >= 2).
-  void emitAtomicAddHelper(const ElementSpelling &e, int64_t vw);
   LogicalResult emitKernel(GnnModuleOp module, KernelOp kernel,
                            std::vector<rt::KernelSpec> *specs);
   /// What the printers of one gnn.spmm share.
@@ -219,130 +211,9 @@ private:
   static GraphParams graphParams(KernelOp kernel);
 
   raw_indented_ostream os;
-  /// Element types (by tag) that need a header.
-  llvm::StringSet<> headers;
-  /// (element tag, vector width) pairs that need load/store helpers.
-  std::set<std::pair<std::string, int64_t>> helpers;
-  /// (element tag, vector width) pairs that need atomic-add helpers.
-  std::set<std::pair<std::string, int64_t>> atomicHelpers;
-  /// Whether an edge-parallel kernel needs the row search helper.
-  bool needsRowSearch = false;
+  /// The device headers (gnnc/cuda/*.cuh) the module's kernels call into.
+  std::set<std::string> headers;
 };
-
-void CUDAEmitter::emitLoadHelper(const ElementSpelling &e, int64_t vw) {
-  os << "__device__ __forceinline__ void gnnc_load_" << e.tag << "x" << vw
-     << "(const " << e.cType << " *__restrict__ p, float *f) {\n";
-  os.indent();
-  if (e.tag == "f32") {
-    if (vw == 1) {
-      os << "f[0] = __ldg(p);\n";
-    } else {
-      os << "const float" << vw << " v = __ldg(reinterpret_cast<const float"
-         << vw << " *>(p));\n";
-      const char *fields = "xyzw";
-      for (int64_t i = 0; i < vw; ++i)
-        os << "f[" << i << "] = v." << fields[i] << ";\n";
-    }
-  } else if (vw == 1) {
-    os << "const unsigned short raw = __ldg(reinterpret_cast<const unsigned "
-          "short *>(p));\n";
-    os << "f[0] = " << e.toFloat << "("
-       << (e.tag == "f16" ? "__ushort_as_half" : "__ushort_as_bfloat16")
-       << "(raw));\n";
-  } else {
-    StringRef raw = rawVectorType(vw * 2);
-    os << "gnnc_unpack_" << e.tag << "x" << vw
-       << "(__ldg(reinterpret_cast<const " << raw << " *>(p)), f);\n";
-  }
-  os.unindent();
-  os << "}\n\n";
-}
-
-void CUDAEmitter::emitUnpackHelper(const ElementSpelling &e, int64_t vw) {
-  StringRef pair = e.tag == "f16" ? "__half2" : "__nv_bfloat162";
-  StringRef pairToFloat2 =
-      e.tag == "f16" ? "__half22float2" : "__bfloat1622float2";
-  StringRef raw = rawVectorType(vw * 2);
-  os << "__device__ __forceinline__ void gnnc_unpack_" << e.tag << "x" << vw
-     << "(const " << raw << " v, float *f) {\n";
-  os.indent();
-  os << "const unsigned *w = reinterpret_cast<const unsigned *>(&v);\n";
-  os << "#pragma unroll\n";
-  os << "for (int i = 0; i < " << vw / 2 << "; ++i) {\n";
-  os.indent();
-  os << "const float2 t = " << pairToFloat2 << "(*reinterpret_cast<const "
-     << pair << " *>(&w[i]));\n";
-  os << "f[2 * i] = t.x;\n";
-  os << "f[2 * i + 1] = t.y;\n";
-  os.unindent();
-  os << "}\n";
-  os.unindent();
-  os << "}\n\n";
-}
-
-void CUDAEmitter::emitStoreHelper(const ElementSpelling &e, int64_t vw) {
-  os << "__device__ __forceinline__ void gnnc_store_" << e.tag << "x" << vw
-     << "(" << e.cType << " *__restrict__ p, const float *f) {\n";
-  os.indent();
-  if (e.tag == "f32") {
-    if (vw == 1) {
-      os << "*p = f[0];\n";
-    } else {
-      os << "float" << vw << " v;\n";
-      const char *fields = "xyzw";
-      for (int64_t i = 0; i < vw; ++i)
-        os << "v." << fields[i] << " = f[" << i << "];\n";
-      os << "*reinterpret_cast<float" << vw << " *>(p) = v;\n";
-    }
-  } else if (vw == 1) {
-    os << "*p = "
-       << (e.tag == "f16" ? "__float2half_rn" : "__float2bfloat16_rn")
-       << "(f[0]);\n";
-  } else {
-    StringRef pair = e.tag == "f16" ? "__half2" : "__nv_bfloat162";
-    StringRef fromFloats =
-        e.tag == "f16" ? "__floats2half2_rn" : "__floats2bfloat162_rn";
-    StringRef raw = rawVectorType(vw * 2);
-    os << raw << " v;\n";
-    os << "unsigned *w = reinterpret_cast<unsigned *>(&v);\n";
-    os << "#pragma unroll\n";
-    os << "for (int i = 0; i < " << vw / 2 << "; ++i) {\n";
-    os.indent();
-    os << "const " << pair << " h = " << fromFloats
-       << "(f[2 * i], f[2 * i + 1]);\n";
-    os << "w[i] = *reinterpret_cast<const unsigned *>(&h);\n";
-    os.unindent();
-    os << "}\n";
-    os << "*reinterpret_cast<" << raw << " *>(p) = v;\n";
-  }
-  os.unindent();
-  os << "}\n\n";
-}
-
-void CUDAEmitter::emitAtomicAddHelper(const ElementSpelling &e, int64_t vw) {
-  os << "__device__ __forceinline__ void gnnc_atomic_add_" << e.tag << "x" << vw
-     << "(" << e.cType << " *p, const float *f) {\n";
-  os.indent();
-  if (e.tag == "f32") {
-    os << "#pragma unroll\n";
-    os << "for (int i = 0; i < " << vw << "; ++i)\n";
-    os << "  atomicAdd(p + i, f[i]);\n";
-  } else if (vw == 1) {
-    os << "atomicAdd(p, "
-       << (e.tag == "f16" ? "__float2half_rn" : "__float2bfloat16_rn")
-       << "(f[0]));\n";
-  } else {
-    StringRef pair = e.tag == "f16" ? "__half2" : "__nv_bfloat162";
-    StringRef fromFloats =
-        e.tag == "f16" ? "__floats2half2_rn" : "__floats2bfloat162_rn";
-    os << "#pragma unroll\n";
-    os << "for (int i = 0; i < " << vw / 2 << "; ++i)\n";
-    os << "  atomicAdd(reinterpret_cast<" << pair << " *>(p) + i, "
-       << fromFloats << "(f[2 * i], f[2 * i + 1]));\n";
-  }
-  os.unindent();
-  os << "}\n\n";
-}
 
 LogicalResult CUDAEmitter::collectHelpers(Operation *op, Type elementType) {
   auto plan = op->getAttrOfType<PlanAttr>(kPlanAttrName);
@@ -352,12 +223,7 @@ LogicalResult CUDAEmitter::collectHelpers(Operation *op, Type elementType) {
   FailureOr<ElementSpelling> e = spellElement(elementType, op);
   if (failed(e))
     return failure();
-  headers.insert(e->tag);
-  helpers.insert({e->tag.str(), plan.getVectorWidth()});
-  if (auto spmm = dyn_cast<SpmmOp>(op))
-    if (spmm.getScheduleAttr() &&
-        spmm.getScheduleAttr().getValue().write == WriteMode::Atomic)
-      atomicHelpers.insert({e->tag.str(), plan.getVectorWidth()});
+  headers.insert(("gnnc/cuda/" + e->tag + ".cuh").str());
   return success();
 }
 
@@ -536,8 +402,8 @@ CUDAEmitter::SpmmParts CUDAEmitter::spmmParts(SpmmOp op) {
 /// 1/deg for mean times 1/sqrt(deg) for left scaling, 0 for an empty row.
 static std::string rowScaleOf(SpmmOp op, StringRef deg) {
   bool mean = op.getReduce() == gnn::Reduce::mean;
-  bool left =
-      op.getScale() == gnn::DegreeScale::left || op.getScale() == gnn::DegreeScale::both;
+  bool left = op.getScale() == gnn::DegreeScale::left ||
+              op.getScale() == gnn::DegreeScale::both;
   std::string d = deg.str();
   std::string factor;
   if (mean && left)
@@ -835,8 +701,8 @@ void CUDAEmitter::emitSpmmGather(const SpmmParts &p, StringRef afterAdd,
 void CUDAEmitter::emitSpmmFinish(SpmmOp op, const SpmmParts &p, StringRef deg) {
   int64_t accs = p.accs, vw = p.vw;
   bool mean = op.getReduce() == gnn::Reduce::mean;
-  bool left =
-      op.getScale() == gnn::DegreeScale::left || op.getScale() == gnn::DegreeScale::both;
+  bool left = op.getScale() == gnn::DegreeScale::left ||
+              op.getScale() == gnn::DegreeScale::both;
   // With discretized reduction every batch already carries the row factor.
   bool scaleRow = (mean || left) && !p.scalesBatches();
   if (p.max || scaleRow)
@@ -922,7 +788,8 @@ void CUDAEmitter::emitEdgeWorkerPrologue(const SpmmParts &p,
                          /*search=*/true, beforeActive);
 }
 
-void CUDAEmitter::emitEdgeWorkerPrologue(PlanAttr plan, const GraphParams &graph,
+void CUDAEmitter::emitEdgeWorkerPrologue(PlanAttr plan,
+                                         const GraphParams &graph,
                                          StringRef numEdges,
                                          int64_t itemsPerWorker,
                                          StringRef comment, bool search,
@@ -952,13 +819,14 @@ void CUDAEmitter::emitEdgeWorkerPrologue(PlanAttr plan, const GraphParams &graph
   os << "const long long d1 = min(d0 + " << itemsPerWorker << ", total);\n";
   emitGroupMask(lanes);
   os << "long long i0, i1;\n";
-  os << "gnnc_merge_rows<" << lanes << ">(" << graph.rowPtr << ", " << graph.numRows << ", d0, d1, group_mask, lane, i0, i1);\n";
+  os << "gnnc_merge_rows<" << lanes << ">(" << graph.rowPtr << ", "
+     << graph.numRows << ", d0, d1, group_mask, lane, i0, i1);\n";
 }
 
 /// Prints the store of `acc` to workspace row `slotExpr` (f32, `width`
 /// elements), or (with `load`) its combination into `acc`.
-static void emitSlotLoop(raw_indented_ostream &os, PlanAttr plan,
-                         int64_t vw, bool load, bool max) {
+static void emitSlotLoop(raw_indented_ostream &os, PlanAttr plan, int64_t vw,
+                         bool load, bool max) {
   openChunkLoop(os, plan);
   os << "#pragma unroll\n";
   os << "for (int i = 0; i < " << vw << "; ++i)\n";
@@ -1002,9 +870,11 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
     os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
   os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes << " * "
      << items + 1 << ";\n";
-  os << "const int rows_here = (int)(min(i1, " << p.graph.numRows << " - 1) - i0 + 1);\n";
+  os << "const int rows_here = (int)(min(i1, " << p.graph.numRows
+     << " - 1) - i0 + 1);\n";
   os << "for (int r = lane; r < rows_here; r += " << lanes << ")\n";
-  os << "  ends[r] = (unsigned int)min((long long)" << p.graph.rowPtr << "[i0 + r + 1] - begin, 0xffffffffll);\n";
+  os << "  ends[r] = (unsigned int)min((long long)" << p.graph.rowPtr
+     << "[i0 + r + 1] - begin, 0xffffffffll);\n";
   os << "__syncwarp(group_mask);\n";
   os << "float acc[" << p.accs << "];\n";
   emitAccReset(p);
@@ -1115,7 +985,8 @@ void CUDAEmitter::emitSpmmEdgeParallel(SpmmOp op) {
      << ", or -1.\n";
   emitSplitRows(p);
   os << "if (lane == 0)\n";
-  os << "  split_rows[worker] = i1 < " << p.graph.numRows << " && !(i1 == i0 && worker > 0)"
+  os << "  split_rows[worker] = i1 < " << p.graph.numRows
+     << " && !(i1 == i0 && worker > 0)"
      << (p.sharedMerge ? " && merge_row < 0" : "") << " ? i1 : -1;\n";
   if (!p.sharedMerge)
     return;
@@ -1158,7 +1029,8 @@ std::string CUDAEmitter::blockMergeHeader(const SpmmParts &p, int64_t items) {
   out << "// The worker that began row rr (that holds the end of row rr - 1),\n"
          "// and the one that holds its end.\n";
   out << "auto began_in = [&](long long rr) {\n";
-  out << "  return rr == 0 ? 0ll : (rr - 1 + (long long)" << p.graph.rowPtr << "[rr]) / " << items << ";\n";
+  out << "  return rr == 0 ? 0ll : (rr - 1 + (long long)" << p.graph.rowPtr
+      << "[rr]) / " << items << ";\n";
   out << "};\n";
   out << "auto ends_in = [&](long long rr) {\n";
   out << "  return (rr + (long long)" << p.graph.rowPtr << "[rr + 1]) / "
@@ -1174,7 +1046,8 @@ void CUDAEmitter::emitAtomicPiece(SpmmOp op, const SpmmParts &p,
   os << "const long long piece_row = " << row << ";\n";
   if (p.rowFactor && !p.scalesBatches()) {
     os << "// The row factor is linear: each piece carries it.\n";
-    os << "const long long piece_deg = " << p.graph.rowPtr << "[piece_row + 1] - " << p.graph.rowPtr << "[piece_row];\n";
+    os << "const long long piece_deg = " << p.graph.rowPtr
+       << "[piece_row + 1] - " << p.graph.rowPtr << "[piece_row];\n";
     os << "const float piece_scale = " << rowScaleOf(op, "piece_deg") << ";\n";
     os << "#pragma unroll\n";
     os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
@@ -1385,9 +1258,11 @@ void CUDAEmitter::emitSddmmEdgeParallel(SddmmOp op, StringRef numEdges) {
     os << "extern __shared__ unsigned int gnnc_row_ends[];\n";
     os << "unsigned int *ends = gnnc_row_ends + threadIdx.x / " << lanes
        << " * " << items + 1 << ";\n";
-    os << "const int rows_here = (int)(min(i1, " << graph.numRows << " - 1) - i0 + 1);\n";
+    os << "const int rows_here = (int)(min(i1, " << graph.numRows
+       << " - 1) - i0 + 1);\n";
     os << "for (int q = lane; q < rows_here; q += " << lanes << ")\n";
-    os << "  ends[q] = (unsigned int)min((long long)" << graph.rowPtr << "[i0 + q + 1] - begin, 0xffffffffll);\n";
+    os << "  ends[q] = (unsigned int)min((long long)" << graph.rowPtr
+       << "[i0 + q + 1] - begin, 0xffffffffll);\n";
     os << "__syncwarp(group_mask);\n";
   } else {
     // f32 (and scalar 16-bit) features: the row's features stay in
@@ -1861,9 +1736,8 @@ LogicalResult CUDAEmitter::emitKernel(GnnModuleOp module, KernelOp kernel,
   auto addParam = [&](std::string decl) {
     ParamAttr param = *next++;
     decls.push_back(decl + param.getName().str());
-    spec.params.push_back({param.getName().str(),
-                           paramKindOf(param.getRole()), param.getRole(),
-                           param.getOperand()});
+    spec.params.push_back({param.getName().str(), paramKindOf(param.getRole()),
+                           param.getRole(), param.getOperand()});
   };
   for (Type type : kernel.getArgumentTypes()) {
     if (auto graph = dyn_cast<GnnGraphType>(type)) {
@@ -1988,19 +1862,10 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
     if (isa<KernelOp>(op))
       any = true;
     if (isEdgeParallel(op) || isEdgeParallelSddmm(op))
-      needsRowSearch = true;
-    if (auto spmm = dyn_cast<SpmmOp>(op)) {
+      headers.insert("gnnc/cuda/merge_path.cuh");
+    if (auto spmm = dyn_cast<SpmmOp>(op))
       if (failed(collectHelpers(spmm, spmm.getElementType())))
         return WalkResult::interrupt();
-      // Padded rows store the last chunk element by element.
-      auto plan = spmm->getAttrOfType<PlanAttr>(kPlanAttrName);
-      if (spmm.getFeatureWidth() % plan.getVectorWidth() != 0) {
-        std::string tag = spellElement(spmm.getElementType(), spmm)->tag.str();
-        helpers.insert({tag, int64_t{1}});
-        if (spmm.getScheduleAttr().getValue().write == WriteMode::Atomic)
-          atomicHelpers.insert({tag, int64_t{1}});
-      }
-    }
     if (auto sddmm = dyn_cast<SddmmOp>(op))
       if (failed(collectHelpers(sddmm, sddmm.getElementType())))
         return WalkResult::interrupt();
@@ -2018,84 +1883,12 @@ LogicalResult CUDAEmitter::emitModule(ModuleOp module,
     return module.emitError() << "no gnn.kernel to emit";
 
   os << "// Generated by gnnc. Do not edit.\n";
-  if (headers.contains("f16"))
-    os << "#include <cuda_fp16.h>\n";
-  if (headers.contains("bf16"))
-    os << "#include <cuda_bf16.h>\n";
+  os << "// The helpers these kernels call are gnnc's CUDA headers\n"
+        "// (runtime/include/gnnc/cuda), which gnnc's runtime hands to NVRTC;\n"
+        "// to compile this file elsewhere, add -I <gnnc>/runtime/include.\n";
+  for (const std::string &header : headers)
+    os << "#include \"" << header << "\"\n";
   os << "\n";
-  for (auto &[tag, vw] : helpers) {
-    ElementSpelling e =
-        tag == "f32" ? ElementSpelling{"float", "f32", ""}
-        : tag == "f16"
-            ? ElementSpelling{"__half", "f16", "__half2float"}
-            : ElementSpelling{"__nv_bfloat16", "bf16", "__bfloat162float"};
-    if (tag != "f32" && vw >= 2)
-      emitUnpackHelper(e, vw);
-    emitLoadHelper(e, vw);
-    emitStoreHelper(e, vw);
-    if (atomicHelpers.count({tag, vw}))
-      emitAtomicAddHelper(e, vw);
-  }
-  if (needsRowSearch) {
-    os << "// The merge path of a CSR graph lists, row by row, the row's "
-          "edges\n";
-    os << "// and then its end; the end of row i is item i + row_ptr[i + 1].\n";
-    os << "// Finds, for items d0 and d1, the first row whose end is that "
-          "item\n";
-    os << "// or later (num_rows if none): the row the item belongs to. The\n";
-    os << "// `Lanes` threads of a worker search together: each step probes\n";
-    os << "// Lanes points of both ranges at once and keeps the piece "
-          "between\n";
-    os << "// the last probe before the answer and the first one at or after\n";
-    os << "// it, so a search takes log_(Lanes+1)(num_rows) dependent loads.\n";
-    os << "template <int Lanes, typename Offset>\n";
-    os << "__device__ __forceinline__ void\n";
-    os << "gnnc_merge_rows(const Offset *__restrict__ row_ptr, long long "
-          "num_rows,\n";
-    os << "                long long d0, long long d1, unsigned mask, int "
-          "lane,\n";
-    os << "                long long &i0, long long &i1) {\n";
-    os.indent();
-    os << "const unsigned group = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - "
-          "1u;\n";
-    os << "const int base = threadIdx.x % 32 / Lanes * Lanes;\n";
-    os << "long long lo[2] = {0, 0}, hi[2] = {num_rows, num_rows};\n";
-    os << "const long long d[2] = {d0, d1};\n";
-    os << "while (lo[0] < hi[0] || lo[1] < hi[1]) {\n";
-    os.indent();
-    os << "long long probe[2];\n";
-    os << "bool before[2];\n";
-    os << "#pragma unroll\n";
-    os << "for (int s = 0; s < 2; ++s) {\n";
-    os.indent();
-    os << "probe[s] = lo[s] + (hi[s] - lo[s]) * (lane + 1) / (Lanes + 1);\n";
-    os << "before[s] = lo[s] < hi[s] &&\n";
-    os << "            probe[s] + (long long)row_ptr[probe[s] + 1] < d[s];\n";
-    closeBlock(os);
-    os << "#pragma unroll\n";
-    os << "for (int s = 0; s < 2; ++s) {\n";
-    os.indent();
-    os << "// The end test is monotone, so the probes that pass are the "
-          "first c.\n";
-    os << "const int c = __popc((__ballot_sync(mask, before[s]) >> base) & "
-          "group);\n";
-    os << "const long long below =\n";
-    os << "    __shfl_sync(mask, probe[s], c > 0 ? c - 1 : 0, Lanes);\n";
-    os << "const long long above =\n";
-    os << "    __shfl_sync(mask, probe[s], c < Lanes ? c : 0, Lanes);\n";
-    os << "if (lo[s] < hi[s]) {\n";
-    os << "  if (c > 0)\n";
-    os << "    lo[s] = below + 1;\n";
-    os << "  if (c < Lanes)\n";
-    os << "    hi[s] = above;\n";
-    os << "}\n";
-    closeBlock(os);
-    closeBlock(os);
-    os << "i0 = lo[0];\n";
-    os << "i1 = lo[1];\n";
-    closeBlock(os);
-    os << "\n";
-  }
   for (auto gm : module.getOps<GnnModuleOp>())
     for (auto kernel : gm.getOps<KernelOp>())
       if (failed(emitKernel(gm, kernel, specs)))
