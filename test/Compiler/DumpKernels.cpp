@@ -1,9 +1,12 @@
 //===- DumpKernels.cpp - Write the CUDA of every test kernel --------------===//
 //
-// gnnc-dump-kernels DIR writes the CUDA source and the manifest of the whole
-// compile sweep (sweep.cu, sweep.manifest.json) and of the backward suite
-// (backward.cu, backward.manifest.json) into DIR, so that two builds of the
-// compiler can be compared kernel by kernel (scripts/emission-snapshot.sh).
+// gnnc-dump-kernels [--gnn] DIR writes the CUDA source and the manifest of
+// the whole compile sweep (sweep.cu, sweep.manifest.json) and of the
+// backward suite (backward.cu, backward.manifest.json) into DIR, so that two
+// builds of the compiler can be compared kernel by kernel
+// (scripts/emission-snapshot.sh). With --gnn it also writes the gnn text
+// they are compiled from (sweep.gnn, backward.gnn), for `gnnc FILE.gnn
+// --emit=cubin` to compile them with NVRTC.
 //
 //===----------------------------------------------------------------------===//
 #include "BackwardVariants.h"
@@ -19,7 +22,9 @@
 using namespace gnnc;
 
 static bool dump(const std::string &dir, const std::string &stem,
-                 const std::string &text) {
+                 const std::string &text, bool writeGnn) {
+  if (writeGnn)
+    std::ofstream(dir + "/" + stem + ".gnn") << text;
   auto compiled = compileGnn(text, stem + ".gnn");
   if (!compiled) {
     std::fprintf(stderr, "%s\n", compiled.message().c_str());
@@ -32,14 +37,16 @@ static bool dump(const std::string &dir, const std::string &stem,
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: gnnc-dump-kernels DIR\n");
+  bool writeGnn = argc == 3 && std::string(argv[1]) == "--gnn";
+  if (argc != 2 && !writeGnn) {
+    std::fprintf(stderr, "usage: gnnc-dump-kernels [--gnn] DIR\n");
     return 2;
   }
+  const char *dir = argv[argc - 1];
   std::vector<test::SpmmVariant> variants = test::allVariants();
   for (const test::SpmmVariant &v : test::compileOnlyVariants())
     variants.push_back(v);
-  bool ok = dump(argv[1], "sweep", test::spmmModuleText(variants));
-  ok = dump(argv[1], "backward", test::backwardSuite().text) && ok;
+  bool ok = dump(dir, "sweep", test::spmmModuleText(variants), writeGnn);
+  ok = dump(dir, "backward", test::backwardSuite().text, writeGnn) && ok;
   return ok ? 0 : 1;
 }

@@ -153,7 +153,7 @@ std::string sha256Hex(std::string_view data) {
 //===----------------------------------------------------------------------===//
 
 /// Bump when the entry layout or the key derivation changes.
-static constexpr const char *cacheFormatVersion = "gnnc-kernel-cache-1";
+static constexpr const char *cacheFormatVersion = "gnnc-kernel-cache-2";
 static constexpr char entryMagic[8] = {'G', 'N', 'N', 'C', 'K', 'C', 0, 1};
 // magic, key (hex), binary length, log length, flags, reserved, checksum.
 static constexpr size_t headerSize = 8 + 64 + 8 + 8 + 4 + 4 + 32;
@@ -309,6 +309,13 @@ std::string KernelCache::key(const std::string &source,
   hasher.updateField(std::to_string(options.extraFlags.size()));
   for (const std::string &flag : options.extraFlags)
     hasher.updateField(flag);
+  // The headers NVRTC takes from memory are part of the program: a kernel
+  // compiled with other device helpers is another kernel.
+  hasher.updateField(std::to_string(options.headers.size()));
+  for (const InMemoryHeader &header : options.headers) {
+    hasher.updateField(header.name);
+    hasher.updateField(header.text);
+  }
   return toHex(hasher.finish());
 }
 

@@ -128,9 +128,17 @@ Expected<CompiledKernel> compileCuda(const std::string &source,
   for (const std::string &flag : allFlags)
     flagPointers.push_back(flag.c_str());
 
+  std::vector<const char *> headerTexts, headerNames;
+  for (const InMemoryHeader &header : options.headers) {
+    headerTexts.push_back(header.text.c_str());
+    headerNames.push_back(header.name.c_str());
+  }
+
   ProgramGuard guard;
-  nvrtcResult result = nvrtcCreateProgram(
-      &guard.program, source.c_str(), programName.c_str(), 0, nullptr, nullptr);
+  nvrtcResult result =
+      nvrtcCreateProgram(&guard.program, source.c_str(), programName.c_str(),
+                         static_cast<int>(headerTexts.size()),
+                         headerTexts.data(), headerNames.data());
   if (result != NVRTC_SUCCESS)
     return nvrtcFailure(context + ": creating the program", result);
 

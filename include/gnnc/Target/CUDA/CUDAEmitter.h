@@ -2,7 +2,11 @@
 //
 // The CUDA printer. It reads IR that `gnn-lower-to-kernels` has prepared
 // (every decision already recorded as attributes) and prints one CUDA C++
-// translation unit; it never changes the IR and decides nothing.
+// translation unit; it never changes the IR and decides nothing. One
+// emission pattern per (op, strategy) prints the kernel bodies
+// (lib/Target/CUDA/Patterns). The kernels include gnnc's device helpers,
+// runtime/include/gnnc/cuda/*.cuh, which gnnc's runtime hands to NVRTC
+// (gnnc/runtime/Nvrtc.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TARGET_CUDA_CUDAEMITTER_H
@@ -26,7 +30,8 @@ mlir::LogicalResult
 translateToCUDA(mlir::ModuleOp module, llvm::raw_ostream &os,
                 std::vector<rt::KernelSpec> *specs = nullptr);
 
-/// Registers `--gnn-to-cuda` with mlir-translate style drivers.
+/// Registers `--gnn-to-cuda` with mlir-translate style drivers
+/// (gnn-translate).
 void registerToCUDATranslation();
 
 } // namespace gnnc

@@ -1,8 +1,10 @@
 //===- Cache.h - On-disk cache of compiled kernels --------------*- C++ -*-===//
 //
 // Compiled kernels are kept in <dir>/<key>.cubin (or .ptx), where the key is
-// the SHA-256 of the source, the program name, every compile option, the
-// NVRTC version and the cache format version. Entries are written to a
+// the SHA-256 of the source, the program name, every compile option (the
+// in-memory headers' names and contents among them, so that a change to
+// gnnc's device helpers recompiles), the NVRTC version and the cache format
+// version. Entries are written to a
 // unique temporary file in the same directory, fsync'ed and renamed over the
 // final name, so concurrent processes never see a partial entry. Each entry
 // starts with a header (magic, key, lengths, SHA-256 of the contents); an

@@ -1,7 +1,11 @@
 //===- Nvrtc.h - Compiling CUDA C++ with NVRTC ------------------*- C++ -*-===//
 //
 // Compiles a CUDA C++ translation unit to a cubin (or PTX) in-process. Works
-// without a GPU: only the target architecture is needed.
+// without a GPU: only the target architecture is needed. Generated kernels
+// include gnnc's device helpers (runtime/include/gnnc/cuda/*.cuh, e.g.
+// `#include "gnnc/cuda/f16.cuh"`); the build embeds copies of them in the
+// runtime, and every compilation hands them to NVRTC from memory, so that
+// no file of the source tree is needed at run time.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_RUNTIME_NVRTC_H
@@ -14,6 +18,17 @@
 
 namespace gnnc::rt {
 
+/// A header NVRTC takes from memory: `#include "<name>"` finds `text`.
+struct InMemoryHeader {
+  /// The include name, "gnnc/cuda/f16.cuh".
+  std::string name;
+  std::string text;
+};
+
+/// gnnc's device helpers, runtime/include/gnnc/cuda/*.cuh, as the build
+/// embedded them in the runtime (in name order).
+const std::vector<InMemoryHeader> &deviceHeaders();
+
 /// How to compile.
 struct CompileOptions {
   /// The target, "sm_90" (also "sm_90a"; "compute_90" is accepted for PTX).
@@ -22,6 +37,9 @@ struct CompileOptions {
   bool ptx = false;
   /// More NVRTC flags, appended after the defaults.
   std::vector<std::string> extraFlags;
+  /// The headers NVRTC takes from memory: gnnc's device helpers. (The
+  /// kernel cache's key covers their names and contents.)
+  std::vector<InMemoryHeader> headers = deviceHeaders();
 };
 
 /// The output of one compilation.
@@ -46,8 +64,9 @@ std::string nvrtcVersionString();
 /// --gpu-architecture=..., -std=c++17, -default-device, then extraFlags.
 Expected<std::vector<std::string>> nvrtcFlags(const CompileOptions &options);
 
-/// Compiles `source` (named `programName` in diagnostics). On a compile
-/// failure the error message holds the NVRTC log verbatim.
+/// Compiles `source` (named `programName` in diagnostics), with
+/// `options.headers` in memory and the CUDA headers on the include path. On
+/// a compile failure the error message holds the NVRTC log verbatim.
 Expected<CompiledKernel> compileCuda(const std::string &source,
                                      const std::string &programName,
                                      const CompileOptions &options);

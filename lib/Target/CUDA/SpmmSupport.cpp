@@ -1,0 +1,474 @@
+//===- SpmmSupport.cpp - What the gnn.spmm patterns share -----------------===//
+
+#include "SpmmSupport.h"
+
+#include <string>
+
+using namespace llvm;
+using namespace gnnc;
+using namespace gnnc::ExportCUDA;
+
+raw_ostream &gnnc::ExportCUDA::operator<<(raw_ostream &os,
+                                          const BatchScale &scale) {
+  switch (scale.kind) {
+  case BatchScale::Kind::None:
+    return os;
+  case BatchScale::Kind::OfThisRow:
+    return os << "batch_scale";
+  case BatchScale::Kind::OfRow:
+    return os << "batch_scale_of(" << scale.row << ")";
+  }
+  llvm_unreachable("a batch scale of no kind");
+}
+
+raw_ostream &gnnc::ExportCUDA::operator<<(raw_ostream &os,
+                                          const RowFactor &factor) {
+  bool mean = factor.desc.reduce == Reduce::Mean;
+  bool left = factor.desc.scale == DegreeScale::Left ||
+              factor.desc.scale == DegreeScale::Both;
+  StringRef d = factor.deg;
+  os << d << " > 0 ? 1.0f / ";
+  if (mean && left)
+    os << "((float)" << d << " * sqrtf((float)" << d << "))";
+  else if (mean)
+    os << "(float)" << d;
+  else
+    os << "sqrtf((float)" << d << ")";
+  return os << " : 0.0f";
+}
+
+SpmmParts::SpmmParts(const OpContext &c) {
+  const KernelParams &params = c.params;
+  x = c.input(0);
+  y = c.result();
+  colNorm = params.name(ParamRole::ColumnFactors);
+  values = params.name(ParamRole::EdgeValues);
+  workspace = params.name(ParamRole::Workspace);
+  groupPtr = params.name(ParamRole::GroupOffsets);
+  groupRows = params.name(ParamRole::GroupRows);
+  numGroups = params.name(ParamRole::NumGroups);
+  width = c.desc.width;
+  stride = c.desc.stride();
+  vw = c.plan.vectorWidth;
+  accs = c.plan.chunksPerLane * vw;
+  max = c.desc.reduce == Reduce::Max;
+  packed = c.plan.packed;
+  half = c.schedule.accumulate == Accumulate::F16;
+  disc = c.schedule.discBatch;
+  rowFactor = c.desc.hasRowFactor();
+  atomic = c.schedule.write == WriteMode::Atomic;
+  sharedMerge = c.schedule.write == WriteMode::Shared;
+}
+
+void SpmmPrinter::resetAccumulators() {
+  os << "#pragma unroll\n";
+  os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
+  if (p.max)
+    os << "  acc[i] = __int_as_float(0xff800000); // -infinity\n";
+  else
+    os << "  acc[i] = 0.0f;\n";
+}
+
+void SpmmPrinter::declarePart() {
+  if (!p.usesPart())
+    return;
+  if (p.disc > 0)
+    os << "// Discretized reduction: each batch of at most " << p.disc
+       << " neighbours is summed in `part` (" << (p.half ? "f16" : "f32")
+       << "),\n// " << (p.rowFactor ? "multiplied by the row factor and " : "")
+       << "added to the f32 running total `acc`.\n";
+  else
+    os << "// accumulate = f16: `part` is one f16 running sum per row (or "
+          "piece of a row).\n";
+  if (p.half) {
+    os << "__half2 part[" << p.pairs() << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.pairs() << "; ++i)\n";
+    os << "  part[i] = __float2half2_rn(0.0f);\n";
+  } else {
+    os << "float part[" << p.accs << "];\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
+    os << "  part[i] = 0.0f;\n";
+  }
+  if (p.disc > 0)
+    os << "int in_batch = 0;\n";
+}
+
+void SpmmPrinter::fold(BatchScale scale) {
+  StringRef times;
+  if (scale) {
+    os << "const float fold_scale = " << scale << ";\n";
+    times = "fold_scale * ";
+  }
+  if (p.half) {
+    if (p.accs / 2 > 0) {
+      os << "#pragma unroll\n";
+      os << "for (int i = 0; i < " << p.accs / 2 << "; ++i) {\n";
+      os.indent();
+      os << "const float2 t = __half22float2(part[i]);\n";
+      os << "acc[2 * i] += " << times << "t.x;\n";
+      os << "acc[2 * i + 1] += " << times << "t.y;\n";
+      os << "part[i] = __float2half2_rn(0.0f);\n";
+      closeBlock();
+    }
+    if (p.accs % 2) {
+      // The last pair holds one accumulator; its high half is padding.
+      int64_t last = p.pairs() - 1;
+      os << "acc[" << p.accs - 1 << "] += " << times << "__low2float(part["
+         << last << "]);\n";
+      os << "part[" << last << "] = __float2half2_rn(0.0f);\n";
+    }
+  } else {
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.accs << "; ++i) {\n";
+    os.indent();
+    os << "acc[i] += " << times << "part[i];\n";
+    os << "part[i] = 0.0f;\n";
+    closeBlock();
+  }
+  if (p.disc > 0)
+    os << "in_batch = 0;\n";
+}
+
+void SpmmPrinter::addToPart(BatchScale scale) {
+  // The term's factor: the edge value, the column factor, or both.
+  std::string factor = std::string(p.values.empty() ? "" : "wb[u]") +
+                       (!p.values.empty() && !p.colNorm.empty() ? " * " : "") +
+                       (p.colNorm.empty() ? "" : "nb[u]");
+  if (p.half) {
+    if (!factor.empty())
+      os << "const __half2 w2 = __float2half2_rn(" << factor << ");\n";
+    auto add = [&](const std::string &index, const std::string &pair) {
+      os << "part[" << index << "] = ";
+      if (factor.empty())
+        os << "__hadd2(part[" << index << "], " << pair << ");\n";
+      else
+        os << "__hfma2(w2, " << pair << ", part[" << index << "]);\n";
+    };
+    if (p.accs / 2 > 0) {
+      os << "#pragma unroll\n";
+      os << "for (int i = 0; i < " << p.accs / 2 << "; ++i)\n";
+      os.indent();
+      add("i", p.packed ? "reinterpret_cast<const __half2 *>(f[u])[i]"
+                        : "__floats2half2_rn(f[u][2 * i], f[u][2 * i + 1])");
+      os.unindent();
+    }
+    if (p.accs % 2)
+      add(std::to_string(p.pairs() - 1),
+          "__floats2half2_rn(f[u][" + std::to_string(p.accs - 1) + "], 0.0f)");
+  } else {
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
+    os << "  part[i] += " << (factor.empty() ? "" : factor + " * ")
+       << (p.packed ? "h[i]" : "f[u][i]") << ";\n";
+  }
+  if (p.disc > 0) {
+    os << "if (++in_batch == " << p.disc << ") {\n";
+    os.indent();
+    fold(scale);
+    closeBlock();
+  }
+}
+
+void SpmmPrinter::accumulate() {
+  os << "float acc[" << p.accs << "];\n";
+  resetAccumulators();
+  declarePart();
+  groupMask();
+  GatherOptions options;
+  options.batchScale = p.thisRowBatchScale();
+  gather(options);
+  if (p.usesPart())
+    fold(p.thisRowBatchScale());
+}
+
+void SpmmPrinter::gather(const GatherOptions &options) {
+  int64_t vw = p.vw, accs = p.accs;
+  // The threads of a row load `lanes * batch` column indices at once, each
+  // `batch` consecutive ones, and pass them round with shuffles. Neighbours
+  // are then taken `batch` at a time: every feature load of a batch is
+  // issued before the first is used, so a long row keeps `batch` loads per
+  // thread in flight instead of one.
+  int64_t batch = plan.edgeUnroll;
+  int64_t lanes = plan.lanes;
+  int64_t window = lanes * batch;
+  bool ragged = plan.chunks % lanes != 0;
+  StringRef indexType = c.indexType();
+  os << "for (long long base = begin; base < end; base += " << window
+     << ") {\n";
+  os.indent();
+  os << "const int n = (int)min((long long)" << window << ", end - base);\n";
+  os << indexType << " my_col[" << batch << "];\n";
+  if (!p.values.empty())
+    os << "float my_w[" << batch << "];\n";
+  if (!p.colNorm.empty())
+    os << "float my_n[" << batch << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int m = 0; m < " << batch << "; ++m) {\n";
+  os.indent();
+  os << "const int t = lane * " << batch << " + m;\n";
+  os << "my_col[m] = t < n ? " << graph.colIdx << "[base + t] : 0;\n";
+  if (!p.values.empty()) {
+    if (e.toFloat.empty())
+      os << "my_w[m] = t < n ? __ldg(" << p.values << " + base + t) : 0.0f;\n";
+    else
+      os << "my_w[m] = t < n ? " << e.toFloat << "(" << p.values
+         << "[base + t]) : 0.0f;\n";
+  }
+  if (!p.colNorm.empty())
+    os << "my_n[m] = t < n ? __ldg(" << p.colNorm << " + my_col[m]) : 0.0f;\n";
+  closeBlock();
+  // 16-bit vectors stay packed until they are added: a batch of raw words
+  // takes half the registers of the same elements as floats, which keeps
+  // the occupancy of f16 and bf16 kernels at that of f32.
+  bool packed = p.packed;
+  StringRef raw = rawVectorType(vw * 2);
+  os << "for (int j = 0; j * " << batch << " < n; ++j) {\n";
+  os.indent();
+  if (packed)
+    os << raw << " f[" << batch << "][" << plan.chunksPerLane << "];\n";
+  else
+    os << "float f[" << batch << "][" << accs << "];\n";
+  if (!p.values.empty())
+    os << "float wb[" << batch << "];\n";
+  if (!p.colNorm.empty())
+    os << "float nb[" << batch << "];\n";
+  // Every slot of a batch loads, without tests: a dead slot (past the end
+  // of the window) has column 0, a row that exists whenever there is an
+  // edge, and is never added. One form of the loads for every batch keeps
+  // the compiler from copying the loaded registers where two forms join.
+  os << "// Dead slots load row 0 (they hold column 0) and are not added.\n";
+  os << "#pragma unroll\n";
+  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os.indent();
+  os << "const " << indexType << " col = __shfl_sync(group_mask, my_col[u], j, "
+     << lanes << ");\n";
+  if (!p.values.empty())
+    os << "wb[u] = __shfl_sync(group_mask, my_w[u], j, " << lanes << ");\n";
+  if (!p.colNorm.empty())
+    os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
+  os << "const " << e.cType << " *src = " << p.x << " + (long long)col * "
+     << p.stride << ";\n";
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << plan.chunksPerLane << "; ++k) {\n";
+  os.indent();
+  os << "const int chunk = lane + k * " << lanes << ";\n";
+  StringRef indent = ragged ? "  " : "";
+  if (ragged)
+    os << "if (chunk < " << plan.chunks << ")\n";
+  if (packed)
+    os << indent << "f[u][k] = __ldg(reinterpret_cast<const " << raw
+       << " *>(src + chunk * " << vw << "));\n";
+  else
+    os << indent << load(vw) << "(src + chunk * " << vw << ", f[u] + k * " << vw
+       << ");\n";
+  // A chunk past the row's width is never stored; packed 16-bit slots
+  // are zeroed all the same.
+  if (packed && ragged)
+    os << "else\n  f[u][k] = {};\n";
+  closeBlock(); // chunks
+  closeBlock(); // loads of the batch
+  // f16 accumulation adds the packed words as they are; everything else
+  // widens them to floats first.
+  bool halfPairs = packed && p.half;
+  auto add = [&] {
+    if (packed && !halfPairs) {
+      os << "float h[" << accs << "];\n";
+      os << "#pragma unroll\n";
+      os << "for (int k = 0; k < " << plan.chunksPerLane << "; ++k)\n";
+      os << "  " << unpack(vw) << "(f[u][k], h + k * " << vw << ");\n";
+    }
+    if (p.usesPart()) {
+      addToPart(options.batchScale);
+      return;
+    }
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << accs << "; ++i)\n";
+    std::string term = std::string(p.values.empty() ? "" : "wb[u] * ") +
+                       (p.colNorm.empty() ? "" : "nb[u] * ") +
+                       (packed ? "h[i]" : "f[u][i]");
+    if (p.max)
+      os << "  acc[i] = fmaxf(acc[i], " << term << ");\n";
+    else
+      os << "  acc[i] += " << term << ";\n";
+  };
+  if (options.skipInsideRow) {
+    os << "const unsigned int e0 = (unsigned int)(base - begin) + j * " << batch
+       << ";\n";
+    os << "if (j * " << batch << " + " << batch << " <= n && e0 + " << batch
+       << " < row_end) {\n";
+    os.indent();
+    os << "// The whole batch is live and inside the current row, which goes\n"
+          "// on after it.\n";
+    os << "#pragma unroll\n";
+    os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+    os.indent();
+    add();
+    closeBlock();
+    os.unindent();
+    os << "} else {\n";
+    os.indent();
+  }
+  os << "#pragma unroll\n";
+  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os.indent();
+  // Only live neighbours count: a skipped slot holds no load (and must not
+  // be multiplied by zero either: an infinite feature would turn into NaN).
+  os << "if (j * " << batch << " + u < n) {\n";
+  os.indent();
+  add();
+  if (options.afterAdd) {
+    os << "const unsigned int e = (unsigned int)(base - begin) + j * " << batch
+       << " + u;\n";
+    options.afterAdd();
+  }
+  closeBlock();
+  closeBlock(); // accumulation
+  if (options.skipInsideRow)
+    closeBlock(); // the batch that crosses a row end
+  closeBlock();   // batches
+  closeBlock();   // index windows
+}
+
+void SpmmPrinter::printDegree(RowDegree degree) {
+  switch (degree) {
+  case RowDegree::Range:
+    os << "end - begin";
+    return;
+  case RowDegree::SharedRowEnds:
+    os << "(long long)ends[r] - (r > 0 ? (long long)ends[r - 1] : 0)";
+    return;
+  case RowDegree::RowOffsets:
+    os << "(long long)" << graph.rowPtr << "[row + 1] - (long long)"
+       << graph.rowPtr << "[row]";
+    return;
+  case RowDegree::LoadedRowEnd:
+    os << "row_end - (long long)" << graph.rowPtr << "[row]";
+    return;
+  case RowDegree::Empty:
+    os << "0";
+    return;
+  }
+}
+
+void SpmmPrinter::finish(RowDegree degree) {
+  int64_t accs = p.accs, vw = p.vw;
+  bool mean = desc.reduce == Reduce::Mean;
+  bool left =
+      desc.scale == DegreeScale::Left || desc.scale == DegreeScale::Both;
+  // With discretized reduction every batch already carries the row factor.
+  bool scaleRow = (mean || left) && !p.scalesBatches();
+  if (p.max || scaleRow) {
+    os << "const long long deg = ";
+    printDegree(degree);
+    os << ";\n";
+  }
+  // Mean and left degree scaling multiply the row by one factor of its
+  // degree; an empty row (all-zero accumulators) gets the factor 0.
+  if (p.max) {
+    os << "// max: an empty row gives 0\n";
+    os << "if (deg == 0)\n";
+    os << "  for (int i = 0; i < " << accs << "; ++i)\n";
+    os << "    acc[i] = 0.0f;\n";
+  }
+  if (scaleRow) {
+    os << "// " << (mean ? "mean" : "") << (mean && left ? ", " : "")
+       << (left ? "left degree scaling" : "") << "\n";
+    os << "const float row_scale = " << RowFactor{desc, "deg"} << ";\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << accs << "; ++i)\n";
+    os << "  acc[i] *= row_scale;\n";
+  }
+  if (desc.selfWeight) {
+    // The self term is not scaled: it is added after the row factor.
+    os << "// GIN self term: (1 + eps) * x[row], after the row factor\n";
+    os << "const " << e.cType << " *self_src = " << p.x << " + row * "
+       << p.stride << ";\n";
+    openChunkLoop();
+    os << "float self_f[" << vw << "];\n";
+    os << load(vw) << "(self_src + chunk * " << vw << ", self_f);\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << vw << "; ++i)\n";
+    os << "  acc[k * " << vw
+       << " + i] += " << FloatLiteral{1.0 + *desc.selfWeight}
+       << " * self_f[i];\n";
+    closeBlock();
+  }
+  os << e.cType << " *dst = " << p.y << " + row * " << p.stride << ";\n";
+  openChunkLoop();
+  if (int64_t tail = p.tail()) {
+    // The last chunk ends in the padding, which belongs to the caller:
+    // only its first `tail` elements are stored.
+    os << "if (chunk == " << plan.chunks - 1 << ") {\n";
+    os.indent();
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << tail << "; ++i)\n";
+    os << "  " << store(1) << "(dst + chunk * " << vw << " + i, acc + k * "
+       << vw << " + i);\n";
+    os << "continue;\n";
+    closeBlock();
+  }
+  os << store(vw) << "(dst + chunk * " << vw << ", acc + k * " << vw << ");\n";
+  closeBlock();
+}
+
+void SpmmPrinter::atomicPiece(StringRef row) {
+  os << "{\n";
+  os.indent();
+  os << "const long long piece_row = " << row << ";\n";
+  if (p.rowFactor && !p.scalesBatches()) {
+    os << "// The row factor is linear: each piece carries it.\n";
+    os << "const long long piece_deg = " << graph.rowPtr << "[piece_row + 1] - "
+       << graph.rowPtr << "[piece_row];\n";
+    os << "const float piece_scale = " << RowFactor{desc, "piece_deg"} << ";\n";
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << p.accs << "; ++i)\n";
+    os << "  acc[i] *= piece_scale;\n";
+  }
+  os << e.cType << " *piece_dst = " << p.y << " + piece_row * " << p.stride
+     << ";\n";
+  openChunkLoop();
+  if (int64_t tail = p.tail()) {
+    // The padding belongs to the caller: only the first `tail` elements of
+    // the last chunk are added.
+    os << "if (chunk == " << plan.chunks - 1 << ") {\n";
+    os.indent();
+    os << "#pragma unroll\n";
+    os << "for (int i = 0; i < " << tail << "; ++i)\n";
+    os << "  " << atomicAdd(1) << "(piece_dst + chunk * " << p.vw
+       << " + i, acc + k * " << p.vw << " + i);\n";
+    os << "continue;\n";
+    closeBlock();
+  }
+  os << atomicAdd(p.vw) << "(piece_dst + chunk * " << p.vw << ", acc + k * "
+     << p.vw << ");\n";
+  closeBlock();
+  closeBlock();
+}
+
+void SpmmPrinter::slotLoop(SlotCopy copy) {
+  int64_t vw = p.vw;
+  openChunkLoop();
+  os << "#pragma unroll\n";
+  os << "for (int i = 0; i < " << vw << "; ++i)\n";
+  if (copy == SlotCopy::Store)
+    os << "  slot[chunk * " << vw << " + i] = acc[k * " << vw << " + i];\n";
+  else if (p.max)
+    os << "  acc[k * " << vw << " + i] = fmaxf(acc[k * " << vw
+       << " + i], slot[chunk * " << vw << " + i]);\n";
+  else
+    os << "  acc[k * " << vw << " + i] += slot[chunk * " << vw << " + i];\n";
+  closeBlock();
+}
+
+void SpmmPrinter::printInit() {
+  vertexPrologue("gnn.spmm, write = atomic, first kernel (each row of the "
+                 "result starts as its self term or 0; the main kernel adds "
+                 "split rows to it)");
+  os << "float acc[" << p.accs << "];\n";
+  resetAccumulators();
+  // An empty sum: the row factor of degree 0 is 0, so only the self term
+  // (if any) is left.
+  finish(RowDegree::Empty);
+}

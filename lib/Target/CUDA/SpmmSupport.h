@@ -1,0 +1,156 @@
+//===- SpmmSupport.h - What the gnn.spmm patterns share ---------*- C++ -*-===//
+//
+// The printing pieces of the gnn.spmm patterns (vertex_parallel,
+// edge_parallel and neighbor_group): the accumulators and the batch partial
+// sums, the gather of a range of neighbours, the end of a row (empty-row
+// rule, row factor, self term, store), the atomic addition of a piece of a
+// row, the workspace and shared-memory slots, and the body of the first
+// kernel of write = atomic.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_LIB_TARGET_CUDA_SPMMSUPPORT_H
+#define GNNC_LIB_TARGET_CUDA_SPMMSUPPORT_H
+
+#include "EmitterSupport.h"
+
+namespace gnnc::ExportCUDA {
+
+/// Where the end of a row finds the row's degree.
+enum class RowDegree {
+  /// `end - begin`: the row's whole range of edges.
+  Range,
+  /// The row ends of the worker's stretch in shared memory (`ends[r]`).
+  SharedRowEnds,
+  /// The graph's row offsets, read for the row.
+  RowOffsets,
+  /// The loaded `row_end` and the row's first offset.
+  LoadedRowEnd,
+  /// No neighbours: the first kernel of write = atomic.
+  Empty
+};
+
+/// The factor a batch of neighbours is multiplied by when it is folded into
+/// `acc` (disc_batch with a row factor): none, the row's `batch_scale`, or
+/// `batch_scale_of(<row>)` for the row `row` names.
+struct BatchScale {
+  enum class Kind { None, OfThisRow, OfRow };
+  Kind kind = Kind::None;
+  llvm::StringRef row;
+
+  static BatchScale none() { return {}; }
+  static BatchScale ofThisRow() { return {Kind::OfThisRow, ""}; }
+  static BatchScale of(llvm::StringRef row) { return {Kind::OfRow, row}; }
+  explicit operator bool() const { return kind != Kind::None; }
+};
+llvm::raw_ostream &operator<<(llvm::raw_ostream &os, const BatchScale &scale);
+
+/// The row factor of a gnn.spmm for a row of `deg` neighbours (a variable):
+/// 1/deg for mean times 1/sqrt(deg) for left scaling, 0 for an empty row.
+struct RowFactor {
+  const OpDesc &desc;
+  llvm::StringRef deg;
+};
+llvm::raw_ostream &operator<<(llvm::raw_ostream &os, const RowFactor &factor);
+
+/// What the printers of one gnn.spmm read, beyond the op's context.
+struct SpmmParts {
+  explicit SpmmParts(const OpContext &c);
+
+  /// The kernel's parameters (empty when it has none).
+  llvm::StringRef x, y, colNorm, values, workspace;
+  /// neighbor_group: the host's groups.
+  llvm::StringRef groupPtr, groupRows, numGroups;
+  int64_t width = 0, vw = 0, accs = 0;
+  /// Elements from one row of x (and y) to the next: the width, or the
+  /// stride of padded rows. Workspace slot rows have this size too.
+  int64_t stride = 0;
+  bool max = false;
+  /// accumulate = f16: terms are added in half2 pairs into `part`.
+  bool half = false;
+  /// disc_batch: `part` is folded into `acc` after this many neighbours.
+  int64_t disc = 0;
+  /// Whether the row has a factor of its degree (mean, left scaling).
+  bool rowFactor = false;
+  /// Loaded feature vectors stay raw 16-bit words until they are added.
+  bool packed = false;
+  /// write = atomic: pieces of split rows are added to `y` atomically.
+  bool atomic = false;
+  /// write = shared: pieces of rows split inside a block meet in shared
+  /// memory.
+  bool sharedMerge = false;
+
+  /// Elements of the last chunk of a row that are stored (the rest is
+  /// padding); 0 when the width is a multiple of the vector width.
+  int64_t tail() const { return width % vw; }
+  /// Terms go to `part` rather than straight to `acc`.
+  bool usesPart() const { return half || disc > 0; }
+  /// The row factor multiplies each batch, not the finished row.
+  bool scalesBatches() const { return disc > 0 && rowFactor; }
+  /// The batch factor of a row with its own `batch_scale`.
+  BatchScale thisRowBatchScale() const {
+    return scalesBatches() ? BatchScale::ofThisRow() : BatchScale::none();
+  }
+  /// Number of half2 pairs in `part` (f16 accumulation).
+  int64_t pairs() const { return (accs + 1) / 2; }
+};
+
+/// The printing pieces of the gnn.spmm patterns.
+class SpmmPrinter : public BodyPrinter {
+public:
+  explicit SpmmPrinter(const OpContext &c) : BodyPrinter(c), p(c) {}
+
+  /// The body of the kernel that runs before a gnn.spmm whose split rows are
+  /// added atomically (write = atomic, neighbor_group): every row of the
+  /// result is set to its self term, or 0.
+  void printInit();
+
+protected:
+  /// What `gather` prints besides the additions.
+  struct GatherOptions {
+    /// Printed after each addition, with `e` the neighbour's position from
+    /// `begin`.
+    llvm::function_ref<void()> afterAdd = nullptr;
+    BatchScale batchScale;
+    /// A batch that lies wholly inside the current row and does not reach
+    /// its end (`row_end`, from `begin`) skips `afterAdd` and the
+    /// per-neighbour tests.
+    bool skipInsideRow = false;
+  };
+
+  /// `acc[i] = <identity>` for every accumulator.
+  void resetAccumulators();
+  /// Declares the batch partial sums `part` (and the batch counter), when
+  /// the op uses them.
+  void declarePart();
+  /// The fold of `part` into `acc`, times `scale`, and the restart of
+  /// `part`.
+  void fold(BatchScale scale);
+  /// Declares `acc` and reduces the neighbours in [begin, end) into it.
+  void accumulate();
+  /// The loop over the neighbours in [begin, end) that adds each into
+  /// `acc`.
+  void gather(const GatherOptions &options);
+  /// The end of row `row`: the empty-row rule of max, mean and left scaling
+  /// with the degree `degree` says, the self term, and the store of `acc`.
+  void finish(RowDegree degree);
+  /// The addition of `acc`, a piece of row `row` (a variable), to the
+  /// result with atomics, after the row factor (unless the batches carry
+  /// it).
+  void atomicPiece(llvm::StringRef row);
+  /// The store of `acc` to the row `slot` points at (f32, of the row
+  /// stride), or its combination into `acc`.
+  enum class SlotCopy { Store, Combine };
+  void slotLoop(SlotCopy copy);
+
+  const SpmmParts p;
+
+private:
+  /// The addition of neighbour `u`'s term `f[u]` to `part`, and the fold of
+  /// a full batch.
+  void addToPart(BatchScale scale);
+  void printDegree(RowDegree degree);
+};
+
+} // namespace gnnc::ExportCUDA
+
+#endif // GNNC_LIB_TARGET_CUDA_SPMMSUPPORT_H
