@@ -158,7 +158,7 @@ TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
 
 TEST(TuningEnumerate, PaddedRowsTakeVectorsThatDivideTheStride) {
   // f16, 41 features in rows of 48: 8-element loads are legal (6 chunks,
-  // the last one partly padding).
+  // the last one partly padding), for every strategy.
   OpDesc op = spmmOp(ElementType::F16, 41, false, 48);
   Expected<TunableModule> module =
       TunableModule::parse(kernelText(op), "padded.gnn");
@@ -174,11 +174,13 @@ TEST(TuningEnumerate, PaddedRowsTakeVectorsThatDivideTheStride) {
   Expected<KernelPlan> front = planKernel(site, all.front());
   ASSERT_TRUE(front) << front.message();
   EXPECT_EQ(front->mapping.chunks, 6);
+  // Every one compiles, with the plan the model uses.
   bool strategies[3] = {};
   for (const Schedule &s : all) {
     SCOPED_TRACE(s.str());
     EXPECT_EQ(48 % s.vectorWidth, 0);
     strategies[static_cast<int>(s.strategy)] = true;
+    expectModelPlanIsLowered(op, s);
   }
   EXPECT_TRUE(strategies[0] && strategies[1] && strategies[2]);
   // Without the padding, 41 takes scalar loads only.
