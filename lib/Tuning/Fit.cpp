@@ -22,6 +22,8 @@ namespace {
 constexpr int kRmatEdgeFactor = 16;
 constexpr uint64_t kRmatSeed = 1;
 constexpr int kMaxRmatScale = 24;
+/// How a sample line's schedule begins (its text form).
+const std::string kScheduleOpen = "#gnn.schedule<";
 
 bool parseInt(const std::string &s, int64_t &out) {
   if (s.empty())
@@ -133,7 +135,14 @@ gnnc::tuning::parseSamples(const std::string &text, const std::string &name) {
   };
   while (std::getline(in, line)) {
     ++lineNo;
+    // `#` starts a comment, except the one that opens the schedule's text
+    // form; a comment may follow the schedule's closing `>`.
     size_t hash = line.find('#');
+    if (hash != std::string::npos &&
+        line.compare(hash, kScheduleOpen.size(), kScheduleOpen) == 0) {
+      size_t close = line.find('>', hash);
+      hash = close == std::string::npos ? close : line.find('#', close);
+    }
     if (hash != std::string::npos)
       line.resize(hash);
     // Six words, then the schedule's text form.
@@ -146,7 +155,7 @@ gnnc::tuning::parseSamples(const std::string &text, const std::string &name) {
     if (f.empty())
       continue;
     if (f.size() < 6 || f[0] != "rmat" || f[2] != "spmm" ||
-        scheduleText.find("#gnn.schedule<") == std::string::npos)
+        scheduleText.find(kScheduleOpen) == std::string::npos)
       return fail("expected 'rmat SCALE spmm TYPE WIDTH SECONDS "
                   "#gnn.schedule<...>'");
     KernelSample s;

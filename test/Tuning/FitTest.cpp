@@ -1,6 +1,8 @@
 //===- FitTest.cpp - Kernel-cost constants fitted on R-MAT samples --------===//
-#include "gnnc/Tuning/Fit.h"
+#include "TuningTestUtil.h"
+
 #include "gnnc/Tuning/Autotuner.h"
+#include "gnnc/Tuning/Fit.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Rmat.h"
 #include "gnnc/runtime/Driver.h"
@@ -10,9 +12,11 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
 
 using namespace gnnc;
 using namespace gnnc::tuning;
+using namespace gnnc::tuning::test;
 
 namespace {
 
@@ -30,32 +34,54 @@ std::vector<KernelSample> syntheticSamples(const GpuModel &truth, double noise,
       if (s.rmatScale != 16)
         continue;
       s.rmatScale = scale;
-      graph::GraphProfile profile =
-          graph::analyzeGraph(g, profileOptionsFor(truth, s.problem));
       s.measuredSeconds =
-          predict(truth, profile, s.problem, s.schedule).seconds * jitter(rng);
+          predictWith(truth, profileOf(g, truth, s.op), s.op, s.schedule)
+              .seconds *
+          jitter(rng);
       out.push_back(s);
     }
   }
   return out;
 }
 
-GpuModel sm90() { return *builtinGpuModel("sm_90"); }
-
 } // namespace
+
+TEST(TuningFit, SampleOpIsASumOnInt64OffsetsAndInt32Indices) {
+  OpDesc op = sampleOp(ElementType::F16, 32);
+  EXPECT_TRUE(op == spmmOp(ElementType::F16, 32));
+  EXPECT_EQ(op.kind, OpKind::Spmm);
+  EXPECT_EQ(op.reduce, Reduce::Sum);
+  EXPECT_EQ(op.scale, DegreeScale::None);
+  EXPECT_FALSE(op.edgeValues);
+  EXPECT_FALSE(op.padded());
+}
 
 TEST(TuningFit, PlanCoversEdgeParallelSchedulesOnTwoGraphs) {
   std::vector<KernelSample> plan = calibrationPlan();
-  ASSERT_GT(plan.size(), 50u);
   bool scales[2] = {};
+  size_t perGraph = 0;
   for (const KernelSample &s : plan) {
-    EXPECT_TRUE(s.schedule.isEdgeParallel()) << s.schedule.shortText();
-    EXPECT_TRUE(isLegal(s.problem, s.schedule)) << s.schedule.shortText();
+    SCOPED_TRACE(s.schedule.str());
+    EXPECT_EQ(s.schedule.strategy, Strategy::EdgeParallel);
+    Expected<KernelPlan> kernel = planKernel(s.op, s.schedule);
+    EXPECT_TRUE(kernel) << kernel.message();
     EXPECT_EQ(s.measuredSeconds, 0);
+    EXPECT_TRUE(s.op == sampleOp(s.op.type, s.op.width));
     ASSERT_TRUE(s.rmatScale == 16 || s.rmatScale == 17);
     scales[s.rmatScale - 16] = true;
+    perGraph += s.rmatScale == 16;
   }
   EXPECT_TRUE(scales[0] && scales[1]);
+  // Every edge-parallel schedule the tuner enumerates for f32 and f16 of
+  // widths 32, 64 and 128, once per graph.
+  size_t expected = 0;
+  for (ElementType type : {ElementType::F32, ElementType::F16})
+    for (int64_t width : {32, 64, 128})
+      for (const Schedule &s : enumerateSchedules(sampleOp(type, width)))
+        expected += s.strategy == Strategy::EdgeParallel;
+  EXPECT_EQ(perGraph, expected);
+  EXPECT_EQ(plan.size(), 2 * expected);
+  EXPECT_GT(plan.size(), 50u);
 }
 
 TEST(TuningFit, RecoversKnownConstants) {
@@ -71,8 +97,14 @@ TEST(TuningFit, RecoversKnownConstants) {
   EXPECT_EQ(report->samples, samples.size());
   EXPECT_NEAR(fitted.edgeStepCycles, 3.0, 1e-6);
   EXPECT_NEAR(fitted.rowEndCycles, 40.0, 1e-5);
+  EXPECT_NEAR(report->edgeStepCycles, 3.0, 1e-6);
+  EXPECT_NEAR(report->rowEndCycles, 40.0, 1e-5);
   EXPECT_LT(report->rmsLogAfter, 1e-9);
   EXPECT_GT(report->rmsLogBefore, report->rmsLogAfter);
+  EXPECT_NE(report->text().find("fitted on " + std::to_string(samples.size()) +
+                                " edge-parallel R-MAT kernels"),
+            std::string::npos)
+      << report->text();
 
   // With 5% noise the constants land near the truth, and the fit explains
   // the times to about the noise.
@@ -103,21 +135,20 @@ TEST(TuningFit, ConstantsStayNonNegative) {
 
 TEST(TuningFit, TheFittedTermsOnlyTouchEdgeParallelSchedules) {
   graph::CsrGraph g = graph::generateRmat(11, 16, 1);
-  Problem p;
-  p.width = 32;
+  OpDesc op = sampleOp(ElementType::F32, 32);
   GpuModel with = sm90(), without = sm90();
   without.edgeStepCycles = without.rowEndCycles = 0;
-  graph::GraphProfile profile =
-      graph::analyzeGraph(g, profileOptionsFor(with, p));
-  for (const Schedule &s : enumerateSchedules(p)) {
-    Prediction a = predict(with, profile, p, s);
-    Prediction b = predict(without, profile, p, s);
-    if (s.isEdgeParallel()) {
-      EXPECT_GT(a.instructionSeconds, 0) << s.shortText();
+  graph::GraphProfile profile = profileOf(g, with, op);
+  for (const Schedule &s : enumerateSchedules(op)) {
+    SCOPED_TRACE(s.str());
+    Prediction a = predictWith(with, profile, op, s);
+    Prediction b = predictWith(without, profile, op, s);
+    if (s.strategy == Strategy::EdgeParallel) {
+      EXPECT_GT(a.instructionSeconds, 0);
       EXPECT_DOUBLE_EQ(a.seconds, b.seconds + a.instructionSeconds);
     } else {
-      EXPECT_EQ(a.instructionSeconds, 0) << s.shortText();
-      EXPECT_DOUBLE_EQ(a.seconds, b.seconds) << s.shortText();
+      EXPECT_EQ(a.instructionSeconds, 0);
+      EXPECT_DOUBLE_EQ(a.seconds, b.seconds);
     }
   }
 }
@@ -126,66 +157,122 @@ TEST(TuningFit, FewerLanesPerWorkerCostMoreInstructions) {
   // The measured trend the terms model: at one width, workers of fewer
   // lanes share a warp with more workers and run its row ends serially.
   graph::CsrGraph g = graph::generateRmat(12, 16, 1);
-  Problem p;
-  p.type = ElementType::F16;
-  p.width = 32;
+  OpDesc op = sampleOp(ElementType::F16, 32);
   GpuModel gpu = sm90();
-  graph::GraphProfile profile =
-      graph::analyzeGraph(g, profileOptionsFor(gpu, p));
-  Schedule wide{1, 32, 256, 256}, narrow{8, 4, 256, 256};
-  EXPECT_GT(predict(gpu, profile, p, narrow).instructionSeconds,
-            predict(gpu, profile, p, wide).instructionSeconds);
+  graph::GraphProfile profile = profileOf(g, gpu, op);
+  Schedule wide = edgeSchedule(1, 32, 256, 256);
+  Schedule narrow = edgeSchedule(8, 4, 256, 256);
+  EXPECT_GT(predictWith(gpu, profile, op, narrow).instructionSeconds,
+            predictWith(gpu, profile, op, wide).instructionSeconds);
+}
+
+TEST(TuningFit, SamplesAreLinesWithTheScheduleAsText) {
+  KernelSample s{16, sampleOp(ElementType::F32, 32),
+                 edgeSchedule(4, 8, 256, 256), 1.5e-5};
+  std::string text = formatSamples({s});
+  // `#` comment lines, then one line per sample.
+  std::istringstream lines(text);
+  std::string line, last;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    EXPECT_TRUE(last.empty()) << "more than one sample line: " << line;
+    last = line;
+  }
+  EXPECT_EQ(last, "rmat 16 spmm f32 32 1.5e-05 #gnn.schedule<strategy = "
+                  "edge_parallel, vector_width = 4, dim_workers = 8, "
+                  "threads_per_block = 256, edges_per_warp = 256, write = "
+                  "staged>");
+  EXPECT_NE(text.find("# rmat SCALE spmm TYPE WIDTH SECONDS SCHEDULE\n"),
+            std::string::npos)
+      << text;
+  // Read back, with comments and blank lines around it.
+  Expected<std::vector<KernelSample>> back = parseSamples(
+      "# measured by hand\n\n" + last + "   # a trailing comment\n\n", "s.txt");
+  ASSERT_TRUE(back) << back.message();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0].rmatScale, 16);
+  EXPECT_TRUE((*back)[0].op == s.op);
+  EXPECT_EQ((*back)[0].schedule, s.schedule);
+  EXPECT_DOUBLE_EQ((*back)[0].measuredSeconds, 1.5e-5);
 }
 
 TEST(TuningFit, SamplesRoundTripAndBadLinesAreNamed) {
   GpuModel truth = sm90();
   std::vector<KernelSample> samples = syntheticSamples(truth, 0.0, 4);
-  samples.resize(5);
+  // A few of each type and vector width, and a schedule the tuner does not
+  // enumerate (atomic writes, a register cap), which a sample may hold.
+  std::vector<KernelSample> some;
+  for (size_t i = 0; i < samples.size(); i += 7)
+    some.push_back(samples[i]);
+  some.push_back({17, sampleOp(ElementType::F16, 64),
+                  edgeSchedule(8, 8, 128, 64, WriteMode::Atomic, 4), 2e-4});
+  ASSERT_GT(some.size(), 5u);
   Expected<std::vector<KernelSample>> back =
-      parseSamples(formatSamples(samples), "s.txt");
+      parseSamples(formatSamples(some), "s.txt");
   ASSERT_TRUE(back) << back.message();
-  ASSERT_EQ(back->size(), samples.size());
-  for (size_t i = 0; i < samples.size(); ++i) {
-    EXPECT_EQ((*back)[i].rmatScale, samples[i].rmatScale);
-    EXPECT_EQ((*back)[i].problem.type, samples[i].problem.type);
-    EXPECT_EQ((*back)[i].problem.width, samples[i].problem.width);
-    EXPECT_TRUE((*back)[i].schedule == samples[i].schedule);
-    EXPECT_NEAR((*back)[i].measuredSeconds, samples[i].measuredSeconds,
-                1e-5 * samples[i].measuredSeconds);
+  ASSERT_EQ(back->size(), some.size());
+  for (size_t i = 0; i < some.size(); ++i) {
+    SCOPED_TRACE(some[i].schedule.str());
+    EXPECT_EQ((*back)[i].rmatScale, some[i].rmatScale);
+    EXPECT_TRUE((*back)[i].op == some[i].op);
+    EXPECT_EQ((*back)[i].schedule, some[i].schedule);
+    EXPECT_NEAR((*back)[i].measuredSeconds, some[i].measuredSeconds,
+                1e-5 * some[i].measuredSeconds);
   }
+  const std::string ep =
+      "#gnn.schedule<strategy = edge_parallel, vector_width = 4, dim_workers "
+      "= 8, threads_per_block = 256, edges_per_warp = 256, write = staged>";
   struct Case {
-    const char *text;
+    std::string text;
     const char *error;
   } cases[] = {
-      {"# c\n\nrmat 16 spmm f32 32 vw=4 dw=8 tpb=256\n", "s.txt:3: expected"},
-      {"rmat 99 spmm f32 32 vw=4 dw=8 tpb=256 ep=256 1e-5\n",
-       "s.txt:1: R-MAT scale must be from 1 to"},
-      {"rmat 16 spmm f64 32 vw=4 dw=8 tpb=256 ep=256 1e-5\n", "s.txt:1: "},
-      {"rmat 16 spmm f32 0 vw=4 dw=8 tpb=256 ep=256 1e-5\n",
-       "s.txt:1: width must be"},
-      {"rmat 16 spmm f32 32 vw=4 dw=8 tpb=256 xx=1 1e-5\n",
-       "s.txt:1: unknown schedule field 'xx=1'"},
-      {"rmat 16 spmm f32 32 vw=3 dw=8 tpb=256 ep=256 1e-5\n",
+      {"# c\n\nrmat 16 spmm f32 32 1e-5\n",
+       "s.txt:3: expected 'rmat SCALE spmm TYPE WIDTH SECONDS "
+       "#gnn.schedule<...>'"},
+      // The format before schedules were text.
+      {"rmat 16 spmm f32 32 vw=4 dw=8 tpb=256 ep=256 1e-5\n",
+       "s.txt:1: expected 'rmat SCALE spmm TYPE WIDTH SECONDS"},
+      {"rmat 99 spmm f32 32 1e-5 " + ep + "\n",
+       "s.txt:1: R-MAT scale must be from 1 to 24, got '99'"},
+      {"rmat 16 spmm f64 32 1e-5 " + ep + "\n", "s.txt:1: "},
+      {"rmat 16 spmm f32 0 1e-5 " + ep + "\n", "s.txt:1: width must be"},
+      {"rmat 16 spmm f32 32 1e-5 #gnn.schedule<vector_width = 4, xx = 1>\n",
+       "#gnn.schedule<vector_width = 4, xx = 1>': unknown field 'xx'"},
+      {"rmat 16 spmm f32 32 1e-5 #gnn.schedule<strategy = edge_parallel, "
+       "vector_width = 3, dim_workers = 8, threads_per_block = 256, "
+       "edges_per_warp = 256, write = staged>\n",
        "s.txt:1: illegal schedule"},
-      {"rmat 16 spmm f32 32 vw=4 dw=8 tpb=256 ep=256 -1\n",
+      {"rmat 16 spmm f32 32 1e-5 #gnn.schedule<vector_width = 4>\n",
+       "s.txt:1: illegal schedule '#gnn.schedule<vector_width = 4>': the "
+       "schedule #gnn.schedule<vector_width = 4> leaves parameters open"},
+      {"rmat 16 spmm f32 32 -1 " + ep + "\n",
        "s.txt:1: measured seconds must be a positive number"},
-      {"rmat 16 spmm f32 32 vw=4 dw=8 tpb=256 ep=256 fast\n",
-       "s.txt:1: measured seconds"},
-      {"rmat 16 sddmm f32 32 vw=4 dw=8 tpb=256 ep=256 1e-5\n",
-       "s.txt:1: expected"},
+      {"rmat 16 spmm f32 32 fast " + ep + "\n", "s.txt:1: measured seconds"},
+      {"rmat 16 sddmm f32 32 1e-5 " + ep + "\n", "s.txt:1: expected"},
   };
   for (const Case &c : cases) {
     Expected<std::vector<KernelSample>> r = parseSamples(c.text, "s.txt");
     ASSERT_FALSE(r) << c.text;
-    EXPECT_NE(r.message().find(c.error), std::string::npos) << r.message();
+    EXPECT_EQ(r.message().rfind("s.txt:", 0), 0u) << r.message();
+    EXPECT_NE(r.message().find(c.error), std::string::npos)
+        << r.message() << "\nfor " << c.text;
   }
   GpuModel gpu = sm90();
   EXPECT_FALSE(fitKernelCosts(gpu, {}));
-  KernelSample untimed = samples[0];
+  // Vertex-parallel samples are ignored: alone they leave nothing to fit.
+  KernelSample vertex = some[0];
+  vertex.schedule = vertexSchedule(4, 8, 256);
+  Expected<FitReport> none = fitKernelCosts(gpu, {vertex});
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.message().find("no edge-parallel sample"), std::string::npos)
+      << none.message();
+  KernelSample untimed = some[0];
   untimed.measuredSeconds = 0;
   Expected<FitReport> noTime = fitKernelCosts(gpu, {untimed});
   ASSERT_FALSE(noTime);
-  EXPECT_NE(noTime.message().find("no measured time"), std::string::npos);
+  EXPECT_NE(noTime.message().find("no measured time"), std::string::npos)
+      << noTime.message();
 }
 
 TEST(TuningFit, MeasuresSamplesOnTheGpu) {
@@ -196,13 +283,20 @@ TEST(TuningFit, MeasuresSamplesOnTheGpu) {
   ASSERT_TRUE(runtime) << runtime.message();
   std::vector<KernelSample> plan;
   for (KernelSample s : calibrationPlan())
-    if (s.rmatScale == 16 && s.problem.width == 32 && plan.size() < 3) {
+    if (s.rmatScale == 16 && s.op.width == 32 && plan.size() < 3) {
       s.rmatScale = 12;
       plan.push_back(s);
     }
-  Expected<std::vector<KernelSample>> measured = measureSamples(*runtime, plan);
+  std::vector<std::string> progress;
+  Expected<std::vector<KernelSample>> measured =
+      measureSamples(*runtime, plan, [&](const std::string &line) {
+        progress.push_back(line);
+      });
   ASSERT_TRUE(measured) << measured.message();
   ASSERT_EQ(measured->size(), plan.size());
-  for (const KernelSample &s : *measured)
-    EXPECT_GT(s.measuredSeconds, 0);
+  EXPECT_EQ(progress.size(), plan.size());
+  for (size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_GT((*measured)[i].measuredSeconds, 0);
+    EXPECT_EQ((*measured)[i].schedule, plan[i].schedule);
+  }
 }

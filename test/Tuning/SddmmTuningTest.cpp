@@ -1,10 +1,12 @@
-//===- SddmmTuningTest.cpp - Tuning gnn.sddmm: legality, model, rewrite ---===//
+//===- SddmmTuningTest.cpp - Tuning gnn.sddmm: legality, model, sites -----===//
+#include "TuningTestUtil.h"
+
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Tuning/Autotuner.h"
-#include "gnnc/Tuning/GnnRewrite.h"
 #include "gnnc/Tuning/GpuModel.h"
 #include "gnnc/Tuning/SddmmModel.h"
 #include "gnnc/Tuning/TunedCompile.h"
+#include "gnnc/Tuning/Tuner.h"
 #include "gnnc/Tuning/TuningDb.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Rmat.h"
@@ -15,109 +17,24 @@
 
 #include <cmath>
 #include <cstdio>
-#include <regex>
-#include <sstream>
-#include <unistd.h>
 
 using namespace gnnc;
 using namespace gnnc::tuning;
+using namespace gnnc::tuning::test;
 
 namespace {
 
-Problem sddmmProblem(ElementType type, int64_t width, bool add = false,
-                     bool leakyRelu = false) {
-  Problem p;
-  p.op = "sddmm";
-  p.type = type;
-  p.width = width;
-  p.sddmmAdd = add;
-  p.leakyRelu = leakyRelu;
-  return p;
-}
-
-/// A one-kernel module `@m` with kernel `@k` holding the gnn.sddmm of `p`,
-/// with `schedule` (attribute text) when not empty.
-std::string sddmmText(const Problem &p, const std::string &schedule = "") {
-  std::string t = elementTypeName(p.type);
-  std::string x = "tensor<?x" + std::to_string(p.width) + "x" + t + ">";
-  std::string y = p.sddmmAdd ? x : "tensor<?x" + t + ">";
-  std::vector<std::string> attrs;
-  if (p.sddmmAdd)
-    attrs.push_back("form = #gnn<sddmm_form add>");
-  if (p.leakyRelu)
-    attrs.push_back("leaky_relu = 0.2 : f32");
-  if (!schedule.empty())
-    attrs.push_back("schedule = " + schedule);
-  std::ostringstream os;
-  os << "gnn.module @m {\n  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: "
-     << x << ", %x1: " << x << ") -> " << y
-     << " {\n    %e = gnn.sddmm %g, %x, %x1";
-  if (!attrs.empty()) {
-    os << " {";
-    for (size_t i = 0; i < attrs.size(); ++i)
-      os << (i ? ", " : "") << attrs[i];
-    os << "}";
-  }
-  os << " : !gnn.graph<csr, i64, i32>, " << x << ", " << x << " -> " << y
-     << "\n    gnn.return %e : " << y << "\n  }\n}\n";
-  return os.str();
-}
-
-/// Row 0 points to every column; every other row has one neighbour.
-graph::CsrGraph starGraph(int64_t n) {
-  graph::CsrGraph g;
-  g.numRows = g.numCols = n;
-  g.rowPtr.push_back(0);
-  for (int64_t c = 0; c < n; ++c)
-    g.colIdx.push_back(c);
-  g.rowPtr.push_back(n);
-  for (int64_t r = 1; r < n; ++r) {
-    g.colIdx.push_back((r * 7919) % n);
-    g.rowPtr.push_back(static_cast<int64_t>(g.colIdx.size()));
-  }
-  return g;
-}
-
-/// `n` rows of `degree` neighbours each, spread over the columns.
-graph::CsrGraph uniformGraph(int64_t n, int64_t degree) {
-  graph::CsrGraph g;
-  g.numRows = g.numCols = n;
-  g.rowPtr.push_back(0);
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t k = 0; k < degree; ++k)
-      g.colIdx.push_back((r * 31 + k * 977) % n);
-    g.rowPtr.push_back(static_cast<int64_t>(g.colIdx.size()));
-  }
-  return g;
-}
-
-graph::GraphProfile profileOf(const graph::CsrGraph &g, const GpuModel &gpu,
-                              const Problem &p) {
-  return graph::analyzeGraph(g, profileOptionsFor(gpu, p));
-}
-
-GpuModel sm90() { return *builtinGpuModel("sm_90"); }
-
-std::string tempPath(const std::string &name) {
-  return ::testing::TempDir() + "/gnnc-sddmm-tuning-" +
-         std::to_string(::getpid()) + "-" + name;
-}
-
-/// The integer after `key = ` in `text`, or -1.
-int64_t field(const std::string &text, const std::string &key) {
-  std::smatch m;
-  std::regex re(key + " = (-?[0-9]+)");
-  if (!std::regex_search(text, m, re))
-    return -1;
-  return std::stoll(m[1].str());
-}
-
 bool finitePositive(double v) { return std::isfinite(v) && v > 0; }
+
+Prediction predictFor(const GpuModel &gpu, const graph::CsrGraph &g,
+                      const OpDesc &op, const Schedule &s) {
+  return predictWith(gpu, profileOf(g, gpu, op), op, s);
+}
 
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// Enumeration and legality mirror the verifier and the lowering
+// Enumeration and legality are the compiler's
 //===----------------------------------------------------------------------===//
 
 TEST(SddmmTuningEnumerate, EveryScheduleCompilesWithThePlanTheModelUses) {
@@ -126,45 +43,27 @@ TEST(SddmmTuningEnumerate, EveryScheduleCompilesWithThePlanTheModelUses) {
        {ElementType::F32, ElementType::F16, ElementType::BF16}) {
     for (int64_t width : {1, 6, 64, 100, 1024}) {
       for (bool add : {false, true}) {
-        Problem p = sddmmProblem(type, width, add, /*leakyRelu=*/add);
+        OpDesc op = sddmmOp(type, width, add, /*leakyRelu=*/add);
         SCOPED_TRACE(std::string(elementTypeName(type)) + " width " +
                      std::to_string(width) + (add ? " add" : " dot"));
-        std::vector<Schedule> all = enumerateSchedules(p);
+        std::vector<Schedule> all = enumerateSchedules(op);
         ASSERT_FALSE(all.empty());
         bool anyEdge = false;
-        std::string text = sddmmText(p);
         for (const Schedule &s : all) {
-          SCOPED_TRACE(s.shortText());
-          std::string why;
-          ASSERT_TRUE(isLegal(p, s, &why)) << why;
-          EXPECT_FALSE(s.isNeighbourGroup());
-          anyEdge |= s.isEdgeParallel();
-          Expected<std::string> tuned =
-              applySchedules(text, "t.gnn", {{"m_k", s}});
-          ASSERT_TRUE(tuned) << tuned.message();
-          Expected<CompiledModule> m = compileGnn(*tuned, "t.gnn");
-          ASSERT_TRUE(m) << m.message() << "\n" << *tuned;
-          ASSERT_EQ(m->kernels.size(), 1u);
+          SCOPED_TRACE(s.str());
+          Expected<KernelPlan> plan = planKernel(op, s);
+          ASSERT_TRUE(plan) << plan.message();
+          EXPECT_NE(s.strategy, Strategy::NeighborGroup);
+          if (s.strategy == Strategy::EdgeParallel) {
+            anyEdge = true;
+            EXPECT_EQ(s.write, WriteMode::Staged);
+            // Every edge has its own output: no workspace, no companion.
+            EXPECT_FALSE(plan->workspace);
+            EXPECT_TRUE(plan->followUps.empty());
+            EXPECT_TRUE(plan->preludes.empty());
+          }
+          expectModelPlanIsLowered(op, s);
           ++compiled;
-          const rt::KernelSpec &spec = m->kernels[0];
-          EXPECT_EQ(spec.info.at("op"), "sddmm");
-          EXPECT_EQ(spec.info.at("form"), add ? "add" : "dot");
-          EXPECT_EQ(spec.launch.blockX,
-                    static_cast<unsigned>(s.threadsPerBlock));
-          // The lowering's plan is the model's.
-          Plan plan = planFor(p, s);
-          const std::string &ir = m->loweredIR;
-          EXPECT_EQ(field(ir, "lanes"), plan.lanes);
-          EXPECT_EQ(field(ir, "rows_per_block"), plan.rowsPerBlock);
-          EXPECT_EQ(field(ir, "chunks"), plan.chunks);
-          EXPECT_EQ(field(ir, "chunks_per_lane"), plan.chunksPerLane);
-          EXPECT_EQ(field(ir, "edge_unroll"), plan.edgeBatch);
-          EXPECT_EQ(static_cast<int64_t>(spec.launch.sharedBytes),
-                    plan.sharedBytes);
-          if (s.isEdgeParallel())
-            EXPECT_EQ(field(spec.schedule, "edges_per_warp"), s.edgesPerWorker);
-          else
-            EXPECT_EQ(spec.schedule.find("edge_parallel"), std::string::npos);
         }
         EXPECT_TRUE(anyEdge);
       }
@@ -173,75 +72,79 @@ TEST(SddmmTuningEnumerate, EveryScheduleCompilesWithThePlanTheModelUses) {
   EXPECT_GT(compiled, 1000u);
 }
 
-namespace {
-
-/// A schedule the model calls illegal and the words its reason must
-/// contain; the compiler must reject it too.
-struct IllegalCase {
-  Problem problem;
-  Schedule schedule;
-  std::string reason;
-};
-
-} // namespace
-
 TEST(SddmmTuningLegality, IllegalSchedulesAreRejectedLikeTheCompilerDoes) {
-  Schedule groups{4, 16, 256};
-  groups.groupSize = 32;
-  std::vector<IllegalCase> cases = {
-      {sddmmProblem(ElementType::F32, 64), groups, "neighbor_group"},
-      {sddmmProblem(ElementType::F32, 64), {8, 8, 256}, "exceeds 16"},
-      {sddmmProblem(ElementType::F16, 6), {4, 2, 256}, "does not divide"},
-      {sddmmProblem(ElementType::F32, 256), {1, 1, 256}, "accumulators"},
-      {sddmmProblem(ElementType::F32, 64), {4, 16, 256, 4}, "edges_per_warp"},
-      // Packed 16-bit vectors keep the row ends in shared memory: 1024
-      // workers x 33 x 4 bytes.
-      {sddmmProblem(ElementType::F16, 64), {2, 1, 1024, 32}, "shared memory"},
-      {sddmmProblem(ElementType::BF16, 64, true),
-       {4, 1, 128, 128, 3},
-       "160 KiB"},
-  };
-  for (const IllegalCase &c : cases) {
-    SCOPED_TRACE(c.schedule.shortText() + " on " +
-                 elementTypeName(c.problem.type) + " width " +
-                 std::to_string(c.problem.width));
-    std::string why;
-    EXPECT_FALSE(isLegal(c.problem, c.schedule, &why));
-    EXPECT_NE(why.find("gnn.sddmm"), std::string::npos) << why;
-    EXPECT_NE(why.find(c.reason), std::string::npos) << why;
-    Expected<CompiledModule> m =
-        compileGnn(sddmmText(c.problem, c.schedule.attribute()), "bad.gnn");
-    EXPECT_FALSE(m) << "the compiler accepts what the model rejects";
-  }
+  OpDesc f32 = sddmmOp(ElementType::F32, 64);
+  expectCompilerAgrees(f32, groupSchedule(4, 16, 256, 32),
+                       "'neighbor_group' is not implemented for gnn.sddmm");
+  expectCompilerAgrees(f32, vertexSchedule(8, 8, 256), "16 bytes");
+  expectCompilerAgrees(sddmmOp(ElementType::F16, 6), vertexSchedule(4, 2, 256),
+                       "padded rows are implemented for gnn.spmm only");
+  expectCompilerAgrees(sddmmOp(ElementType::F32, 256),
+                       vertexSchedule(1, 1, 256), "accumulators");
+  expectCompilerAgrees(f32, edgeSchedule(4, 16, 256, 4), "edges_per_warp");
+  // Packed 16-bit vectors keep the row ends in shared memory: 1024
+  // workers x 33 x 4 bytes.
+  expectCompilerAgrees(sddmmOp(ElementType::F16, 64),
+                       edgeSchedule(2, 1, 1024, 32), "shared memory");
+  // 128 workers x 129 x 4 bytes, three blocks per SM.
+  expectCompilerAgrees(
+      sddmmOp(ElementType::BF16, 64, true),
+      edgeSchedule(4, 1, 128, 128, WriteMode::Staged, /*bps=*/3),
+      "bytes an SM holds");
+  // Every edge has its own output: nothing to add atomically or in shared
+  // memory, nothing to accumulate in f16 or in batches.
+  expectCompilerAgrees(f32, edgeSchedule(4, 16, 256, 64, WriteMode::Atomic),
+                       "write = atomic applies to gnn.spmm");
+  expectCompilerAgrees(f32, edgeSchedule(4, 16, 256, 64, WriteMode::Shared),
+                       "write = shared applies to gnn.spmm");
+  Schedule batched = vertexSchedule(4, 16, 256);
+  batched.discBatch = 32;
+  expectCompilerAgrees(f32, batched,
+                       "disc_batch = 32) is not implemented for gnn.sddmm");
+  Schedule halves = vertexSchedule(8, 8, 256);
+  halves.accumulate = Accumulate::F16;
+  expectCompilerAgrees(sddmmOp(ElementType::F16, 64), halves,
+                       "accumulate = f16 is not implemented for gnn.sddmm");
+
   // The shared-memory rule is the packed kernel's alone: f32 (and scalar
   // 16-bit) edge_parallel keeps no row ends, so the same shape is legal and
-  // compiles.
+  // compiles, with the plan the model uses.
   for (const auto &[type, vw] :
        {std::pair{ElementType::F32, 2}, std::pair{ElementType::F16, 1}}) {
-    Problem p = sddmmProblem(type, 64);
-    Schedule s{vw, 1, 1024, 32};
-    std::string why;
-    EXPECT_TRUE(isLegal(p, s, &why)) << why;
-    EXPECT_EQ(planFor(p, s).sharedBytes, 0);
-    Expected<CompiledModule> m =
-        compileGnn(sddmmText(p, s.attribute()), "ok.gnn");
-    EXPECT_TRUE(m) << (m ? "" : m.message());
+    OpDesc op = sddmmOp(type, 64);
+    Schedule s = edgeSchedule(vw, 1, 1024, 32);
+    expectCompilerAgrees(op, s, "");
+    Expected<KernelPlan> plan = planKernel(op, s);
+    ASSERT_TRUE(plan) << plan.message();
+    EXPECT_FALSE(plan->mapping.packed);
+    EXPECT_EQ(plan->launch.sharedBytes, 0);
+    expectModelPlanIsLowered(op, s);
   }
-  // gnn.spmm's rules are unchanged: neighbor_group stays legal there.
-  Problem spmm;
-  spmm.width = 64;
-  EXPECT_TRUE(isLegal(spmm, groups));
+  // gnn.spmm's rules are its own: neighbor_group and write = atomic stay
+  // legal there.
+  expectCompilerAgrees(spmmOp(ElementType::F32, 64),
+                       groupSchedule(4, 16, 256, 32), "");
+  expectCompilerAgrees(spmmOp(ElementType::F32, 64),
+                       edgeSchedule(4, 16, 256, 64, WriteMode::Atomic), "");
 }
 
 TEST(SddmmTuningLegality, VertexParallelBatchIsCappedByTheLanes) {
-  Problem p = sddmmProblem(ElementType::F32, 16);
+  OpDesc op = sddmmOp(ElementType::F32, 16);
   // 4 chunks over 2 lanes: 64 / 8 = 8 neighbours per batch, at most the 2
-  // lanes for vertex_parallel, all 8 for edge_parallel.
-  EXPECT_EQ(planFor(p, {4, 2, 256}).edgeBatch, 2);
-  EXPECT_EQ(planFor(p, {4, 2, 256, 128}).edgeBatch, 8);
-  Problem spmm;
-  spmm.width = 16;
-  EXPECT_EQ(planFor(spmm, {4, 2, 256}).edgeBatch, 8);
+  // lanes for vertex_parallel, all 8 for edge_parallel; gnn.spmm takes 8.
+  Expected<KernelPlan> vertex = planKernel(op, vertexSchedule(4, 2, 256));
+  ASSERT_TRUE(vertex) << vertex.message();
+  EXPECT_EQ(vertex->mapping.edgeUnroll, 2);
+  Expected<KernelPlan> edge = planKernel(op, edgeSchedule(4, 2, 256, 128));
+  ASSERT_TRUE(edge) << edge.message();
+  EXPECT_EQ(edge->mapping.edgeUnroll, 8);
+  Expected<KernelPlan> spmm =
+      planKernel(spmmOp(ElementType::F32, 16), vertexSchedule(4, 2, 256));
+  ASSERT_TRUE(spmm) << spmm.message();
+  EXPECT_EQ(spmm->mapping.edgeUnroll, 8);
+  // As the lowering has it.
+  expectModelPlanIsLowered(op, vertexSchedule(4, 2, 256));
+  expectModelPlanIsLowered(op, edgeSchedule(4, 2, 256, 128));
 }
 
 //===----------------------------------------------------------------------===//
@@ -262,13 +165,13 @@ TEST(SddmmTuningCostModel, PredictionsArePositiveAndFiniteOnOddInputs) {
     for (ElementType type : {ElementType::F32, ElementType::BF16}) {
       for (int64_t width : {1, 3, 64, 130}) {
         for (bool add : {false, true}) {
-          Problem p = sddmmProblem(type, width, add);
-          graph::GraphProfile profile = profileOf(g, gpu, p);
-          std::vector<Candidate> ranked =
-              rankSchedules(gpu, profile, p, enumerateSchedules(p));
-          ASSERT_FALSE(ranked.empty());
+          OpDesc op = sddmmOp(type, width, add);
+          graph::GraphProfile profile = profileOf(g, gpu, op);
+          std::vector<Schedule> all = enumerateSchedules(op);
+          std::vector<Candidate> ranked = rankSchedules(gpu, profile, op, all);
+          ASSERT_EQ(ranked.size(), all.size());
           for (const Candidate &c : ranked) {
-            SCOPED_TRACE(c.schedule.shortText() + " rows " +
+            SCOPED_TRACE(c.schedule.str() + " rows " +
                          std::to_string(g.numRows));
             const Prediction &q = c.prediction;
             EXPECT_TRUE(finitePositive(q.seconds)) << q.seconds;
@@ -280,6 +183,7 @@ TEST(SddmmTuningCostModel, PredictionsArePositiveAndFiniteOnOddInputs) {
             EXPECT_EQ(q.workspaceBytes, 0);
             EXPECT_FALSE(q.bound.empty());
             EXPECT_NE(q.why.find(q.bound), std::string::npos) << q.why;
+            EXPECT_EQ(q.plan.schedule, c.schedule);
           }
           // Sorted by predicted time.
           for (size_t i = 1; i < ranked.size(); ++i)
@@ -295,12 +199,12 @@ TEST(SddmmTuningCostModel, BandwidthGrowsWithWidthAndTheAddFormWritesMore) {
   GpuModel gpu = sm90();
   graph::CsrGraph g = graph::generateRmat(13, 16, 5);
   double previous = 0;
+  Schedule s = vertexSchedule(4, 16, 256);
   for (int64_t width : {16, 32, 64, 128, 256}) {
-    Problem dot = sddmmProblem(ElementType::F32, width);
-    Problem add = sddmmProblem(ElementType::F32, width, true);
-    Schedule s{4, 16, 256};
-    Prediction pd = predictFor(gpu, profileOf(g, gpu, dot), dot, s);
-    Prediction pa = predictFor(gpu, profileOf(g, gpu, add), add, s);
+    OpDesc dot = sddmmOp(ElementType::F32, width);
+    OpDesc add = sddmmOp(ElementType::F32, width, true);
+    Prediction pd = predictFor(gpu, g, dot, s);
+    Prediction pa = predictFor(gpu, g, add, s);
     SCOPED_TRACE(width);
     EXPECT_GT(pd.dramBytes, previous);
     EXPECT_GT(pd.bandwidthSeconds, 0);
@@ -313,27 +217,26 @@ TEST(SddmmTuningCostModel, BandwidthGrowsWithWidthAndTheAddFormWritesMore) {
     GpuModel fast = gpu;
     fast.dramBytesPerSecond *= 2;
     fast.l2BytesPerSecond *= 2;
-    EXPECT_LE(predictFor(fast, profileOf(g, fast, add), add, s).seconds,
-              pa.seconds);
+    EXPECT_LE(predictFor(fast, g, add, s).seconds, pa.seconds);
   }
   // 16-bit features move half the bytes of f32 ones.
-  Problem f32 = sddmmProblem(ElementType::F32, 64);
-  Problem f16 = sddmmProblem(ElementType::F16, 64);
-  Schedule s{2, 32, 256};
-  EXPECT_LT(predictFor(gpu, profileOf(g, gpu, f16), f16, s).dramBytes,
-            predictFor(gpu, profileOf(g, gpu, f32), f32, s).dramBytes);
+  OpDesc f32 = sddmmOp(ElementType::F32, 64);
+  OpDesc f16 = sddmmOp(ElementType::F16, 64);
+  Schedule half = vertexSchedule(2, 32, 256);
+  EXPECT_LT(predictFor(gpu, g, f16, half).dramBytes,
+            predictFor(gpu, g, f32, half).dramBytes);
 }
 
 TEST(SddmmTuningCostModel, AHubRowSlowsVertexParallelNotEdgeParallel) {
   GpuModel gpu = sm90();
-  Problem p = sddmmProblem(ElementType::F32, 64);
-  Schedule vertex{4, 16, 256};
-  Schedule edge{4, 16, 256, 128};
+  OpDesc op = sddmmOp(ElementType::F32, 64);
+  Schedule vertex = vertexSchedule(4, 16, 256);
+  Schedule edge = edgeSchedule(4, 16, 256, 128);
   graph::CsrGraph small = starGraph(2000), big = starGraph(64000);
-  Prediction vs = predictFor(gpu, profileOf(small, gpu, p), p, vertex);
-  Prediction vb = predictFor(gpu, profileOf(big, gpu, p), p, vertex);
-  Prediction es = predictFor(gpu, profileOf(small, gpu, p), p, edge);
-  Prediction eb = predictFor(gpu, profileOf(big, gpu, p), p, edge);
+  Prediction vs = predictFor(gpu, small, op, vertex);
+  Prediction vb = predictFor(gpu, big, op, vertex);
+  Prediction es = predictFor(gpu, small, op, edge);
+  Prediction eb = predictFor(gpu, big, op, edge);
   // The vertex-parallel chain follows the hub's degree (32x here); an
   // edge-parallel worker's does not.
   EXPECT_GT(vb.latencySeconds, 10 * vs.latencySeconds);
@@ -341,30 +244,38 @@ TEST(SddmmTuningCostModel, AHubRowSlowsVertexParallelNotEdgeParallel) {
   EXPECT_LT(eb.seconds, vb.seconds);
   // So the ranking puts an edge-parallel schedule first on the big star.
   std::vector<Candidate> ranked =
-      rankSchedules(gpu, profileOf(big, gpu, p), p, enumerateSchedules(p));
+      rankSchedules(gpu, profileOf(big, gpu, op), op, enumerateSchedules(op));
   ASSERT_FALSE(ranked.empty());
-  EXPECT_TRUE(ranked[0].schedule.isEdgeParallel())
-      << ranked[0].schedule.shortText();
+  EXPECT_EQ(ranked[0].schedule.strategy, Strategy::EdgeParallel)
+      << ranked[0].schedule.str();
   // Vertex-parallel: more lanes per row shorten the hub's chain.
-  Prediction fewLanes =
-      predictFor(gpu, profileOf(big, gpu, p), p, Schedule{4, 2, 256});
+  Prediction fewLanes = predictFor(gpu, big, op, vertexSchedule(4, 2, 256));
   EXPECT_GT(fewLanes.latencySeconds, vb.latencySeconds);
 }
 
 TEST(SddmmTuningCostModel, PackedVectorsLoadBothEndpointsPerEdge) {
   GpuModel gpu = sm90();
   graph::CsrGraph g = uniformGraph(20000, 4);
-  Problem f16 = sddmmProblem(ElementType::F16, 64);
-  graph::GraphProfile profile = profileOf(g, gpu, f16);
+  OpDesc f16 = sddmmOp(ElementType::F16, 64);
   // vw = 1 (scalar) keeps the row in registers and walks row_ptr; vw = 2
   // packs: the stretch's row ends go to shared memory.
-  Prediction scalar = predictFor(gpu, profile, f16, Schedule{1, 32, 256, 128});
-  Prediction packed = predictFor(gpu, profile, f16, Schedule{2, 32, 256, 128});
-  EXPECT_EQ(scalar.plan.sharedBytes, 0);
-  EXPECT_EQ(packed.plan.sharedBytes, 8 * 129 * 4);
-  EXPECT_TRUE(sddmmKeepsVectorsPacked(f16, 2));
-  EXPECT_FALSE(sddmmKeepsVectorsPacked(f16, 1));
-  EXPECT_FALSE(sddmmKeepsVectorsPacked(sddmmProblem(ElementType::F32, 64), 4));
+  Schedule scalarSchedule = edgeSchedule(1, 32, 256, 128);
+  Schedule packedSchedule = edgeSchedule(2, 32, 256, 128);
+  Prediction scalar = predictFor(gpu, g, f16, scalarSchedule);
+  Prediction packed = predictFor(gpu, g, f16, packedSchedule);
+  EXPECT_FALSE(scalar.plan.mapping.packed);
+  EXPECT_TRUE(packed.plan.mapping.packed);
+  EXPECT_EQ(scalar.plan.launch.sharedBytes, 0);
+  EXPECT_EQ(packed.plan.launch.sharedBytes, 8 * 129 * 4);
+  EXPECT_EQ(packed.plan.mapping.rowEndsBytes, 8 * 129 * 4);
+  // f32 never packs.
+  Expected<KernelPlan> f32 =
+      planKernel(sddmmOp(ElementType::F32, 64), edgeSchedule(4, 16, 256, 128));
+  ASSERT_TRUE(f32) << f32.message();
+  EXPECT_FALSE(f32->mapping.packed);
+  // Both, as the lowering has them.
+  expectModelPlanIsLowered(f16, scalarSchedule);
+  expectModelPlanIsLowered(f16, packedSchedule);
   // Short rows: the unpacked worker pays a row_ptr and a row load per row
   // end, the packed one does not.
   EXPECT_GT(scalar.wavesSeconds, packed.wavesSeconds);
@@ -377,28 +288,23 @@ TEST(SddmmTuningCostModel, LoadsWaitLongerOnlyWhenTheGridFillsTheGpu) {
   // resident warp slot, and hardly at all for a graph that fills a few.
   GpuModel loaded = sm90(), unloaded = sm90();
   unloaded.loadedLatencyFactor = 1;
-  Problem p = sddmmProblem(ElementType::F32, 64);
-  Schedule edge{2, 32, 256, 64};
+  ASSERT_GT(loaded.loadedLatencyFactor, 1.2);
+  OpDesc op = sddmmOp(ElementType::F32, 64);
+  Schedule edge = edgeSchedule(2, 32, 256, 64);
   graph::CsrGraph tiny = uniformGraph(500, 4);
   graph::CsrGraph big = uniformGraph(400000, 8);
-  double tinyRatio =
-      predictFor(loaded, profileOf(tiny, loaded, p), p, edge).latencySeconds /
-      predictFor(unloaded, profileOf(tiny, unloaded, p), p, edge)
-          .latencySeconds;
-  double bigRatio =
-      predictFor(loaded, profileOf(big, loaded, p), p, edge).latencySeconds /
-      predictFor(unloaded, profileOf(big, unloaded, p), p, edge).latencySeconds;
+  double tinyRatio = predictFor(loaded, tiny, op, edge).latencySeconds /
+                     predictFor(unloaded, tiny, op, edge).latencySeconds;
+  double bigRatio = predictFor(loaded, big, op, edge).latencySeconds /
+                    predictFor(unloaded, big, op, edge).latencySeconds;
   EXPECT_LT(tinyRatio, 1.1);
   EXPECT_GT(bigRatio, 0.8 * loaded.loadedLatencyFactor);
   // Vertex-parallel kernels too: a hundred rows of 32 lanes are a hundred
   // warps.
-  Schedule vertex{2, 32, 256};
+  Schedule vertex = vertexSchedule(2, 32, 256);
   graph::CsrGraph hundred = uniformGraph(100, 4);
-  double tinyVertex =
-      predictFor(loaded, profileOf(hundred, loaded, p), p, vertex)
-          .latencySeconds /
-      predictFor(unloaded, profileOf(hundred, unloaded, p), p, vertex)
-          .latencySeconds;
+  double tinyVertex = predictFor(loaded, hundred, op, vertex).latencySeconds /
+                      predictFor(unloaded, hundred, op, vertex).latencySeconds;
   EXPECT_LT(tinyVertex, 1.1);
 }
 
@@ -409,21 +315,19 @@ TEST(SddmmTuningCostModel, RowEndsOfAWarpsWorkersAddUp) {
   // per warp wait about twice as long per worker as one 32-lane worker.
   GpuModel gpu = sm90();
   gpu.loadedLatencyFactor = 1;
-  Problem p = sddmmProblem(ElementType::F32, 64);
+  OpDesc op = sddmmOp(ElementType::F32, 64);
+  Schedule oneWorker = edgeSchedule(2, 32, 256, 256);
+  Schedule twoWorkers = edgeSchedule(4, 16, 256, 256);
   graph::CsrGraph g = uniformGraph(200000, 2);
-  graph::GraphProfile profile = profileOf(g, gpu, p);
-  Prediction one = predictFor(gpu, profile, p, Schedule{2, 32, 256, 256});
-  Prediction two = predictFor(gpu, profile, p, Schedule{4, 16, 256, 256});
+  Prediction one = predictFor(gpu, g, op, oneWorker);
+  Prediction two = predictFor(gpu, g, op, twoWorkers);
   double chainOne = one.wavesSeconds / one.waves;
   double chainTwo = two.wavesSeconds / two.waves;
   EXPECT_GT(chainTwo, 1.6 * chainOne);
   // Long rows have few row ends: the two chains stay close.
   graph::CsrGraph dense = uniformGraph(20000, 64);
-  graph::GraphProfile denseProfile = profileOf(dense, gpu, p);
-  Prediction oneDense =
-      predictFor(gpu, denseProfile, p, Schedule{2, 32, 256, 256});
-  Prediction twoDense =
-      predictFor(gpu, denseProfile, p, Schedule{4, 16, 256, 256});
+  Prediction oneDense = predictFor(gpu, dense, op, oneWorker);
+  Prediction twoDense = predictFor(gpu, dense, op, twoWorkers);
   EXPECT_LT(twoDense.wavesSeconds / twoDense.waves,
             1.3 * oneDense.wavesSeconds / oneDense.waves);
 }
@@ -434,133 +338,138 @@ TEST(SddmmTuningCostModel, ResidencyFollowsTheCompilersRegisters) {
   // 68, the vertex-parallel kernel of 16 lanes with 4-wide vectors 40: 5, 3
   // and 6 blocks per SM. (The old estimate, 72 / 88 / 80, gave 3, 2 and 3.)
   GpuModel gpu = sm90();
-  Problem p = sddmmProblem(ElementType::F32, 64);
-  graph::GraphProfile profile = profileOf(uniformGraph(50000, 16), gpu, p);
-  EXPECT_EQ(predictFor(gpu, profile, p, Schedule{2, 32, 256, 64}).blocksPerSm,
+  OpDesc op = sddmmOp(ElementType::F32, 64);
+  graph::CsrGraph g = uniformGraph(50000, 16);
+  EXPECT_EQ(predictFor(gpu, g, op, edgeSchedule(2, 32, 256, 64)).blocksPerSm,
             5);
-  EXPECT_EQ(predictFor(gpu, profile, p, Schedule{4, 16, 256, 64}).blocksPerSm,
+  EXPECT_EQ(predictFor(gpu, g, op, edgeSchedule(4, 16, 256, 64)).blocksPerSm,
             3);
-  EXPECT_EQ(predictFor(gpu, profile, p, Schedule{4, 16, 256}).blocksPerSm, 6);
+  EXPECT_EQ(predictFor(gpu, g, op, vertexSchedule(4, 16, 256)).blocksPerSm, 6);
   // Packed f16 with 8-lane workers: ptxas 108 registers, 2 blocks.
-  Problem h = sddmmProblem(ElementType::F16, 64);
-  EXPECT_EQ(predictFor(gpu, profileOf(uniformGraph(50000, 16), gpu, h), h,
-                       Schedule{8, 8, 256, 64})
-                .blocksPerSm,
-            2);
+  OpDesc h = sddmmOp(ElementType::F16, 64);
+  EXPECT_EQ(predictFor(gpu, g, h, edgeSchedule(8, 8, 256, 64)).blocksPerSm, 2);
 }
 
-TEST(SddmmTuningCostModel, SpmmPredictionsAreUnchanged) {
-  // predictFor dispatches on the op and leaves gnn.spmm to predict().
+TEST(SddmmTuningCostModel, TheRegistryDispatchesByOp) {
+  // costModelFor hands gnn.sddmm to its own model and gnn.spmm to
+  // predictSpmm, whose predictions are unchanged by it.
   GpuModel gpu = sm90();
   graph::CsrGraph g = graph::generateRmat(11, 16, 4);
-  Problem spmm;
-  spmm.width = 64;
-  Problem sddmm = sddmmProblem(ElementType::F32, 64);
+  OpDesc spmm = spmmOp(ElementType::F32, 64);
+  OpDesc sddmm = sddmmOp(ElementType::F32, 64);
   graph::GraphProfile profile = profileOf(g, gpu, spmm);
   for (const Schedule &s : enumerateSchedules(spmm)) {
-    SCOPED_TRACE(s.shortText());
-    EXPECT_DOUBLE_EQ(predictFor(gpu, profile, spmm, s).seconds,
-                     predict(gpu, profile, spmm, s).seconds);
+    SCOPED_TRACE(s.str());
+    Expected<KernelPlan> plan = planKernel(spmm, s);
+    ASSERT_TRUE(plan) << plan.message();
+    EXPECT_DOUBLE_EQ(
+        costModelFor(OpKind::Spmm)(gpu, profile, spmm, *plan).seconds,
+        predictSpmm(gpu, profile, spmm, *plan).seconds);
   }
-  Schedule s{4, 16, 256};
-  EXPECT_NE(predictFor(gpu, profile, sddmm, s).dramBytes,
-            predict(gpu, profile, spmm, s).dramBytes);
+  for (const Schedule &s : enumerateSchedules(sddmm)) {
+    SCOPED_TRACE(s.str());
+    Expected<KernelPlan> plan = planKernel(sddmm, s);
+    ASSERT_TRUE(plan) << plan.message();
+    EXPECT_DOUBLE_EQ(
+        costModelFor(OpKind::Sddmm)(gpu, profile, sddmm, *plan).seconds,
+        predictSddmm(gpu, profile, sddmm, *plan).seconds);
+  }
+  Schedule s = vertexSchedule(4, 16, 256);
+  EXPECT_NE(predictWith(gpu, profile, sddmm, s).dramBytes,
+            predictWith(gpu, profile, spmm, s).dramBytes);
 }
 
 //===----------------------------------------------------------------------===//
-// Finding and rewriting gnn.sddmm ops
+// gnn.sddmm sites and their schedules
 //===----------------------------------------------------------------------===//
 
-TEST(SddmmTuningRewrite, FindsSddmmSitesNextToSpmmOnes) {
-  Problem add = sddmmProblem(ElementType::BF16, 32, true, true);
-  std::string text = sddmmText(add);
-  Expected<std::vector<TunableSite>> sites = findSites(text, "t.gnn");
-  ASSERT_TRUE(sites) << sites.message();
-  ASSERT_EQ(sites->size(), 1u);
-  const TunableSite &site = (*sites)[0];
+TEST(SddmmTunableModule, FindsSddmmSitesWithTheirFormAndLeakyRelu) {
+  OpDesc add = sddmmOp(ElementType::BF16, 32, true, true);
+  Expected<TunableModule> module =
+      TunableModule::parse(kernelText(add), "t.gnn");
+  ASSERT_TRUE(module) << module.message();
+  ASSERT_EQ(module->sites().size(), 1u);
+  const TunableSite &site = module->sites()[0];
   EXPECT_EQ(site.entryName, "m_k");
-  EXPECT_TRUE(site.problem.isSddmm());
-  EXPECT_TRUE(site.problem.sddmmAdd);
-  EXPECT_TRUE(site.problem.leakyRelu);
-  EXPECT_EQ(site.problem.type, ElementType::BF16);
-  EXPECT_EQ(site.problem.width, 32);
-  EXPECT_EQ(site.problem.offsetBytes, 8);
-  EXPECT_EQ(site.problem.indexBytes, 4);
+  EXPECT_EQ(site.op.kind, OpKind::Sddmm);
+  EXPECT_EQ(site.op.form, SddmmForm::Add);
+  ASSERT_TRUE(site.op.leakyRelu);
+  EXPECT_NEAR(*site.op.leakyRelu, 0.2, 1e-6);
+  EXPECT_EQ(site.op.type, ElementType::BF16);
+  EXPECT_EQ(site.op.width, 32);
+  EXPECT_TRUE(site.op.offsets64);
+  EXPECT_FALSE(site.op.indices64);
+  EXPECT_TRUE(site.op == add);
   EXPECT_TRUE(site.tunable) << site.note;
-  EXPECT_TRUE(site.currentSchedule.empty());
-  EXPECT_EQ(tuningOpName(site.problem), "sddmm_add");
-  EXPECT_EQ(opDescription(site.problem), ", sddmm add, leaky_relu");
-  // findSpmmSites keeps to gnn.spmm.
-  Expected<std::vector<SpmmSite>> spmm = findSpmmSites(text, "t.gnn");
-  ASSERT_TRUE(spmm) << spmm.message();
-  EXPECT_TRUE(spmm->empty());
-  Problem dot = sddmmProblem(ElementType::F32, 64);
-  Expected<std::vector<TunableSite>> d = findSites(sddmmText(dot), "d.gnn");
+  EXPECT_FALSE(site.written);
+  EXPECT_EQ(tuningOpName(site.op), "sddmm_add");
+  EXPECT_EQ(opDescription(site.op), ", sddmm add, leaky_relu");
+  OpDesc dot = sddmmOp(ElementType::F32, 64);
+  Expected<TunableModule> d = TunableModule::parse(kernelText(dot), "d.gnn");
   ASSERT_TRUE(d) << d.message();
-  ASSERT_EQ(d->size(), 1u);
-  EXPECT_FALSE((*d)[0].problem.sddmmAdd);
-  EXPECT_FALSE((*d)[0].problem.leakyRelu);
-  EXPECT_EQ(tuningOpName((*d)[0].problem), "sddmm");
-  EXPECT_EQ(opDescription((*d)[0].problem), ", sddmm dot");
+  ASSERT_EQ(d->sites().size(), 1u);
+  EXPECT_EQ(d->sites()[0].op.form, SddmmForm::Dot);
+  EXPECT_FALSE(d->sites()[0].op.leakyRelu);
+  EXPECT_TRUE(d->sites()[0].op == dot);
+  EXPECT_EQ(tuningOpName(d->sites()[0].op), "sddmm");
+  EXPECT_EQ(opDescription(d->sites()[0].op), ", sddmm dot");
 }
 
-TEST(SddmmTuningRewrite, SchedulesRoundTripThroughTheCompiler) {
-  Problem p = sddmmProblem(ElementType::F16, 64, true, true);
-  std::string text = sddmmText(p);
-  Schedule edge{8, 8, 128, 64};
-  Expected<std::string> tuned = applySchedules(text, "t.gnn", {{"m_k", edge}});
-  ASSERT_TRUE(tuned) << tuned.message();
-  EXPECT_NE(tuned->find("strategy = edge_parallel, vector_width = 8, "
-                        "dim_workers = 8, threads_per_block = 128, "
-                        "edges_per_warp = 64, write = staged"),
+TEST(SddmmTunableModule, SchedulesRoundTripThroughTheCompiler) {
+  OpDesc op = sddmmOp(ElementType::F16, 64, true, true);
+  Expected<TunableModule> module =
+      TunableModule::parse(kernelText(op), "t.gnn");
+  ASSERT_TRUE(module) << module.message();
+  Schedule edge = edgeSchedule(8, 8, 128, 64);
+  std::string tuned = module->print({{"m_k", edge}});
+  EXPECT_NE(tuned.find("schedule = #gnn.schedule<strategy = edge_parallel, "
+                       "vector_width = 8, dim_workers = 8, threads_per_block "
+                       "= 128, edges_per_warp = 64, write = staged>"),
             std::string::npos)
-      << *tuned;
+      << tuned;
   // The form and the leaky_relu survive, and the site reads back tunable
   // with the written schedule.
-  Expected<std::vector<TunableSite>> sites = findSites(*tuned, "t.gnn");
-  ASSERT_TRUE(sites) << sites.message();
-  ASSERT_EQ(sites->size(), 1u);
-  EXPECT_TRUE((*sites)[0].tunable) << (*sites)[0].note;
-  EXPECT_TRUE((*sites)[0].problem.sddmmAdd);
-  EXPECT_TRUE((*sites)[0].problem.leakyRelu);
-  EXPECT_NE((*sites)[0].currentSchedule.find("edges_per_warp = 64"),
-            std::string::npos);
-  Expected<CompiledModule> m = compileGnn(*tuned, "t.gnn");
+  Expected<TunableModule> back = TunableModule::parse(tuned, "t.gnn");
+  ASSERT_TRUE(back) << back.message();
+  ASSERT_EQ(back->sites().size(), 1u);
+  EXPECT_TRUE(back->sites()[0].tunable) << back->sites()[0].note;
+  EXPECT_TRUE(back->sites()[0].op == op);
+  EXPECT_EQ(back->sites()[0].written, edge);
+  Expected<CompiledModule> m = compileGnn(tuned, "t.gnn");
   ASSERT_TRUE(m) << m.message();
   ASSERT_EQ(m->kernels.size(), 1u);
-  EXPECT_EQ(m->kernels[0].info.at("form"), "add");
-  EXPECT_TRUE(m->kernels[0].info.count("leaky_relu"));
-  EXPECT_EQ(field(m->kernels[0].schedule, "edges_per_warp"), 64);
+  ASSERT_TRUE(m->kernels[0].op);
+  EXPECT_EQ(m->kernels[0].op->form, SddmmForm::Add);
+  EXPECT_TRUE(m->kernels[0].op->leakyRelu);
+  EXPECT_EQ(m->kernels[0].schedule, edge);
   // Back to vertex_parallel: the edge-parallel fields go.
-  Expected<std::string> back =
-      applySchedules(*tuned, "t.gnn", {{"m_k", Schedule{4, 16, 64}}});
-  ASSERT_TRUE(back) << back.message();
-  EXPECT_EQ(back->find("edge_parallel"), std::string::npos) << *back;
-  Expected<CompiledModule> again = compileGnn(*back, "t.gnn");
-  ASSERT_TRUE(again) << again.message();
-  EXPECT_EQ(field(again->kernels[0].schedule, "vector_width"), 4);
-  EXPECT_EQ(field(again->kernels[0].schedule, "dim_workers"), 16);
-  EXPECT_EQ(again->kernels[0].launch.blockX, 64u);
+  Schedule vertex = vertexSchedule(4, 16, 64);
+  std::string again = back->print({{"m_k", vertex}});
+  EXPECT_EQ(again.find("edge_parallel"), std::string::npos) << again;
+  EXPECT_EQ(again.find("edges_per_warp"), std::string::npos) << again;
+  Expected<rt::KernelSpec> spec = back->compileKernel("m_k", vertex);
+  ASSERT_TRUE(spec) << spec.message();
+  EXPECT_EQ(spec->schedule, vertex);
+  EXPECT_EQ(spec->launch.blockX, 64u);
   // A kernel not named is left alone.
-  Expected<std::string> none =
-      applySchedules(text, "t.gnn", {{"m_other", Schedule{4, 16, 64}}});
-  ASSERT_TRUE(none) << none.message();
-  EXPECT_EQ(none->find("schedule"), std::string::npos) << *none;
+  std::string none = module->print({{"m_other", vertex}});
+  EXPECT_EQ(none.find("schedule"), std::string::npos) << none;
 }
 
 //===----------------------------------------------------------------------===//
 // The tuning database and compileForGraph
 //===----------------------------------------------------------------------===//
 
-TEST(SddmmTuningDb, KeysNameTheOpAndOldLinesStillRead) {
+TEST(SddmmTuningDb, KeysNameTheOpAndOldLinesAreRefused) {
   TuningEntry e;
   e.key = {"0123456789abcdef", "sddmm", "f16", 64, false, "sm_90"};
-  e.schedule = {8, 8, 256, 128};
+  e.schedule = edgeSchedule(8, 8, 256, 128);
   e.predictedSeconds = 2e-4;
   std::string line = formatEntry(e);
-  EXPECT_EQ(line.rfind("0123456789abcdef sddmm f16 64 novalues sm_90 -> ", 0),
-            0u)
-      << line;
+  EXPECT_EQ(line, "0123456789abcdef sddmm f16 64 novalues sm_90 -> 2.0000e-04 "
+                  "- #gnn.schedule<strategy = edge_parallel, vector_width = "
+                  "8, dim_workers = 8, threads_per_block = 256, "
+                  "edges_per_warp = 128, write = staged>\n");
   line.pop_back();
   Expected<TuningEntry> parsed = parseEntry(line);
   ASSERT_TRUE(parsed) << parsed.message();
@@ -574,13 +483,19 @@ TEST(SddmmTuningDb, KeysNameTheOpAndOldLinesStillRead) {
   ASSERT_TRUE(parsedAdd) << parsedAdd.message();
   EXPECT_EQ(parsedAdd->key.op, "sddmm_add");
   EXPECT_FALSE(parsedAdd->key == parsed->key);
-  // A line written before gnn.sddmm was tuned reads as before.
-  Expected<TuningEntry> old = parseEntry(
-      "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 1.2e-03 -");
-  ASSERT_TRUE(old) << old.message();
-  EXPECT_EQ(old->key.op, "spmm");
-  Expected<TuningEntry> bad = parseEntry(
-      "0123456789abcdef gemm f32 64 novalues sm_90 -> 4 16 256 1.2e-03 -");
+  // A line of the numeric format is refused, whatever its op.
+  for (const char *op : {"spmm", "sddmm", "sddmm_add"}) {
+    Expected<TuningEntry> old =
+        parseEntry(std::string("0123456789abcdef ") + op +
+                   " f32 64 novalues sm_90 -> 4 16 256 1.2e-03 -");
+    ASSERT_FALSE(old) << op;
+    EXPECT_NE(old.message().find("no longer read: tune again"),
+              std::string::npos)
+        << old.message();
+  }
+  Expected<TuningEntry> bad =
+      parseEntry("0123456789abcdef gemm f32 64 novalues sm_90 -> 1.2e-03 - "
+                 "#gnn.schedule<vector_width = 4>");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.message().find("unknown op 'gemm'"), std::string::npos)
       << bad.message();
@@ -616,32 +531,32 @@ TEST(SddmmTunedCompile, TunesUnscheduledSddmmOpsWithTheModelsBest) {
   Expected<CompiledModule> m =
       compileForGraph(kMixed, "mixed.gnn", star, options, &choices);
   ASSERT_TRUE(m) << m.message();
-  EXPECT_EQ(choices.size(), 2u);
-  ASSERT_TRUE(choices.count("m_agg"));
-  ASSERT_TRUE(choices.count("m_score"));
-  EXPECT_FALSE(choices.count("m_fixed"));
+  EXPECT_EQ(choices.schedules.size(), 2u);
+  ASSERT_TRUE(choices.schedules.count("m_agg"));
+  ASSERT_TRUE(choices.schedules.count("m_score"));
+  EXPECT_FALSE(choices.schedules.count("m_fixed"));
   Expected<rt::KernelSpec> fixed = findKernel(*m, "m_fixed");
   ASSERT_TRUE(fixed) << fixed.message();
-  EXPECT_EQ(field(fixed->schedule, "dim_workers"), 32);
+  EXPECT_EQ(fixed->schedule, vertexSchedule(1, 32, 128));
   GpuModel gpu = sm90();
-  Problem p = sddmmProblem(ElementType::F32, 64);
+  OpDesc op = sddmmOp(ElementType::F32, 64);
   std::vector<Candidate> ranked =
-      rankSchedules(gpu, profileOf(star, gpu, p), p, enumerateSchedules(p));
+      rankSchedules(gpu, profileOf(star, gpu, op), op, enumerateSchedules(op));
   ASSERT_FALSE(ranked.empty());
   const Schedule &best = ranked[chooseCandidate(ranked)].schedule;
-  EXPECT_EQ(choices["m_score"], best.shortText() + " (cost model)");
+  EXPECT_EQ(choices.schedules["m_score"].schedule, best);
+  EXPECT_EQ(choices.schedules["m_score"].source, "cost model");
   Expected<rt::KernelSpec> score = findKernel(*m, "m_score");
   ASSERT_TRUE(score) << score.message();
-  EXPECT_EQ(field(score->schedule, "vector_width"), best.vectorWidth);
-  EXPECT_EQ(field(score->schedule, "dim_workers"), best.dimWorkers);
+  EXPECT_EQ(score->schedule, best);
   EXPECT_EQ(score->launch.blockX, static_cast<unsigned>(best.threadsPerBlock));
-  EXPECT_EQ(score->schedule.find("edge_parallel") != std::string::npos,
-            best.isEdgeParallel());
+  // The star's hub row: an edge-parallel schedule.
+  EXPECT_EQ(best.strategy, Strategy::EdgeParallel) << best.str();
 }
 
 TEST(SddmmTunedCompile, UsesTheDatabaseEntryOfTheSameOpOnly) {
   graph::CsrGraph star = starGraph(3000);
-  std::string path = tempPath("db/tuning.db");
+  std::string path = tempPath("sddmm-db/tuning.db");
   std::remove(path.c_str());
   Expected<TuningDb> db = TuningDb::load(path);
   ASSERT_TRUE(db) << db.message();
@@ -649,7 +564,7 @@ TEST(SddmmTunedCompile, UsesTheDatabaseEntryOfTheSameOpOnly) {
   // An add-form entry must not serve the dot kernel; the dot entry must.
   TuningEntry add;
   add.key = {fingerprint, "sddmm_add", "f32", 64, false, "sm_90"};
-  add.schedule = {1, 8, 64};
+  add.schedule = vertexSchedule(1, 8, 64);
   add.predictedSeconds = 1e-3;
   ASSERT_TRUE(db->store(add));
   TunedCompileOptions options;
@@ -659,23 +574,22 @@ TEST(SddmmTunedCompile, UsesTheDatabaseEntryOfTheSameOpOnly) {
   Expected<CompiledModule> m =
       compileForGraph(kMixed, "mixed.gnn", star, options, &choices);
   ASSERT_TRUE(m) << m.message();
-  EXPECT_NE(choices["m_score"].find("(cost model)"), std::string::npos)
-      << choices["m_score"];
+  EXPECT_EQ(choices.schedules["m_score"].source, "cost model");
+  EXPECT_NE(choices.schedules["m_score"].schedule, add.schedule);
   TuningEntry dot = add;
   dot.key.op = "sddmm";
-  dot.schedule = {2, 4, 64};
+  dot.schedule = vertexSchedule(2, 4, 64);
   ASSERT_TRUE(db->store(dot));
-  choices.clear();
+  choices = {};
   m = compileForGraph(kMixed, "mixed.gnn", star, options, &choices);
   ASSERT_TRUE(m) << m.message();
-  EXPECT_EQ(choices["m_score"], "vw=2 dw=4 tpb=64 (database)");
+  EXPECT_EQ(choices.schedules["m_score"].schedule, dot.schedule);
+  EXPECT_EQ(choices.schedules["m_score"].source, "database");
   Expected<rt::KernelSpec> score = findKernel(*m, "m_score");
   ASSERT_TRUE(score) << score.message();
-  EXPECT_EQ(field(score->schedule, "vector_width"), 2);
-  EXPECT_EQ(field(score->schedule, "dim_workers"), 4);
+  EXPECT_EQ(score->schedule, dot.schedule);
   // The gnn.spmm kernel of the same graph and width is not served by it.
-  EXPECT_NE(choices["m_agg"].find("(cost model)"), std::string::npos)
-      << choices["m_agg"];
+  EXPECT_EQ(choices.schedules["m_agg"].source, "cost model");
   std::remove(path.c_str());
 }
 
@@ -692,22 +606,29 @@ TEST(SddmmTuningMeasure, MeasuresACheckedKernelOnTheGpu) {
   ASSERT_TRUE(runtime) << runtime.message();
   graph::CsrGraph g = graph::generateRmat(12, 16, 1);
   for (bool add : {false, true}) {
-    Problem p = sddmmProblem(ElementType::F16, 64, add, add);
-    for (const Schedule &s : {Schedule{8, 8, 256}, Schedule{8, 8, 256, 128},
-                              Schedule{1, 32, 128, 64}}) {
-      SCOPED_TRACE(s.shortText() + (add ? " add" : " dot"));
-      Expected<std::string> text =
-          applySchedules(sddmmText(p), "t.gnn", {{"m_k", s}});
-      ASSERT_TRUE(text) << text.message();
-      Expected<double> t = measureFor(*runtime, *text, "m_k", g, p);
+    OpDesc op = sddmmOp(ElementType::F16, 64, add, add);
+    Expected<TunableModule> module =
+        TunableModule::parse(kernelText(op), "t.gnn");
+    ASSERT_TRUE(module) << module.message();
+    for (const Schedule &s :
+         {vertexSchedule(8, 8, 256), edgeSchedule(8, 8, 256, 128),
+          edgeSchedule(1, 32, 128, 64)}) {
+      SCOPED_TRACE(s.str() + (add ? " add" : " dot"));
+      Expected<rt::KernelSpec> spec = module->compileKernel("m_k", s);
+      ASSERT_TRUE(spec) << spec.message();
+      Expected<double> t = measureFor(*runtime, *spec, g);
       ASSERT_TRUE(t) << t.message();
       EXPECT_GT(*t, 0);
     }
   }
-  // A gnn.spmm problem is refused by name.
-  Problem spmm;
-  Expected<double> wrong = measureSddmmSchedule(
-      *runtime, sddmmText(sddmmProblem(ElementType::F32, 64)), "m_k", g, spmm);
+  // A gnn.spmm kernel is refused by name.
+  Expected<TunableModule> spmm =
+      TunableModule::parse(kernelText(spmmOp(ElementType::F32, 64)), "s.gnn");
+  ASSERT_TRUE(spmm) << spmm.message();
+  Expected<rt::KernelSpec> spec =
+      spmm->compileKernel("m_k", vertexSchedule(4, 16, 256));
+  ASSERT_TRUE(spec) << spec.message();
+  Expected<double> wrong = measureSddmmSchedule(*runtime, *spec, g);
   ASSERT_FALSE(wrong);
-  EXPECT_NE(wrong.message().find("m_k"), std::string::npos);
+  EXPECT_NE(wrong.message().find("m_k"), std::string::npos) << wrong.message();
 }

@@ -1,9 +1,18 @@
-//===- TuningTest.cpp - Cost model, search, database, calibration ---------===//
+//===- TuningTest.cpp - gnn.spmm: search, model, plans, database ----------===//
+//
+// The gnn.spmm search space, the cost model, the plans the model predicts
+// with against what the real lowering records, the tuning database and the
+// calibration files. The tuning loop itself (TunableModule, tuneModule,
+// compileForGraph) is tested in TunerTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "TuningTestUtil.h"
+
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Tuning/Autotuner.h"
-#include "gnnc/Tuning/GnnRewrite.h"
 #include "gnnc/Tuning/GpuModel.h"
-#include "gnnc/Tuning/TunedCompile.h"
+#include "gnnc/Tuning/SddmmModel.h"
+#include "gnnc/Tuning/Tuner.h"
 #include "gnnc/Tuning/TuningDb.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Rmat.h"
@@ -14,69 +23,46 @@
 
 #include <cstdio>
 #include <fstream>
-#include <sstream>
-#include <unistd.h>
 
 using namespace gnnc;
 using namespace gnnc::tuning;
+using namespace gnnc::tuning::test;
 
 namespace {
 
-/// A one-kernel .gnn module for `problem`.
-std::string kernelText(const Problem &p) {
-  std::string t = elementTypeName(p.type);
-  std::string x = "tensor<?x" + std::to_string(p.width) + "x" + t + ">";
-  std::ostringstream os;
-  os << "gnn.module @m {\n  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: "
-     << x << (p.edgeValues ? ", %w: tensor<?x" + t + ">" : "") << ") -> " << x
-     << " {\n    %y = gnn.spmm %g, %x"
-     << (p.edgeValues ? " values(%w : tensor<?x" + t + ">)" : "")
-     << " : !gnn.graph<csr, i64, i32>, " << x << " -> " << x
-     << "\n    gnn.return %y : " << x << "\n  }\n}\n";
-  return os.str();
+/// The candidates of `all` with strategy `strategy`, in order.
+std::vector<Schedule> withStrategy(const std::vector<Schedule> &all,
+                                   Strategy strategy) {
+  std::vector<Schedule> out;
+  for (const Schedule &s : all)
+    if (s.strategy == strategy)
+      out.push_back(s);
+  return out;
 }
-
-/// Row 0 points to every column; every other row has one neighbour.
-graph::CsrGraph starGraph(int64_t n) {
-  graph::CsrGraph g;
-  g.numRows = g.numCols = n;
-  g.rowPtr.push_back(0);
-  for (int64_t c = 0; c < n; ++c)
-    g.colIdx.push_back(c);
-  g.rowPtr.push_back(n);
-  for (int64_t r = 1; r < n; ++r) {
-    g.colIdx.push_back((r * 7919) % n);
-    g.rowPtr.push_back(static_cast<int64_t>(g.colIdx.size()));
-  }
-  return g;
-}
-
-graph::GraphProfile profileOf(const graph::CsrGraph &g, const GpuModel &gpu,
-                              const Problem &p) {
-  return graph::analyzeGraph(g, profileOptionsFor(gpu, p));
-}
-
-std::string tempPath(const std::string &name) {
-  return ::testing::TempDir() + "/gnnc-tuning-" + std::to_string(::getpid()) +
-         "-" + name;
-}
-
-GpuModel sm90() { return *builtinGpuModel("sm_90"); }
 
 } // namespace
 
-TEST(TuningEnumerate, EverySchedulePassesTheVerifierRules) {
+//===----------------------------------------------------------------------===//
+// The search space
+//===----------------------------------------------------------------------===//
+
+TEST(TuningEnumerate, EveryScheduleIsCompleteAndLegal) {
   for (ElementType type :
        {ElementType::F32, ElementType::F16, ElementType::BF16}) {
     for (int64_t width : {1, 6, 32, 64, 100, 128, 256, 1024}) {
-      Problem p;
-      p.type = type;
-      p.width = width;
-      std::vector<Schedule> all = enumerateSchedules(p);
-      ASSERT_FALSE(all.empty()) << elementTypeName(type) << " " << width;
+      OpDesc op = spmmOp(type, width);
+      SCOPED_TRACE(std::string(elementTypeName(type)) + " width " +
+                   std::to_string(width));
+      std::vector<Schedule> all = enumerateSchedules(op);
+      ASSERT_FALSE(all.empty());
       for (const Schedule &s : all) {
-        SCOPED_TRACE(s.shortText());
-        EXPECT_TRUE(isLegal(p, s));
+        SCOPED_TRACE(s.str());
+        Expected<KernelPlan> plan = planKernel(op, s);
+        EXPECT_TRUE(plan) << plan.message();
+        EXPECT_TRUE(isCompleteSchedule(s));
+        Expected<Schedule> completed = completeSchedule(op, s);
+        ASSERT_TRUE(completed) << completed.message();
+        EXPECT_EQ(completed->str(), s.str()) << "not complete";
         EXPECT_TRUE(s.vectorWidth == 1 || s.vectorWidth == 2 ||
                     s.vectorWidth == 4 || s.vectorWidth == 8);
         EXPECT_LE(s.vectorWidth * static_cast<int>(elementSize(type)), 16);
@@ -86,104 +72,392 @@ TEST(TuningEnumerate, EverySchedulePassesTheVerifierRules) {
         EXPECT_EQ(s.threadsPerBlock % 32, 0);
         EXPECT_GE(s.threadsPerBlock, 64);
         EXPECT_LE(s.threadsPerBlock, 512);
+        EXPECT_EQ(s.blocksPerSm, 0);
+        EXPECT_EQ(s.discBatch, 0);
+        EXPECT_EQ(s.accumulate, Accumulate::F32);
         // No lane idles beyond one trip of a row.
         EXPECT_LE(s.dimWorkers,
                   std::max<int64_t>(1, 2 * (width / s.vectorWidth) - 1));
+        switch (s.strategy) {
+        case Strategy::VertexParallel:
+          EXPECT_EQ(s.write, WriteMode::Direct);
+          break;
+        case Strategy::EdgeParallel:
+          EXPECT_EQ(s.write, WriteMode::Staged);
+          EXPECT_EQ(s.threadsPerBlock, 256);
+          EXPECT_TRUE(s.edgesPerWarp == 256 || s.edgesPerWarp == 128 ||
+                      s.edgesPerWarp == 64);
+          break;
+        case Strategy::NeighborGroup:
+          EXPECT_EQ(s.write, WriteMode::Atomic);
+          EXPECT_EQ(s.threadsPerBlock, 256);
+          EXPECT_TRUE(s.groupSize == 32 || s.groupSize == 16 ||
+                      s.groupSize == 64);
+          break;
+        default:
+          ADD_FAILURE() << "a strategy the tuner does not enumerate";
+        }
       }
     }
   }
 }
 
-TEST(TuningEnumerate, SampleCompilesThroughCompileGnn) {
+TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
+  OpDesc op = spmmOp(ElementType::F32, 64);
+  std::vector<Schedule> all = enumerateSchedules(op);
+  EXPECT_EQ(enumerateSchedules(op), all); // a stable order
+  // f32 width 64: vector widths 4 (dim_workers 16 down to 1), 2 and 1 (32
+  // down to 1), each with 256, 128, 512 and 64 threads.
+  std::vector<Schedule> vertex = withStrategy(all, Strategy::VertexParallel);
+  ASSERT_EQ(vertex.size(), (5u + 6u + 6u) * 4u);
+  EXPECT_EQ(vertex[0], vertexSchedule(4, 16, 256));
+  EXPECT_EQ(vertex[1], vertexSchedule(4, 16, 128));
+  EXPECT_EQ(vertex[2], vertexSchedule(4, 16, 512));
+  EXPECT_EQ(vertex[3], vertexSchedule(4, 16, 64));
+  EXPECT_EQ(vertex[4], vertexSchedule(4, 8, 256));
+  EXPECT_EQ(vertex[20], vertexSchedule(2, 32, 256));
+  EXPECT_EQ(vertex.back(), vertexSchedule(1, 1, 64));
+  // Then edge_parallel: vector widths 4, 2, 1 x items 256, 128, 64.
+  std::vector<Schedule> edge = withStrategy(all, Strategy::EdgeParallel);
+  ASSERT_EQ(edge.size(), 9u);
+  EXPECT_EQ(edge[0], edgeSchedule(4, 16, 256, 256));
+  EXPECT_EQ(edge[1], edgeSchedule(4, 16, 256, 128));
+  EXPECT_EQ(edge[2], edgeSchedule(4, 16, 256, 64));
+  EXPECT_EQ(edge[3], edgeSchedule(2, 32, 256, 256));
+  EXPECT_EQ(edge[8], edgeSchedule(1, 32, 256, 64));
+  // Then neighbor_group: vector widths 4, 2, 1 x groups of 32, 16, 64.
+  std::vector<Schedule> groups = withStrategy(all, Strategy::NeighborGroup);
+  ASSERT_EQ(groups.size(), 9u);
+  EXPECT_EQ(groups[0], groupSchedule(4, 16, 256, 32));
+  EXPECT_EQ(groups[1], groupSchedule(4, 16, 256, 16));
+  EXPECT_EQ(groups[2], groupSchedule(4, 16, 256, 64));
+  ASSERT_EQ(all.size(), vertex.size() + edge.size() + groups.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    Strategy expected = i < vertex.size() ? Strategy::VertexParallel
+                        : i < vertex.size() + edge.size()
+                            ? Strategy::EdgeParallel
+                            : Strategy::NeighborGroup;
+    EXPECT_EQ(all[i].strategy, expected) << i;
+  }
+  // Their text forms: the attribute's, and the tables' short one.
+  EXPECT_EQ(groups[0].str(),
+            "#gnn.schedule<strategy = neighbor_group, vector_width = 4, "
+            "group_size = 32, dim_workers = 16, threads_per_block = 256, "
+            "write = atomic>");
+  EXPECT_EQ(shortText(groups[0]), "vw=4 dw=16 tpb=256 gs=32");
+  EXPECT_EQ(edge[0].str(),
+            "#gnn.schedule<strategy = edge_parallel, vector_width = 4, "
+            "dim_workers = 16, threads_per_block = 256, edges_per_warp = 256, "
+            "write = staged>");
+  EXPECT_EQ(shortText(edgeSchedule(4, 16, 256, 256, WriteMode::Staged, 4)),
+            "vw=4 dw=16 tpb=256 ep=256 bps=4");
+  EXPECT_EQ(vertex[0].str(), "#gnn.schedule<vector_width = 4, dim_workers = "
+                             "16, threads_per_block = 256>");
+  EXPECT_EQ(shortText(vertex[0]), "vw=4 dw=16 tpb=256");
+}
+
+TEST(TuningEnumerate, PaddedRowsTakeVectorsThatDivideTheStride) {
+  // f16, 41 features in rows of 48: 8-element loads are legal (6 chunks,
+  // the last one partly padding), for every strategy.
+  OpDesc op = spmmOp(ElementType::F16, 41, false, 48);
+  Expected<TunableModule> module =
+      TunableModule::parse(kernelText(op), "padded.gnn");
+  ASSERT_TRUE(module) << module.message();
+  ASSERT_EQ(module->sites().size(), 1u);
+  const OpDesc &site = module->sites()[0].op;
+  EXPECT_EQ(site.width, 41);
+  EXPECT_EQ(site.stride(), 48);
+  EXPECT_TRUE(site == op);
+  std::vector<Schedule> all = enumerateSchedules(site);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front().vectorWidth, 8);
+  Expected<KernelPlan> front = planKernel(site, all.front());
+  ASSERT_TRUE(front) << front.message();
+  EXPECT_EQ(front->mapping.chunks, 6);
+  // Every one compiles, with the plan the model uses.
+  bool strategies[3] = {};
+  for (const Schedule &s : all) {
+    SCOPED_TRACE(s.str());
+    EXPECT_EQ(48 % s.vectorWidth, 0);
+    strategies[static_cast<int>(s.strategy)] = true;
+    expectModelPlanIsLowered(op, s);
+  }
+  EXPECT_TRUE(strategies[0] && strategies[1] && strategies[2]);
+  // Without the padding, 41 takes scalar loads only.
+  OpDesc unpadded = op;
+  unpadded.rowStride = 41;
+  Expected<KernelPlan> plan = planKernel(unpadded, vertexSchedule(8, 8, 256));
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.message().find("divide the feature width"), std::string::npos)
+      << plan.message();
+  for (const Schedule &s : enumerateSchedules(unpadded))
+    EXPECT_EQ(s.vectorWidth, 1) << s.str();
+  OpDesc narrow = op;
+  narrow.rowStride = 44;
+  plan = planKernel(narrow, vertexSchedule(8, 8, 256));
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.message().find("divide the row stride"), std::string::npos)
+      << plan.message();
+}
+
+//===----------------------------------------------------------------------===//
+// The plans the model predicts with are the lowering's
+//===----------------------------------------------------------------------===//
+
+TEST(TuningPlan, TheModelsPlanIsWhatTheLoweringRecords) {
+  // The thread mappings the model's terms are built on, for a few
+  // schedules whose numbers are worked out by hand.
+  OpDesc w64 = spmmOp(ElementType::F32, 64);
+  Expected<KernelPlan> plan = planKernel(w64, vertexSchedule(4, 16, 256));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->mapping.lanes, 16);
+  EXPECT_EQ(plan->mapping.rowsPerBlock, 16);
+  EXPECT_EQ(plan->mapping.chunks, 16);
+  EXPECT_EQ(plan->mapping.chunksPerLane, 1);
+  EXPECT_EQ(plan->mapping.edgeUnroll, 8);
+  EXPECT_EQ(plan->launch.sharedBytes, 0);
+  plan = planKernel(w64, vertexSchedule(4, 1, 256));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->mapping.chunksPerLane, 16);
+  EXPECT_EQ(plan->mapping.edgeUnroll, 1);
+  // Width 16: 4 chunks over 2 lanes, 2 chunks of 4 per lane, 64 / 8 = 8
+  // neighbours per batch for both strategies; edge_parallel keeps 128
+  // workers' row ends (129 each) in shared memory.
+  OpDesc w16 = spmmOp(ElementType::F32, 16);
+  plan = planKernel(w16, vertexSchedule(4, 2, 256));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->mapping.edgeUnroll, 8);
+  plan = planKernel(w16, edgeSchedule(4, 2, 256, 128));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->mapping.lanes, 2);
+  EXPECT_EQ(plan->mapping.rowsPerBlock, 128);
+  EXPECT_EQ(plan->mapping.chunksPerLane, 2);
+  EXPECT_EQ(plan->mapping.edgeUnroll, 8);
+  EXPECT_EQ(plan->mapping.itemsPerWorker, 128);
+  EXPECT_EQ(plan->launch.sharedBytes, 128 * 129 * 4);
+  ASSERT_EQ(plan->followUps.size(), 1u);
+  ASSERT_TRUE(plan->workspace);
+
+  // Each of them, and a schedule of every strategy and write mode, on
+  // plain, weighted, padded and scaled rows, compiled by the real lowering.
+  struct Case {
+    OpDesc op;
+    Schedule schedule;
+  };
+  OpDesc weighted = spmmOp(ElementType::F16, 64, /*values=*/true);
+  OpDesc padded = spmmOp(ElementType::F16, 41, false, 48);
+  OpDesc scaled = spmmOp(ElementType::BF16, 32);
+  scaled.scale = DegreeScale::Both;
+  OpDesc wide = spmmOp(ElementType::F32, 256);
+  std::vector<Case> cases = {
+      {w64, vertexSchedule(4, 16, 256)},
+      {w64, vertexSchedule(4, 1, 256)},
+      {w64, vertexSchedule(2, 32, 128, /*bps=*/4)},
+      {w16, vertexSchedule(4, 2, 256)},
+      {w16, edgeSchedule(4, 2, 256, 128)},
+      {w64, edgeSchedule(4, 16, 256, 256, WriteMode::Staged, /*bps=*/2)},
+      {w64, edgeSchedule(4, 16, 256, 64, WriteMode::Atomic)},
+      {w64, edgeSchedule(2, 32, 128, 32, WriteMode::Shared)},
+      {w64, groupSchedule(4, 16, 256, 32)},
+      {w64, groupSchedule(1, 32, 64, 8)},
+      {weighted, vertexSchedule(8, 8, 256)},
+      {weighted, edgeSchedule(8, 8, 256, 128)},
+      {weighted, edgeSchedule(2, 32, 256, 64, WriteMode::Atomic)},
+      {weighted, groupSchedule(8, 8, 256, 16)},
+      {padded, vertexSchedule(8, 8, 256)},
+      {padded, edgeSchedule(8, 8, 256, 64, WriteMode::Shared)},
+      {padded, groupSchedule(4, 16, 128, 64)},
+      {scaled, vertexSchedule(8, 4, 256)},
+      {scaled, edgeSchedule(4, 8, 256, 128)},
+      {wide, vertexSchedule(4, 32, 1024)},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(elementTypeName(c.op.type)) + " width " +
+                 std::to_string(c.op.width));
+    expectModelPlanIsLowered(c.op, c.schedule);
+  }
+}
+
+TEST(TuningPlan, EveryEnumeratedScheduleCompilesWithThePlanTheModelUses) {
+  size_t compiled = 0;
   for (ElementType type : {ElementType::F32, ElementType::F16}) {
     for (bool values : {false, true}) {
-      Problem p;
-      p.type = type;
-      p.width = 64;
-      p.edgeValues = values;
-      std::string text = kernelText(p);
-      std::vector<Schedule> all = enumerateSchedules(p);
-      for (size_t i = 0; i < all.size(); i += 3) {
-        const Schedule &s = all[i];
-        SCOPED_TRACE(s.shortText());
-        Expected<std::string> tuned =
-            applySchedules(text, "t.gnn", {{"m_k", s}});
-        ASSERT_TRUE(tuned) << tuned.message();
-        Expected<CompiledModule> compiled = compileGnn(*tuned, "t.gnn");
-        ASSERT_TRUE(compiled) << compiled.message() << "\n" << *tuned;
-        ASSERT_EQ(compiled->kernels.size(), 1u);
-        const std::string &sched = compiled->kernels[0].schedule;
-        EXPECT_NE(sched.find("vector_width = " + std::to_string(s.vectorWidth)),
-                  std::string::npos)
-            << sched;
-        EXPECT_NE(sched.find("dim_workers = " + std::to_string(s.dimWorkers)),
-                  std::string::npos)
-            << sched;
-        EXPECT_EQ(compiled->kernels[0].launch.blockX,
-                  static_cast<unsigned>(s.threadsPerBlock));
+      OpDesc op = spmmOp(type, 64, values);
+      SCOPED_TRACE(std::string(elementTypeName(type)) +
+                   (values ? " with values" : ""));
+      for (const Schedule &s : enumerateSchedules(op)) {
+        expectModelPlanIsLowered(op, s);
+        ++compiled;
       }
     }
   }
+  EXPECT_GT(compiled, 300u);
 }
 
-TEST(TuningRewrite, FindsSpmmSites) {
-  Problem p;
-  p.type = ElementType::BF16;
-  p.width = 32;
-  p.edgeValues = true;
-  Expected<std::vector<SpmmSite>> sites = findSpmmSites(kernelText(p), "t");
-  ASSERT_TRUE(sites) << sites.message();
-  ASSERT_EQ(sites->size(), 1u);
-  EXPECT_EQ((*sites)[0].entryName, "m_k");
-  EXPECT_EQ((*sites)[0].problem.type, ElementType::BF16);
-  EXPECT_EQ((*sites)[0].problem.width, 32);
-  EXPECT_TRUE((*sites)[0].problem.edgeValues);
-  EXPECT_EQ((*sites)[0].problem.offsetBytes, 8);
-  EXPECT_EQ((*sites)[0].problem.indexBytes, 4);
-  EXPECT_TRUE((*sites)[0].tunable);
-  Expected<std::vector<SpmmSite>> bad = findSpmmSites("gnn.module {", "b.gnn");
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.message().find("b.gnn:1"), std::string::npos) << bad.message();
+//===----------------------------------------------------------------------===//
+// Legality: the plans refuse what the compiler refuses
+//===----------------------------------------------------------------------===//
+
+TEST(TuningLegality, EdgeParallelLimitsAreTheCompilers) {
+  OpDesc op = spmmOp(ElementType::F16, 32);
+  // 64 workers of 4 lanes x 2049 row ends x 4 bytes = 512 KiB > 96 KiB.
+  expectCompilerAgrees(op, edgeSchedule(8, 4, 256, 2048), "shared memory");
+  // 64 x 257 x 4 = 65,792 bytes fits one block...
+  expectCompilerAgrees(op, edgeSchedule(8, 4, 256, 256), "");
+  // ... but not four on one SM (160 KiB).
+  expectCompilerAgrees(
+      op, edgeSchedule(8, 4, 256, 256, WriteMode::Staged, /*bps=*/4),
+      "bytes an SM holds");
+  expectCompilerAgrees(
+      op, edgeSchedule(8, 4, 256, 64, WriteMode::Staged, /*bps=*/4), "");
+  // 16 blocks of 256 threads exceed 2048 threads per SM.
+  expectCompilerAgrees(op, vertexSchedule(8, 4, 256, /*bps=*/16), "2048");
+  expectCompilerAgrees(op, vertexSchedule(8, 4, 256, /*bps=*/8), "");
+  expectCompilerAgrees(op, edgeSchedule(8, 4, 256, 4), "edges_per_warp");
+  // write = shared adds two f32 rows per worker to the row ends: 32
+  // workers x 2 x 512 x 4 bytes.
+  expectCompilerAgrees(spmmOp(ElementType::F32, 512),
+                       edgeSchedule(4, 32, 1024, 64, WriteMode::Shared),
+                       "write = shared keeps two f32 rows per worker");
+  expectCompilerAgrees(spmmOp(ElementType::F32, 256),
+                       edgeSchedule(4, 32, 1024, 64, WriteMode::Shared), "");
+  // The strategies' write modes.
+  Schedule vertexAtomic = vertexSchedule(8, 4, 256);
+  vertexAtomic.write = WriteMode::Atomic;
+  expectCompilerAgrees(op, vertexAtomic, "vertex_parallel writes each row");
+  Schedule groupsStaged = groupSchedule(8, 4, 256, 32);
+  groupsStaged.write = WriteMode::Staged;
+  expectCompilerAgrees(op, groupsStaged, "use write = atomic");
 }
 
-TEST(TuningCostModel, PlanMirrorsTheLowering) {
-  Problem p;
-  p.width = 64;
-  Plan plan = planFor(p, {4, 16, 256});
-  EXPECT_EQ(plan.lanes, 16);
-  EXPECT_EQ(plan.rowsPerBlock, 16);
-  EXPECT_EQ(plan.chunks, 16);
-  EXPECT_EQ(plan.chunksPerLane, 1);
-  EXPECT_EQ(plan.edgeBatch, 8);
-  plan = planFor(p, {4, 1, 256});
-  EXPECT_EQ(plan.chunksPerLane, 16);
-  EXPECT_EQ(plan.edgeBatch, 1);
+TEST(TuningLegality, VectorAndGroupLimitsAreTheCompilers) {
+  OpDesc f32 = spmmOp(ElementType::F32, 64);
+  expectCompilerAgrees(f32, vertexSchedule(8, 8, 256), "16 bytes");
+  expectCompilerAgrees(spmmOp(ElementType::F32, 6), vertexSchedule(4, 2, 256),
+                       "does not divide the feature width");
+  expectCompilerAgrees(spmmOp(ElementType::F32, 256), vertexSchedule(1, 1, 256),
+                       "accumulators");
+  // Too many groups' partial sums for shared memory: 512 groups x 256
+  // features x 4 bytes.
+  expectCompilerAgrees(spmmOp(ElementType::F32, 256),
+                       groupSchedule(4, 2, 1024, 32), "shared memory");
+  expectCompilerAgrees(spmmOp(ElementType::F32, 256),
+                       groupSchedule(4, 16, 1024, 32), "");
+  // Neighbour groups with merge-path items.
+  Schedule mixed = groupSchedule(4, 16, 256, 32);
+  mixed.edgesPerWarp = 64;
+  expectCompilerAgrees(f32, mixed,
+                       "edges_per_warp applies to the "
+                       "edge_parallel strategy");
+  // A maximum cannot be added atomically.
+  OpDesc max = f32;
+  max.reduce = Reduce::Max;
+  expectCompilerAgrees(max, groupSchedule(4, 16, 256, 32), "atomicAdd");
+  expectCompilerAgrees(max, edgeSchedule(4, 16, 256, 64, WriteMode::Atomic),
+                       "cannot take a maximum");
+  expectCompilerAgrees(max, edgeSchedule(4, 16, 256, 64), "");
+}
+
+TEST(TuningLegality, TheCompilerCompletesSchedulesAsTheTunerDoes) {
+  // A schedule that leaves fields open has no plan until it is completed;
+  // the compiler completes it exactly as completeSchedule does (the tuner's
+  // defaults for each vector width).
+  OpDesc op = spmmOp(ElementType::F16, 64, /*values=*/true);
+  Schedule vw2;
+  vw2.vectorWidth = 2;
+  Schedule edge;
+  edge.strategy = Strategy::EdgeParallel;
+  Schedule edgeAtomic = edge;
+  edgeAtomic.write = WriteMode::Atomic;
+  edgeAtomic.vectorWidth = 4;
+  Schedule groups;
+  groups.strategy = Strategy::NeighborGroup;
+  groups.groupSize = 8;
+  Schedule lanes;
+  lanes.dimWorkers = 4;
+  lanes.blocksPerSm = 2;
+  for (const Schedule &s : {Schedule{}, vw2, edge, edgeAtomic, groups, lanes}) {
+    SCOPED_TRACE(s.str());
+    Expected<KernelPlan> open = planKernel(op, s);
+    ASSERT_FALSE(open);
+    EXPECT_NE(open.message().find("leaves parameters open"), std::string::npos)
+        << open.message();
+    Expected<Schedule> complete = completeSchedule(op, s);
+    ASSERT_TRUE(complete) << complete.message();
+    EXPECT_TRUE(isCompleteSchedule(*complete));
+    Expected<KernelPlan> plan = planWithDefaults(op, s);
+    ASSERT_TRUE(plan) << plan.message();
+    EXPECT_EQ(plan->schedule, *complete);
+    Expected<CompiledModule> compiled = compileGnn(kernelText(op, s), "t.gnn");
+    ASSERT_TRUE(compiled) << compiled.message();
+    ASSERT_EQ(compiled->kernels.size(), 1u);
+    EXPECT_EQ(compiled->kernels[0].schedule, *complete);
+    expectPlanMatchesLowering(op, *plan, compiled->kernels[0],
+                              compiled->loweredIR);
+  }
+  // The defaults of the enumeration: the widest vector that divides the
+  // row, one trip over it, 256 threads.
+  Expected<Schedule> defaults = completeSchedule(op, Schedule{});
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(*defaults, vertexSchedule(8, 8, 256));
+  Expected<Schedule> edgeDefaults = completeSchedule(op, edge);
+  ASSERT_TRUE(edgeDefaults);
+  EXPECT_EQ(*edgeDefaults, edgeSchedule(8, 8, 256, 64));
+  Expected<Schedule> groupDefaults = completeSchedule(op, groups);
+  ASSERT_TRUE(groupDefaults);
+  EXPECT_EQ(*groupDefaults, groupSchedule(8, 8, 256, 8));
+}
+
+//===----------------------------------------------------------------------===//
+// The cost model
+//===----------------------------------------------------------------------===//
+
+TEST(TuningCostModel, TheRegistryKnowsSpmmAndSddmm) {
+  EXPECT_EQ(costModelFor(OpKind::Spmm), &predictSpmm);
+  EXPECT_EQ(costModelFor(OpKind::Sddmm), &predictSddmm);
+  EXPECT_EQ(costModelFor(OpKind::EdgeSoftmax), nullptr);
+  EXPECT_EQ(costModelFor(OpKind::EdgeSoftmaxGrad), nullptr);
+  // No model, no ranking.
+  OpDesc softmax;
+  softmax.kind = OpKind::EdgeSoftmax;
+  softmax.width = 8;
+  softmax.rowStride = 8;
+  GpuModel gpu = sm90();
+  Expected<Schedule> s = completeSchedule(softmax, Schedule{});
+  ASSERT_TRUE(s) << s.message();
+  ASSERT_TRUE(planKernel(softmax, *s));
+  EXPECT_TRUE(
+      rankSchedules(gpu, profileOf(starGraph(100), gpu, softmax), softmax, {*s})
+          .empty());
 }
 
 TEST(TuningCostModel, MoreBandwidthIsNeverSlower) {
   graph::CsrGraph g = graph::generateRmat(12, 16, 3);
-  Problem p;
+  OpDesc op = spmmOp();
   GpuModel slow = sm90(), fast = sm90();
   fast.dramBytesPerSecond *= 2;
   fast.l2BytesPerSecond *= 2;
-  graph::GraphProfile profile = profileOf(g, slow, p);
-  for (const Schedule &s : enumerateSchedules(p)) {
-    Prediction a = predict(slow, profile, p, s);
-    Prediction b = predict(fast, profile, p, s);
-    EXPECT_LE(b.seconds, a.seconds) << s.shortText();
+  graph::GraphProfile profile = profileOf(g, slow, op);
+  for (const Schedule &s : enumerateSchedules(op)) {
+    SCOPED_TRACE(s.str());
+    Prediction a = predictWith(slow, profile, op, s);
+    Prediction b = predictWith(fast, profile, op, s);
+    EXPECT_LE(b.seconds, a.seconds);
     EXPECT_LT(b.bandwidthSeconds, a.bandwidthSeconds);
     EXPECT_GT(a.seconds, 0);
+    // The prediction carries the plan it was made with.
+    EXPECT_EQ(a.plan.schedule, s);
   }
 }
 
 TEST(TuningCostModel, HubRowRaisesTheLatencyTerm) {
   GpuModel gpu = sm90();
-  Problem p;
+  OpDesc op = spmmOp();
   graph::CsrGraph uniform = graph::generateUniformRandom(20000, 20000, 16, 5);
   graph::CsrGraph star = starGraph(20000);
-  Schedule s{4, 16, 256};
-  Prediction u = predict(gpu, profileOf(uniform, gpu, p), p, s);
-  Prediction h = predict(gpu, profileOf(star, gpu, p), p, s);
+  Schedule s = vertexSchedule(4, 16, 256);
+  Prediction u = predictWith(gpu, profileOf(uniform, gpu, op), op, s);
+  Prediction h = predictWith(gpu, profileOf(star, gpu, op), op, s);
   EXPECT_GT(h.latencySeconds, 10 * u.latencySeconds);
   EXPECT_EQ(h.bound, "latency");
   EXPECT_NE(h.why.find("longest row (20000 neighbours)"), std::string::npos)
@@ -195,12 +469,12 @@ TEST(TuningCostModel, WiderFeaturesMoveMoreBytes) {
   graph::CsrGraph g = graph::generateRmat(12, 16, 4);
   double lastBytes = 0, lastSeconds = 0;
   for (int64_t width : {16, 32, 64, 128}) {
-    Problem p;
-    p.width = width;
+    OpDesc op = spmmOp(ElementType::F32, width);
     // The same schedule for every width: more bytes and no faster. (The
-    // best schedule of a wider problem may be faster: narrow rows limit
-    // the lanes and so the edge batch.)
-    Prediction pr = predict(gpu, profileOf(g, gpu, p), p, {4, 4, 256});
+    // best schedule of a wider op may be faster: narrow rows limit the
+    // lanes and so the edge batch.)
+    Prediction pr =
+        predictWith(gpu, profileOf(g, gpu, op), op, vertexSchedule(4, 4, 256));
     EXPECT_GT(pr.dramBytes, lastBytes) << width;
     EXPECT_GE(pr.seconds, lastSeconds) << width;
     lastBytes = pr.dramBytes;
@@ -211,33 +485,102 @@ TEST(TuningCostModel, WiderFeaturesMoveMoreBytes) {
 TEST(TuningCostModel, NoReuseEstimateMeansEveryGatherMisses) {
   GpuModel gpu = sm90();
   graph::CsrGraph g = graph::generateRmat(10, 16, 2);
-  Problem p;
-  graph::AnalysisOptions options = profileOptionsFor(gpu, p);
+  OpDesc op = spmmOp();
+  graph::AnalysisOptions options = profileOptionsFor(gpu, op);
   graph::GraphProfile with = graph::analyzeGraph(g, options);
   options.estimateReuse = false;
   graph::GraphProfile without = graph::analyzeGraph(g, options);
-  Schedule s{4, 16, 256};
-  EXPECT_GE(predict(gpu, without, p, s).dramBytes,
-            predict(gpu, with, p, s).dramBytes);
-  EXPECT_EQ(predict(gpu, without, p, s).gatherHitRate, 0);
+  Schedule s = vertexSchedule(4, 16, 256);
+  EXPECT_GE(predictWith(gpu, without, op, s).dramBytes,
+            predictWith(gpu, with, op, s).dramBytes);
+  EXPECT_GT(predictWith(gpu, with, op, s).gatherHitRate, 0);
+  EXPECT_EQ(predictWith(gpu, without, op, s).gatherHitRate, 0);
 }
+
+TEST(TuningCostModel, NeighbourGroupsAreModelled) {
+  // A skewed graph: neighbour groups are counted exactly by the analysis,
+  // the plan keeps one f32 row per group in shared memory, the model adds
+  // a second launch and the zeroing of Y, and a group of 8 neighbours costs
+  // more waves than one of 32.
+  graph::CsrGraph g = graph::generateRmat(14, 16, 3);
+  OpDesc op = spmmOp();
+  GpuModel gpu = sm90();
+  graph::GraphProfile profile = profileOf(g, gpu, op);
+  int64_t groups32 = 0;
+  for (int64_t r = 0; r < g.numRows; ++r)
+    groups32 += (g.degree(r) + 31) / 32;
+  EXPECT_EQ(profile.neighbourGroups.at(32), groups32);
+  Schedule big = groupSchedule(4, 16, 256, 32);
+  Schedule small = groupSchedule(4, 16, 256, 8);
+  Expected<KernelPlan> plan = planKernel(op, big);
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->launch.sharedBytes, 16 * 64 * 4);
+  ASSERT_EQ(plan->preludes.size(), 1u);
+  EXPECT_EQ(plan->preludes[0].suffix, "_init");
+  Prediction pb = predictWith(gpu, profile, op, big);
+  Prediction ps = predictWith(gpu, profile, op, small);
+  Prediction vertex = predictWith(gpu, profile, op, vertexSchedule(4, 16, 256));
+  EXPECT_DOUBLE_EQ(pb.launchSeconds, 2 * vertex.launchSeconds);
+  EXPECT_GT(pb.dramBytes, vertex.dramBytes);
+  EXPECT_GT(ps.waves, pb.waves);
+  EXPECT_GT(pb.seconds, 0);
+}
+
+TEST(TuningCostModel, EdgeParallelHasNoHubTerm) {
+  GpuModel gpu = sm90();
+  OpDesc op = spmmOp();
+  // Without a reuse estimate every gather misses on both graphs, so only
+  // the degrees differ.
+  graph::AnalysisOptions options = profileOptionsFor(gpu, op);
+  options.estimateReuse = false;
+  graph::GraphProfile uniform = graph::analyzeGraph(
+      graph::generateUniformRandom(20000, 20000, 16, 5), options);
+  graph::GraphProfile star = graph::analyzeGraph(starGraph(20000), options);
+  ASSERT_EQ(uniform.numRows, star.numRows);
+  ASSERT_GT(star.maxDegree, 100 * uniform.maxDegree);
+  Schedule vertex = vertexSchedule(4, 16, 256);
+  for (int items : {64, 128, 256}) {
+    SCOPED_TRACE(items);
+    Schedule ep = edgeSchedule(4, 16, 256, items);
+    Prediction u = predictWith(gpu, uniform, op, ep);
+    Prediction h = predictWith(gpu, star, op, ep);
+    // One worker's chain does not depend on any row's degree.
+    EXPECT_DOUBLE_EQ(h.latencySeconds, u.latencySeconds);
+    EXPECT_EQ(h.warpImbalance, 1);
+    // The hub row sets the vertex-parallel latency, far above it.
+    Prediction v = predictWith(gpu, star, op, vertex);
+    EXPECT_GT(v.latencySeconds, 10 * h.latencySeconds);
+    // Two launches and the workspace traffic.
+    EXPECT_DOUBLE_EQ(u.launchSeconds, 2 * gpu.launchSeconds);
+    EXPECT_GT(u.workspaceBytes, 0);
+    EXPECT_GT(u.dramBytes, predictWith(gpu, uniform, op, vertex).dramBytes);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Ranking and choosing
+//===----------------------------------------------------------------------===//
 
 TEST(TuningRank, StarGraphPrefersMoreLanesAndLongerBatches) {
   GpuModel gpu = sm90();
-  Problem p;
-  p.width = 64;
+  OpDesc op = spmmOp();
   graph::CsrGraph star = starGraph(200000);
-  graph::GraphProfile profile = profileOf(star, gpu, p);
+  graph::GraphProfile profile = profileOf(star, gpu, op);
   std::vector<Candidate> ranked =
-      rankSchedules(gpu, profile, p, enumerateSchedules(p));
-  ASSERT_FALSE(ranked.empty());
+      rankSchedules(gpu, profile, op, enumerateSchedules(op));
+  ASSERT_EQ(ranked.size(), enumerateSchedules(op).size());
   const Candidate &top = ranked[0];
-  EXPECT_EQ(top.prediction.plan.edgeBatch, 8) << top.schedule.shortText();
-  EXPECT_GE(top.schedule.dimWorkers, 8) << top.schedule.shortText();
+  EXPECT_EQ(top.prediction.plan.mapping.edgeUnroll, 8) << top.schedule.str();
+  EXPECT_GE(top.schedule.dimWorkers, 8) << top.schedule.str();
   for (size_t i = 1; i < ranked.size(); ++i)
     EXPECT_LE(ranked[i - 1].prediction.seconds, ranked[i].prediction.seconds);
+  for (const Candidate &c : ranked) {
+    EXPECT_EQ(c.prediction.plan.schedule, c.schedule);
+    EXPECT_FALSE(c.measuredSeconds);
+    EXPECT_TRUE(c.note.empty());
+  }
   // One lane per row: a batch of one neighbour, far slower.
-  Prediction oneLane = predict(gpu, profile, p, {4, 1, 256});
+  Prediction oneLane = predictWith(gpu, profile, op, vertexSchedule(4, 1, 256));
   EXPECT_GT(oneLane.seconds, 4 * top.prediction.seconds);
   EXPECT_EQ(chooseCandidate(ranked), 0u);
   ranked[2].measuredSeconds = 1e-6;
@@ -245,254 +588,15 @@ TEST(TuningRank, StarGraphPrefersMoreLanesAndLongerBatches) {
   EXPECT_EQ(chooseCandidate(ranked), 2u);
 }
 
-TEST(TuningEnumerate, AddsAFewEdgeParallelSchedules) {
-  Problem p;
-  p.width = 64;
-  std::vector<Schedule> all = enumerateSchedules(p);
-  std::vector<Schedule> edge;
-  for (const Schedule &s : all)
-    if (s.isEdgeParallel())
-      edge.push_back(s);
-  // f32 width 64: vector widths 4, 2, 1 x items 256, 128, 64.
-  ASSERT_EQ(edge.size(), 9u);
-  EXPECT_EQ(edge[0], (Schedule{4, 16, 256, 256}));
-  EXPECT_EQ(edge[1], (Schedule{4, 16, 256, 128}));
-  EXPECT_EQ(edge[2], (Schedule{4, 16, 256, 64}));
-  EXPECT_EQ(edge[3], (Schedule{2, 32, 256, 256}));
-  // They come after every vertex_parallel schedule, and before the
-  // neighbour groups: vector widths 4, 2, 1 x groups of 32, 16, 64.
-  std::vector<Schedule> groups;
-  for (const Schedule &s : all)
-    if (s.isNeighbourGroup())
-      groups.push_back(s);
-  ASSERT_EQ(groups.size(), 9u);
-  Schedule first{4, 16, 256};
-  first.groupSize = 32;
-  EXPECT_EQ(groups[0], first);
-  EXPECT_TRUE(all.back().isNeighbourGroup());
-  size_t firstEdge = all.size() - groups.size() - edge.size();
-  EXPECT_TRUE(all[firstEdge].isEdgeParallel());
-  EXPECT_FALSE(all[firstEdge - 1].isEdgeParallel() ||
-               all[firstEdge - 1].isNeighbourGroup());
-  EXPECT_NE(groups[0].attribute().find(
-                "strategy = neighbor_group, vector_width = 4, dim_workers = "
-                "16, threads_per_block = 256, group_size = 32, write = atomic"),
-            std::string::npos)
-      << groups[0].attribute();
-  EXPECT_EQ(groups[0].shortText(), "vw=4 dw=16 tpb=256 gs=32");
-  EXPECT_EQ(enumerateSchedules(p), all); // a stable order
-}
-
-TEST(TuningCostModel, NeighbourGroupsAreModelled) {
-  // A skewed graph: neighbour groups are counted exactly by the analysis,
-  // the plan keeps one f32 row per group in shared memory, the model adds
-  // a second launch and the zeroing of Y, and a group of 1 neighbour costs
-  // more waves than one of 32.
-  graph::CsrGraph g = graph::generateRmat(14, 16, 3);
-  Problem p;
-  p.width = 64;
+TEST(TuningRank, IllegalSchedulesAreLeftOut) {
   GpuModel gpu = sm90();
-  graph::GraphProfile profile =
-      graph::analyzeGraph(g, profileOptionsFor(gpu, p));
-  int64_t groups32 = 0;
-  for (int64_t r = 0; r < g.numRows; ++r)
-    groups32 += (g.degree(r) + 31) / 32;
-  EXPECT_EQ(profile.neighbourGroups.at(32), groups32);
-  Schedule big{4, 16, 256}, small{4, 16, 256};
-  big.groupSize = 32;
-  small.groupSize = 8;
-  ASSERT_TRUE(isLegal(p, big));
-  EXPECT_EQ(planFor(p, big).sharedBytes, 16 * 64 * 4);
-  Prediction pb = predict(gpu, profile, p, big);
-  Prediction ps = predict(gpu, profile, p, small);
-  Prediction vertex = predict(gpu, profile, p, Schedule{4, 16, 256});
-  EXPECT_DOUBLE_EQ(pb.launchSeconds, 2 * vertex.launchSeconds);
-  EXPECT_GT(pb.dramBytes, vertex.dramBytes);
-  EXPECT_GT(ps.waves, pb.waves);
-  EXPECT_GT(pb.seconds, 0);
-  // Too many groups' partial sums for shared memory, or groups with
-  // edge-parallel items, are illegal.
-  Schedule wide{1, 1, 1024};
-  wide.groupSize = 32;
-  Problem w256 = p;
-  w256.width = 256;
-  std::string why;
-  EXPECT_FALSE(isLegal(w256, wide, &why));
-  Schedule mixed = big;
-  mixed.edgesPerWorker = 64;
-  EXPECT_FALSE(isLegal(p, mixed, &why));
-  EXPECT_NE(why.find("group_size"), std::string::npos) << why;
-}
-
-TEST(TuningCostModel, EdgeParallelPlanMirrorsTheLowering) {
-  Problem p;
-  p.width = 16;
-  // 4 chunks over 2 lanes: 2 chunks of 4 per lane, 64 / 8 = 8 neighbours
-  // per batch, for both strategies (gnn-lower-to-kernels caps the batch at
-  // the lanes only for ops other than gnn.spmm).
-  Plan vertex = planFor(p, {4, 2, 256});
-  EXPECT_EQ(vertex.edgeBatch, 8);
-  EXPECT_EQ(vertex.sharedBytes, 0);
-  Plan edge = planFor(p, {4, 2, 256, 128});
-  EXPECT_EQ(edge.lanes, 2);
-  EXPECT_EQ(edge.rowsPerBlock, 128);
-  EXPECT_EQ(edge.chunksPerLane, 2);
-  EXPECT_EQ(edge.edgeBatch, 8);
-  EXPECT_EQ(edge.itemsPerWorker, 128);
-  EXPECT_EQ(edge.sharedBytes, 128 * 129 * 4);
-}
-
-TEST(TuningEnumerate, PaddedRowsTakeVectorsThatDivideTheStride) {
-  // f16, 41 features in rows of 48: 8-element loads are legal (6 chunks,
-  // the last one partly padding), and every enumerated schedule compiles.
-  const std::string text =
-      "gnn.module @m {\n"
-      "  gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: "
-      "tensor<?x41xf16, #gnn.rows<stride = 48>>) -> tensor<?x41xf16, "
-      "#gnn.rows<stride = 48>> {\n"
-      "    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x41xf16, "
-      "#gnn.rows<stride = 48>> -> tensor<?x41xf16, #gnn.rows<stride = 48>>\n"
-      "    gnn.return %y : tensor<?x41xf16, #gnn.rows<stride = 48>>\n"
-      "  }\n"
-      "}\n";
-  auto sites = findSpmmSites(text, "padded.gnn");
-  ASSERT_TRUE(sites) << sites.message();
-  ASSERT_EQ(sites->size(), 1u);
-  const Problem &p = sites->front().problem;
-  EXPECT_EQ(p.width, 41);
-  EXPECT_EQ(p.stride(), 48);
-  std::vector<Schedule> all = enumerateSchedules(p);
-  ASSERT_FALSE(all.empty());
-  EXPECT_EQ(all.front().vectorWidth, 8);
-  EXPECT_EQ(planFor(p, all.front()).chunks, 6);
-  for (const Schedule &s : all) {
-    SCOPED_TRACE(s.shortText());
-    EXPECT_EQ(48 % s.vectorWidth, 0);
-    auto tuned =
-        applySchedules(text, "padded.gnn", {{sites->front().entryName, s}});
-    ASSERT_TRUE(tuned) << tuned.message();
-    auto compiled = compileGnn(*tuned, "padded.gnn");
-    EXPECT_TRUE(compiled) << compiled.message();
-  }
-  // Without the padding, 41 takes scalar loads only.
-  Problem unpadded = p;
-  unpadded.rowStride = 0;
-  std::string why;
-  EXPECT_FALSE(isLegal(unpadded, {8, 8, 256}, &why));
-  EXPECT_NE(why.find("divide the feature width"), std::string::npos) << why;
-  Problem narrow = p;
-  narrow.rowStride = 44;
-  EXPECT_FALSE(isLegal(narrow, {8, 8, 256}, &why));
-  EXPECT_NE(why.find("divide the row stride"), std::string::npos) << why;
-}
-
-TEST(TuningCostModel, EdgeParallelLegality) {
-  Problem p;
-  p.type = ElementType::F16;
-  p.width = 32;
-  std::string why;
-  // 64 workers of 4 lanes x 2049 row ends x 4 bytes = 512 KiB > 96 KiB.
-  EXPECT_FALSE(isLegal(p, {8, 4, 256, 2048}, &why));
-  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
-  // 64 x 257 x 4 = 65,792 bytes fits one block...
-  EXPECT_TRUE(isLegal(p, {8, 4, 256, 256}, &why)) << why;
-  // ... but not four on one SM (160 KiB).
-  EXPECT_FALSE(isLegal(p, {8, 4, 256, 256, 4}, &why));
-  EXPECT_NE(why.find("160 KiB"), std::string::npos) << why;
-  EXPECT_TRUE(isLegal(p, {8, 4, 256, 64, 4}, &why)) << why;
-  // 16 blocks of 256 threads exceed 2048 threads per SM.
-  EXPECT_FALSE(isLegal(p, {8, 4, 256, 0, 16}, &why));
-  EXPECT_NE(why.find("2048"), std::string::npos) << why;
-  EXPECT_TRUE(isLegal(p, {8, 4, 256, 0, 8}, &why)) << why;
-  EXPECT_FALSE(isLegal(p, {8, 4, 256, 4}, &why));
-  EXPECT_NE(why.find("edges_per_warp"), std::string::npos) << why;
-}
-
-TEST(TuningRewrite, WritesEdgeParallelSchedules) {
-  Schedule ep{4, 16, 256, 256, 4};
-  EXPECT_EQ(ep.attribute(),
-            "#gnn.schedule<strategy = edge_parallel, vector_width = 4, "
-            "dim_workers = 16, threads_per_block = 256, edges_per_warp = 256, "
-            "write = staged, blocks_per_sm = 4>");
-  EXPECT_EQ(ep.shortText(), "vw=4 dw=16 tpb=256 ep=256 bps=4");
-  EXPECT_EQ((Schedule{4, 16, 256}).shortText(), "vw=4 dw=16 tpb=256");
-  EXPECT_FALSE(ep == (Schedule{4, 16, 256, 256}));
-  Problem p;
-  p.width = 64;
-  Expected<std::string> tuned =
-      applySchedules(kernelText(p), "t.gnn", {{"m_k", ep}});
-  ASSERT_TRUE(tuned) << tuned.message();
-  EXPECT_NE(tuned->find("#gnn.schedule<strategy = edge_parallel, "
-                        "vector_width = 4, dim_workers = 16, "
-                        "threads_per_block = 256, edges_per_warp = 256, "
-                        "write = staged, blocks_per_sm = 4>"),
-            std::string::npos)
-      << *tuned;
-  // The edge-parallel site stays tunable; tuning it back to vertex_parallel
-  // drops the edge-parallel fields and writes rows directly.
-  Expected<std::vector<SpmmSite>> sites = findSpmmSites(*tuned, "t.gnn");
-  ASSERT_TRUE(sites) << sites.message();
-  ASSERT_EQ(sites->size(), 1u);
-  EXPECT_TRUE((*sites)[0].tunable) << (*sites)[0].note;
-  Expected<std::string> back =
-      applySchedules(*tuned, "t.gnn", {{"m_k", Schedule{4, 16, 256}}});
-  ASSERT_TRUE(back) << back.message();
-  EXPECT_NE(back->find("#gnn.schedule<vector_width = 4, dim_workers = 16, "
-                       "threads_per_block = 256>"),
-            std::string::npos)
-      << *back;
-  // Every enumerated edge-parallel schedule compiles, with and without
-  // edge values.
-  for (ElementType type : {ElementType::F32, ElementType::F16}) {
-    for (bool values : {false, true}) {
-      p.type = type;
-      p.edgeValues = values;
-      for (const Schedule &s : enumerateSchedules(p)) {
-        if (!s.isEdgeParallel())
-          continue;
-        SCOPED_TRACE(s.shortText());
-        Expected<std::string> text =
-            applySchedules(kernelText(p), "t.gnn", {{"m_k", s}});
-        ASSERT_TRUE(text) << text.message();
-        Expected<CompiledModule> compiled = compileGnn(*text, "t.gnn");
-        ASSERT_TRUE(compiled) << compiled.message() << "\n" << *text;
-        ASSERT_FALSE(compiled->kernels.empty());
-        EXPECT_NE(compiled->kernels[0].schedule.find(
-                      "edges_per_warp = " + std::to_string(s.edgesPerWorker)),
-                  std::string::npos)
-            << compiled->kernels[0].schedule;
-      }
-    }
-  }
-}
-
-TEST(TuningCostModel, EdgeParallelHasNoHubTerm) {
-  GpuModel gpu = sm90();
-  Problem p;
-  // Without a reuse estimate every gather misses on both graphs, so only
-  // the degrees differ.
-  graph::AnalysisOptions options = profileOptionsFor(gpu, p);
-  options.estimateReuse = false;
-  graph::GraphProfile uniform = graph::analyzeGraph(
-      graph::generateUniformRandom(20000, 20000, 16, 5), options);
-  graph::GraphProfile star = graph::analyzeGraph(starGraph(20000), options);
-  ASSERT_EQ(uniform.numRows, star.numRows);
-  ASSERT_GT(star.maxDegree, 100 * uniform.maxDegree);
-  for (int items : {64, 128, 256}) {
-    Schedule ep{4, 16, 256, items};
-    Prediction u = predict(gpu, uniform, p, ep);
-    Prediction h = predict(gpu, star, p, ep);
-    // One worker's chain does not depend on any row's degree.
-    EXPECT_DOUBLE_EQ(h.latencySeconds, u.latencySeconds) << items;
-    EXPECT_EQ(h.warpImbalance, 1);
-    // The hub row sets the vertex-parallel latency, far above it.
-    Prediction v = predict(gpu, star, p, {4, 16, 256});
-    EXPECT_GT(v.latencySeconds, 10 * h.latencySeconds) << items;
-    // Two launches and the workspace traffic.
-    EXPECT_DOUBLE_EQ(u.launchSeconds, 2 * gpu.launchSeconds);
-    EXPECT_GT(u.workspaceBytes, 0);
-    EXPECT_GT(u.dramBytes, predict(gpu, uniform, p, {4, 16, 256}).dramBytes);
-  }
+  OpDesc op = spmmOp();
+  graph::GraphProfile profile = profileOf(starGraph(1000), gpu, op);
+  std::vector<Candidate> ranked = rankSchedules(
+      gpu, profile, op,
+      {vertexSchedule(8, 8, 256), vertexSchedule(4, 16, 256), Schedule{}});
+  ASSERT_EQ(ranked.size(), 1u);
+  EXPECT_EQ(ranked[0].schedule, vertexSchedule(4, 16, 256));
 }
 
 // On a skewed graph the model picks a strategy that splits long rows
@@ -501,40 +605,37 @@ TEST(TuningCostModel, EdgeParallelHasNoHubTerm) {
 // best kernel is one of those two, by type.)
 TEST(TuningRank, PowerLawGraphSplitsLongRows) {
   GpuModel gpu = sm90();
-  Problem p;
-  p.width = 64;
+  OpDesc op = spmmOp();
   graph::CsrGraph g = graph::generateRmat(14, 16, 7);
-  graph::GraphProfile profile = profileOf(g, gpu, p);
+  graph::GraphProfile profile = profileOf(g, gpu, op);
   ASSERT_GT(profile.maxDegree, 50 * profile.meanDegree);
   std::vector<Candidate> ranked =
-      rankSchedules(gpu, profile, p, enumerateSchedules(p));
+      rankSchedules(gpu, profile, op, enumerateSchedules(op));
   ASSERT_FALSE(ranked.empty());
-  EXPECT_NE(ranked[0].schedule.strategyIndex(), 0)
-      << ranked[0].schedule.shortText() << ": " << ranked[0].prediction.why;
+  EXPECT_NE(ranked[0].schedule.strategy, Strategy::VertexParallel)
+      << ranked[0].schedule.str() << ": " << ranked[0].prediction.why;
 }
 
 TEST(TuningRank, UniformShortRowsKeepVertexParallelCompetitive) {
   GpuModel gpu = sm90();
-  Problem p;
-  p.width = 64;
+  OpDesc op = spmmOp();
   graph::CsrGraph g = graph::generateUniformRandom(20000, 20000, 8, 3);
-  graph::GraphProfile profile = profileOf(g, gpu, p);
+  graph::GraphProfile profile = profileOf(g, gpu, op);
   std::vector<Candidate> ranked =
-      rankSchedules(gpu, profile, p, enumerateSchedules(p));
+      rankSchedules(gpu, profile, op, enumerateSchedules(op));
   ASSERT_FALSE(ranked.empty());
   // With no long row there is nothing for edge_parallel to split; it still
   // pays the merge-path search, the workspace and a second launch, so the
   // best vertex_parallel schedule is within 2x of the best of all.
   const Candidate *bestVertex = nullptr;
   for (const Candidate &c : ranked)
-    if (!c.schedule.isEdgeParallel()) {
+    if (c.schedule.strategy == Strategy::VertexParallel) {
       bestVertex = &c;
       break;
     }
   ASSERT_TRUE(bestVertex);
   EXPECT_LE(bestVertex->prediction.seconds, 2 * ranked[0].prediction.seconds)
-      << bestVertex->schedule.shortText() << " vs "
-      << ranked[0].schedule.shortText();
+      << bestVertex->schedule.str() << " vs " << ranked[0].schedule.str();
 }
 
 TEST(TuningRank, MeasurementComparesTheStrategiesFirst) {
@@ -543,7 +644,9 @@ TEST(TuningRank, MeasurementComparesTheStrategiesFirst) {
   for (int items : {0, 0, 0, 256, 128}) {
     Prediction p;
     p.seconds = 1e-4 * (1.0 + 0.01 * ranked.size());
-    ranked.push_back({Schedule{4, 16, 256, items}, p, std::nullopt, ""});
+    Schedule s =
+        items ? edgeSchedule(4, 16, 256, items) : vertexSchedule(4, 16, 256);
+    ranked.push_back({s, p, std::nullopt, ""});
   }
   EXPECT_EQ(measurementOrder(ranked, 1), (std::vector<size_t>{0}));
   EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 3}));
@@ -554,9 +657,7 @@ TEST(TuningRank, MeasurementComparesTheStrategiesFirst) {
   std::vector<Candidate> three = ranked;
   Prediction far;
   far.seconds = 1.5e-4;
-  Schedule groups{4, 16, 256};
-  groups.groupSize = 32;
-  three.push_back({groups, far, std::nullopt, ""});
+  three.push_back({groupSchedule(4, 16, 256, 32), far, std::nullopt, ""});
   EXPECT_EQ(measurementOrder(three, 3), (std::vector<size_t>{0, 3, 5}));
   EXPECT_EQ(measurementOrder(three, 2), (std::vector<size_t>{0, 3}));
   // A strategy predicted far behind (over 2x) is not pulled forward.
@@ -565,7 +666,12 @@ TEST(TuningRank, MeasurementComparesTheStrategiesFirst) {
   // One strategy only: the plain top k.
   ranked.resize(3);
   EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 1}));
+  EXPECT_TRUE(measurementOrder({}, 3).empty());
 }
+
+//===----------------------------------------------------------------------===//
+// The tuning database
+//===----------------------------------------------------------------------===//
 
 TEST(TuningDb, RoundTrip) {
   std::string path = tempPath("db/sub/tuning.db");
@@ -575,11 +681,19 @@ TEST(TuningDb, RoundTrip) {
   EXPECT_TRUE(db->entries().empty());
   TuningEntry a;
   a.key = {"0123456789abcdef", "spmm", "f16", 64, true, "sm_90"};
-  a.schedule = {8, 8, 256};
+  a.schedule = vertexSchedule(8, 8, 256);
   a.predictedSeconds = 1.25e-3;
+  EXPECT_EQ(formatEntry(a),
+            "0123456789abcdef spmm f16 64 values sm_90 -> 1.2500e-03 - "
+            "#gnn.schedule<vector_width = 8, dim_workers = 8, "
+            "threads_per_block = 256>\n");
   TuningEntry b = a;
-  b.schedule = {4, 16, 128};
+  b.schedule = vertexSchedule(4, 16, 128);
   b.measuredSeconds = 2.5e-4;
+  EXPECT_EQ(formatEntry(b),
+            "0123456789abcdef spmm f16 64 values sm_90 -> 1.2500e-03 "
+            "2.5000e-04 #gnn.schedule<vector_width = 4, dim_workers = 16, "
+            "threads_per_block = 128>\n");
   ASSERT_TRUE(db->store(a));
   ASSERT_TRUE(db->store(b));
   Expected<TuningDb> again = TuningDb::load(path);
@@ -595,65 +709,131 @@ TEST(TuningDb, RoundTrip) {
   TuningKey other = a.key;
   other.width = 128;
   EXPECT_FALSE(again->lookup(other));
-  // An edge-parallel schedule adds two fields; its line reads back.
-  TuningEntry c = a;
-  c.schedule = {4, 16, 256, 256, 4};
-  std::string line = formatEntry(c);
-  EXPECT_NE(line.find("-> 4 16 256 256 4 "), std::string::npos) << line;
-  line.pop_back();
-  Expected<TuningEntry> parsed = parseEntry(line);
-  ASSERT_TRUE(parsed) << parsed.message();
-  EXPECT_EQ(parsed->schedule, c.schedule);
-  EXPECT_NEAR(parsed->predictedSeconds, 1.25e-3, 1e-9);
-  EXPECT_FALSE(parseEntry("0123456789abcdef spmm f32 64 novalues sm_90 -> 4 "
-                          "16 256 4 0 1e-3 -"));
-  // A neighbour-group schedule adds its group size after those two.
-  TuningEntry d = a;
-  d.schedule = {4, 16, 256};
-  d.schedule.groupSize = 32;
-  line = formatEntry(d);
-  EXPECT_NE(line.find("-> 4 16 256 0 0 32 "), std::string::npos) << line;
-  line.pop_back();
-  parsed = parseEntry(line);
-  ASSERT_TRUE(parsed) << parsed.message();
-  EXPECT_EQ(parsed->schedule, d.schedule);
-  Expected<TuningEntry> both = parseEntry(
-      "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 64 0 32 1e-3 -");
-  ASSERT_FALSE(both);
-  EXPECT_NE(both.message().find("is not 0 0 group_size"), std::string::npos)
-      << both.message();
+  other = a.key;
+  other.edgeValues = false;
+  EXPECT_FALSE(again->lookup(other));
+  other = a.key;
+  other.arch = "sm_80";
+  EXPECT_FALSE(again->lookup(other));
+
+  // Every schedule the tuner may store reads back as itself: the text after
+  // the times is the schedule's own text form, which parseSchedule reads.
+  Schedule halves = vertexSchedule(8, 8, 256);
+  halves.discBatch = 32;
+  halves.accumulate = Accumulate::F16;
+  for (const Schedule &s :
+       {edgeSchedule(4, 16, 256, 256, WriteMode::Staged, /*bps=*/4),
+        edgeSchedule(2, 32, 128, 64, WriteMode::Atomic),
+        edgeSchedule(8, 8, 256, 128, WriteMode::Shared),
+        groupSchedule(4, 16, 256, 32), halves}) {
+    SCOPED_TRACE(s.str());
+    TuningEntry c = a;
+    c.schedule = s;
+    std::string line = formatEntry(c);
+    ASSERT_EQ(line.back(), '\n');
+    line.pop_back();
+    const std::string times = "-> 1.2500e-03 - ";
+    size_t at = line.find(times);
+    ASSERT_NE(at, std::string::npos) << line;
+    EXPECT_EQ(line.substr(at + times.size()), s.str());
+    Expected<Schedule> text = parseSchedule(line.substr(at + times.size()));
+    ASSERT_TRUE(text) << text.message();
+    EXPECT_EQ(*text, s);
+    Expected<TuningEntry> parsed = parseEntry(line);
+    ASSERT_TRUE(parsed) << parsed.message();
+    EXPECT_EQ(parsed->schedule, s);
+    EXPECT_EQ(parsed->key, c.key);
+    EXPECT_FALSE(parsed->measuredSeconds);
+    EXPECT_NEAR(parsed->predictedSeconds, 1.25e-3, 1e-9);
+  }
+}
+
+TEST(TuningDb, OldNumericLinesAreRefusedWithAMessage) {
+  // The format before schedules were stored as text: vector width, lanes,
+  // threads (edges per worker, blocks per SM, group size), then the times.
+  for (const char *line :
+       {"0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 1.2e-03 -",
+        "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 256 4 "
+        "1.2e-03 -",
+        "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 0 0 32 "
+        "1.2e-03 2e-4"}) {
+    SCOPED_TRACE(line);
+    Expected<TuningEntry> old = parseEntry(line);
+    ASSERT_FALSE(old);
+    EXPECT_NE(old.message().find("expected the schedule as "
+                                 "'#gnn.schedule<...>' after the times"),
+              std::string::npos)
+        << old.message();
+    EXPECT_NE(old.message().find("no longer read: tune again"),
+              std::string::npos)
+        << old.message();
+  }
+  // The schedule's own rules hold for a stored schedule too.
+  struct Case {
+    const char *schedule;
+    const char *error;
+  } cases[] = {
+      {"#gnn.schedule<vector_width = 3, dim_workers = 16>",
+       "vector_width must be 1, 2, 4 or 8"},
+      {"#gnn.schedule<vector_width = 4, group_size = 32>",
+       "group_size applies to the neighbor_group strategy"},
+      {"#gnn.schedule<vector_width = 4, lanes = 16>", "unknown field 'lanes'"},
+      {"#gnn.schedule<vector_width = 4, dim_workers = 16",
+       "does not end with '>'"},
+      {"#gnn.schedule<strategy = diagonal>", "strategy takes"},
+  };
+  for (const Case &c : cases) {
+    Expected<TuningEntry> e = parseEntry(
+        std::string("0123456789abcdef spmm f32 64 novalues sm_90 -> 1e-3 - ") +
+        c.schedule);
+    ASSERT_FALSE(e) << c.schedule;
+    EXPECT_NE(e.message().find(c.error), std::string::npos) << e.message();
+  }
 }
 
 TEST(TuningDb, MalformedLinesAreReportedAndSkipped) {
   std::string path = tempPath("bad.db");
+  const std::string schedule =
+      "#gnn.schedule<vector_width = 4, dim_workers = 16, threads_per_block = "
+      "256>";
   {
     std::ofstream out(path);
     out << "# a comment\n"
-        << "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 "
-           "1.0e-03 -\n"
+        << "0123456789abcdef spmm f32 64 novalues sm_90 -> 1.0e-03 - "
+        << schedule << "\n"
         << "garbage\n"
-        << "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 "
-           "soon -\n"
-        << "XYZ3456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 1e-3 -\n"
+        << "0123456789abcdef spmm f32 64 novalues sm_90 -> soon - " << schedule
         << "\n"
-        << "0123456789abcdef spmm f99 64 novalues sm_90 -> 4 16 256 1e-3 -\n"
-        << "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 1e-3 "
-           "2e-3";
+        << "XYZ3456789abcdef spmm f32 64 novalues sm_90 -> 1e-3 - " << schedule
+        << "\n"
+        << "\n"
+        << "0123456789abcdef spmm f99 64 novalues sm_90 -> 1e-3 - " << schedule
+        << "\n"
+        << "0123456789abcdef spmm f32 64 novalues sm_90 -> 4 16 256 1e-3 -\n"
+        << "0123456789abcdef spmm f32 64 novalues sm_90 -> 1e-3 2e-3 "
+        << schedule;
   }
   Expected<TuningDb> db = TuningDb::load(path);
   ASSERT_TRUE(db) << db.message();
   ASSERT_EQ(db->entries().size(), 2u);
-  ASSERT_EQ(db->warnings().size(), 4u);
-  EXPECT_NE(db->warnings()[0].find(path + ":3: expected 12 fields"),
-            std::string::npos)
-      << db->warnings()[0];
-  EXPECT_NE(db->warnings()[1].find(path + ":4: predicted time 'soon'"),
-            std::string::npos)
-      << db->warnings()[1];
-  EXPECT_NE(db->warnings()[2].find(path + ":5: fingerprint"),
-            std::string::npos);
-  EXPECT_NE(db->warnings()[3].find(path + ":7: unknown element type"),
-            std::string::npos);
+  EXPECT_EQ(db->entries()[0].schedule, vertexSchedule(4, 16, 256));
+  ASSERT_TRUE(db->entries()[1].measuredSeconds);
+  EXPECT_DOUBLE_EQ(*db->entries()[1].measuredSeconds, 2e-3);
+  const std::vector<std::string> &w = db->warnings();
+  ASSERT_EQ(w.size(), 5u);
+  EXPECT_EQ(w[0].rfind(path + ":3: expected '<fingerprint> <op> <type> "
+                              "<width> <values|novalues> <arch> -> "
+                              "<predicted> <measured|-> #gnn.schedule<...>'",
+                       0),
+            0u)
+      << w[0];
+  EXPECT_EQ(w[1].rfind(path + ":4: predicted seconds 'soon'", 0), 0u) << w[1];
+  EXPECT_EQ(w[2].rfind(path + ":5: fingerprint 'XYZ3456789abcdef'", 0), 0u)
+      << w[2];
+  EXPECT_EQ(w[3].rfind(path + ":7: unknown element type 'f99'", 0), 0u) << w[3];
+  EXPECT_EQ(w[4].rfind(path + ":8: expected the schedule as", 0), 0u) << w[4];
+  for (const std::string &warning : w)
+    EXPECT_NE(warning.find("(line skipped)"), std::string::npos) << warning;
 }
 
 TEST(TuningDb, DefaultPathFollowsTheEnvironment) {
@@ -663,6 +843,10 @@ TEST(TuningDb, DefaultPathFollowsTheEnvironment) {
   EXPECT_NE(defaultDatabasePath().find(".cache/gnnc/tuning.db"),
             std::string::npos);
 }
+
+//===----------------------------------------------------------------------===//
+// Calibration
+//===----------------------------------------------------------------------===//
 
 TEST(TuningCalibration, ShippedFilesMatchTheBuiltInDefaults) {
   for (std::string arch : {"sm_80", "sm_90"}) {
@@ -751,104 +935,23 @@ TEST(TuningCalibration, MeasuresOnTheGpu) {
   ASSERT_TRUE(m) << m.message();
   EXPECT_GT(m->dramBytesPerSecond, 1e11);
   EXPECT_GT(m->loadLatencySeconds, m->l2LatencySeconds);
-  Problem p;
   graph::CsrGraph g = graph::generateRmat(12, 16, 1);
-  Expected<std::string> text =
-      applySchedules(kernelText(p), "t.gnn", {{"m_k", Schedule{4, 16, 256}}});
-  ASSERT_TRUE(text) << text.message();
-  Expected<double> t = measureSchedule(*runtime, *text, "m_k", g, p);
-  ASSERT_TRUE(t) << t.message();
-  EXPECT_GT(*t, 0);
-}
-
-//===----------------------------------------------------------------------===//
-// compileForGraph: the C++ API tunes what the source leaves unscheduled
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-const char *kTwoKernels = R"(
-gnn.module @m {
-  gnn.kernel @free(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
-    gnn.return %y : tensor<?x64xf32>
+  OpDesc op = spmmOp(ElementType::F32, 64, /*values=*/true);
+  Expected<TunableModule> module =
+      TunableModule::parse(kernelText(op), "t.gnn");
+  ASSERT_TRUE(module) << module.message();
+  for (const Schedule &s :
+       {vertexSchedule(4, 16, 256), edgeSchedule(4, 16, 256, 128),
+        edgeSchedule(2, 32, 256, 64, WriteMode::Atomic),
+        groupSchedule(4, 16, 256, 32)}) {
+    SCOPED_TRACE(s.str());
+    Expected<rt::KernelSpec> spec = module->compileKernel("m_k", s);
+    ASSERT_TRUE(spec) << spec.message();
+    Expected<double> t = measureSchedule(*runtime, *spec, g);
+    ASSERT_TRUE(t) << t.message();
+    EXPECT_GT(*t, 0);
+    Expected<double> viaFor = measureFor(*runtime, *spec, g);
+    ASSERT_TRUE(viaFor) << viaFor.message();
+    EXPECT_GT(*viaFor, 0);
   }
-  gnn.kernel @fixed(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<vector_width = 1, dim_workers = 32, threads_per_block = 128>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
-    gnn.return %y : tensor<?x64xf32>
-  }
-}
-)";
-
-} // namespace
-
-TEST(TunedCompile, TunesUnscheduledOpsAndKeepsWrittenSchedules) {
-  graph::CsrGraph star = starGraph(50000);
-  TunedCompileOptions options;
-  options.arch = "sm_90";
-  options.useDatabase = false;
-  TuningChoices choices;
-  Expected<CompiledModule> m =
-      compileForGraph(kTwoKernels, "two.gnn", star, options, &choices);
-  ASSERT_TRUE(m) << m.message();
-  ASSERT_EQ(choices.size(), 1u);
-  ASSERT_TRUE(choices.count("m_free"));
-  EXPECT_NE(choices["m_free"].find("(cost model)"), std::string::npos);
-  Expected<rt::KernelSpec> fixed = findKernel(*m, "m_fixed");
-  ASSERT_TRUE(fixed) << fixed.message();
-  EXPECT_NE(fixed->schedule.find(
-                "vector_width = 1, dim_workers = 32, threads_per_block = 128"),
-            std::string::npos)
-      << fixed->schedule;
-  // The tuned kernel carries exactly the model's best schedule.
-  GpuModel gpu = *builtinGpuModel("sm_90");
-  Problem p;
-  p.type = ElementType::F32;
-  p.width = 64;
-  std::vector<Candidate> ranked =
-      rankSchedules(gpu, graph::analyzeGraph(star, profileOptionsFor(gpu, p)),
-                    p, enumerateSchedules(p));
-  ASSERT_FALSE(ranked.empty());
-  const Schedule &best = ranked[chooseCandidate(ranked)].schedule;
-  Expected<rt::KernelSpec> tuned = findKernel(*m, "m_free");
-  ASSERT_TRUE(tuned) << tuned.message();
-  std::string expected =
-      "vector_width = " + std::to_string(best.vectorWidth) +
-      ", dim_workers = " + std::to_string(best.dimWorkers) +
-      ", threads_per_block = " + std::to_string(best.threadsPerBlock);
-  EXPECT_NE(tuned->schedule.find(expected), std::string::npos)
-      << tuned->schedule << " vs " << expected;
-}
-
-TEST(TunedCompile, PrefersTheDatabaseEntryForThisGraph) {
-  graph::CsrGraph star = starGraph(5000);
-  std::string path = tempPath("db/api/tuning.db");
-  std::remove(path.c_str());
-  Expected<TuningDb> db = TuningDb::load(path);
-  ASSERT_TRUE(db) << db.message();
-  TuningEntry entry;
-  entry.key = {graph::analyzeGraph(star).fingerprintHex,
-               "spmm",
-               "f32",
-               64,
-               false,
-               "sm_90"};
-  entry.schedule = {2, 8, 64};
-  entry.predictedSeconds = 1e-3;
-  ASSERT_TRUE(db->store(entry));
-
-  TunedCompileOptions options;
-  options.arch = "sm_90";
-  options.databasePath = path;
-  TuningChoices choices;
-  Expected<CompiledModule> m =
-      compileForGraph(kTwoKernels, "two.gnn", star, options, &choices);
-  ASSERT_TRUE(m) << m.message();
-  EXPECT_EQ(choices["m_free"], "vw=2 dw=8 tpb=64 (database)");
-  Expected<rt::KernelSpec> tuned = findKernel(*m, "m_free");
-  ASSERT_TRUE(tuned) << tuned.message();
-  EXPECT_NE(tuned->schedule.find(
-                "vector_width = 2, dim_workers = 8, threads_per_block = 64"),
-            std::string::npos)
-      << tuned->schedule;
 }
