@@ -47,8 +47,8 @@ std::vector<KernelSample> syntheticSamples(const GpuModel &truth, double noise,
 } // namespace
 
 TEST(TuningFit, SampleOpIsASumOnInt64OffsetsAndInt32Indices) {
-  OpDesc op = sampleOp(ElementType::F16, 32);
-  EXPECT_TRUE(op == spmmOp(ElementType::F16, 32));
+  OpDesc op = spmmProblem(ElementType::F16, 32);
+  EXPECT_TRUE(op == spmmProblem(ElementType::F16, 32));
   EXPECT_EQ(op.kind, OpKind::Spmm);
   EXPECT_EQ(op.reduce, Reduce::Sum);
   EXPECT_EQ(op.scale, DegreeScale::None);
@@ -66,7 +66,7 @@ TEST(TuningFit, PlanCoversEdgeParallelSchedulesOnTwoGraphs) {
     Expected<KernelPlan> kernel = planKernel(s.op, s.schedule);
     EXPECT_TRUE(kernel) << kernel.message();
     EXPECT_EQ(s.measuredSeconds, 0);
-    EXPECT_TRUE(s.op == sampleOp(s.op.type, s.op.width));
+    EXPECT_TRUE(s.op == spmmProblem(s.op.type, s.op.width));
     ASSERT_TRUE(s.rmatScale == 16 || s.rmatScale == 17);
     scales[s.rmatScale - 16] = true;
     perGraph += s.rmatScale == 16;
@@ -77,7 +77,7 @@ TEST(TuningFit, PlanCoversEdgeParallelSchedulesOnTwoGraphs) {
   size_t expected = 0;
   for (ElementType type : {ElementType::F32, ElementType::F16})
     for (int64_t width : {32, 64, 128})
-      for (const Schedule &s : enumerateSchedules(sampleOp(type, width)))
+      for (const Schedule &s : enumerateSchedules(spmmProblem(type, width)))
         expected += s.strategy == Strategy::EdgeParallel;
   EXPECT_EQ(perGraph, expected);
   EXPECT_EQ(plan.size(), 2 * expected);
@@ -135,7 +135,7 @@ TEST(TuningFit, ConstantsStayNonNegative) {
 
 TEST(TuningFit, TheFittedTermsOnlyTouchEdgeParallelSchedules) {
   graph::CsrGraph g = graph::generateRmat(11, 16, 1);
-  OpDesc op = sampleOp(ElementType::F32, 32);
+  OpDesc op = spmmProblem(ElementType::F32, 32);
   GpuModel with = sm90(), without = sm90();
   without.edgeStepCycles = without.rowEndCycles = 0;
   graph::GraphProfile profile = profileOf(g, with, op);
@@ -157,7 +157,7 @@ TEST(TuningFit, FewerLanesPerWorkerCostMoreInstructions) {
   // The measured trend the terms model: at one width, workers of fewer
   // lanes share a warp with more workers and run its row ends serially.
   graph::CsrGraph g = graph::generateRmat(12, 16, 1);
-  OpDesc op = sampleOp(ElementType::F16, 32);
+  OpDesc op = spmmProblem(ElementType::F16, 32);
   GpuModel gpu = sm90();
   graph::GraphProfile profile = profileOf(g, gpu, op);
   Schedule wide = edgeSchedule(1, 32, 256, 256);
@@ -167,7 +167,7 @@ TEST(TuningFit, FewerLanesPerWorkerCostMoreInstructions) {
 }
 
 TEST(TuningFit, SamplesAreLinesWithTheScheduleAsText) {
-  KernelSample s{16, sampleOp(ElementType::F32, 32),
+  KernelSample s{16, spmmProblem(ElementType::F32, 32),
                  edgeSchedule(4, 8, 256, 256), 1.5e-5};
   std::string text = formatSamples({s});
   // `#` comment lines, then one line per sample.
@@ -205,7 +205,7 @@ TEST(TuningFit, SamplesRoundTripAndBadLinesAreNamed) {
   std::vector<KernelSample> some;
   for (size_t i = 0; i < samples.size(); i += 7)
     some.push_back(samples[i]);
-  some.push_back({17, sampleOp(ElementType::F16, 64),
+  some.push_back({17, spmmProblem(ElementType::F16, 64),
                   edgeSchedule(8, 8, 128, 64, WriteMode::Atomic, 4), 2e-4});
   ASSERT_GT(some.size(), 5u);
   Expected<std::vector<KernelSample>> back =

@@ -122,9 +122,9 @@ TEST(SddmmTuningLegality, IllegalSchedulesAreRejectedLikeTheCompilerDoes) {
   }
   // gnn.spmm's rules are its own: neighbor_group and write = atomic stay
   // legal there.
-  expectCompilerAgrees(spmmOp(ElementType::F32, 64),
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 64),
                        groupSchedule(4, 16, 256, 32), "");
-  expectCompilerAgrees(spmmOp(ElementType::F32, 64),
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 64),
                        edgeSchedule(4, 16, 256, 64, WriteMode::Atomic), "");
 }
 
@@ -139,7 +139,7 @@ TEST(SddmmTuningLegality, VertexParallelBatchIsCappedByTheLanes) {
   ASSERT_TRUE(edge) << edge.message();
   EXPECT_EQ(edge->mapping.edgeUnroll, 8);
   Expected<KernelPlan> spmm =
-      planKernel(spmmOp(ElementType::F32, 16), vertexSchedule(4, 2, 256));
+      planKernel(spmmProblem(ElementType::F32, 16), vertexSchedule(4, 2, 256));
   ASSERT_TRUE(spmm) << spmm.message();
   EXPECT_EQ(spmm->mapping.edgeUnroll, 8);
   // As the lowering has it.
@@ -355,7 +355,7 @@ TEST(SddmmTuningCostModel, TheRegistryDispatchesByOp) {
   // predictSpmm, whose predictions are unchanged by it.
   GpuModel gpu = sm90();
   graph::CsrGraph g = graph::generateRmat(11, 16, 4);
-  OpDesc spmm = spmmOp(ElementType::F32, 64);
+  OpDesc spmm = spmmProblem(ElementType::F32, 64);
   OpDesc sddmm = sddmmOp(ElementType::F32, 64);
   graph::GraphProfile profile = profileOf(g, gpu, spmm);
   for (const Schedule &s : enumerateSchedules(spmm)) {
@@ -623,7 +623,7 @@ TEST(SddmmTuningMeasure, MeasuresACheckedKernelOnTheGpu) {
   }
   // A gnn.spmm kernel is refused by name.
   Expected<TunableModule> spmm =
-      TunableModule::parse(kernelText(spmmOp(ElementType::F32, 64)), "s.gnn");
+      TunableModule::parse(kernelText(spmmProblem(ElementType::F32, 64)), "s.gnn");
   ASSERT_TRUE(spmm) << spmm.message();
   Expected<rt::KernelSpec> spec =
       spmm->compileKernel("m_k", vertexSchedule(4, 16, 256));

@@ -60,10 +60,10 @@ gnn.module @mix {
 }
 )";
 
-OpDesc aggOp() { return spmmOp(ElementType::F32, 64); }
-OpDesc groupsOp() { return spmmOp(ElementType::F16, 32, /*values=*/true); }
+OpDesc aggOp() { return spmmProblem(ElementType::F32, 64); }
+OpDesc groupsOp() { return spmmProblem(ElementType::F16, 32, /*values=*/true); }
 OpDesc halvesOp() {
-  OpDesc op = spmmOp(ElementType::F16, 64);
+  OpDesc op = spmmProblem(ElementType::F16, 64);
   op.offsets64 = false;
   return op;
 }
@@ -131,7 +131,7 @@ TEST(TunableModule, SitesOfAMixedModule) {
     std::optional<Schedule> written;
     std::string note; // "" when tunable
   };
-  OpDesc mean = spmmOp(ElementType::F32, 16);
+  OpDesc mean = spmmProblem(ElementType::F32, 16);
   mean.reduce = Reduce::Mean;
   OpDesc softmax;
   softmax.kind = OpKind::EdgeSoftmax;

@@ -50,7 +50,7 @@ TEST(TuningEnumerate, EveryScheduleIsCompleteAndLegal) {
   for (ElementType type :
        {ElementType::F32, ElementType::F16, ElementType::BF16}) {
     for (int64_t width : {1, 6, 32, 64, 100, 128, 256, 1024}) {
-      OpDesc op = spmmOp(type, width);
+      OpDesc op = spmmProblem(type, width);
       SCOPED_TRACE(std::string(elementTypeName(type)) + " width " +
                    std::to_string(width));
       std::vector<Schedule> all = enumerateSchedules(op);
@@ -103,7 +103,7 @@ TEST(TuningEnumerate, EveryScheduleIsCompleteAndLegal) {
 }
 
 TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
-  OpDesc op = spmmOp(ElementType::F32, 64);
+  OpDesc op = spmmProblem(ElementType::F32, 64);
   std::vector<Schedule> all = enumerateSchedules(op);
   EXPECT_EQ(enumerateSchedules(op), all); // a stable order
   // f32 width 64: vector widths 4 (dim_workers 16 down to 1), 2 and 1 (32
@@ -159,7 +159,7 @@ TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
 TEST(TuningEnumerate, PaddedRowsTakeVectorsThatDivideTheStride) {
   // f16, 41 features in rows of 48: 8-element loads are legal (6 chunks,
   // the last one partly padding), for every strategy.
-  OpDesc op = spmmOp(ElementType::F16, 41, false, 48);
+  OpDesc op = spmmProblem(ElementType::F16, 41, false, 48);
   Expected<TunableModule> module =
       TunableModule::parse(kernelText(op), "padded.gnn");
   ASSERT_TRUE(module) << module.message();
@@ -207,7 +207,7 @@ TEST(TuningEnumerate, PaddedRowsTakeVectorsThatDivideTheStride) {
 TEST(TuningPlan, TheModelsPlanIsWhatTheLoweringRecords) {
   // The thread mappings the model's terms are built on, for a few
   // schedules whose numbers are worked out by hand.
-  OpDesc w64 = spmmOp(ElementType::F32, 64);
+  OpDesc w64 = spmmProblem(ElementType::F32, 64);
   Expected<KernelPlan> plan = planKernel(w64, vertexSchedule(4, 16, 256));
   ASSERT_TRUE(plan) << plan.message();
   EXPECT_EQ(plan->mapping.lanes, 16);
@@ -223,7 +223,7 @@ TEST(TuningPlan, TheModelsPlanIsWhatTheLoweringRecords) {
   // Width 16: 4 chunks over 2 lanes, 2 chunks of 4 per lane, 64 / 8 = 8
   // neighbours per batch for both strategies; edge_parallel keeps 128
   // workers' row ends (129 each) in shared memory.
-  OpDesc w16 = spmmOp(ElementType::F32, 16);
+  OpDesc w16 = spmmProblem(ElementType::F32, 16);
   plan = planKernel(w16, vertexSchedule(4, 2, 256));
   ASSERT_TRUE(plan) << plan.message();
   EXPECT_EQ(plan->mapping.edgeUnroll, 8);
@@ -244,11 +244,11 @@ TEST(TuningPlan, TheModelsPlanIsWhatTheLoweringRecords) {
     OpDesc op;
     Schedule schedule;
   };
-  OpDesc weighted = spmmOp(ElementType::F16, 64, /*values=*/true);
-  OpDesc padded = spmmOp(ElementType::F16, 41, false, 48);
-  OpDesc scaled = spmmOp(ElementType::BF16, 32);
+  OpDesc weighted = spmmProblem(ElementType::F16, 64, /*values=*/true);
+  OpDesc padded = spmmProblem(ElementType::F16, 41, false, 48);
+  OpDesc scaled = spmmProblem(ElementType::BF16, 32);
   scaled.scale = DegreeScale::Both;
-  OpDesc wide = spmmOp(ElementType::F32, 256);
+  OpDesc wide = spmmProblem(ElementType::F32, 256);
   std::vector<Case> cases = {
       {w64, vertexSchedule(4, 16, 256)},
       {w64, vertexSchedule(4, 1, 256)},
@@ -282,7 +282,7 @@ TEST(TuningPlan, EveryEnumeratedScheduleCompilesWithThePlanTheModelUses) {
   size_t compiled = 0;
   for (ElementType type : {ElementType::F32, ElementType::F16}) {
     for (bool values : {false, true}) {
-      OpDesc op = spmmOp(type, 64, values);
+      OpDesc op = spmmProblem(type, 64, values);
       SCOPED_TRACE(std::string(elementTypeName(type)) +
                    (values ? " with values" : ""));
       for (const Schedule &s : enumerateSchedules(op)) {
@@ -299,7 +299,7 @@ TEST(TuningPlan, EveryEnumeratedScheduleCompilesWithThePlanTheModelUses) {
 //===----------------------------------------------------------------------===//
 
 TEST(TuningLegality, EdgeParallelLimitsAreTheCompilers) {
-  OpDesc op = spmmOp(ElementType::F16, 32);
+  OpDesc op = spmmProblem(ElementType::F16, 32);
   // 64 workers of 4 lanes x 2049 row ends x 4 bytes = 512 KiB > 96 KiB.
   expectCompilerAgrees(op, edgeSchedule(8, 4, 256, 2048), "shared memory");
   // 64 x 257 x 4 = 65,792 bytes fits one block...
@@ -316,10 +316,10 @@ TEST(TuningLegality, EdgeParallelLimitsAreTheCompilers) {
   expectCompilerAgrees(op, edgeSchedule(8, 4, 256, 4), "edges_per_warp");
   // write = shared adds two f32 rows per worker to the row ends: 32
   // workers x 2 x 512 x 4 bytes.
-  expectCompilerAgrees(spmmOp(ElementType::F32, 512),
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 512),
                        edgeSchedule(4, 32, 1024, 64, WriteMode::Shared),
                        "write = shared keeps two f32 rows per worker");
-  expectCompilerAgrees(spmmOp(ElementType::F32, 256),
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 256),
                        edgeSchedule(4, 32, 1024, 64, WriteMode::Shared), "");
   // The strategies' write modes.
   Schedule vertexAtomic = vertexSchedule(8, 4, 256);
@@ -331,17 +331,17 @@ TEST(TuningLegality, EdgeParallelLimitsAreTheCompilers) {
 }
 
 TEST(TuningLegality, VectorAndGroupLimitsAreTheCompilers) {
-  OpDesc f32 = spmmOp(ElementType::F32, 64);
+  OpDesc f32 = spmmProblem(ElementType::F32, 64);
   expectCompilerAgrees(f32, vertexSchedule(8, 8, 256), "16 bytes");
-  expectCompilerAgrees(spmmOp(ElementType::F32, 6), vertexSchedule(4, 2, 256),
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 6), vertexSchedule(4, 2, 256),
                        "does not divide the feature width");
-  expectCompilerAgrees(spmmOp(ElementType::F32, 256), vertexSchedule(1, 1, 256),
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 256), vertexSchedule(1, 1, 256),
                        "accumulators");
   // Too many groups' partial sums for shared memory: 512 groups x 256
   // features x 4 bytes.
-  expectCompilerAgrees(spmmOp(ElementType::F32, 256),
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 256),
                        groupSchedule(4, 2, 1024, 32), "shared memory");
-  expectCompilerAgrees(spmmOp(ElementType::F32, 256),
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 256),
                        groupSchedule(4, 16, 1024, 32), "");
   // Neighbour groups with merge-path items.
   Schedule mixed = groupSchedule(4, 16, 256, 32);
@@ -362,7 +362,7 @@ TEST(TuningLegality, TheCompilerCompletesSchedulesAsTheTunerDoes) {
   // A schedule that leaves fields open has no plan until it is completed;
   // the compiler completes it exactly as completeSchedule does (the tuner's
   // defaults for each vector width).
-  OpDesc op = spmmOp(ElementType::F16, 64, /*values=*/true);
+  OpDesc op = spmmProblem(ElementType::F16, 64, /*values=*/true);
   Schedule vw2;
   vw2.vectorWidth = 2;
   Schedule edge;
@@ -433,7 +433,7 @@ TEST(TuningCostModel, TheRegistryKnowsSpmmAndSddmm) {
 
 TEST(TuningCostModel, MoreBandwidthIsNeverSlower) {
   graph::CsrGraph g = graph::generateRmat(12, 16, 3);
-  OpDesc op = spmmOp();
+  OpDesc op = spmmProblem();
   GpuModel slow = sm90(), fast = sm90();
   fast.dramBytesPerSecond *= 2;
   fast.l2BytesPerSecond *= 2;
@@ -452,7 +452,7 @@ TEST(TuningCostModel, MoreBandwidthIsNeverSlower) {
 
 TEST(TuningCostModel, HubRowRaisesTheLatencyTerm) {
   GpuModel gpu = sm90();
-  OpDesc op = spmmOp();
+  OpDesc op = spmmProblem();
   graph::CsrGraph uniform = graph::generateUniformRandom(20000, 20000, 16, 5);
   graph::CsrGraph star = starGraph(20000);
   Schedule s = vertexSchedule(4, 16, 256);
@@ -469,7 +469,7 @@ TEST(TuningCostModel, WiderFeaturesMoveMoreBytes) {
   graph::CsrGraph g = graph::generateRmat(12, 16, 4);
   double lastBytes = 0, lastSeconds = 0;
   for (int64_t width : {16, 32, 64, 128}) {
-    OpDesc op = spmmOp(ElementType::F32, width);
+    OpDesc op = spmmProblem(ElementType::F32, width);
     // The same schedule for every width: more bytes and no faster. (The
     // best schedule of a wider op may be faster: narrow rows limit the
     // lanes and so the edge batch.)
@@ -485,7 +485,7 @@ TEST(TuningCostModel, WiderFeaturesMoveMoreBytes) {
 TEST(TuningCostModel, NoReuseEstimateMeansEveryGatherMisses) {
   GpuModel gpu = sm90();
   graph::CsrGraph g = graph::generateRmat(10, 16, 2);
-  OpDesc op = spmmOp();
+  OpDesc op = spmmProblem();
   graph::AnalysisOptions options = profileOptionsFor(gpu, op);
   graph::GraphProfile with = graph::analyzeGraph(g, options);
   options.estimateReuse = false;
@@ -503,7 +503,7 @@ TEST(TuningCostModel, NeighbourGroupsAreModelled) {
   // a second launch and the zeroing of Y, and a group of 8 neighbours costs
   // more waves than one of 32.
   graph::CsrGraph g = graph::generateRmat(14, 16, 3);
-  OpDesc op = spmmOp();
+  OpDesc op = spmmProblem();
   GpuModel gpu = sm90();
   graph::GraphProfile profile = profileOf(g, gpu, op);
   int64_t groups32 = 0;
@@ -528,7 +528,7 @@ TEST(TuningCostModel, NeighbourGroupsAreModelled) {
 
 TEST(TuningCostModel, EdgeParallelHasNoHubTerm) {
   GpuModel gpu = sm90();
-  OpDesc op = spmmOp();
+  OpDesc op = spmmProblem();
   // Without a reuse estimate every gather misses on both graphs, so only
   // the degrees differ.
   graph::AnalysisOptions options = profileOptionsFor(gpu, op);
@@ -563,7 +563,7 @@ TEST(TuningCostModel, EdgeParallelHasNoHubTerm) {
 
 TEST(TuningRank, StarGraphPrefersMoreLanesAndLongerBatches) {
   GpuModel gpu = sm90();
-  OpDesc op = spmmOp();
+  OpDesc op = spmmProblem();
   graph::CsrGraph star = starGraph(200000);
   graph::GraphProfile profile = profileOf(star, gpu, op);
   std::vector<Candidate> ranked =
@@ -590,7 +590,7 @@ TEST(TuningRank, StarGraphPrefersMoreLanesAndLongerBatches) {
 
 TEST(TuningRank, IllegalSchedulesAreLeftOut) {
   GpuModel gpu = sm90();
-  OpDesc op = spmmOp();
+  OpDesc op = spmmProblem();
   graph::GraphProfile profile = profileOf(starGraph(1000), gpu, op);
   std::vector<Candidate> ranked = rankSchedules(
       gpu, profile, op,
@@ -605,7 +605,7 @@ TEST(TuningRank, IllegalSchedulesAreLeftOut) {
 // best kernel is one of those two, by type.)
 TEST(TuningRank, PowerLawGraphSplitsLongRows) {
   GpuModel gpu = sm90();
-  OpDesc op = spmmOp();
+  OpDesc op = spmmProblem();
   graph::CsrGraph g = graph::generateRmat(14, 16, 7);
   graph::GraphProfile profile = profileOf(g, gpu, op);
   ASSERT_GT(profile.maxDegree, 50 * profile.meanDegree);
@@ -618,7 +618,7 @@ TEST(TuningRank, PowerLawGraphSplitsLongRows) {
 
 TEST(TuningRank, UniformShortRowsKeepVertexParallelCompetitive) {
   GpuModel gpu = sm90();
-  OpDesc op = spmmOp();
+  OpDesc op = spmmProblem();
   graph::CsrGraph g = graph::generateUniformRandom(20000, 20000, 8, 3);
   graph::GraphProfile profile = profileOf(g, gpu, op);
   std::vector<Candidate> ranked =
@@ -936,7 +936,7 @@ TEST(TuningCalibration, MeasuresOnTheGpu) {
   EXPECT_GT(m->dramBytesPerSecond, 1e11);
   EXPECT_GT(m->loadLatencySeconds, m->l2LatencySeconds);
   graph::CsrGraph g = graph::generateRmat(12, 16, 1);
-  OpDesc op = spmmOp(ElementType::F32, 64, /*values=*/true);
+  OpDesc op = spmmProblem(ElementType::F32, 64, /*values=*/true);
   Expected<TunableModule> module =
       TunableModule::parse(kernelText(op), "t.gnn");
   ASSERT_TRUE(module) << module.message();

@@ -74,15 +74,10 @@ Schedule test::groupSchedule(int32_t vw, int32_t dw, int32_t tpb,
   return s;
 }
 
-OpDesc test::spmmOp(ElementType type, int64_t width, bool values,
+OpDesc test::spmmProblem(ElementType type, int64_t width, bool values,
                     int64_t stride) {
-  OpDesc op;
-  op.kind = OpKind::Spmm;
-  op.type = type;
-  op.width = width;
+  OpDesc op = gnnc::spmmOp(type, width);
   op.rowStride = stride > 0 ? stride : width;
-  op.offsets64 = true;
-  op.indices64 = false;
   op.edgeValues = values;
   return op;
 }

@@ -54,7 +54,7 @@ Schedule groupSchedule(int32_t vw, int32_t dw, int32_t tpb, int32_t group);
 
 /// A gnn.spmm (sum) of `type` features of `width` (rows of `stride`
 /// elements when > 0) on a graph with 64-bit offsets and 32-bit indices.
-OpDesc spmmOp(ElementType type = ElementType::F32, int64_t width = 64,
+OpDesc spmmProblem(ElementType type = ElementType::F32, int64_t width = 64,
               bool values = false, int64_t stride = 0);
 /// A gnn.sddmm of `type` features of `width`: dot, or add; with a
 /// leaky_relu of 0.2 (as an f32 attribute) when `leakyRelu`.
