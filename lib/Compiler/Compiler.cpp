@@ -4,6 +4,7 @@
 #include "gnnc/Transforms/Passes.h"
 
 #include "gnnc/Dialect/Gnn/GnnOps.h"
+#include "gnnc/Dialect/Gnn/Nesting.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -62,6 +63,18 @@ gnnc::GnnModule::parse(const std::string &text, const std::string &bufferName) {
       std::make_unique<llvm::raw_string_ostream>(impl->diagnostics);
   impl->handler = std::make_unique<SourceMgrDiagnosticHandler>(
       impl->sourceMgr, impl->context.get(), *impl->diagStream);
+  // MLIR's parser recurses into every bracket: refuse text nested deeper
+  // than the stack allows before it sees it.
+  if (std::optional<size_t> at = gnn::findExcessiveNesting(text)) {
+    const llvm::MemoryBuffer *buffer =
+        impl->sourceMgr.getMemoryBuffer(impl->sourceMgr.getMainFileID());
+    auto [line, column] = impl->sourceMgr.getLineAndColumn(
+        llvm::SMLoc::getFromPointer(buffer->getBufferStart() + *at));
+    emitError(
+        FileLineColLoc::get(impl->context.get(), bufferName, line, column))
+        << gnn::nestingErrorMessage();
+    return impl->take("parsing");
+  }
   impl->module = parseSourceFile<ModuleOp>(impl->sourceMgr,
                                            ParserConfig(impl->context.get()));
   if (!impl->module)
