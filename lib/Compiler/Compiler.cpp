@@ -79,10 +79,16 @@ gnnc::GnnModule::parse(const std::string &text, const std::string &bufferName) {
                                            ParserConfig(impl->context.get()));
   if (!impl->module)
     return impl->take("parsing");
-  if (impl->module->getOps<gnn::GnnModuleOp>().empty())
+  auto gnnModules = impl->module->getOps<gnn::GnnModuleOp>();
+  if (gnnModules.empty())
     return Status::error(bufferName +
                          ": no gnn.module found; a .gnn file holds gnn.module "
                          "ops with gnn.kernel ops inside");
+  // The parser gives the module it wraps the text in line 0, column 0:
+  // errors about the whole module name the first gnn.module instead.
+  if (auto loc = dyn_cast<FileLineColLoc>(impl->module->getLoc());
+      loc && loc.getLine() == 0)
+    impl->module->getOperation()->setLoc((*gnnModules.begin()).getLoc());
   return GnnModule(std::move(impl));
 }
 
