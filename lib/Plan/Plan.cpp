@@ -187,6 +187,10 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
       s.groupSize = defaults::kGroupSize;
     s.write = WriteMode::Atomic;
   }
+  // What the defaults chose must keep the fields' own rules (256 threads
+  // and blocks_per_sm = 16 do not fit an SM): a #gnn.schedule may hold
+  // nothing else.
+  GNNC_RETURN_IF_ERROR(checkScheduleFields(s));
   return s;
 }
 

@@ -90,6 +90,19 @@ TEST(Plan, SizesOverTheLimitsAreRefusedFirst) {
             std::string::npos);
 }
 
+TEST(Plan, CompletedSchedulesKeepTheFieldRules) {
+  // Found by fuzzing: blocks_per_sm = 16 with the default 256 threads made
+  // a #gnn.schedule that breaks checkScheduleFields (an assertion in
+  // ScheduleAttr::get with assertions on).
+  Schedule s;
+  s.blocksPerSm = 16;
+  EXPECT_EQ(completeSchedule(spmm(ElementType::F32, 64), s).message(),
+            "blocks_per_sm (16) blocks of threads_per_block (256) exceed the "
+            "2048 threads an SM holds");
+  s.blocksPerSm = 8;
+  EXPECT_TRUE(completeSchedule(spmm(ElementType::F32, 64), s));
+}
+
 TEST(Plan, DefaultsFollowTheRows) {
   // The widest load of at most 16 bytes that divides the row stride, enough
   // lanes for one trip over a row, 256 threads.

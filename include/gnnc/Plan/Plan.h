@@ -134,7 +134,9 @@ bool isCompleteSchedule(const Schedule &s);
 /// `schedule` with every field it leaves open chosen: the widest vector
 /// load that divides the row stride, enough lanes for one trip over a row
 /// (a warp for the edge softmax ops), 256 threads per block, and the
-/// strategy's own defaults. Fails for a strategy with no planner.
+/// strategy's own defaults. Fails for a strategy with no planner, and when
+/// the schedule it completes breaks checkScheduleFields (blocks_per_sm = 16
+/// with the default 256 threads).
 Expected<Schedule> completeSchedule(const OpDesc &op, Schedule schedule);
 
 /// The plan of `op` under the complete schedule `schedule`, or why there is
