@@ -186,6 +186,12 @@ TEST(HostileInput, SnapIdTheFileCannotBack) {
   Expected<CsrGraph> g = readSnapEdgeList(path, compact);
   ASSERT_TRUE(g.isOk()) << g.message();
   EXPECT_EQ(g->numRows, 3);
+  // Found by fuzzing: with compact ids an id may be INT64_MAX (the node
+  // count computed for plain ids overflowed, though unused).
+  Expected<CsrGraph> big =
+      parseSnapEdgeList("big.txt", "0 9223372036854775807\n", compact);
+  ASSERT_TRUE(big.isOk()) << big.message();
+  EXPECT_EQ(big->numRows, 2);
   // A node count option is checked before the first line.
   SnapOptions nodes;
   nodes.numNodes = kMaxReaderDimension;

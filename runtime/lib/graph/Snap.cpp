@@ -93,7 +93,11 @@ Expected<CsrGraph> parseText(const std::string &path, const std::string &text,
     maxId = std::max(maxId, std::max(u, v));
   }
 
-  int64_t numNodes = options.numNodes > 0 ? options.numNodes : maxId + 1;
+  // (With compact ids, the ids may go up to INT64_MAX: their count is set
+  // below.)
+  int64_t numNodes = options.numNodes > 0 ? options.numNodes
+                     : options.compactIds ? 0
+                                          : maxId + 1;
   if (options.compactIds) {
     std::vector<int64_t> ids(src);
     ids.insert(ids.end(), dst.begin(), dst.end());
