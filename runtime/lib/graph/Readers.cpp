@@ -88,7 +88,9 @@ gnnc::graph::detail::decodeText(const std::string &path,
   const auto *base = reinterpret_cast<const Bytef *>(contents.data());
   size_t offset = 0;
   std::string text;
-  std::vector<char> chunk(1 << 20);
+  // (Output in chunks of up to 1 MiB: small streams need no more.)
+  std::vector<char> chunk(
+      std::clamp<size_t>(contents.size() * 16, 4096, size_t(1) << 20));
   auto fail = [&](const std::string &what) {
     inflateEnd(&zs);
     return Status::error(path + ": " + what);
