@@ -11,19 +11,22 @@
 #   test/fuzz/run.sh --runs 1000000    every target for 1,000,000 inputs
 #   test/fuzz/run.sh gnn npz           only these targets
 #
-# Options: --seconds N | --minutes N (time per target), --runs N (inputs
-# per target; with a time limit, whichever comes first), --seed N (default
-# 1), --timeout N (seconds per input, default 20), --keep-corpus (keep the
-# corpus grown by earlier runs instead of starting from the seeds),
-# --no-build. Environment: GNNC_FUZZ_BUILD_DIR (default build-fuzz),
+# Options: --seconds N | --minutes N (time per target; default 10 s unless
+# --runs is given), --runs N (inputs per target; with a time limit,
+# whichever comes first), --seed N (default 1), --timeout N (seconds per
+# input, default 20), --keep-corpus (keep the corpus grown by earlier runs
+# instead of starting from the seeds), --work DIR (seeds, corpora, logs
+# and reproducers; default BUILD/fuzz: runs at the same time need their
+# own), --no-build. Environment: GNNC_FUZZ_BUILD_DIR (default build-fuzz),
 # CC/CXX (default clang-22/clang++-22), GNNC_FUZZ_JOBS (build jobs).
 # Targets: gnn mtx mtx-gz snap npz npy manifest tuning-db.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 src=$PWD
 
-seconds=10
+seconds=
 runs=0
+work=
 seed=1
 timeout=20
 keep=0
@@ -37,12 +40,16 @@ while [ $# -gt 0 ]; do
     --seed) seed=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --keep-corpus) keep=1; shift ;;
+    --work) work=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
+if [ -z "$seconds" ]; then
+  if [ "$runs" -gt 0 ]; then seconds=0; else seconds=10; fi
+fi
 all=(gnn mtx mtx-gz snap npz npy manifest tuning-db)
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 for t in "${targets[@]}"; do
@@ -66,7 +73,7 @@ if [ $build -eq 1 ]; then
     exit 1
 fi
 
-work=$dir/fuzz
+work=${work:-$dir/fuzz}
 rm -rf "$work/seeds"
 python3 test/fuzz/make_seeds.py "$work/seeds" || exit 1
 mkdir -p "$work/artifacts" "$work/logs"
@@ -83,6 +90,8 @@ dict_of() {
 }
 
 failed=()
+total=0
+began=$(date +%s)
 printf '%-10s %12s %8s  %s\n' target executions seconds result
 for t in "${targets[@]}"; do
   corpus=$work/corpus/$t
@@ -108,7 +117,9 @@ for t in "${targets[@]}"; do
     failed+=("$t")
   fi
   printf '%-10s %12s %8s  %s\n' "$t" "${execs:-?}" "$elapsed" "$result"
+  total=$((total + ${execs:-0}))
 done
+printf '%-10s %12s %8s\n' all "$total" "$(($(date +%s) - began))"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "run.sh: failed: ${failed[*]}; logs in $work/logs, reproducers in" \
        "$work/artifacts (rerun one: $dir/bin/gnnc-fuzz-<target> FILE)" >&2
