@@ -23,6 +23,9 @@ namespace {
 
 /// The tool's name, for the handlers.
 const char *toolName = "gnnc";
+/// Whether LLVM's crash handler reports an abort (with the report line and
+/// a stack dump): then onTerminate says only what was thrown.
+bool llvmReportsAborts = false;
 /// "<tool>: internal error: " and the report line, composed before any
 /// failure (a signal handler may not allocate).
 char signalPrefix[128];
@@ -58,8 +61,11 @@ void writeString(const char *s) {
     }
   }
   std::fprintf(stderr, "%s: internal error: %s\n%s", toolName, what.c_str(),
-               reportLine);
+               llvmReportsAborts ? "" : reportLine);
   std::fflush(stderr);
+  // (Our own SIGABRT handler would say it again.)
+  if (!llvmReportsAborts)
+    std::signal(SIGABRT, SIG_DFL);
   std::abort();
 }
 
@@ -123,6 +129,9 @@ void gnnc::tools::installFailureHandlers(const char *tool) {
 namespace gnnc::tools::detail {
 /// For initLLVMTool (LLVMToolSupport.cpp): the handlers both kinds of tool
 /// share, and the report line.
-void installCommonHandlers(const char *tool) { ::installCommonHandlers(tool); }
+void installCommonHandlers(const char *tool) {
+  ::installCommonHandlers(tool);
+  llvmReportsAborts = true;
+}
 const char *reportLine() { return ::reportLine; }
 } // namespace gnnc::tools::detail
