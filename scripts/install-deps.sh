@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what gnnc needs to build on Debian 12 (bookworm). The CUDA 13
-# toolkit is expected at /usr/local/cuda (NVIDIA's packages).
+# Installs what gnnc needs to build on Debian 12 (bookworm), and clang 22
+# with its libFuzzer and sanitizer runtimes for the fuzz targets
+# (test/fuzz). The CUDA 13 toolkit is expected at /usr/local/cuda (NVIDIA's
+# packages).
 set -euo pipefail
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
@@ -9,7 +11,8 @@ $sudo apt-get update -q
 $sudo apt-get install -y -q --no-install-recommends \
   cmake ninja-build g++ python3 \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
-  libgtest-dev nlohmann-json3-dev zlib1g-dev libzstd-dev
+  libgtest-dev nlohmann-json3-dev zlib1g-dev libzstd-dev \
+  clang-22 libclang-rt-22-dev
 if [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "install-deps: the CUDA toolkit was not found at /usr/local/cuda" >&2
   exit 1

@@ -20,3 +20,7 @@ config.environment["GNNC_CACHE_DIR"] = os.path.join(config.test_exec_root,
 config.substitutions.append(("%gnnc_src", config.gnnc_src_root))
 import sys
 config.substitutions.append(("%python", sys.executable))
+# %exit-status N CMD...: CMD must exit with status N (not a signal).
+config.substitutions.append(
+    ("%exit-status", sys.executable + " " + os.path.join(
+        config.gnnc_src_root, "test", "tools", "Inputs", "exit-status.py")))

@@ -4,6 +4,7 @@
 #include "gnnc/Transforms/Passes.h"
 
 #include "gnnc/Dialect/Gnn/GnnOps.h"
+#include "gnnc/Dialect/Gnn/Nesting.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -62,14 +63,32 @@ gnnc::GnnModule::parse(const std::string &text, const std::string &bufferName) {
       std::make_unique<llvm::raw_string_ostream>(impl->diagnostics);
   impl->handler = std::make_unique<SourceMgrDiagnosticHandler>(
       impl->sourceMgr, impl->context.get(), *impl->diagStream);
+  // MLIR's parser recurses into every bracket: refuse text nested deeper
+  // than the stack allows before it sees it.
+  if (std::optional<size_t> at = gnn::findExcessiveNesting(text)) {
+    const llvm::MemoryBuffer *buffer =
+        impl->sourceMgr.getMemoryBuffer(impl->sourceMgr.getMainFileID());
+    auto [line, column] = impl->sourceMgr.getLineAndColumn(
+        llvm::SMLoc::getFromPointer(buffer->getBufferStart() + *at));
+    emitError(
+        FileLineColLoc::get(impl->context.get(), bufferName, line, column))
+        << gnn::nestingErrorMessage();
+    return impl->take("parsing");
+  }
   impl->module = parseSourceFile<ModuleOp>(impl->sourceMgr,
                                            ParserConfig(impl->context.get()));
   if (!impl->module)
     return impl->take("parsing");
-  if (impl->module->getOps<gnn::GnnModuleOp>().empty())
+  auto gnnModules = impl->module->getOps<gnn::GnnModuleOp>();
+  if (gnnModules.empty())
     return Status::error(bufferName +
                          ": no gnn.module found; a .gnn file holds gnn.module "
                          "ops with gnn.kernel ops inside");
+  // The parser gives the module it wraps the text in line 0, column 0:
+  // errors about the whole module name the first gnn.module instead.
+  if (auto loc = dyn_cast<FileLineColLoc>(impl->module->getLoc());
+      loc && loc.getLine() == 0)
+    impl->module->getOperation()->setLoc((*gnnModules.begin()).getLoc());
   return GnnModule(std::move(impl));
 }
 

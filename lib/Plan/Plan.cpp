@@ -1,6 +1,8 @@
 //===- Plan.cpp - Kernel plans: the rules every op shares -----------------===//
 #include "Planners.h"
 
+#include "gnnc/Plan/Checked.h"
+
 #include <algorithm>
 
 using namespace gnnc;
@@ -9,16 +11,8 @@ using namespace gnnc::limits;
 
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t alignTo(int64_t v, int64_t a) { return ceilDiv(v, a) * a; }
-
-/// The smallest power of two at least `v` (v >= 1).
-int64_t powerOfTwoCeil(int64_t v) {
-  int64_t p = 1;
-  while (p < v)
-    p *= 2;
-  return p;
-}
+/// alignTo for sizes checkOpSizes has bounded: it cannot overflow.
+int64_t alignBounded(int64_t v, int64_t a) { return alignTo(v, a).value_or(0); }
 
 std::string quoted(ElementType type) {
   return std::string("'") + elementTypeName(type) + "'";
@@ -45,16 +39,18 @@ Status checkVectorWidth(const OpDesc &op, const OpFamily &family,
         " (feature width " + std::to_string(width) +
         "); padded rows must start on vector boundaries: use a stride that is "
         "a multiple of " +
-        std::to_string(vw) + ", e.g. " + std::to_string(alignTo(width, vw)));
+        std::to_string(vw) + ", e.g. " +
+        std::to_string(alignBounded(width, vw)));
   if (stride == width && width % vw != 0) {
     std::string message = "vector_width " + std::to_string(vw) +
                           " does not divide the feature width " +
                           std::to_string(width);
     if (family.paddedRows)
-      message += "; declare a padded row stride, e.g. tensor<?x" +
-                 std::to_string(width) + "x" + elementTypeName(op.type) +
-                 ", #gnn.rows<stride = " + std::to_string(alignTo(width, vw)) +
-                 ">>";
+      message +=
+          "; declare a padded row stride, e.g. tensor<?x" +
+          std::to_string(width) + "x" + elementTypeName(op.type) +
+          ", #gnn.rows<stride = " + std::to_string(alignBounded(width, vw)) +
+          ">>";
     else
       message += "; use a vector_width that divides it (padded rows are "
                  "implemented for gnn.spmm only)";
@@ -65,7 +61,31 @@ Status checkVectorWidth(const OpDesc &op, const OpFamily &family,
 
 } // namespace
 
+Status gnnc::checkOpSizes(const OpDesc &op) {
+  bool heads =
+      op.kind == OpKind::EdgeSoftmax || op.kind == OpKind::EdgeSoftmaxGrad;
+  const std::string width = std::to_string(op.width);
+  if (op.width < 1)
+    return Status::error((heads ? "number of heads " : "feature width ") +
+                         width + " is not positive");
+  if (op.width > kMaxFeatureWidth)
+    return Status::error((heads ? "number of heads " : "feature width ") +
+                         width + " is over the limit of the kernel plans, " +
+                         std::to_string(kMaxFeatureWidth) +
+                         (heads ? " heads" : " features per row"));
+  const std::string stride = std::to_string(op.rowStride);
+  if (op.rowStride != 0 && op.rowStride < op.width)
+    return Status::error("row stride " + stride +
+                         " is smaller than the feature width " + width);
+  if (op.rowStride > kMaxRowStride)
+    return Status::error("row stride " + stride +
+                         " is over the limit of the kernel plans, " +
+                         std::to_string(kMaxRowStride) + " elements");
+  return Status::ok();
+}
+
 Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
+  GNNC_RETURN_IF_ERROR(checkOpSizes(op));
   GNNC_RETURN_IF_ERROR(checkScheduleFields(s));
   const OpFamily &family = familyOf(op.kind);
   if (family.rules)
@@ -130,6 +150,7 @@ bool gnnc::isCompleteSchedule(const Schedule &s) {
 }
 
 Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
+  GNNC_RETURN_IF_ERROR(checkOpSizes(op));
   if (s.strategy != Strategy::VertexParallel &&
       s.strategy != Strategy::EdgeParallel &&
       s.strategy != Strategy::NeighborGroup)
@@ -150,9 +171,8 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
         edgeWorkers != 0
             ? edgeWorkers
             : static_cast<int32_t>(std::min<int64_t>(
-                  kWarpSize,
-                  powerOfTwoCeil(
-                      ceilDiv(std::max<int64_t>(op.width, 1), s.vectorWidth))));
+                  kWarpSize, powerOfTwoCeil(ceilDiv(op.width, s.vectorWidth))
+                                 .value_or(kWarpSize)));
   }
   if (s.threadsPerBlock == 0)
     s.threadsPerBlock = std::max(defaults::kThreadsPerBlock, s.dimWorkers);
@@ -167,6 +187,10 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
       s.groupSize = defaults::kGroupSize;
     s.write = WriteMode::Atomic;
   }
+  // What the defaults chose must keep the fields' own rules (256 threads
+  // and blocks_per_sm = 16 do not fit an SM): a #gnn.schedule may hold
+  // nothing else.
+  GNNC_RETURN_IF_ERROR(checkScheduleFields(s));
   return s;
 }
 

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Planners.h"
 
+#include "gnnc/Plan/Checked.h"
+
 using namespace gnnc;
 using namespace gnnc::plan;
 using namespace gnnc::limits;
@@ -26,6 +28,7 @@ Expected<KernelPlan> gnnc::plan::planSddmmEdgeParallel(const OpDesc &op,
 Expected<KernelPlan> gnnc::plan::planEdgeSoftmax(const OpDesc &op,
                                                  const Schedule &s) {
   // The threads of a row share its edges; one thread holds every head.
+  // (checkOpSizes bounds the heads: the counts below cannot overflow.)
   const int64_t heads = op.width;
   if (heads > kMaxSoftmaxHeads) {
     bool grad = op.kind == OpKind::EdgeSoftmaxGrad;
@@ -42,7 +45,7 @@ Expected<KernelPlan> gnnc::plan::planEdgeSoftmax(const OpDesc &op,
   m.lanes = s.dimWorkers;
   m.rowsPerBlock = s.threadsPerBlock / s.dimWorkers;
   m.vectorWidth = s.vectorWidth;
-  m.chunks = (heads + s.vectorWidth - 1) / s.vectorWidth;
+  m.chunks = ceilDiv(heads, s.vectorWidth);
   m.chunksPerLane = m.chunks;
   m.edgeUnroll = 1;
   m.packed = keepsVectorsPacked(op.type, s.vectorWidth);

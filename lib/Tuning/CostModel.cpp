@@ -27,11 +27,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Tuning/CostModel.h"
+#include "gnnc/Plan/Checked.h"
 #include "gnnc/Tuning/ModelDetail.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 using namespace gnnc;
@@ -113,7 +115,10 @@ std::string gnnc::tuning::opDescription(const OpDesc &op) {
 graph::AnalysisOptions gnnc::tuning::profileOptionsFor(const GpuModel &gpu,
                                                        const OpDesc &op) {
   graph::AnalysisOptions options;
-  int64_t rowBytes = std::max<int64_t>(1, op.width * elementSize(op.type));
+  // (A width over the plans' limit saturates rather than wraps.)
+  int64_t rowBytes = std::max<int64_t>(
+      1, checkedMul(op.width, static_cast<int64_t>(elementSize(op.type)))
+             .value_or(std::numeric_limits<int64_t>::max()));
   // The CSR arrays and Y stream through the L2 and are not reused; X rows
   // compete with their recently touched lines. Give feature rows 3/4 of the
   // L2 (the rest holds the streams in flight).

@@ -1,5 +1,6 @@
 //===- TuningDb.cpp - A text file of tuned schedules ----------------------===//
 #include "gnnc/Tuning/TuningDb.h"
+#include "gnnc/Plan/Limits.h"
 
 #include <cerrno>
 #include <cmath>
@@ -104,8 +105,10 @@ Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
   e.key.type = f[2];
   if (f[2] != "f32" && f[2] != "f16" && f[2] != "bf16")
     return Status::error("unknown element type '" + f[2] + "'");
-  if (!parseInt(f[3], e.key.width) || e.key.width <= 0)
-    return Status::error("width '" + f[3] + "' is not a positive integer");
+  if (!parseInt(f[3], e.key.width) || e.key.width <= 0 ||
+      e.key.width > limits::kMaxFeatureWidth)
+    return Status::error("width '" + f[3] + "' is not an integer from 1 to " +
+                         std::to_string(limits::kMaxFeatureWidth));
   if (f[4] != "values" && f[4] != "novalues")
     return Status::error("expected 'values' or 'novalues', got '" + f[4] + "'");
   e.key.edgeValues = f[4] == "values";

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 using namespace gnnc;
 
 namespace {
@@ -39,6 +41,66 @@ Schedule strategy(Strategy s) {
 std::string why(const OpDesc &op, const Schedule &s) {
   Expected<KernelPlan> plan = planWithDefaults(op, s);
   return plan ? std::string() : plan.message();
+}
+
+TEST(Plan, SizesOverTheLimitsAreRefusedFirst) {
+  // The fuzzer's feature width 2^63 - 1 made ceil(width / vw) wrap: the plan
+  // was accepted with a negative chunk count. Sizes are now checked before
+  // any arithmetic, by every entry point, with the limit in the message.
+  const int64_t most = INT64_MAX;
+  const std::string over = "feature width 9223372036854775807 is over the "
+                           "limit of the kernel plans, 1048576 features per "
+                           "row";
+  EXPECT_EQ(checkOpSizes(spmm(ElementType::F32, most)).message(), over);
+  EXPECT_EQ(why(spmm(ElementType::F32, most), Schedule()), over);
+  EXPECT_EQ(completeSchedule(spmm(ElementType::F32, most), {}).message(), over);
+  Schedule complete = *completeSchedule(spmm(ElementType::F32, 64), {});
+  EXPECT_EQ(planKernel(spmm(ElementType::F32, most), complete).message(), over);
+  EXPECT_EQ(checkSchedule(spmm(ElementType::F32, most), complete).message(),
+            over);
+  EXPECT_NE(checkOpSizes(spmm(ElementType::F32, most - 1))
+                .message()
+                .find("feature width 9223372036854775806 is over the limit"),
+            std::string::npos);
+  EXPECT_TRUE(checkOpSizes(spmm(ElementType::F32, limits::kMaxFeatureWidth)));
+  EXPECT_FALSE(
+      checkOpSizes(spmm(ElementType::F32, limits::kMaxFeatureWidth + 1)));
+  EXPECT_EQ(checkOpSizes(spmm(ElementType::F32, 0)).message(),
+            "feature width 0 is not positive");
+  // Strides: at least the width, at most the limit.
+  EXPECT_EQ(checkOpSizes(spmm(ElementType::F32, 41, most)).message(),
+            "row stride 9223372036854775807 is over the limit of the kernel "
+            "plans, 1048576 elements");
+  EXPECT_EQ(checkOpSizes(spmm(ElementType::F32, 41, 40)).message(),
+            "row stride 40 is smaller than the feature width 41");
+  // Heads of the edge softmax: the count of running values no longer wraps
+  // ("needs -2 running values per thread").
+  EXPECT_EQ(why(ofKind(OpKind::EdgeSoftmax, ElementType::F32, most), {}),
+            "number of heads 9223372036854775807 is over the limit of the "
+            "kernel plans, 1048576 heads");
+  EXPECT_EQ(why(ofKind(OpKind::EdgeSoftmaxGrad, ElementType::F32, 100), {}),
+            "100 heads need 300 values per thread (a running sum and two "
+            "loads per head); at most 64 heads fit in registers");
+  // The largest accepted width still gets the register rule's message, with
+  // a padded stride that fits the limit.
+  Schedule vw2;
+  vw2.vectorWidth = 2;
+  EXPECT_NE(why(spmm(ElementType::F32, limits::kMaxFeatureWidth - 1), vw2)
+                .find("#gnn.rows<stride = 1048576>"),
+            std::string::npos);
+}
+
+TEST(Plan, CompletedSchedulesKeepTheFieldRules) {
+  // Found by fuzzing: blocks_per_sm = 16 with the default 256 threads made
+  // a #gnn.schedule that breaks checkScheduleFields (an assertion in
+  // ScheduleAttr::get with assertions on).
+  Schedule s;
+  s.blocksPerSm = 16;
+  EXPECT_EQ(completeSchedule(spmm(ElementType::F32, 64), s).message(),
+            "blocks_per_sm (16) blocks of threads_per_block (256) exceed the "
+            "2048 threads an SM holds");
+  s.blocksPerSm = 8;
+  EXPECT_TRUE(completeSchedule(spmm(ElementType::F32, 64), s));
 }
 
 TEST(Plan, DefaultsFollowTheRows) {

@@ -151,7 +151,12 @@ TEST(Manifest, ErrorsNameTheField) {
             "sum, mean or max)");
   EXPECT_EQ(errorAfter("\"row_stride\": 48", "\"row_stride\": 40"),
             "m.json: kernels[0].op.row_stride: expected an integer in [41, "
-            "1099511627776]");
+            "1048576]");
+  // The plans' limits on sizes (gnnc/Plan/Limits.h) bound what a manifest
+  // may declare.
+  EXPECT_EQ(errorAfter("\"width\": 41", "\"width\": 9223372036854775807"),
+            "m.json: kernels[0].op.width: expected an integer in [1, "
+            "1048576]");
   EXPECT_EQ(errorAfter("\"self_weight\": 0.25", "\"self_weight\": \"x\""),
             "m.json: kernels[0].op.self_weight: expected a finite number");
   EXPECT_EQ(errorAfter("vector_width = 4", "vector_width = 3"), "");

@@ -11,6 +11,7 @@
 #include "gnnc/Bench/Harness.h"
 #include "gnnc/Bench/NpyWriter.h"
 #include "gnnc/Bench/Suite.h"
+#include "gnnc/Tools/ToolSupport.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/graph/Parallel.h"
 #include "gnnc/graph/Reorder.h"
@@ -361,6 +362,7 @@ Status writeText(const std::string &path, const std::string &text) {
 } // namespace
 
 int main(int argc, char **argv) {
+  gnnc::tools::installFailureHandlers("gnn-bench");
   Options o;
   bool help = false;
   std::string error = parseArgs(argc, argv, o, help);

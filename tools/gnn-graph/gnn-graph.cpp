@@ -11,6 +11,7 @@
 // the permutation (line i: the original id of new node i).
 //
 //===----------------------------------------------------------------------===//
+#include "gnnc/Tools/ToolSupport.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Readers.h"
 #include "gnnc/graph/Reorder.h"
@@ -79,6 +80,7 @@ Status writeMatrixMarket(const CsrGraph &g, const std::string &path) {
 } // namespace
 
 int main(int argc, char **argv) {
+  gnnc::tools::installFailureHandlers("gnn-graph");
   if (argc < 2 || std::string(argv[1]) == "--help" ||
       std::string(argv[1]) == "-h") {
     usage();

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Compiler/OutputDirectory.h"
+#include "gnnc/Tools/ToolSupport.h"
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/Fit.h"
 #include "gnnc/Tuning/GpuModel.h"
@@ -191,6 +192,7 @@ double cpuSeconds() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  gnnc::tools::initLLVMTool("gnn-tune");
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Compiler/OutputDirectory.h"
+#include "gnnc/Tools/ToolSupport.h"
 #include "gnnc/runtime/KernelSpec.h"
 #include "gnnc/runtime/Nvrtc.h"
 
@@ -18,7 +19,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-
 
 using namespace llvm;
 
@@ -71,6 +71,7 @@ bool isValidArch(StringRef a) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  gnnc::tools::initLLVMTool("gnnc");
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,

@@ -1,6 +1,7 @@
 //===- GnnDialect.cpp - The gnn dialect, its types and attributes ---------===//
 #include "gnnc/Dialect/Gnn/GnnDialect.h"
 #include "gnnc/Dialect/Gnn/GnnOps.h"
+#include "gnnc/Plan/Limits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -67,6 +68,10 @@ LogicalResult RowsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t stride) {
   if (stride < 1)
     return emitError() << "#gnn.rows stride must be positive, got " << stride;
+  if (stride > limits::kMaxRowStride)
+    return emitError() << "#gnn.rows stride " << stride
+                       << " is over the limit of the kernel plans, "
+                       << limits::kMaxRowStride << " elements";
   return success();
 }
 

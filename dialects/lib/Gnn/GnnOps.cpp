@@ -126,13 +126,17 @@ static LogicalResult verifyNoRowsLayout(Operation *op) {
   return success();
 }
 
-/// Checks the schedule of `op` (if any) against the op through its kernel
-/// plans (gnnc::checkSchedule).
+/// Checks the sizes of `op` against the plans' limits (gnnc::checkOpSizes),
+/// scheduled or not, and its schedule (if any) through its kernel plans
+/// (gnnc::checkSchedule).
 static LogicalResult verifySchedule(ScheduledOpInterface op) {
+  OpDesc desc = op.describe();
+  if (Status sizes = checkOpSizes(desc); !sizes)
+    return op->emitOpError() << sizes.message();
   ScheduleAttr schedule = op.getScheduleAttr();
   if (!schedule)
     return success();
-  Status status = checkSchedule(op.describe(), schedule.getValue());
+  Status status = checkSchedule(desc, schedule.getValue());
   if (!status)
     return op->emitOpError() << status.message();
   return success();

@@ -12,6 +12,16 @@
 
 namespace gnnc::limits {
 
+/// Most features per row (gnn.spmm, gnn.sddmm), or heads (the edge softmax
+/// ops), and the largest row stride (`#gnn.rows<stride = ...>`) a kernel
+/// plan accepts. Sizes beyond them are refused first (checkOpSizes in
+/// Plan.h), before any arithmetic on them, so that every product a plan,
+/// a cost model or the CUDA printer forms from them fits in 64 bits (see
+/// the static_asserts below). Far more than registers hold: with 32 lanes
+/// of 8-element vectors, kMaxAccumulatorsPerThread allows 4096 features.
+constexpr int64_t kMaxFeatureWidth = int64_t(1) << 20;
+constexpr int64_t kMaxRowStride = int64_t(1) << 20;
+
 /// Most accumulators (floats) one thread keeps in registers.
 constexpr int64_t kMaxAccumulatorsPerThread = 128;
 /// Most neighbours whose feature loads a thread keeps in flight, and most
@@ -40,6 +50,16 @@ constexpr int32_t kMaxEdgesPerWorker = 1 << 20;
 constexpr int32_t kMaxBlocksPerSm = 32;
 /// Most neighbours one batch of a discretized reduction may hold.
 constexpr int32_t kMaxDiscBatch = 1024;
+
+// The largest products the plans form stay far below 2^63: shared memory of
+// a block (threads x stride x 8 bytes), a worker's workspace (stride x 8
+// bytes), a row's element offset in the CUDA code (a 32-bit column index
+// times the stride) and the row ends of a block (threads x edges x 4).
+static_assert(kMaxRowStride >= kMaxFeatureWidth);
+static_assert(kMaxRowStride * kMaxThreadsPerBlock * 8 < (int64_t(1) << 40));
+static_assert((int64_t(1) << 32) * kMaxRowStride < (int64_t(1) << 62));
+static_assert(int64_t(kMaxEdgesPerWorker) * kMaxThreadsPerBlock * 4 <
+              (int64_t(1) << 40));
 
 } // namespace gnnc::limits
 

@@ -111,10 +111,18 @@ struct KernelPlan {
 /// The strategies implemented for `kind`, in the order messages list them.
 std::vector<Strategy> implementedStrategies(OpKind kind);
 
+/// The sizes of `op` against the plans' limits (gnnc/Plan/Limits.h): a
+/// feature width (or number of heads) from 1 to kMaxFeatureWidth, a row
+/// stride (0: the width) from the width to kMaxRowStride. checkSchedule,
+/// completeSchedule and planKernel check them first, before any arithmetic
+/// on them; the op verifiers check them for every op, scheduled or not; the
+/// manifest reader for every op it reads.
+Status checkOpSizes(const OpDesc &op);
+
 /// The rules a schedule (complete or not: 0 fields are not checked) must
-/// follow for `op`, beyond checkScheduleFields: an implemented strategy,
-/// options the op supports, vector widths the features allow. The error
-/// says which rule failed.
+/// follow for `op`, beyond checkOpSizes and checkScheduleFields: an implemented
+/// strategy, options the op supports, vector widths the features allow. The
+/// error says which rule failed.
 Status checkSchedule(const OpDesc &op, const Schedule &schedule);
 
 /// Whether every field the strategy of `s` uses has a value: vector width,
@@ -126,7 +134,9 @@ bool isCompleteSchedule(const Schedule &s);
 /// `schedule` with every field it leaves open chosen: the widest vector
 /// load that divides the row stride, enough lanes for one trip over a row
 /// (a warp for the edge softmax ops), 256 threads per block, and the
-/// strategy's own defaults. Fails for a strategy with no planner.
+/// strategy's own defaults. Fails for a strategy with no planner, and when
+/// the schedule it completes breaks checkScheduleFields (blocks_per_sm = 16
+/// with the default 256 threads).
 Expected<Schedule> completeSchedule(const OpDesc &op, Schedule schedule);
 
 /// The plan of `op` under the complete schedule `schedule`, or why there is

@@ -27,8 +27,6 @@ constexpr double kSectorBytes = 32;
 /// The unit of L1 throughput (one wavefront per line per clock).
 constexpr double kLineBytes = 128;
 
-inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /// Bytes of a row offset and of a column index of `op`'s graph.
 inline int offsetBytes(const OpDesc &op) { return op.offsets64 ? 8 : 4; }
 inline int indexBytes(const OpDesc &op) { return op.indices64 ? 8 : 4; }

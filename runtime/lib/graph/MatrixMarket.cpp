@@ -11,11 +11,13 @@ using namespace gnnc;
 using namespace gnnc::graph;
 using namespace gnnc::graph::detail;
 
-Expected<CsrGraph> gnnc::graph::readMatrixMarket(const std::string &path) {
-  Expected<std::string> text = readTextFile(path);
-  if (!text)
-    return text.status();
-  LineReader lines(path, *text);
+namespace {
+
+Expected<CsrGraph> parseText(const std::string &path, const std::string &text) {
+  Expected<GraphBudget> budget = GraphBudget::current(path);
+  if (!budget)
+    return budget.status();
+  LineReader lines(path, text);
 
   std::string_view line;
   if (!lines.next(line))
@@ -71,6 +73,15 @@ Expected<CsrGraph> gnnc::graph::readMatrixMarket(const std::string &path) {
       return lines.error("symmetric matrix must be square, got " +
                          std::to_string(numRows) + "x" +
                          std::to_string(numCols));
+    // The budget, before anything is allocated: the rows and columns as
+    // declared, the entries as many as the file can hold (an entry line
+    // takes at least 4 bytes; fewer than declared is an error below).
+    int64_t entries =
+        std::min<int64_t>(declared, static_cast<int64_t>(text.size() / 4 + 1));
+    std::string over = budget->check(numRows, numCols,
+                                     entries * (symmetric ? 2 : 1), "matrix");
+    if (!over.empty())
+      return lines.error(over);
     haveSize = true;
     break;
   }
@@ -82,7 +93,7 @@ Expected<CsrGraph> gnnc::graph::readMatrixMarket(const std::string &path) {
   // Never trust the declared count for allocation beyond what the file can
   // hold (at least 4 bytes per entry).
   size_t reserve = static_cast<size_t>(
-      std::min<int64_t>(declared, static_cast<int64_t>(text->size() / 4 + 1)));
+      std::min<int64_t>(declared, static_cast<int64_t>(text.size() / 4 + 1)));
   rows.reserve(reserve * (symmetric ? 2 : 1));
   cols.reserve(reserve * (symmetric ? 2 : 1));
   if (!pattern)
@@ -148,4 +159,25 @@ Expected<CsrGraph> gnnc::graph::readMatrixMarket(const std::string &path) {
                        " declared entries (truncated?)");
 
   return csrFromEntries(path, numRows, numCols, rows, cols, vals);
+}
+
+} // namespace
+
+Expected<CsrGraph> gnnc::graph::parseMatrixMarket(const std::string &path,
+                                                  std::string_view contents) {
+  return guardAllocation<CsrGraph>(path, [&]() -> Expected<CsrGraph> {
+    Expected<std::string> text = decodeText(path, contents);
+    if (!text)
+      return text.status();
+    return parseText(path, *text);
+  });
+}
+
+Expected<CsrGraph> gnnc::graph::readMatrixMarket(const std::string &path) {
+  return guardAllocation<CsrGraph>(path, [&]() -> Expected<CsrGraph> {
+    Expected<std::string> text = readTextFile(path);
+    if (!text)
+      return text.status();
+    return parseText(path, *text);
+  });
 }

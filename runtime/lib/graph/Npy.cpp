@@ -41,7 +41,7 @@ public:
     while (true) {
       skipSpace();
       if (eat('}'))
-        return Status::ok();
+        return end();
       std::string key;
       if (!parseString(key))
         return Status::error("malformed header: expected a quoted key at "
@@ -59,13 +59,27 @@ public:
       if (eat(','))
         continue;
       if (eat('}'))
-        return Status::ok();
+        return end();
       return Status::error("malformed header: expected ',' or '}' at offset " +
                            std::to_string(pos));
     }
   }
 
 private:
+  /// After the dict: only the padding numpy writes (spaces, a newline).
+  Status end() {
+    skipSpace();
+    if (pos != text.size()) {
+      std::string_view rest = text.substr(pos, 20);
+      while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\n'))
+        rest.remove_suffix(1);
+      return Status::error("malformed header: '" + std::string(rest) +
+                           "' after the closing '}' (only spaces and a "
+                           "newline may pad a header)");
+    }
+    return Status::ok();
+  }
+
   void skipSpace() {
     while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' ||
                                  text[pos] == '\n' || text[pos] == '\r'))
@@ -284,18 +298,21 @@ Expected<NpyArray> gnnc::graph::parseNpy(const uint8_t *bytes, size_t size,
   static const uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (size < 10 || std::memcmp(bytes, magic, 6) != 0)
     return err("not a .npy array (bad magic)");
-  uint8_t major = bytes[6];
+  uint8_t major = bytes[6], minor = bytes[7];
   size_t headerLen, headerStart;
+  // numpy writes (and reads) versions 1.0, 2.0 and 3.0 only.
+  if ((major < 1 || major > 3) || minor != 0)
+    return err("unsupported .npy format version " + std::to_string(major) +
+               "." + std::to_string(minor) +
+               " (numpy's versions are 1.0, 2.0 and 3.0)");
   if (major == 1) {
     headerLen = rd16(bytes + 8);
     headerStart = 10;
-  } else if (major == 2 || major == 3) {
+  } else {
     if (size < 12)
       return err("truncated .npy header");
     headerLen = rd32(bytes + 8);
     headerStart = 12;
-  } else {
-    return err("unsupported .npy format version " + std::to_string(major));
   }
   if (headerLen > size - headerStart)
     return err("truncated .npy header (" + std::to_string(headerLen) +
@@ -309,13 +326,20 @@ Expected<NpyArray> gnnc::graph::parseNpy(const uint8_t *bytes, size_t size,
     return parsed.withContext(what);
   const HeaderParser::Value *descr = nullptr, *fortran = nullptr,
                             *shape = nullptr;
+  // Exactly the three keys numpy writes, each once (numpy refuses other
+  // keys; a Python dict literal would keep the last of two).
   for (const auto &[key, value] : items) {
-    if (key == "descr")
-      descr = &value;
-    else if (key == "fortran_order")
-      fortran = &value;
-    else if (key == "shape")
-      shape = &value;
+    const HeaderParser::Value **slot = key == "descr"           ? &descr
+                                       : key == "fortran_order" ? &fortran
+                                       : key == "shape"         ? &shape
+                                                                : nullptr;
+    if (!slot)
+      return err("header has the unknown key '" + key +
+                 "' (a .npy header holds exactly 'descr', 'fortran_order' "
+                 "and 'shape')");
+    if (*slot)
+      return err("header gives '" + key + "' twice");
+    *slot = &value;
   }
   if (!descr || descr->kind != HeaderParser::Value::String)
     return err("header has no 'descr' string");
@@ -340,7 +364,11 @@ Expected<NpyArray> gnnc::graph::parseNpy(const uint8_t *bytes, size_t size,
       return err("shape " + shapeString(array.shape) + " is too large");
     count *= static_cast<uint64_t>(d);
   }
-  uint64_t expected = count * array.itemSize();
+  // (count <= 2^62 and items of at most 8 bytes: the product may not fit.)
+  uint64_t expected = 0;
+  if (__builtin_mul_overflow(count, static_cast<uint64_t>(array.itemSize()),
+                             &expected))
+    return err("shape " + shapeString(array.shape) + " is too large");
   size_t dataStart = headerStart + headerLen;
   uint64_t present = size - dataStart;
   if (present != expected)
@@ -353,8 +381,10 @@ Expected<NpyArray> gnnc::graph::parseNpy(const uint8_t *bytes, size_t size,
 }
 
 Expected<NpyArray> gnnc::graph::readNpy(const std::string &path) {
-  Expected<std::vector<uint8_t>> bytes = readBinaryFile(path);
-  if (!bytes)
-    return bytes.status();
-  return parseNpy(bytes->data(), bytes->size(), path);
+  return guardAllocation<NpyArray>(path, [&]() -> Expected<NpyArray> {
+    Expected<std::vector<uint8_t>> bytes = readBinaryFile(path);
+    if (!bytes)
+      return bytes.status();
+    return parseNpy(bytes->data(), bytes->size(), path);
+  });
 }

@@ -11,6 +11,7 @@
 #include "Zip.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace gnnc;
 using namespace gnnc::graph;
@@ -49,42 +50,65 @@ Expected<NpyArray> NpzFile::get(const std::string &name) const {
                          "' (members: " + (list.empty() ? "none" : list) + ")");
   }
   std::string what = path_ + ": member '" + entry->name + "'";
-  Expected<std::vector<uint8_t>> data = zip::extract(bytes_, *entry, what);
-  if (!data)
-    return data.status();
-  return parseNpy(data->data(), data->size(), what);
+  return guardAllocation<NpyArray>(path_, [&]() -> Expected<NpyArray> {
+    // A member's declared size is checked against what its compressed
+    // bytes can hold (zip::extract) and against the budget before it is
+    // allocated.
+    Expected<GraphBudget> budget = GraphBudget::current(path_);
+    if (!budget)
+      return budget.status();
+    std::string over =
+        budget->checkBytes(entry->uncompressedSize, "its uncompressed data");
+    if (!over.empty())
+      return Status::error(what + ": " + over);
+    Expected<std::vector<uint8_t>> data = zip::extract(bytes_, *entry, what);
+    if (!data)
+      return data.status();
+    return parseNpy(data->data(), data->size(), what);
+  });
+}
+
+Expected<NpzFile> gnnc::graph::parseNpz(const std::string &path,
+                                        std::vector<uint8_t> bytes) {
+  return guardAllocation<NpzFile>(path, [&]() -> Expected<NpzFile> {
+    NpzFile npz;
+    npz.path_ = path;
+    npz.bytes_ = std::move(bytes);
+    Expected<std::vector<NpzFile::Entry>> entries =
+        zip::readDirectory(npz.bytes_, path, ".npy");
+    if (!entries)
+      return entries.status();
+    npz.entries_ = entries.take();
+    return npz;
+  });
 }
 
 Expected<NpzFile> gnnc::graph::readNpz(const std::string &path) {
-  Expected<std::vector<uint8_t>> read = readBinaryFile(path);
-  if (!read)
-    return read.status();
-  NpzFile npz;
-  npz.path_ = path;
-  npz.bytes_ = read.take();
-  Expected<std::vector<NpzFile::Entry>> entries =
-      zip::readDirectory(npz.bytes_, path, ".npy");
-  if (!entries)
-    return entries.status();
-  npz.entries_ = entries.take();
-  return npz;
+  return guardAllocation<NpzFile>(path, [&]() -> Expected<NpzFile> {
+    Expected<std::vector<uint8_t>> read = readBinaryFile(path);
+    if (!read)
+      return read.status();
+    return parseNpz(path, read.take());
+  });
 }
 
 //===----------------------------------------------------------------------===//
 // CSR from .npz
 //===----------------------------------------------------------------------===//
 
-Expected<CsrGraph> gnnc::graph::readNpzCsr(const std::string &path,
-                                           const std::string &prefix,
-                                           int64_t numCols) {
-  Expected<NpzFile> npz = readNpz(path);
+namespace {
+
+Expected<CsrGraph> csrOf(const std::string &path, const Expected<NpzFile> &npz,
+                         const std::string &prefix, int64_t numCols) {
   if (!npz)
     return npz.status();
+  Expected<GraphBudget> budget = GraphBudget::current(path);
+  if (!budget)
+    return budget.status();
   auto memberErr = [&](const std::string &member, const std::string &msg) {
     return Status::error(path + ": member '" + prefix + member + "': " + msg);
   };
-  auto getIntVector = [&](const std::string &member,
-                          std::vector<int64_t> &out) -> Status {
+  auto getIntArray = [&](const std::string &member, NpyArray &out) -> Status {
     Expected<NpyArray> a = npz->get(prefix + member);
     if (!a)
       return a.status();
@@ -95,7 +119,12 @@ Expected<CsrGraph> gnnc::graph::readNpzCsr(const std::string &path,
       return memberErr(member, "expected a 1-d array, got shape with " +
                                    std::to_string(a->shape.size()) +
                                    " dimensions");
-    Expected<std::vector<int64_t>> v = a->asInt64();
+    out = a.take();
+    return Status::ok();
+  };
+  auto toInt64 = [&](const std::string &member, const NpyArray &a,
+                     std::vector<int64_t> &out) -> Status {
+    Expected<std::vector<int64_t>> v = a.asInt64();
     if (!v)
       return v.status().withContext(path + ": member '" + prefix + member +
                                     "'");
@@ -105,11 +134,26 @@ Expected<CsrGraph> gnnc::graph::readNpzCsr(const std::string &path,
 
   CsrGraph g;
   g.name = prefix.empty() ? path : path + ":" + prefix;
-  GNNC_RETURN_IF_ERROR(getIntVector("indptr", g.rowPtr));
-  GNNC_RETURN_IF_ERROR(getIntVector("indices", g.colIdx));
-  if (g.rowPtr.empty())
+  NpyArray indptr, indices;
+  GNNC_RETURN_IF_ERROR(getIntArray("indptr", indptr));
+  GNNC_RETURN_IF_ERROR(getIntArray("indices", indices));
+  if (indptr.numElements() == 0)
     return memberErr("indptr", "is empty (expected num_nodes + 1 offsets)");
-  g.numRows = static_cast<int64_t>(g.rowPtr.size()) - 1;
+  // The sizes, against the limits, before the arrays are widened to 64 bits.
+  int64_t rows = indptr.numElements() - 1;
+  if (rows > kMaxReaderDimension)
+    return memberErr("indptr", "has " + std::to_string(rows + 1) +
+                                   " offsets: more rows than the supported "
+                                   "maximum " +
+                                   std::to_string(kMaxReaderDimension));
+  std::string over = budget->check(rows, rows, indices.numElements());
+  if (!over.empty())
+    return Status::error(path + ": " + over);
+  GNNC_RETURN_IF_ERROR(toInt64("indptr", indptr, g.rowPtr));
+  GNNC_RETURN_IF_ERROR(toInt64("indices", indices, g.colIdx));
+  indptr = NpyArray();
+  indices = NpyArray();
+  g.numRows = rows;
 
   int64_t numNodes = -1;
   if (npz->has(prefix + "num_nodes")) {
@@ -125,9 +169,12 @@ Expected<CsrGraph> gnnc::graph::readNpzCsr(const std::string &path,
       return memberErr("num_nodes",
                        "is negative (" + std::to_string(numNodes) + ")");
     if (numNodes != g.numRows)
-      return memberErr("indptr", "has " + std::to_string(g.rowPtr.size()) +
-                                     " entries, expected num_nodes + 1 = " +
-                                     std::to_string(numNodes + 1));
+      return memberErr("indptr",
+                       "has " + std::to_string(g.rowPtr.size()) +
+                           " entries, expected num_nodes + 1 = " +
+                           (numNodes < std::numeric_limits<int64_t>::max()
+                                ? std::to_string(numNodes + 1)
+                                : std::to_string(numNodes) + " + 1"));
   }
 
   if (g.rowPtr[0] != 0)
@@ -156,6 +203,15 @@ Expected<CsrGraph> gnnc::graph::readNpzCsr(const std::string &path,
     g.numCols = numCols;
   else
     g.numCols = std::max(g.numRows, maxIndex + 1);
+  // (Without num_nodes, the largest index sets the column count.)
+  if (g.numCols > kMaxReaderDimension)
+    return memberErr(numNodes >= 0 || numCols >= 0 ? "num_nodes" : "indices",
+                     "makes the graph " + std::to_string(g.numCols) +
+                         " columns wide, more than the supported maximum " +
+                         std::to_string(kMaxReaderDimension));
+  over = budget->check(g.numRows, g.numCols, g.nnz());
+  if (!over.empty())
+    return Status::error(path + ": " + over);
   for (size_t i = 0; i < g.colIdx.size(); ++i)
     if (g.colIdx[i] < 0 || g.colIdx[i] >= g.numCols)
       return memberErr("indices", "index " + std::to_string(g.colIdx[i]) +
@@ -184,4 +240,23 @@ Expected<CsrGraph> gnnc::graph::readNpzCsr(const std::string &path,
   if (!valid)
     return valid;
   return g;
+}
+
+} // namespace
+
+Expected<CsrGraph> gnnc::graph::parseNpzCsr(const std::string &path,
+                                            std::vector<uint8_t> bytes,
+                                            const std::string &prefix,
+                                            int64_t numCols) {
+  return guardAllocation<CsrGraph>(path, [&]() -> Expected<CsrGraph> {
+    return csrOf(path, parseNpz(path, std::move(bytes)), prefix, numCols);
+  });
+}
+
+Expected<CsrGraph> gnnc::graph::readNpzCsr(const std::string &path,
+                                           const std::string &prefix,
+                                           int64_t numCols) {
+  return guardAllocation<CsrGraph>(path, [&]() -> Expected<CsrGraph> {
+    return csrOf(path, readNpz(path), prefix, numCols);
+  });
 }

@@ -14,6 +14,8 @@
 #include "gnnc/runtime/Status.h"
 
 #include <cstdint>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,13 +26,70 @@ namespace gnnc::graph::detail {
 // Files and names
 //===----------------------------------------------------------------------===//
 
-/// Reads a whole file as bytes. Errors read "path: cannot open: why" or
-/// "path: read error".
+/// Reads a whole file as bytes, if it is no larger than the memory budget.
+/// Errors read "path: cannot open: why", "path: read error" or "path: the
+/// file is 9.0 GiB, over the readers' memory budget of 8.0 GiB ...".
 Expected<std::vector<uint8_t>> readBinaryFile(const std::string &path);
 
-/// Reads a whole file, decompressing it if it is gzip (zlib reads plain files
-/// transparently).
+/// The text of a file's contents: decompressed when they start with the
+/// gzip magic (every member of the stream, at most the memory budget's
+/// bytes; anything after the last member but another member is an error),
+/// else the contents as they are.
+Expected<std::string> decodeText(const std::string &path,
+                                 std::string_view contents);
+
+/// readBinaryFile, then decodeText.
 Expected<std::string> readTextFile(const std::string &path);
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+/// "1.5 GiB", "12.0 MiB", "512 bytes".
+std::string formatBytes(double bytes);
+
+/// The memory budget of one read (readerMemoryBudget in Readers.h).
+class GraphBudget {
+public:
+  /// The budget in force; a malformed GNNC_GRAPH_MEMORY_LIMIT is an error
+  /// naming `path`.
+  static Expected<GraphBudget> current(const std::string &path);
+  int64_t bytes() const { return bytes_; }
+  /// What a graph of these sizes needs by the readers' estimate (saturating
+  /// at INT64_MAX).
+  static int64_t estimate(int64_t rows, int64_t cols, int64_t entries);
+  /// Empty when such a graph fits, else why not: "a 2147483647 x 2 <what>
+  /// with 1 entries needs about 48.0 GiB, over the readers' memory budget
+  /// of 8.0 GiB (GNNC_GRAPH_MEMORY_LIMIT sets it)".
+  std::string check(int64_t rows, int64_t cols, int64_t entries,
+                    const std::string &what = "graph") const;
+  /// Empty when `size` bytes fit, else "<what> is <size>, over ...".
+  std::string checkBytes(uint64_t size, const std::string &what) const;
+  /// Empty when `size` bytes, a part of `what` read so far, fit, else
+  /// "<what> is larger than the readers' memory budget of ...".
+  std::string checkPart(uint64_t size, const std::string &what) const;
+
+private:
+  explicit GraphBudget(int64_t bytes) : bytes_(bytes) {}
+  std::string over() const;
+  int64_t bytes_;
+};
+
+/// "path: out of memory while reading it ...".
+Status outOfMemory(const std::string &path);
+
+/// Runs `read` (returning Expected<T>); an allocation that fails inside it
+/// becomes an error naming `path` rather than an abort.
+template <typename T, typename Read>
+Expected<T> guardAllocation(const std::string &path, Read &&read) {
+  try {
+    return read();
+  } catch (const std::bad_alloc &) {
+    return outOfMemory(path);
+  } catch (const std::length_error &) {
+    return outOfMemory(path);
+  }
+}
 
 /// Whether `s` ends with `suffix`.
 bool endsWith(const std::string &s, const std::string &suffix);

@@ -11,17 +11,24 @@ using namespace gnnc;
 using namespace gnnc::graph;
 using namespace gnnc::graph::detail;
 
-Expected<CsrGraph>
-gnnc::graph::readSnapEdgeList(const std::string &path,
-                              const SnapOptions &options,
-                              std::vector<int64_t> *originalIds) {
-  Expected<std::string> text = readTextFile(path);
-  if (!text)
-    return text.status();
-  LineReader lines(path, *text);
+namespace {
+
+Expected<CsrGraph> parseText(const std::string &path, const std::string &text,
+                             const SnapOptions &options,
+                             std::vector<int64_t> *originalIds) {
+  Expected<GraphBudget> budget = GraphBudget::current(path);
+  if (!budget)
+    return budget.status();
+  LineReader lines(path, text);
   if (options.numNodes < 0 || options.numNodes > kMaxReaderDimension)
     return Status::error(path + ": invalid node count option " +
                          std::to_string(options.numNodes));
+  if (options.numNodes > 0) {
+    std::string over =
+        budget->check(options.numNodes, options.numNodes, 0, "graph");
+    if (!over.empty())
+      return Status::error(path + ": " + over);
+  }
 
   std::vector<int64_t> src, dst;
   std::vector<float> weights;
@@ -69,6 +76,16 @@ gnnc::graph::readSnapEdgeList(const std::string &path,
     }
     if (options.removeSelfLoops && u == v)
       continue;
+    // The graph so far, against the budget (the node count is the largest
+    // id + 1, or with compact ids at most two per edge).
+    int64_t edges = static_cast<int64_t>(src.size()) + 1;
+    int64_t entries = options.symmetrize ? 2 * edges : edges;
+    int64_t nodes = options.numNodes > 0 ? options.numNodes
+                    : options.compactIds ? 2 * edges
+                                         : std::max(maxId, std::max(u, v)) + 1;
+    std::string over = budget->check(nodes, nodes, entries);
+    if (!over.empty())
+      return lines.error(over);
     src.push_back(u);
     dst.push_back(v);
     if (options.useWeights)
@@ -76,7 +93,11 @@ gnnc::graph::readSnapEdgeList(const std::string &path,
     maxId = std::max(maxId, std::max(u, v));
   }
 
-  int64_t numNodes = options.numNodes > 0 ? options.numNodes : maxId + 1;
+  // (With compact ids, the ids may go up to INT64_MAX: their count is set
+  // below.)
+  int64_t numNodes = options.numNodes > 0 ? options.numNodes
+                     : options.compactIds ? 0
+                                          : maxId + 1;
   if (options.compactIds) {
     std::vector<int64_t> ids(src);
     ids.insert(ids.end(), dst.begin(), dst.end());
@@ -107,4 +128,29 @@ gnnc::graph::readSnapEdgeList(const std::string &path,
     }
   }
   return csrFromEntries(path, numNodes, numNodes, src, dst, weights);
+}
+
+} // namespace
+
+Expected<CsrGraph> gnnc::graph::parseSnapEdgeList(
+    const std::string &path, std::string_view contents,
+    const SnapOptions &options, std::vector<int64_t> *originalIds) {
+  return guardAllocation<CsrGraph>(path, [&]() -> Expected<CsrGraph> {
+    Expected<std::string> text = decodeText(path, contents);
+    if (!text)
+      return text.status();
+    return parseText(path, *text, options, originalIds);
+  });
+}
+
+Expected<CsrGraph>
+gnnc::graph::readSnapEdgeList(const std::string &path,
+                              const SnapOptions &options,
+                              std::vector<int64_t> *originalIds) {
+  return guardAllocation<CsrGraph>(path, [&]() -> Expected<CsrGraph> {
+    Expected<std::string> text = readTextFile(path);
+    if (!text)
+      return text.status();
+    return parseText(path, *text, options, originalIds);
+  });
 }

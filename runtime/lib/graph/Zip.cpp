@@ -208,6 +208,17 @@ gnnc::graph::zip::readDirectory(const std::vector<uint8_t> &b,
       return err("member '" + entry.name + "': data (" + std::to_string(csize) +
                  " bytes) extends past the end of the file (truncated?)");
     entry.dataOffset = dataOffset;
+    // numpy reads the last of two members of one name; a reader that took
+    // the first would read another array than numpy does: neither is right.
+    for (size_t j = 0; j < entries.size(); ++j)
+      if (entries[j].name == entry.name)
+        return err("members " + std::to_string(j) + " and " +
+                   std::to_string(i) + " are both named '" + entry.name + "'" +
+                   (nameSuffix.empty()
+                        ? std::string()
+                        : " (with or without '" + nameSuffix + "')") +
+                   ": an archive must hold each name once (numpy would "
+                   "read the last)");
     entries.push_back(std::move(entry));
   }
   return entries;

@@ -1,6 +1,7 @@
 //===- KernelSpec.cpp - Kernel manifests ----------------------------------===//
 
 #include "gnnc/runtime/KernelSpec.h"
+#include "gnnc/Plan/Limits.h"
 
 #include <nlohmann/json.hpp>
 
@@ -386,14 +387,15 @@ public:
                                   indexWidth, "i32 or i64", op.offsets64));
     GNNC_RETURN_IF_ERROR(readName(object, "index_type", field, true, indexWidth,
                                   "i32 or i64", op.indices64));
-    const uint64_t most = uint64_t(1) << 40;
+    // The plans' limits (gnnc/Plan/Limits.h, checkOpSizes).
     uint64_t width = 0, stride = 0;
     if (!object.contains("width"))
       return fail(field + ".width", "missing");
-    GNNC_RETURN_IF_ERROR(readUnsigned(object, "width", field, most, 1, width));
+    GNNC_RETURN_IF_ERROR(readUnsigned(object, "width", field,
+                                      limits::kMaxFeatureWidth, 1, width));
     stride = width;
-    GNNC_RETURN_IF_ERROR(
-        readUnsigned(object, "row_stride", field, most, width, stride));
+    GNNC_RETURN_IF_ERROR(readUnsigned(object, "row_stride", field,
+                                      limits::kMaxRowStride, width, stride));
     op.width = static_cast<int64_t>(width);
     op.rowStride = static_cast<int64_t>(stride);
     if (auto values = object.find("edge_values"); values != object.end()) {

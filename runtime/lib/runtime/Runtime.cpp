@@ -162,7 +162,9 @@ Expected<uint64_t> gridBlocks(const KernelSpec &spec, const LaunchRule &rule,
   if (!items)
     return items.status();
   uint64_t perBlock = rule.itemsPerBlock ? rule.itemsPerBlock : 1;
-  uint64_t blocks = (static_cast<uint64_t>(*items) + perBlock - 1) / perBlock;
+  // (Rounded up without forming items + perBlock - 1, which may wrap.)
+  uint64_t n = static_cast<uint64_t>(*items);
+  uint64_t blocks = n / perBlock + (n % perBlock != 0);
   return std::max(blocks, rule.minBlocks);
 }
 
@@ -183,8 +185,9 @@ Expected<uint64_t> workspaceBytes(const KernelSpec &spec,
   if (!items)
     return items.status();
   uint64_t perUnit = ws.itemsPerUnit ? ws.itemsPerUnit : 1;
-  uint64_t units = std::max<uint64_t>(
-      (static_cast<uint64_t>(*items) + perUnit - 1) / perUnit, ws.minUnits);
+  uint64_t n = static_cast<uint64_t>(*items);
+  uint64_t units =
+      std::max<uint64_t>(n / perUnit + (n % perUnit != 0), ws.minUnits);
   if (ws.bytesPerUnit &&
       units > std::numeric_limits<uint64_t>::max() / ws.bytesPerUnit)
     return Status::error("kernel '" + spec.name +

@@ -4,6 +4,10 @@
 // archives. Every reader validates what it reads and reports errors as
 // "path:line: what is wrong" (text formats) or "path: member 'name': what is
 // wrong" (.npz); none of them throws, crashes or accepts malformed input.
+// None allocates from a size the file declares before it knows the graph
+// fits the memory budget below; an allocation that fails all the same is
+// an error naming the file. Each reader of a file has a parse* twin that
+// reads the file's contents from memory (the fuzz targets use them).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_GRAPH_READERS_H
@@ -14,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gnnc::graph {
@@ -22,12 +27,39 @@ namespace gnnc::graph {
 /// corrupt headers from requesting absurd allocations).
 constexpr int64_t kMaxReaderDimension = int64_t(1) << 31;
 
+/// The readers' memory budget. Before it allocates for a graph, a reader
+/// estimates what the graph will take from the sizes the file declares and
+/// the entries it has read so far: kReaderBytesPerRow per row,
+/// kReaderBytesPerColumn per column and kReaderBytesPerEntry per stored
+/// entry (the CSR arrays, the reader's entry lists and working copies, and
+/// the tables the graph analysis keeps per column). A graph that would need
+/// more than the budget is refused ("path:line: a 2147483647 x 2 matrix
+/// with 1 entries needs about 48.0 GiB, over the readers' memory budget of
+/// 8.0 GiB ..."), and so is a file, the text of a .gz file or an .npz
+/// member larger than the budget.
+constexpr int64_t kReaderBytesPerRow = 24;
+constexpr int64_t kReaderBytesPerColumn = 16;
+constexpr int64_t kReaderBytesPerEntry = 48;
+/// The budget when GNNC_GRAPH_MEMORY_LIMIT is not set: 8 GiB (about 170
+/// million entries, or 350 million empty rows).
+constexpr int64_t kDefaultReaderMemoryBudget = int64_t(8) << 30;
+
+/// The budget in force: the environment variable GNNC_GRAPH_MEMORY_LIMIT
+/// (bytes, or a number with the suffix K, M, G or T for powers of 1024,
+/// e.g. "64G"), else kDefaultReaderMemoryBudget. Fails on a malformed value.
+Expected<int64_t> readerMemoryBudget();
+
 /// Reads a Matrix Market file, gzip-compressed or not (detected from the
 /// content). Supports `matrix coordinate {pattern|real|integer}
 /// {general|symmetric}`; symmetric matrices are expanded (diagonal once),
 /// indices become 0-based, rows are sorted and duplicates summed. Pattern
 /// matrices get no values (all ones).
 Expected<CsrGraph> readMatrixMarket(const std::string &path);
+
+/// readMatrixMarket on the contents of a file (gzip-compressed or not),
+/// named `path` in errors.
+Expected<CsrGraph> parseMatrixMarket(const std::string &path,
+                                     std::string_view contents);
 
 /// Options for SNAP edge lists.
 struct SnapOptions {
@@ -53,6 +85,13 @@ struct SnapOptions {
 Expected<CsrGraph>
 readSnapEdgeList(const std::string &path, const SnapOptions &options = {},
                  std::vector<int64_t> *originalIds = nullptr);
+
+/// readSnapEdgeList on the contents of a file (gzip-compressed or not),
+/// named `path` in errors.
+Expected<CsrGraph>
+parseSnapEdgeList(const std::string &path, std::string_view contents,
+                  const SnapOptions &options = {},
+                  std::vector<int64_t> *originalIds = nullptr);
 
 /// A NumPy array: little-endian data of a supported dtype in C order.
 struct NpyArray {
@@ -83,9 +122,11 @@ struct NpyArray {
   Expected<int64_t> scalarInt64() const;
 };
 
-/// Parses a complete .npy file image (format versions 1, 2 and 3). Rejects
-/// big-endian, Fortran-order, object and structured arrays with a clear
-/// message. `what` prefixes error messages.
+/// Parses a complete .npy file image (format versions 1.0, 2.0 and 3.0, a
+/// header of exactly the keys 'descr', 'fortran_order' and 'shape', each
+/// once, and nothing after it but padding). Rejects big-endian,
+/// Fortran-order, object and structured arrays, and any other version or
+/// key, with a clear message. `what` prefixes error messages.
 Expected<NpyArray> parseNpy(const uint8_t *bytes, size_t size,
                             const std::string &what);
 
@@ -118,7 +159,8 @@ public:
   Expected<NpyArray> get(const std::string &name) const;
 
 private:
-  friend Expected<NpzFile> readNpz(const std::string &path);
+  friend Expected<NpzFile> parseNpz(const std::string &path,
+                                    std::vector<uint8_t> bytes);
   const Entry *find(const std::string &name) const;
 
   std::string path_;
@@ -127,8 +169,12 @@ private:
 };
 
 /// Opens a .npz archive (written by numpy.savez or savez_compressed: stored
-/// or DEFLATE members, zip64 extensions understood).
+/// or DEFLATE members, zip64 extensions understood). Two members of one
+/// name (with or without ".npy") are an error: numpy would read the last.
 Expected<NpzFile> readNpz(const std::string &path);
+
+/// readNpz on the bytes of a file named `path` in errors.
+Expected<NpzFile> parseNpz(const std::string &path, std::vector<uint8_t> bytes);
 
 /// Reads a CSR graph stored as members `<prefix>indptr` (integer, N+1),
 /// `<prefix>indices` (integer) and optionally `<prefix>num_nodes` (scalar;
@@ -139,6 +185,12 @@ Expected<NpzFile> readNpz(const std::string &path);
 Expected<CsrGraph> readNpzCsr(const std::string &path,
                               const std::string &prefix = "",
                               int64_t numCols = -1);
+
+/// readNpzCsr on the bytes of a file named `path` in errors.
+Expected<CsrGraph> parseNpzCsr(const std::string &path,
+                               std::vector<uint8_t> bytes,
+                               const std::string &prefix = "",
+                               int64_t numCols = -1);
 
 /// Reads a graph choosing the reader from the extension: .mtx / .mtx.gz
 /// (Matrix Market), .npz (readNpzCsr), .txt / .el / .edges / .snap (and .gz
