@@ -10,10 +10,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Target/CUDA/CUDAEmitter.h"
+#include "gnnc/Tools/ToolSupport.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 
 int main(int argc, char **argv) {
+  // gnnc's crash report instead of LLVM's bug-report banner (the
+  // translation driver's own InitLLVM keeps it).
+  gnnc::tools::initLLVMTool("gnn-translate");
   gnnc::registerToCUDATranslation();
   return mlir::failed(
              mlir::mlirTranslateMain(argc, argv, "gnn translation driver\n"))

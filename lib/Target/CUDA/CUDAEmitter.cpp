@@ -148,6 +148,22 @@ LogicalResult CUDAEmitter::findOp(KernelToPrint &k) {
     return op->emitError() << "no CUDA emission pattern for " << op->getName()
                            << " with strategy "
                            << strategyName(k.schedule.strategy);
+  // The printer prints what the lowering recorded; hand-written or edited
+  // lowered IR must still be the plan of its op and schedule.
+  Expected<KernelPlan> planned = planKernel(k.desc, k.schedule);
+  if (!planned)
+    return op->emitOpError() << planned.message();
+  if (!(planned->mapping == k.plan) ||
+      planned->atomicPieceEdges != plan.getAtomicPieceEdges() ||
+      !(k.launch && launchRule(k.launch).grid == planned->launch.grid &&
+        k.launch.getBlock() == planned->launch.threads &&
+        k.launch.getPerBlock() == planned->launch.itemsPerBlock &&
+        k.launch.getShared() == planned->launch.sharedBytes &&
+        k.launch.getMinBlocks() == planned->launch.minBlocks &&
+        k.launch.getBlocksPerSm() == planned->launch.blocksPerSm))
+    return op->emitOpError()
+           << "carries a gnn.plan or gnn.launch that is not the kernel plan "
+              "of its schedule; run gnn-lower-to-kernels on the op as it is";
   k.spec.op = k.desc;
   k.spec.schedule = k.schedule;
   k.spec.atomicPieceEdges = plan.getAtomicPieceEdges();

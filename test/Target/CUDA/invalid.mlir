@@ -147,7 +147,7 @@ gnn.module @m {
 // edge_parallel prints one follow-up (the fix-up), not two.
 gnn.module @m {
   // expected-error @+1 {{lists 2 kernels in gnn.follow_ups, but the CUDA emission pattern for gnn.spmm with strategy edge_parallel prints 1}}
-  gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {gnn.abi = [#gnn.param<"row_ptr", row_offsets>, #gnn.param<"col_idx", column_indices>, #gnn.param<"num_rows", num_rows>, #gnn.param<"x", input>, #gnn.param<"y", result>, #gnn.param<"num_edges", num_edges>, #gnn.param<"workspace", workspace>], gnn.entry = "m_agg", gnn.launch = #gnn.launch<block = 64, grid = [num_rows, num_edges], per_block = 4096, shared = 4160, min_blocks = 1>, gnn.follow_ups = [#gnn.companion<suffix = "_fixup", launch = <block = 64, grid = [num_rows, num_edges], per_block = 4096, shared = 4160, min_blocks = 1>>, #gnn.companion<suffix = "_again", launch = <block = 64, grid = [num_rows, num_edges], per_block = 4096, shared = 4160, min_blocks = 1>>], gnn.workspace = #gnn.workspace<count = [num_rows, num_edges], items_per_unit = 64, bytes_per_unit = 40, min_units = 1>} {
+  gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {gnn.abi = [#gnn.param<"row_ptr", row_offsets>, #gnn.param<"col_idx", column_indices>, #gnn.param<"num_rows", num_rows>, #gnn.param<"x", input>, #gnn.param<"y", result>, #gnn.param<"num_edges", num_edges>, #gnn.param<"workspace", workspace>], gnn.entry = "m_agg", gnn.launch = #gnn.launch<block = 64, grid = [num_rows, num_edges], per_block = 4096, shared = 16640, min_blocks = 1>, gnn.follow_ups = [#gnn.companion<suffix = "_fixup", launch = <block = 64, grid = [num_rows, num_edges], per_block = 4096, shared = 16640, min_blocks = 1>>, #gnn.companion<suffix = "_again", launch = <block = 64, grid = [num_rows, num_edges], per_block = 4096, shared = 16640, min_blocks = 1>>], gnn.workspace = #gnn.workspace<count = [num_rows, num_edges], items_per_unit = 64, bytes_per_unit = 40, min_units = 1>} {
     %y = gnn.spmm %g, %x {gnn.plan = #gnn.plan<lanes = 1, rows_per_block = 64, vector_width = 4, chunks = 1, chunks_per_lane = 1, edge_unroll = 8, items_per_worker = 64, row_ends_bytes = 16640>, schedule = #gnn.schedule<strategy = edge_parallel, vector_width = 4, dim_workers = 1, threads_per_block = 64, edges_per_warp = 64, write = staged>} : !gnn.graph<csr, i64, i32>, tensor<?x4xf32> -> tensor<?x4xf32>
     gnn.return %y : tensor<?x4xf32>
   }
@@ -158,6 +158,29 @@ gnn.module @m {
 gnn.module @m {
   // expected-error @+1 {{has an entry in gnn.preludes that is no #gnn.companion}}
   gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {gnn.abi = [#gnn.param<"row_ptr", row_offsets>, #gnn.param<"col_idx", column_indices>, #gnn.param<"num_rows", num_rows>, #gnn.param<"x", input>, #gnn.param<"y", result>], gnn.entry = "m_agg", gnn.launch = #gnn.launch<block = 64, grid = [num_rows], per_block = 64>, gnn.preludes = ["_init"]} {
+    %y = gnn.spmm %g, %x {gnn.plan = #gnn.plan<lanes = 1, rows_per_block = 64, vector_width = 4, chunks = 1, chunks_per_lane = 1, edge_unroll = 8>, schedule = #gnn.schedule<vector_width = 4, dim_workers = 1, threads_per_block = 64>} : !gnn.graph<csr, i64, i32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    gnn.return %y : tensor<?x4xf32>
+  }
+}
+
+// -----
+
+// A plan that is not the one of the op's schedule (here two lanes where the
+// schedule says one) is refused rather than printed.
+gnn.module @m {
+  gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {gnn.abi = [#gnn.param<"row_ptr", row_offsets>, #gnn.param<"col_idx", column_indices>, #gnn.param<"num_rows", num_rows>, #gnn.param<"x", input>, #gnn.param<"y", result>], gnn.entry = "m_agg", gnn.launch = #gnn.launch<block = 64, grid = [num_rows], per_block = 64>} {
+    // expected-error @+1 {{carries a gnn.plan or gnn.launch that is not the kernel plan of its schedule; run gnn-lower-to-kernels on the op as it is}}
+    %y = gnn.spmm %g, %x {gnn.plan = #gnn.plan<lanes = 2, rows_per_block = 32, vector_width = 4, chunks = 1, chunks_per_lane = 1, edge_unroll = 8>, schedule = #gnn.schedule<vector_width = 4, dim_workers = 1, threads_per_block = 64>} : !gnn.graph<csr, i64, i32>, tensor<?x4xf32> -> tensor<?x4xf32>
+    gnn.return %y : tensor<?x4xf32>
+  }
+}
+
+// -----
+
+// So is a launch that is not the plan's.
+gnn.module @m {
+  gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {gnn.abi = [#gnn.param<"row_ptr", row_offsets>, #gnn.param<"col_idx", column_indices>, #gnn.param<"num_rows", num_rows>, #gnn.param<"x", input>, #gnn.param<"y", result>], gnn.entry = "m_agg", gnn.launch = #gnn.launch<block = 64, grid = [num_rows], per_block = 9999>} {
+    // expected-error @+1 {{carries a gnn.plan or gnn.launch that is not the kernel plan of its schedule}}
     %y = gnn.spmm %g, %x {gnn.plan = #gnn.plan<lanes = 1, rows_per_block = 64, vector_width = 4, chunks = 1, chunks_per_lane = 1, edge_unroll = 8>, schedule = #gnn.schedule<vector_width = 4, dim_workers = 1, threads_per_block = 64>} : !gnn.graph<csr, i64, i32>, tensor<?x4xf32> -> tensor<?x4xf32>
     gnn.return %y : tensor<?x4xf32>
   }
