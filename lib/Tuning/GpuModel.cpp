@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "gnnc/Tuning/GpuModel.h"
 
+#include "NumberedLines.h"
 #include "gnnc/runtime/Driver.h"
 
 #include <cerrno>
@@ -79,6 +80,31 @@ constexpr double kLoadedLatencyFactor = 4.3;
 constexpr double kEdgeStepCycles = 1.153;
 constexpr double kRowEndCycles = 22.41;
 
+/// What the built-in models of each architecture set apart from what they
+/// share (2048 threads, 32 blocks and 64 Ki registers per SM, 128 L1 bytes
+/// per clock, 3 us per launch).
+struct BuiltinGpu {
+  const char *arch;
+  int smCount;
+  double l2MiB;
+  double clockHz;
+  double dramBytesPerSecond;
+  double l2BytesPerSecond;
+  /// Unloaded dependent-load latencies; loadedLatencyFactor scales them.
+  double loadLatencySeconds;
+  double l2LatencySeconds;
+};
+const BuiltinGpu kBuiltinGpus[] = {
+    // H200 SXM: 132 SMs, 50 MiB L2, 1.98 GHz boost, 4.8 TB/s HBM3e
+    // (4.23 TB/s measured copy). Latencies as `gnn-tune --calibrate`
+    // measured them on an H100 (2026-11-23).
+    {"sm_90", 132, 50.0, 1.98e9, 4.231e12, 10.0e12, 0.334e-6, 0.142e-6},
+    // A100 SXM 80 GB: 108 SMs, 40 MiB L2, 1.41 GHz boost, 2.04 TB/s HBM2e.
+    // Pointer-chase estimates, not measured by gnnc; the loaded latency
+    // factor fitted on an H100 is assumed to carry over.
+    {"sm_80", 108, 40.0, 1.41e9, 1.73e12, 5.0e12, 0.55e-6, 0.25e-6},
+};
+
 /// The integer keys and their fields.
 struct IntField {
   const char *key;
@@ -130,46 +156,28 @@ const std::vector<std::string> &gnnc::tuning::gpuModelKeys() {
 }
 
 Expected<GpuModel> gnnc::tuning::builtinGpuModel(const std::string &arch) {
-  GpuModel m;
-  if (arch == "sm_90" || arch == "sm_90a") {
-    // H200 SXM: 132 SMs, 50 MiB L2, 1.98 GHz boost, 4.8 TB/s HBM3e
-    // (4.23 TB/s measured copy).
-    m.arch = "sm_90";
-    m.smCount = 132;
-    m.l2Bytes = 50.0 * 1024 * 1024;
-    m.maxThreadsPerSm = 2048;
-    m.maxBlocksPerSm = 32;
-    m.registersPerSm = 65536;
-    m.clockHz = 1.98e9;
-    m.l1BytesPerClock = 128;
-    m.dramBytesPerSecond = 4.231e12;
-    m.l2BytesPerSecond = 10.0e12;
-    // Unloaded dependent-load latencies, as `gnn-tune --calibrate` measured
-    // them on an H100 (2026-11-23); loadedLatencyFactor scales them.
-    m.loadLatencySeconds = 0.334e-6;
-    m.l2LatencySeconds = 0.142e-6;
-    m.launchSeconds = 3.0e-6;
-  } else if (arch == "sm_80") {
-    // A100 SXM 80 GB: 108 SMs, 40 MiB L2, 1.41 GHz boost, 2.04 TB/s HBM2e.
-    m.arch = "sm_80";
-    m.smCount = 108;
-    m.l2Bytes = 40.0 * 1024 * 1024;
-    m.maxThreadsPerSm = 2048;
-    m.maxBlocksPerSm = 32;
-    m.registersPerSm = 65536;
-    m.clockHz = 1.41e9;
-    m.l1BytesPerClock = 128;
-    m.dramBytesPerSecond = 1.73e12;
-    m.l2BytesPerSecond = 5.0e12;
-    // Unloaded pointer-chase estimates, not measured by gnnc; the loaded
-    // latency factor fitted on an H100 is assumed to carry over.
-    m.loadLatencySeconds = 0.55e-6;
-    m.l2LatencySeconds = 0.25e-6;
-    m.launchSeconds = 3.0e-6;
-  } else {
+  const std::string name = arch == "sm_90a" ? "sm_90" : arch;
+  const BuiltinGpu *gpu = nullptr;
+  for (const BuiltinGpu &known : kBuiltinGpus)
+    if (name == known.arch)
+      gpu = &known;
+  if (!gpu)
     return Status::error("no built-in GPU model for '" + arch +
                          "' (known: sm_80, sm_90); give a calibration file");
-  }
+  GpuModel m;
+  m.arch = gpu->arch;
+  m.smCount = gpu->smCount;
+  m.l2Bytes = gpu->l2MiB * 1024 * 1024;
+  m.maxThreadsPerSm = 2048;
+  m.maxBlocksPerSm = 32;
+  m.registersPerSm = 65536;
+  m.clockHz = gpu->clockHz;
+  m.l1BytesPerClock = 128;
+  m.dramBytesPerSecond = gpu->dramBytesPerSecond;
+  m.l2BytesPerSecond = gpu->l2BytesPerSecond;
+  m.loadLatencySeconds = gpu->loadLatencySeconds;
+  m.l2LatencySeconds = gpu->l2LatencySeconds;
+  m.launchSeconds = 3.0e-6;
   m.loadedLatencyFactor = kLoadedLatencyFactor;
   m.edgeStepCycles = kEdgeStepCycles;
   m.rowEndCycles = kRowEndCycles;
@@ -180,14 +188,9 @@ Expected<GpuModel> gnnc::tuning::builtinGpuModel(const std::string &arch) {
 Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
                                                   const std::string &name,
                                                   GpuModel base) {
-  std::istringstream in(text);
+  NumberedLines lines(text, name);
   std::string line;
-  int lineNo = 0;
-  auto fail = [&](const std::string &message) {
-    return Status::error(name + ":" + std::to_string(lineNo) + ": " + message);
-  };
-  while (std::getline(in, line)) {
-    ++lineNo;
+  while (lines.next(line)) {
     size_t hash = line.find('#');
     if (hash != std::string::npos)
       line = line.substr(0, hash);
@@ -196,14 +199,14 @@ Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
       continue;
     size_t eq = line.find('=');
     if (eq == std::string::npos)
-      return fail("expected 'key = value', got '" + line + "'");
+      return lines.error("expected 'key = value', got '" + line + "'");
     std::string key = trim(line.substr(0, eq));
     std::string value = trim(line.substr(eq + 1));
     if (value.empty())
-      return fail("'" + key + "' has no value");
+      return lines.error("'" + key + "' has no value");
     if (key == "arch") {
       if (!isArch(value))
-        return fail("arch must read sm_XX, got '" + value + "'");
+        return lines.error("arch must read sm_XX, got '" + value + "'");
       base.arch = value;
       continue;
     }
@@ -217,8 +220,8 @@ Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
         continue;
       known = true;
       if (!parsed || number < 1 || number != std::floor(number) || number > 1e9)
-        return fail("'" + key + "' must be a positive integer, got '" + value +
-                    "'");
+        return lines.error("'" + key + "' must be a positive integer, got '" +
+                           value + "'");
       base.*f.member = static_cast<int>(number);
     }
     for (const Field &f : fields()) {
@@ -226,13 +229,13 @@ Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
         continue;
       known = true;
       if (!parsed || number < 0 || (number == 0 && !f.zeroAllowed))
-        return fail("'" + key + "' must be a " +
-                    (f.zeroAllowed ? "non-negative" : "positive") +
-                    " number, got '" + value + "'");
+        return lines.error("'" + key + "' must be a " +
+                           (f.zeroAllowed ? "non-negative" : "positive") +
+                           " number, got '" + value + "'");
       f.number(base) = number;
     }
     if (!known)
-      return fail("unknown key '" + key + "'");
+      return lines.error("unknown key '" + key + "'");
   }
   base.source = name;
   return base;
