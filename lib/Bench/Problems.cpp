@@ -16,6 +16,31 @@
 using namespace gnnc;
 using namespace gnnc::bench;
 
+namespace {
+
+/// Room on the device for `count` elements of `type` (at least a byte, so
+/// that an empty output still has an address).
+Expected<rt::DeviceBuffer> allocateElements(size_t count, ElementType type) {
+  return rt::DeviceBuffer::allocate(
+      std::max<size_t>(count * elementSize(type), 1));
+}
+
+/// Runs `compute`, which fills `problem`'s reference, unless the problem has
+/// its reference already; times it.
+template <typename Problem, typename Compute>
+void computeReferenceOnce(Problem &problem, Compute compute) {
+  if (problem.hasReference)
+    return;
+  auto start = std::chrono::steady_clock::now();
+  compute();
+  problem.referenceSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  problem.hasReference = true;
+}
+
+} // namespace
+
 std::string gnnc::bench::reportOnGraph(const std::string &what,
                                        const graph::CsrGraph &g,
                                        const std::string &edges, int64_t width,
@@ -65,8 +90,7 @@ gnnc::bench::makeSpmmProblem(const DeviceGraphs &graphs, ElementType type,
   if (!x)
     return x.status();
   p.x = x.take();
-  auto y = rt::DeviceBuffer::allocate(
-      std::max<size_t>(p.outputCount() * elementSize(type), 1));
+  auto y = allocateElements(p.outputCount(), type);
   if (!y)
     return y.status();
   p.y = y.take();
@@ -91,21 +115,16 @@ Status gnnc::bench::addEdgeValues(SpmmProblem &problem, uint64_t seed) {
 }
 
 void gnnc::bench::ensureReference(SpmmProblem &problem) {
-  if (problem.hasReference)
-    return;
-  auto start = std::chrono::steady_clock::now();
-  HostBuffers &host = problem.host;
-  // Overwritten in full, and paged in by the threads that compute the rows.
-  resizeForOverwrite(host.expected, problem.outputCount());
-  resizeForOverwrite(host.magnitude, problem.outputCount());
-  ref::spmmSumInto(problem.graph(),
-                   problem.edgeValues ? host.values.data() : nullptr,
-                   host.x.data(), problem.width, host.expected.data(),
-                   host.magnitude.data(), /*numThreads=*/0);
-  problem.referenceSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  problem.hasReference = true;
+  computeReferenceOnce(problem, [&] {
+    HostBuffers &host = problem.host;
+    // Overwritten in full, and paged in by the threads that compute the rows.
+    resizeForOverwrite(host.expected, problem.outputCount());
+    resizeForOverwrite(host.magnitude, problem.outputCount());
+    ref::spmmSumInto(problem.graph(),
+                     problem.edgeValues ? host.values.data() : nullptr,
+                     host.x.data(), problem.width, host.expected.data(),
+                     host.magnitude.data(), /*numThreads=*/0);
+  });
 }
 
 Expected<ops::SpmmCheck> gnnc::bench::checkOutput(SpmmProblem &problem,
@@ -166,8 +185,7 @@ Expected<SddmmProblem> gnnc::bench::makeSddmmProblem(SpmmProblem &base,
   if (!rowX)
     return rowX.status();
   p.rowX = rowX.take();
-  auto out = rt::DeviceBuffer::allocate(
-      std::max<size_t>(p.outputCount() * elementSize(base.type), 1));
+  auto out = allocateElements(p.outputCount(), base.type);
   if (!out)
     return out.status();
   p.out = out.take();
@@ -175,18 +193,13 @@ Expected<SddmmProblem> gnnc::bench::makeSddmmProblem(SpmmProblem &base,
 }
 
 void gnnc::bench::ensureSddmmReference(SddmmProblem &problem) {
-  if (problem.hasReference)
-    return;
-  auto start = std::chrono::steady_clock::now();
-  SpmmProblem &base = *problem.base;
-  ref::sddmm(base.graph(), base.host.rowX.data(), base.host.x.data(),
-             base.width, gnnc::SddmmForm::Dot, std::nullopt,
-             base.host.edgeExpected, &base.host.edgeMagnitude,
-             /*numThreads=*/0);
-  problem.referenceSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  problem.hasReference = true;
+  computeReferenceOnce(problem, [&] {
+    SpmmProblem &base = *problem.base;
+    ref::sddmm(base.graph(), base.host.rowX.data(), base.host.x.data(),
+               base.width, gnnc::SddmmForm::Dot, std::nullopt,
+               base.host.edgeExpected, &base.host.edgeMagnitude,
+               /*numThreads=*/0);
+  });
 }
 
 Expected<ops::KernelCheck>
@@ -237,13 +250,11 @@ Expected<GatProblem> gnnc::bench::makeGatProblem(SpmmProblem &base,
   if (!attCol)
     return attCol.status();
   p.attCol = attCol.take();
-  const size_t edgeBytes = std::max<size_t>(
-      static_cast<size_t>(g.nnz()) * elementSize(base.type), 1);
-  auto logits = rt::DeviceBuffer::allocate(edgeBytes);
+  auto logits = allocateElements(static_cast<size_t>(g.nnz()), base.type);
   if (!logits)
     return logits.status();
   p.logits = logits.take();
-  auto alpha = rt::DeviceBuffer::allocate(edgeBytes);
+  auto alpha = allocateElements(static_cast<size_t>(g.nnz()), base.type);
   if (!alpha)
     return alpha.status();
   p.alpha = alpha.take();
@@ -308,20 +319,15 @@ double gnnc::bench::gatChainTolerance(ElementType type) {
 }
 
 void gnnc::bench::ensureGatReference(GatProblem &problem) {
-  if (problem.hasReference)
-    return;
-  auto start = std::chrono::steady_clock::now();
-  SpmmProblem &base = *problem.base;
-  HostBuffers &host = base.host;
-  // The SpMM problem's reference arrays now hold the chain's.
-  base.hasReference = false;
-  resizeForOverwrite(host.expected, base.outputCount());
-  resizeForOverwrite(host.magnitude, base.outputCount());
-  gatChainReference(base.graph(), host.attRow.data(), host.attCol.data(),
-                    host.x.data(), base.width, kGatLeakySlope, base.type,
-                    host.expected.data(), host.magnitude.data());
-  problem.referenceSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  problem.hasReference = true;
+  computeReferenceOnce(problem, [&] {
+    SpmmProblem &base = *problem.base;
+    HostBuffers &host = base.host;
+    // The SpMM problem's reference arrays now hold the chain's.
+    base.hasReference = false;
+    resizeForOverwrite(host.expected, base.outputCount());
+    resizeForOverwrite(host.magnitude, base.outputCount());
+    gatChainReference(base.graph(), host.attRow.data(), host.attCol.data(),
+                      host.x.data(), base.width, kGatLeakySlope, base.type,
+                      host.expected.data(), host.magnitude.data());
+  });
 }
