@@ -328,13 +328,9 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   else if (p.bound == "latency")
     why << "longest row (" << profile.maxDegree << " neighbours) in batches of "
         << m.edgeUnroll << " over " << m.lanes << " lanes";
-  else if (p.bound == "waves" && (s.strategy == Strategy::EdgeParallel))
-    why << p.waves << " waves of " << resident * m.rowsPerBlock << " workers, ~"
-        << static_cast<int64_t>(edgesPerWorker + 0.5) << " edges each";
   else if (p.bound == "waves")
-    why << p.waves << " waves of " << resident << " blocks, slowest row of a "
-        << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
-        << " neighbours";
+    explainWaves(why, p, m, resident, s.strategy == Strategy::EdgeParallel,
+                 edgesPerWorker, blockMax);
   else
     why << "load issue, warp imbalance " << p.warpImbalance << "x";
   why << "; " << formatModelTime(largest);

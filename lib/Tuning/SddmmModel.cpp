@@ -250,13 +250,8 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   else if (p.bound == "latency")
     why << "longest row (" << profile.maxDegree << " neighbours) in windows of "
         << m.lanes << ", batches of " << m.edgeUnroll;
-  else if (p.bound == "waves" && edgeParallel)
-    why << p.waves << " waves of " << resident * m.rowsPerBlock << " workers, ~"
-        << static_cast<int64_t>(typicalEdges + 0.5) << " edges each";
   else if (p.bound == "waves")
-    why << p.waves << " waves of " << resident << " blocks, slowest row of a "
-        << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
-        << " neighbours";
+    explainWaves(why, p, m, resident, edgeParallel, typicalEdges, blockMax);
   else
     why << "load/store issue, warp imbalance " << p.warpImbalance << "x";
   why << "; " << formatModelTime(largest) << " + launch";

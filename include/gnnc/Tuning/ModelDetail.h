@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <utility>
 
@@ -121,6 +122,22 @@ inline double largestBound(Prediction &p) {
       top = &t;
   p.bound = top->first;
   return top->second;
+}
+
+/// The explanation of a waves bound: waves of edge_parallel workers of
+/// ~`edgesPerWorker` edges, or of vertex_parallel blocks whose slowest row
+/// has ~`blockMax` neighbours.
+inline void explainWaves(std::ostream &why, const Prediction &p,
+                         const ThreadMapping &m, double resident,
+                         bool edgeParallel, double edgesPerWorker,
+                         double blockMax) {
+  if (edgeParallel)
+    why << p.waves << " waves of " << resident * m.rowsPerBlock << " workers, ~"
+        << static_cast<int64_t>(edgesPerWorker + 0.5) << " edges each";
+  else
+    why << p.waves << " waves of " << resident << " blocks, slowest row of a "
+        << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
+        << " neighbours";
 }
 
 /// `s` seconds as "12.3 us" or "1.23 ms", for the models' explanations.
