@@ -16,6 +16,14 @@ using namespace gnnc::graph;
 // Permutation
 //===----------------------------------------------------------------------===//
 
+/// The error of a new-to-old map whose entry i, `old`, is not a node of
+/// [0, n).
+static Status newToOldOutOfRange(int64_t i, int64_t old, int64_t n) {
+  return Status::error("permutation: newToOld[" + std::to_string(i) +
+                       "] = " + std::to_string(old) + " is out of range [0, " +
+                       std::to_string(n) + ")");
+}
+
 Status Permutation::validate(int64_t n) const {
   if (static_cast<int64_t>(newToOld.size()) != n)
     return Status::error("permutation: newToOld has " +
@@ -29,9 +37,7 @@ Status Permutation::validate(int64_t n) const {
   for (int64_t i = 0; i < n; ++i) {
     int64_t old = newToOld[i];
     if (old < 0 || old >= n)
-      return Status::error("permutation: newToOld[" + std::to_string(i) +
-                           "] = " + std::to_string(old) +
-                           " is out of range [0, " + std::to_string(n) + ")");
+      return newToOldOutOfRange(i, old, n);
     if (oldToNew[old] != i)
       return Status::error("permutation: newToOld[" + std::to_string(i) +
                            "] = " + std::to_string(old) + " but oldToNew[" +
@@ -63,9 +69,7 @@ Expected<Permutation> Permutation::fromNewToOld(std::vector<int64_t> newToOld) {
   for (int64_t i = 0; i < n; ++i) {
     int64_t old = newToOld[i];
     if (old < 0 || old >= n)
-      return Status::error("permutation: newToOld[" + std::to_string(i) +
-                           "] = " + std::to_string(old) +
-                           " is out of range [0, " + std::to_string(n) + ")");
+      return newToOldOutOfRange(i, old, n);
     if (p.oldToNew[old] != -1)
       return Status::error("permutation: " + std::to_string(old) +
                            " occurs twice in newToOld (at " +
