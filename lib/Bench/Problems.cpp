@@ -25,6 +25,14 @@ Expected<rt::DeviceBuffer> allocateElements(size_t count, ElementType type) {
       std::max<size_t>(count * elementSize(type), 1));
 }
 
+/// Moves `made` into `slot`, or passes its error on.
+template <typename T> Status assign(T &slot, Expected<T> made) {
+  if (!made)
+    return made.status();
+  slot = made.take();
+  return Status::ok();
+}
+
 /// Runs `compute`, which fills `problem`'s reference, unless the problem has
 /// its reference already; times it.
 template <typename Problem, typename Compute>
@@ -85,15 +93,10 @@ gnnc::bench::makeSpmmProblem(const DeviceGraphs &graphs, ElementType type,
   p.width = width;
   p.seed = seed;
   p.host = std::move(recycled);
-  auto x =
-      uploadRandomInputs(p.host.x, g.numCols * width, seed, type, &p.host.bits);
-  if (!x)
-    return x.status();
-  p.x = x.take();
-  auto y = allocateElements(p.outputCount(), type);
-  if (!y)
-    return y.status();
-  p.y = y.take();
+  GNNC_RETURN_IF_ERROR(
+      assign(p.x, uploadRandomInputs(p.host.x, g.numCols * width, seed, type,
+                                     &p.host.bits)));
+  GNNC_RETURN_IF_ERROR(assign(p.y, allocateElements(p.outputCount(), type)));
   if (edgeValues)
     GNNC_RETURN_IF_ERROR(addEdgeValues(p, seed));
   return p;
@@ -101,12 +104,10 @@ gnnc::bench::makeSpmmProblem(const DeviceGraphs &graphs, ElementType type,
 
 Status gnnc::bench::addEdgeValues(SpmmProblem &problem, uint64_t seed) {
   HostBuffers &host = problem.host;
-  auto values =
+  GNNC_RETURN_IF_ERROR(assign(
+      problem.values,
       uploadRandomInputs(host.values, problem.graph().nnz(),
-                         seed ^ 0x5eedf00dull, problem.type, &host.bits);
-  if (!values)
-    return values.status();
-  problem.values = values.take();
+                         seed ^ 0x5eedf00dull, problem.type, &host.bits)));
   problem.edgeValues = true;
   problem.seed = seed;
   problem.hasReference = false;
@@ -180,15 +181,11 @@ Expected<SddmmProblem> gnnc::bench::makeSddmmProblem(SpmmProblem &base,
   SddmmProblem p;
   p.base = &base;
   HostBuffers &host = base.host;
-  auto rowX = uploadRandomInputs(host.rowX, g.numRows * base.width, seed,
-                                 base.type, &host.bits);
-  if (!rowX)
-    return rowX.status();
-  p.rowX = rowX.take();
-  auto out = allocateElements(p.outputCount(), base.type);
-  if (!out)
-    return out.status();
-  p.out = out.take();
+  GNNC_RETURN_IF_ERROR(
+      assign(p.rowX, uploadRandomInputs(host.rowX, g.numRows * base.width, seed,
+                                        base.type, &host.bits)));
+  GNNC_RETURN_IF_ERROR(
+      assign(p.out, allocateElements(p.outputCount(), base.type)));
   return p;
 }
 
@@ -240,24 +237,16 @@ Expected<GatProblem> gnnc::bench::makeGatProblem(SpmmProblem &base,
   GatProblem p;
   p.base = &base;
   HostBuffers &host = base.host;
-  auto attRow = uploadRandomInputs(host.attRow, g.numRows, seed, base.type,
-                                   &host.bits, -4.0f, 4.0f);
-  if (!attRow)
-    return attRow.status();
-  p.attRow = attRow.take();
-  auto attCol = uploadRandomInputs(host.attCol, g.numCols, seed ^ 0xa77c01ull,
-                                   base.type, &host.bits, -4.0f, 4.0f);
-  if (!attCol)
-    return attCol.status();
-  p.attCol = attCol.take();
-  auto logits = allocateElements(static_cast<size_t>(g.nnz()), base.type);
-  if (!logits)
-    return logits.status();
-  p.logits = logits.take();
-  auto alpha = allocateElements(static_cast<size_t>(g.nnz()), base.type);
-  if (!alpha)
-    return alpha.status();
-  p.alpha = alpha.take();
+  GNNC_RETURN_IF_ERROR(
+      assign(p.attRow, uploadRandomInputs(host.attRow, g.numRows, seed,
+                                          base.type, &host.bits, -4.0f, 4.0f)));
+  GNNC_RETURN_IF_ERROR(assign(
+      p.attCol, uploadRandomInputs(host.attCol, g.numCols, seed ^ 0xa77c01ull,
+                                   base.type, &host.bits, -4.0f, 4.0f)));
+  GNNC_RETURN_IF_ERROR(assign(
+      p.logits, allocateElements(static_cast<size_t>(g.nnz()), base.type)));
+  GNNC_RETURN_IF_ERROR(assign(
+      p.alpha, allocateElements(static_cast<size_t>(g.nnz()), base.type)));
   return p;
 }
 
