@@ -32,28 +32,23 @@ Expected<DeviceGraph> gnnc::ops::uploadGraph(const graph::CsrGraph &g,
   dg.nnz = g.nnz();
   dg.offsets64 = offsets64;
   dg.indices64 = indices64;
-  Expected<rt::DeviceBuffer> rowPtr = Status::error("unset");
-  if (offsets64) {
-    rowPtr = uploadVector(g.rowPtr);
-  } else {
-    auto narrowPtr = g.rowPtr32();
-    if (!narrowPtr)
-      return narrowPtr.status().withContext(
-          "graph '" + g.name + "' for a kernel with i32 row offsets");
-    rowPtr = uploadVector(*narrowPtr);
-  }
+  // i32 row offsets and column indices fail here when the graph does not
+  // fit them.
+  auto narrowed = [&](Expected<std::vector<int32_t>> narrow,
+                      const char *what) -> Expected<rt::DeviceBuffer> {
+    if (!narrow)
+      return narrow.status().withContext("graph '" + g.name +
+                                         "' for a kernel with i32 " + what);
+    return uploadVector(*narrow);
+  };
+  Expected<rt::DeviceBuffer> rowPtr =
+      offsets64 ? uploadVector(g.rowPtr)
+                : narrowed(g.rowPtr32(), "row offsets");
   if (!rowPtr)
     return rowPtr.status();
-  Expected<rt::DeviceBuffer> colIdx = Status::error("unset");
-  if (indices64) {
-    colIdx = uploadVector(g.colIdx);
-  } else {
-    auto narrowIdx = g.colIdx32();
-    if (!narrowIdx)
-      return narrowIdx.status().withContext(
-          "graph '" + g.name + "' for a kernel with i32 column indices");
-    colIdx = uploadVector(*narrowIdx);
-  }
+  Expected<rt::DeviceBuffer> colIdx =
+      indices64 ? uploadVector(g.colIdx)
+                : narrowed(g.colIdx32(), "column indices");
   if (!colIdx)
     return colIdx.status();
   dg.rowPtr = rowPtr.take();
