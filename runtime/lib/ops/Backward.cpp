@@ -1,6 +1,6 @@
 //===- Backward.cpp - Host side of the backward of gnn ops ----------------===//
 #include "gnnc/ops/Backward.h"
-#include "SpmmCheck.h"
+#include "CheckSupport.h"
 #include "gnnc/ops/KernelInfo.h"
 #include "gnnc/ops/Sddmm.h"
 #include "gnnc/reference/EdgeSoftmax.h"
@@ -255,28 +255,14 @@ gnnc::ops::checkSpmmValueGrad(rt::Runtime &runtime,
     return Status::error("kernel '" + kernel.spec.name +
                          "' must be a dot-form gnn.sddmm without leaky ReLU");
   const int64_t width = sig->featureWidth;
-  std::vector<float> dy = ref::roundThrough(
-      ref::randomFeatures(g.numRows * width, seed), sig->type);
-  std::vector<float> x = ref::roundThrough(
-      ref::randomFeatures(g.numCols * width, seed ^ 0xb0b), sig->type);
+  // The gnn.sddmm of dY (rows) and X (columns).
+  checks::SddmmInputs in =
+      checks::randomSddmmInputs(sig->type, width, g.numRows, g.numCols, seed);
+  const std::vector<float> &dy = in.a, &x = in.b;
   std::vector<double> expected, magnitude;
   GNNC_RETURN_IF_ERROR(ref::spmmGradValues(
       g, x.data(), dy.data(), width, reduce, scale, expected, &magnitude));
-  auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
-  if (!dg)
-    return dg.status();
-  auto da = uploadTensor(dy, sig->type);
-  if (!da)
-    return da.status();
-  auto db = uploadTensor(x, sig->type);
-  if (!db)
-    return db.status();
-  const size_t outCount = static_cast<size_t>(g.nnz());
-  auto dw = allocatePoisoned(outCount, sig->type);
-  if (!dw)
-    return dw.status();
-  GNNC_RETURN_IF_ERROR(launchSddmm(runtime, kernel, *dg, *da, *db, *dw));
-  auto got = downloadTensor(*dw, outCount, sig->type);
+  auto got = checks::runSddmm(runtime, kernel, *sig, g, dy, x);
   if (!got)
     return got.status();
   scaleEdgeGrad(g, reduce, scale, *got);
@@ -340,10 +326,9 @@ gnnc::ops::checkSddmmGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
   GNNC_RETURN_IF_ERROR(requireUnpadded(kernel.spec, *sig));
   const int64_t width = sig->featureWidth;
   const int64_t perEdge = dot ? 1 : width;
-  std::vector<float> a = ref::roundThrough(
-      ref::randomFeatures(g.numRows * width, seed), sig->type);
-  std::vector<float> b = ref::roundThrough(
-      ref::randomFeatures(g.numCols * width, seed ^ 0xb0b), sig->type);
+  checks::SddmmInputs in =
+      checks::randomSddmmInputs(sig->type, width, g.numRows, g.numCols, seed);
+  const std::vector<float> &a = in.a, &b = in.b;
   std::vector<float> gradOut = ref::roundThrough(
       ref::randomFeatures(g.nnz() * perEdge, seed ^ 0xd5), sig->type);
   std::vector<double> dA, dB, absA, absB;

@@ -1,6 +1,6 @@
 //===- Renumber.cpp - Kernels on renumbered graphs, in the user's order ---===//
 #include "gnnc/ops/Renumber.h"
-#include "SpmmCheck.h"
+#include "CheckSupport.h"
 
 #include "gnnc/reference/Spmm.h"
 

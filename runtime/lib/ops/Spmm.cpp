@@ -1,6 +1,6 @@
 //===- Spmm.cpp - Host side of compiled SpMM kernels ----------------------===//
 #include "gnnc/ops/Spmm.h"
-#include "SpmmCheck.h"
+#include "CheckSupport.h"
 #include "gnnc/ops/KernelInfo.h"
 #include "gnnc/reference/Spmm.h"
 

@@ -1,13 +1,15 @@
-//===- SpmmCheck.h - What the checks of gnn.spmm kernels share --*- C++ -*-===//
+//===- CheckSupport.h - What the kernel checks share -----------*- C++ -*-===//
 //
-// Internal to runtime/lib/ops: the pieces of checkSpmm (Spmm.cpp), of the
-// backward checks that run gnn.spmm kernels (Backward.cpp) and of
-// checkSpmmInUserOrder (Renumber.cpp). Not an API.
+// Internal to runtime/lib/ops: the pieces of checkSpmm (Spmm.cpp),
+// checkSddmm (Sddmm.cpp), the backward checks that run gnn.spmm and
+// gnn.sddmm kernels (Backward.cpp) and checkSpmmInUserOrder
+// (Renumber.cpp). Not an API.
 //
 //===----------------------------------------------------------------------===//
-#ifndef GNNC_LIB_OPS_SPMMCHECK_H
-#define GNNC_LIB_OPS_SPMMCHECK_H
+#ifndef GNNC_LIB_OPS_CHECKSUPPORT_H
+#define GNNC_LIB_OPS_CHECKSUPPORT_H
 
+#include "gnnc/ops/Sddmm.h"
 #include "gnnc/ops/Spmm.h"
 
 #include <algorithm>
@@ -76,6 +78,25 @@ KernelCheck compareSpmm(const rt::KernelSpec &spec, const graph::CsrGraph &g,
                         const SpmmSignature &sig, const SpmmInputs &in,
                         const std::vector<float> &got);
 
+/// The random features of a gnn.sddmm check, rounded through `type`:
+/// `rows` rows of `width` (drawn with `seed`) and `cols` columns of
+/// `width` (drawn with `seed ^ 0xb0b`).
+struct SddmmInputs {
+  std::vector<float> a;
+  std::vector<float> b;
+};
+SddmmInputs randomSddmmInputs(ElementType type, int64_t width, int64_t rows,
+                              int64_t cols, uint64_t seed);
+
+/// Runs `kernel` (of signature `sig`) once on `g`, uploaded with the
+/// kernel's index widths, with the row features `a` and the column
+/// features `b`, into a NaN-poisoned output of the graph's edges; waits
+/// for it and returns the output as floats.
+Expected<std::vector<float>>
+runSddmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+         const SddmmSignature &sig, const graph::CsrGraph &g,
+         const std::vector<float> &a, const std::vector<float> &b);
+
 } // namespace gnnc::ops::checks
 
-#endif // GNNC_LIB_OPS_SPMMCHECK_H
+#endif // GNNC_LIB_OPS_CHECKSUPPORT_H
