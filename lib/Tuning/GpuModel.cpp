@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <unistd.h>
 
@@ -31,42 +30,23 @@ namespace {
 /// One floating-point calibration key and the field it sets.
 struct Field {
   const char *key;
-  std::function<double &(GpuModel &)> number;
+  double GpuModel::*member;
   /// Whether 0 is a valid value (a cost the fit found absent).
   bool zeroAllowed = false;
 };
-
-const std::vector<Field> &fields() {
-  static const std::vector<Field> all = [] {
-    std::vector<Field> f;
-    f.push_back(
-        {"l2_bytes", [](GpuModel &m) -> double & { return m.l2Bytes; }});
-    f.push_back(
-        {"clock_hz", [](GpuModel &m) -> double & { return m.clockHz; }});
-    f.push_back({"l1_bytes_per_clock",
-                 [](GpuModel &m) -> double & { return m.l1BytesPerClock; }});
-    f.push_back({"dram_bytes_per_second",
-                 [](GpuModel &m) -> double & { return m.dramBytesPerSecond; }});
-    f.push_back({"l2_bytes_per_second",
-                 [](GpuModel &m) -> double & { return m.l2BytesPerSecond; }});
-    f.push_back({"load_latency_seconds",
-                 [](GpuModel &m) -> double & { return m.loadLatencySeconds; }});
-    f.push_back({"l2_latency_seconds",
-                 [](GpuModel &m) -> double & { return m.l2LatencySeconds; }});
-    f.push_back({"launch_seconds",
-                 [](GpuModel &m) -> double & { return m.launchSeconds; }});
-    f.push_back({"loaded_latency_factor", [](GpuModel &m) -> double & {
-                   return m.loadedLatencyFactor;
-                 }});
-    f.push_back({"edge_step_cycles",
-                 [](GpuModel &m) -> double & { return m.edgeStepCycles; },
-                 true});
-    f.push_back({"row_end_cycles",
-                 [](GpuModel &m) -> double & { return m.rowEndCycles; }, true});
-    return f;
-  }();
-  return all;
-}
+const Field kFields[] = {
+    {"l2_bytes", &GpuModel::l2Bytes},
+    {"clock_hz", &GpuModel::clockHz},
+    {"l1_bytes_per_clock", &GpuModel::l1BytesPerClock},
+    {"dram_bytes_per_second", &GpuModel::dramBytesPerSecond},
+    {"l2_bytes_per_second", &GpuModel::l2BytesPerSecond},
+    {"load_latency_seconds", &GpuModel::loadLatencySeconds},
+    {"l2_latency_seconds", &GpuModel::l2LatencySeconds},
+    {"launch_seconds", &GpuModel::launchSeconds},
+    {"loaded_latency_factor", &GpuModel::loadedLatencyFactor},
+    {"edge_step_cycles", &GpuModel::edgeStepCycles, true},
+    {"row_end_cycles", &GpuModel::rowEndCycles, true},
+};
 
 /// Loaded over unloaded latency of a dependent gather batch: the geomean of
 /// measured over predicted latency-bound times of vertex-parallel SpMM on
@@ -148,7 +128,7 @@ const std::vector<std::string> &gnnc::tuning::gpuModelKeys() {
     std::vector<std::string> k = {"arch"};
     for (const IntField &f : kIntFields)
       k.push_back(f.key);
-    for (const Field &f : fields())
+    for (const Field &f : kFields)
       k.push_back(f.key);
     return k;
   }();
@@ -224,7 +204,7 @@ Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
                            value + "'");
       base.*f.member = static_cast<int>(number);
     }
-    for (const Field &f : fields()) {
+    for (const Field &f : kFields) {
       if (key != f.key)
         continue;
       known = true;
@@ -232,7 +212,7 @@ Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
         return lines.error("'" + key + "' must be a " +
                            (f.zeroAllowed ? "non-negative" : "positive") +
                            " number, got '" + value + "'");
-      f.number(base) = number;
+      base.*f.member = number;
     }
     if (!known)
       return lines.error("unknown key '" + key + "'");
@@ -283,11 +263,10 @@ std::string gnnc::tuning::formatCalibration(const GpuModel &model,
       os << "# " << line << "\n";
   }
   os << "arch = " << model.arch << "\n";
-  GpuModel copy = model;
   for (const IntField &f : kIntFields)
-    os << f.key << " = " << copy.*f.member << "\n";
-  for (const Field &f : fields())
-    os << f.key << " = " << formatNumber(f.number(copy)) << "\n";
+    os << f.key << " = " << model.*f.member << "\n";
+  for (const Field &f : kFields)
+    os << f.key << " = " << formatNumber(model.*f.member) << "\n";
   return os.str();
 }
 
