@@ -266,6 +266,32 @@ def pick_rows(indptr, seed):
     return sorted(rows)[:CHECK_ROWS + 3]
 
 
+def check_then_time(torch, timer, fn, check, result):
+    """Runs fn once and records in result what check(y) says of its output
+    (ok, report), then frees the output and records fn's time."""
+    y = fn()
+    torch.cuda.synchronize()
+    ok, report = check(y)
+    result["check_ok"] = ok
+    result["check_report"] = report
+    del y
+    result["time_ms"] = timer.time(fn)
+    result["status"] = "ok"
+
+
+def record_failure(torch, e, result, kind="error"):
+    """Records the exception e as result's status, "KIND: TYPE: first line"
+    ("error: out of memory" when the GPU ran out), and frees what the
+    attempt left on the GPU."""
+    message = str(e).strip().splitlines()
+    message = message[0] if message else type(e).__name__
+    result["status"] = "%s: %s: %s" % (kind, type(e).__name__, message[:300])
+    if "out of memory" in str(e).lower():
+        result["status"] = "error: out of memory"
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+
+
 def run_gat_chain(torch, timer, generator, seed, dtype, elem, width,
                   num_rows, num_cols, nnz, row64, col64, indptr, indices,
                   rows_to_check, pyg_softmax, max_fraction, tol):
@@ -298,26 +324,16 @@ def run_gat_chain(torch, timer, generator, seed, dtype, elem, width,
             out = torch.zeros((num_rows, width), dtype=dtype, device="cuda")
             return out.index_add_(0, row64, alpha.unsqueeze(-1) * x[col64])
 
-        y = fn()
-        torch.cuda.synchronize()
         # A loose bound (the reference keeps the logits and weights
         # unrounded, torch rounds them to the type): it catches a wrong
         # formula, not the last bits.
-        ok, report = check_gat_rows(torch, y, a_src, a_dst, x, indptr,
-                                    indices, rows_to_check, 8 * tol)
-        result["check_ok"] = ok
-        result["check_report"] = report
-        del y
-        result["time_ms"] = timer.time(fn)
-        result["status"] = "ok"
+        check_then_time(
+            torch, timer, fn,
+            lambda y: check_gat_rows(torch, y, a_src, a_dst, x, indptr,
+                                     indices, rows_to_check, 8 * tol),
+            result)
     except Exception as e:  # noqa: BLE001 - recorded
-        message = str(e).strip().splitlines()
-        message = message[0] if message else type(e).__name__
-        result["status"] = "error: %s: %s" % (type(e).__name__, message[:300])
-        if "out of memory" in str(e).lower():
-            result["status"] = "error: out of memory"
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
+        record_failure(torch, e, result)
     return result
 
 
@@ -464,30 +480,19 @@ def main(argv):
                                     return out.index_add_(0, row64, x[col64])
                         else:
                             raise ValueError("unknown method " + method)
-                        y = fn()
-                        torch.cuda.synchronize()
-                        ok, report = check_rows(torch, y, x, indptr, indices,
-                                                rows_to_check,
-                                                TOLERANCE[type_name])
-                        result["check_ok"] = ok
-                        result["check_report"] = report
-                        del y
-                        result["time_ms"] = timer.time(fn)
-                        result["status"] = "ok"
+                        check_then_time(
+                            torch, timer, fn,
+                            lambda y: check_rows(torch, y, x, indptr, indices,
+                                                 rows_to_check,
+                                                 TOLERANCE[type_name]),
+                            result)
                     except Exception as e:  # noqa: BLE001 - recorded
-                        message = str(e).strip().splitlines()
-                        message = message[0] if message else type(e).__name__
                         kind = ("unsupported"
                                 if isinstance(e, (RuntimeError,
                                                   NotImplementedError,
                                                   TypeError))
                                 else "error")
-                        result["status"] = "%s: %s: %s" % (
-                            kind, type(e).__name__, message[:300])
-                        if "out of memory" in str(e).lower():
-                            result["status"] = "error: out of memory"
-                        torch.cuda.synchronize()
-                        torch.cuda.empty_cache()
+                        record_failure(torch, e, result, kind)
                     case["methods"][method] = result
                 doc["cases"].append(case)
                 cells = []

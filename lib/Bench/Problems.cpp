@@ -16,6 +16,39 @@
 using namespace gnnc;
 using namespace gnnc::bench;
 
+namespace {
+
+/// Room on the device for `count` elements of `type` (at least a byte, so
+/// that an empty output still has an address).
+Expected<rt::DeviceBuffer> allocateElements(size_t count, ElementType type) {
+  return rt::DeviceBuffer::allocate(
+      std::max<size_t>(count * elementSize(type), 1));
+}
+
+/// Moves `made` into `slot`, or passes its error on.
+template <typename T> Status assign(T &slot, Expected<T> made) {
+  if (!made)
+    return made.status();
+  slot = made.take();
+  return Status::ok();
+}
+
+/// Runs `compute`, which fills `problem`'s reference, unless the problem has
+/// its reference already; times it.
+template <typename Problem, typename Compute>
+void computeReferenceOnce(Problem &problem, Compute compute) {
+  if (problem.hasReference)
+    return;
+  auto start = std::chrono::steady_clock::now();
+  compute();
+  problem.referenceSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  problem.hasReference = true;
+}
+
+} // namespace
+
 std::string gnnc::bench::reportOnGraph(const std::string &what,
                                        const graph::CsrGraph &g,
                                        const std::string &edges, int64_t width,
@@ -60,16 +93,10 @@ gnnc::bench::makeSpmmProblem(const DeviceGraphs &graphs, ElementType type,
   p.width = width;
   p.seed = seed;
   p.host = std::move(recycled);
-  auto x =
-      uploadRandomInputs(p.host.x, g.numCols * width, seed, type, &p.host.bits);
-  if (!x)
-    return x.status();
-  p.x = x.take();
-  auto y = rt::DeviceBuffer::allocate(
-      std::max<size_t>(p.outputCount() * elementSize(type), 1));
-  if (!y)
-    return y.status();
-  p.y = y.take();
+  GNNC_RETURN_IF_ERROR(
+      assign(p.x, uploadRandomInputs(p.host.x, g.numCols * width, seed, type,
+                                     &p.host.bits)));
+  GNNC_RETURN_IF_ERROR(assign(p.y, allocateElements(p.outputCount(), type)));
   if (edgeValues)
     GNNC_RETURN_IF_ERROR(addEdgeValues(p, seed));
   return p;
@@ -77,12 +104,10 @@ gnnc::bench::makeSpmmProblem(const DeviceGraphs &graphs, ElementType type,
 
 Status gnnc::bench::addEdgeValues(SpmmProblem &problem, uint64_t seed) {
   HostBuffers &host = problem.host;
-  auto values =
+  GNNC_RETURN_IF_ERROR(assign(
+      problem.values,
       uploadRandomInputs(host.values, problem.graph().nnz(),
-                         seed ^ 0x5eedf00dull, problem.type, &host.bits);
-  if (!values)
-    return values.status();
-  problem.values = values.take();
+                         seed ^ 0x5eedf00dull, problem.type, &host.bits)));
   problem.edgeValues = true;
   problem.seed = seed;
   problem.hasReference = false;
@@ -91,21 +116,16 @@ Status gnnc::bench::addEdgeValues(SpmmProblem &problem, uint64_t seed) {
 }
 
 void gnnc::bench::ensureReference(SpmmProblem &problem) {
-  if (problem.hasReference)
-    return;
-  auto start = std::chrono::steady_clock::now();
-  HostBuffers &host = problem.host;
-  // Overwritten in full, and paged in by the threads that compute the rows.
-  resizeForOverwrite(host.expected, problem.outputCount());
-  resizeForOverwrite(host.magnitude, problem.outputCount());
-  ref::spmmSumInto(problem.graph(),
-                   problem.edgeValues ? host.values.data() : nullptr,
-                   host.x.data(), problem.width, host.expected.data(),
-                   host.magnitude.data(), /*numThreads=*/0);
-  problem.referenceSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  problem.hasReference = true;
+  computeReferenceOnce(problem, [&] {
+    HostBuffers &host = problem.host;
+    // Overwritten in full, and paged in by the threads that compute the rows.
+    resizeForOverwrite(host.expected, problem.outputCount());
+    resizeForOverwrite(host.magnitude, problem.outputCount());
+    ref::spmmSumInto(problem.graph(),
+                     problem.edgeValues ? host.values.data() : nullptr,
+                     host.x.data(), problem.width, host.expected.data(),
+                     host.magnitude.data(), /*numThreads=*/0);
+  });
 }
 
 Expected<ops::SpmmCheck> gnnc::bench::checkOutput(SpmmProblem &problem,
@@ -161,32 +181,22 @@ Expected<SddmmProblem> gnnc::bench::makeSddmmProblem(SpmmProblem &base,
   SddmmProblem p;
   p.base = &base;
   HostBuffers &host = base.host;
-  auto rowX = uploadRandomInputs(host.rowX, g.numRows * base.width, seed,
-                                 base.type, &host.bits);
-  if (!rowX)
-    return rowX.status();
-  p.rowX = rowX.take();
-  auto out = rt::DeviceBuffer::allocate(
-      std::max<size_t>(p.outputCount() * elementSize(base.type), 1));
-  if (!out)
-    return out.status();
-  p.out = out.take();
+  GNNC_RETURN_IF_ERROR(
+      assign(p.rowX, uploadRandomInputs(host.rowX, g.numRows * base.width, seed,
+                                        base.type, &host.bits)));
+  GNNC_RETURN_IF_ERROR(
+      assign(p.out, allocateElements(p.outputCount(), base.type)));
   return p;
 }
 
 void gnnc::bench::ensureSddmmReference(SddmmProblem &problem) {
-  if (problem.hasReference)
-    return;
-  auto start = std::chrono::steady_clock::now();
-  SpmmProblem &base = *problem.base;
-  ref::sddmm(base.graph(), base.host.rowX.data(), base.host.x.data(),
-             base.width, gnnc::SddmmForm::Dot, std::nullopt,
-             base.host.edgeExpected, &base.host.edgeMagnitude,
-             /*numThreads=*/0);
-  problem.referenceSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  problem.hasReference = true;
+  computeReferenceOnce(problem, [&] {
+    SpmmProblem &base = *problem.base;
+    ref::sddmm(base.graph(), base.host.rowX.data(), base.host.x.data(),
+               base.width, gnnc::SddmmForm::Dot, std::nullopt,
+               base.host.edgeExpected, &base.host.edgeMagnitude,
+               /*numThreads=*/0);
+  });
 }
 
 Expected<ops::KernelCheck>
@@ -227,26 +237,16 @@ Expected<GatProblem> gnnc::bench::makeGatProblem(SpmmProblem &base,
   GatProblem p;
   p.base = &base;
   HostBuffers &host = base.host;
-  auto attRow = uploadRandomInputs(host.attRow, g.numRows, seed, base.type,
-                                   &host.bits, -4.0f, 4.0f);
-  if (!attRow)
-    return attRow.status();
-  p.attRow = attRow.take();
-  auto attCol = uploadRandomInputs(host.attCol, g.numCols, seed ^ 0xa77c01ull,
-                                   base.type, &host.bits, -4.0f, 4.0f);
-  if (!attCol)
-    return attCol.status();
-  p.attCol = attCol.take();
-  const size_t edgeBytes = std::max<size_t>(
-      static_cast<size_t>(g.nnz()) * elementSize(base.type), 1);
-  auto logits = rt::DeviceBuffer::allocate(edgeBytes);
-  if (!logits)
-    return logits.status();
-  p.logits = logits.take();
-  auto alpha = rt::DeviceBuffer::allocate(edgeBytes);
-  if (!alpha)
-    return alpha.status();
-  p.alpha = alpha.take();
+  GNNC_RETURN_IF_ERROR(
+      assign(p.attRow, uploadRandomInputs(host.attRow, g.numRows, seed,
+                                          base.type, &host.bits, -4.0f, 4.0f)));
+  GNNC_RETURN_IF_ERROR(assign(
+      p.attCol, uploadRandomInputs(host.attCol, g.numCols, seed ^ 0xa77c01ull,
+                                   base.type, &host.bits, -4.0f, 4.0f)));
+  GNNC_RETURN_IF_ERROR(assign(
+      p.logits, allocateElements(static_cast<size_t>(g.nnz()), base.type)));
+  GNNC_RETURN_IF_ERROR(assign(
+      p.alpha, allocateElements(static_cast<size_t>(g.nnz()), base.type)));
   return p;
 }
 
@@ -308,20 +308,15 @@ double gnnc::bench::gatChainTolerance(ElementType type) {
 }
 
 void gnnc::bench::ensureGatReference(GatProblem &problem) {
-  if (problem.hasReference)
-    return;
-  auto start = std::chrono::steady_clock::now();
-  SpmmProblem &base = *problem.base;
-  HostBuffers &host = base.host;
-  // The SpMM problem's reference arrays now hold the chain's.
-  base.hasReference = false;
-  resizeForOverwrite(host.expected, base.outputCount());
-  resizeForOverwrite(host.magnitude, base.outputCount());
-  gatChainReference(base.graph(), host.attRow.data(), host.attCol.data(),
-                    host.x.data(), base.width, kGatLeakySlope, base.type,
-                    host.expected.data(), host.magnitude.data());
-  problem.referenceSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  problem.hasReference = true;
+  computeReferenceOnce(problem, [&] {
+    SpmmProblem &base = *problem.base;
+    HostBuffers &host = base.host;
+    // The SpMM problem's reference arrays now hold the chain's.
+    base.hasReference = false;
+    resizeForOverwrite(host.expected, base.outputCount());
+    resizeForOverwrite(host.magnitude, base.outputCount());
+    gatChainReference(base.graph(), host.attRow.data(), host.attCol.data(),
+                      host.x.data(), base.width, kGatLeakySlope, base.type,
+                      host.expected.data(), host.magnitude.data());
+  });
 }

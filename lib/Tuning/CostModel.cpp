@@ -64,24 +64,6 @@ int estimateRegisters(const ThreadMapping &m, int vw, double elementBytes,
   return std::min(255, regs);
 }
 
-/// Resident blocks per SM: limited by the block slots, the threads, the
-/// shared memory and the registers; a blocks_per_sm cap makes the compiler
-/// fit at least that many blocks' registers (spilling if it must).
-int residentBlocksPerSm(const GpuModel &gpu, const KernelPlan &plan, int regs) {
-  const Schedule &s = plan.schedule;
-  int threads = std::max(1, s.threadsPerBlock);
-  int byThreads = gpu.maxThreadsPerSm / threads;
-  int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
-  if (s.blocksPerSm > 0)
-    byRegisters = std::max(byRegisters, s.blocksPerSm);
-  int byShared =
-      plan.launch.sharedBytes > 0
-          ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
-          : gpu.maxBlocksPerSm;
-  return std::max(
-      1, std::min({gpu.maxBlocksPerSm, byThreads, byRegisters, byShared}));
-}
-
 } // namespace
 
 std::string gnnc::tuning::shortText(const Schedule &s) {
@@ -145,24 +127,15 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
 
   // Bandwidth. Compulsory: row offsets, column indices (and edge values)
   // once, Y written once. Gathered: every edge reads its neighbour's row of
-  // X, rounded up to whole 32-byte sectors; the fraction the reuse estimate
-  // (an LRU of the L2's feature-row capacity, see profileOptionsFor) finds
-  // in cache is served by the L2, the rest comes from DRAM, but never less
-  // than every referenced row once.
+  // X (gatherTraffic).
   double rowBytes = static_cast<double>(op.width) * elem;
   double sectorRowBytes = std::ceil(rowBytes / kSectorBytes) * kSectorBytes;
   double csrBytes = (rows + 1) * offsetBytes(op) + edges * indexBytes(op) +
                     (op.edgeValues ? edges * elem : 0);
   double yBytes = rows * rowBytes;
-  double hit = profile.reuse.loads > 0 ? profile.reuse.hitRate : 0.0;
+  const GatherTraffic gather = gatherTraffic(profile, edges, sectorRowBytes);
+  const double hit = gather.hitRate;
   p.gatherHitRate = hit;
-  double gatherBytes = edges * sectorRowBytes;
-  double referenced = static_cast<double>(profile.referencedColumns > 0
-                                              ? profile.referencedColumns
-                                              : profile.numCols);
-  double gatherDram =
-      std::max(gatherBytes * (1 - hit),
-               std::min(gatherBytes, referenced * sectorRowBytes));
   // edge_parallel: every worker leaves two f32 partial rows (its first and
   // last row, which it may share with a neighbour) in the workspace, and
   // the fix-up kernel reads them back.
@@ -187,10 +160,10 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
     p.workspaceBytes = groups * 4 + (rows + 1) * 8 + yBytes +
                        groupBlocks * 2 * op.width * 4 * 2;
   }
-  p.dramBytes = csrBytes + yBytes + gatherDram + p.workspaceBytes;
+  p.dramBytes = csrBytes + yBytes + gather.dramBytes + p.workspaceBytes;
   p.bandwidthSeconds =
       std::max(p.dramBytes / gpu.dramBytesPerSecond,
-               (gatherBytes + csrBytes + yBytes + p.workspaceBytes) /
+               (gather.bytes + csrBytes + yBytes + p.workspaceBytes) /
                    gpu.l2BytesPerSecond);
 
   // Latency of one X load: L2 hits and misses mixed as the reuse estimate
@@ -360,13 +333,9 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   else if (p.bound == "latency")
     why << "longest row (" << profile.maxDegree << " neighbours) in batches of "
         << m.edgeUnroll << " over " << m.lanes << " lanes";
-  else if (p.bound == "waves" && (s.strategy == Strategy::EdgeParallel))
-    why << p.waves << " waves of " << resident * m.rowsPerBlock << " workers, ~"
-        << static_cast<int64_t>(edgesPerWorker + 0.5) << " edges each";
   else if (p.bound == "waves")
-    why << p.waves << " waves of " << resident << " blocks, slowest row of a "
-        << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
-        << " neighbours";
+    explainWaves(why, p, m, resident, s.strategy == Strategy::EdgeParallel,
+                 edgesPerWorker, blockMax);
   else
     why << "load issue, warp imbalance " << p.warpImbalance << "x";
   why << "; " << formatModelTime(largest);

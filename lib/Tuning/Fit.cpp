@@ -1,6 +1,7 @@
 //===- Fit.cpp - Kernel-cost constants fitted on synthetic graphs ---------===//
 #include "gnnc/Tuning/Fit.h"
 
+#include "NumberedLines.h"
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/Tuner.h"
 #include "gnnc/graph/Analysis.h"
@@ -127,14 +128,9 @@ gnnc::tuning::formatSamples(const std::vector<KernelSample> &samples) {
 Expected<std::vector<KernelSample>>
 gnnc::tuning::parseSamples(const std::string &text, const std::string &name) {
   std::vector<KernelSample> out;
-  std::istringstream in(text);
+  NumberedLines lines(text, name);
   std::string line;
-  int lineNo = 0;
-  auto fail = [&](const std::string &message) {
-    return Status::error(name + ":" + std::to_string(lineNo) + ": " + message);
-  };
-  while (std::getline(in, line)) {
-    ++lineNo;
+  while (lines.next(line)) {
     // `#` starts a comment, except the one that opens the schedule's text
     // form; a comment may follow the schedule's closing `>`.
     size_t hash = line.find('#');
@@ -156,33 +152,34 @@ gnnc::tuning::parseSamples(const std::string &text, const std::string &name) {
       continue;
     if (f.size() < 6 || f[0] != "rmat" || f[2] != "spmm" ||
         scheduleText.find(kScheduleOpen) == std::string::npos)
-      return fail("expected 'rmat SCALE spmm TYPE WIDTH SECONDS "
-                  "#gnn.schedule<...>'");
+      return lines.error("expected 'rmat SCALE spmm TYPE WIDTH SECONDS "
+                         "#gnn.schedule<...>'");
     KernelSample s;
     int64_t scale = 0, width = 0;
     if (!parseInt(f[1], scale) || scale < 1 || scale > kMaxRmatScale)
-      return fail("R-MAT scale must be from 1 to " +
-                  std::to_string(kMaxRmatScale) + ", got '" + f[1] + "'");
+      return lines.error("R-MAT scale must be from 1 to " +
+                         std::to_string(kMaxRmatScale) + ", got '" + f[1] +
+                         "'");
     s.rmatScale = static_cast<int>(scale);
     Expected<ElementType> type = parseElementType(f[3]);
     if (!type)
-      return fail(type.message());
+      return lines.error(type.message());
     if (!parseInt(f[4], width) || width < 1 || width > 65536)
-      return fail("width must be from 1 to 65536, got '" + f[4] + "'");
+      return lines.error("width must be from 1 to 65536, got '" + f[4] + "'");
     s.op = spmmOp(*type, width);
     char *end = nullptr;
     s.measuredSeconds = std::strtod(f[5].c_str(), &end);
     if (!end || *end != '\0' || !std::isfinite(s.measuredSeconds) ||
         s.measuredSeconds <= 0)
-      return fail("measured seconds must be a positive number, got '" + f[5] +
-                  "'");
+      return lines.error("measured seconds must be a positive number, got '" +
+                         f[5] + "'");
     Expected<Schedule> schedule = parseSchedule(scheduleText);
     if (!schedule)
-      return fail(schedule.message());
+      return lines.error(schedule.message());
     s.schedule = *schedule;
     if (Expected<KernelPlan> plan = planKernel(s.op, s.schedule); !plan)
-      return fail("illegal schedule '" + s.schedule.str() +
-                  "': " + plan.message());
+      return lines.error("illegal schedule '" + s.schedule.str() +
+                         "': " + plan.message());
     out.push_back(s);
   }
   return out;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "gnnc/Tuning/GpuModel.h"
 
+#include "NumberedLines.h"
 #include "gnnc/runtime/Driver.h"
 
 #include <cerrno>
@@ -18,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <unistd.h>
 
@@ -30,42 +30,23 @@ namespace {
 /// One floating-point calibration key and the field it sets.
 struct Field {
   const char *key;
-  std::function<double &(GpuModel &)> number;
+  double GpuModel::*member;
   /// Whether 0 is a valid value (a cost the fit found absent).
   bool zeroAllowed = false;
 };
-
-const std::vector<Field> &fields() {
-  static const std::vector<Field> all = [] {
-    std::vector<Field> f;
-    f.push_back(
-        {"l2_bytes", [](GpuModel &m) -> double & { return m.l2Bytes; }});
-    f.push_back(
-        {"clock_hz", [](GpuModel &m) -> double & { return m.clockHz; }});
-    f.push_back({"l1_bytes_per_clock",
-                 [](GpuModel &m) -> double & { return m.l1BytesPerClock; }});
-    f.push_back({"dram_bytes_per_second",
-                 [](GpuModel &m) -> double & { return m.dramBytesPerSecond; }});
-    f.push_back({"l2_bytes_per_second",
-                 [](GpuModel &m) -> double & { return m.l2BytesPerSecond; }});
-    f.push_back({"load_latency_seconds",
-                 [](GpuModel &m) -> double & { return m.loadLatencySeconds; }});
-    f.push_back({"l2_latency_seconds",
-                 [](GpuModel &m) -> double & { return m.l2LatencySeconds; }});
-    f.push_back({"launch_seconds",
-                 [](GpuModel &m) -> double & { return m.launchSeconds; }});
-    f.push_back({"loaded_latency_factor", [](GpuModel &m) -> double & {
-                   return m.loadedLatencyFactor;
-                 }});
-    f.push_back({"edge_step_cycles",
-                 [](GpuModel &m) -> double & { return m.edgeStepCycles; },
-                 true});
-    f.push_back({"row_end_cycles",
-                 [](GpuModel &m) -> double & { return m.rowEndCycles; }, true});
-    return f;
-  }();
-  return all;
-}
+const Field kFields[] = {
+    {"l2_bytes", &GpuModel::l2Bytes},
+    {"clock_hz", &GpuModel::clockHz},
+    {"l1_bytes_per_clock", &GpuModel::l1BytesPerClock},
+    {"dram_bytes_per_second", &GpuModel::dramBytesPerSecond},
+    {"l2_bytes_per_second", &GpuModel::l2BytesPerSecond},
+    {"load_latency_seconds", &GpuModel::loadLatencySeconds},
+    {"l2_latency_seconds", &GpuModel::l2LatencySeconds},
+    {"launch_seconds", &GpuModel::launchSeconds},
+    {"loaded_latency_factor", &GpuModel::loadedLatencyFactor},
+    {"edge_step_cycles", &GpuModel::edgeStepCycles, true},
+    {"row_end_cycles", &GpuModel::rowEndCycles, true},
+};
 
 /// Loaded over unloaded latency of a dependent gather batch: the geomean of
 /// measured over predicted latency-bound times of vertex-parallel SpMM on
@@ -78,6 +59,31 @@ constexpr double kLoadedLatencyFactor = 4.3;
 /// an SM, assumed to carry over to sm_80.
 constexpr double kEdgeStepCycles = 1.153;
 constexpr double kRowEndCycles = 22.41;
+
+/// What the built-in models of each architecture set apart from what they
+/// share (2048 threads, 32 blocks and 64 Ki registers per SM, 128 L1 bytes
+/// per clock, 3 us per launch).
+struct BuiltinGpu {
+  const char *arch;
+  int smCount;
+  double l2MiB;
+  double clockHz;
+  double dramBytesPerSecond;
+  double l2BytesPerSecond;
+  /// Unloaded dependent-load latencies; loadedLatencyFactor scales them.
+  double loadLatencySeconds;
+  double l2LatencySeconds;
+};
+const BuiltinGpu kBuiltinGpus[] = {
+    // H200 SXM: 132 SMs, 50 MiB L2, 1.98 GHz boost, 4.8 TB/s HBM3e
+    // (4.23 TB/s measured copy). Latencies as `gnn-tune --calibrate`
+    // measured them on an H100 (2026-11-23).
+    {"sm_90", 132, 50.0, 1.98e9, 4.231e12, 10.0e12, 0.334e-6, 0.142e-6},
+    // A100 SXM 80 GB: 108 SMs, 40 MiB L2, 1.41 GHz boost, 2.04 TB/s HBM2e.
+    // Pointer-chase estimates, not measured by gnnc; the loaded latency
+    // factor fitted on an H100 is assumed to carry over.
+    {"sm_80", 108, 40.0, 1.41e9, 1.73e12, 5.0e12, 0.55e-6, 0.25e-6},
+};
 
 /// The integer keys and their fields.
 struct IntField {
@@ -122,7 +128,7 @@ const std::vector<std::string> &gnnc::tuning::gpuModelKeys() {
     std::vector<std::string> k = {"arch"};
     for (const IntField &f : kIntFields)
       k.push_back(f.key);
-    for (const Field &f : fields())
+    for (const Field &f : kFields)
       k.push_back(f.key);
     return k;
   }();
@@ -130,46 +136,28 @@ const std::vector<std::string> &gnnc::tuning::gpuModelKeys() {
 }
 
 Expected<GpuModel> gnnc::tuning::builtinGpuModel(const std::string &arch) {
-  GpuModel m;
-  if (arch == "sm_90" || arch == "sm_90a") {
-    // H200 SXM: 132 SMs, 50 MiB L2, 1.98 GHz boost, 4.8 TB/s HBM3e
-    // (4.23 TB/s measured copy).
-    m.arch = "sm_90";
-    m.smCount = 132;
-    m.l2Bytes = 50.0 * 1024 * 1024;
-    m.maxThreadsPerSm = 2048;
-    m.maxBlocksPerSm = 32;
-    m.registersPerSm = 65536;
-    m.clockHz = 1.98e9;
-    m.l1BytesPerClock = 128;
-    m.dramBytesPerSecond = 4.231e12;
-    m.l2BytesPerSecond = 10.0e12;
-    // Unloaded dependent-load latencies, as `gnn-tune --calibrate` measured
-    // them on an H100 (2026-11-23); loadedLatencyFactor scales them.
-    m.loadLatencySeconds = 0.334e-6;
-    m.l2LatencySeconds = 0.142e-6;
-    m.launchSeconds = 3.0e-6;
-  } else if (arch == "sm_80") {
-    // A100 SXM 80 GB: 108 SMs, 40 MiB L2, 1.41 GHz boost, 2.04 TB/s HBM2e.
-    m.arch = "sm_80";
-    m.smCount = 108;
-    m.l2Bytes = 40.0 * 1024 * 1024;
-    m.maxThreadsPerSm = 2048;
-    m.maxBlocksPerSm = 32;
-    m.registersPerSm = 65536;
-    m.clockHz = 1.41e9;
-    m.l1BytesPerClock = 128;
-    m.dramBytesPerSecond = 1.73e12;
-    m.l2BytesPerSecond = 5.0e12;
-    // Unloaded pointer-chase estimates, not measured by gnnc; the loaded
-    // latency factor fitted on an H100 is assumed to carry over.
-    m.loadLatencySeconds = 0.55e-6;
-    m.l2LatencySeconds = 0.25e-6;
-    m.launchSeconds = 3.0e-6;
-  } else {
+  const std::string name = arch == "sm_90a" ? "sm_90" : arch;
+  const BuiltinGpu *gpu = nullptr;
+  for (const BuiltinGpu &known : kBuiltinGpus)
+    if (name == known.arch)
+      gpu = &known;
+  if (!gpu)
     return Status::error("no built-in GPU model for '" + arch +
                          "' (known: sm_80, sm_90); give a calibration file");
-  }
+  GpuModel m;
+  m.arch = gpu->arch;
+  m.smCount = gpu->smCount;
+  m.l2Bytes = gpu->l2MiB * 1024 * 1024;
+  m.maxThreadsPerSm = 2048;
+  m.maxBlocksPerSm = 32;
+  m.registersPerSm = 65536;
+  m.clockHz = gpu->clockHz;
+  m.l1BytesPerClock = 128;
+  m.dramBytesPerSecond = gpu->dramBytesPerSecond;
+  m.l2BytesPerSecond = gpu->l2BytesPerSecond;
+  m.loadLatencySeconds = gpu->loadLatencySeconds;
+  m.l2LatencySeconds = gpu->l2LatencySeconds;
+  m.launchSeconds = 3.0e-6;
   m.loadedLatencyFactor = kLoadedLatencyFactor;
   m.edgeStepCycles = kEdgeStepCycles;
   m.rowEndCycles = kRowEndCycles;
@@ -180,14 +168,9 @@ Expected<GpuModel> gnnc::tuning::builtinGpuModel(const std::string &arch) {
 Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
                                                   const std::string &name,
                                                   GpuModel base) {
-  std::istringstream in(text);
+  NumberedLines lines(text, name);
   std::string line;
-  int lineNo = 0;
-  auto fail = [&](const std::string &message) {
-    return Status::error(name + ":" + std::to_string(lineNo) + ": " + message);
-  };
-  while (std::getline(in, line)) {
-    ++lineNo;
+  while (lines.next(line)) {
     size_t hash = line.find('#');
     if (hash != std::string::npos)
       line = line.substr(0, hash);
@@ -196,14 +179,14 @@ Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
       continue;
     size_t eq = line.find('=');
     if (eq == std::string::npos)
-      return fail("expected 'key = value', got '" + line + "'");
+      return lines.error("expected 'key = value', got '" + line + "'");
     std::string key = trim(line.substr(0, eq));
     std::string value = trim(line.substr(eq + 1));
     if (value.empty())
-      return fail("'" + key + "' has no value");
+      return lines.error("'" + key + "' has no value");
     if (key == "arch") {
       if (!isArch(value))
-        return fail("arch must read sm_XX, got '" + value + "'");
+        return lines.error("arch must read sm_XX, got '" + value + "'");
       base.arch = value;
       continue;
     }
@@ -217,22 +200,22 @@ Expected<GpuModel> gnnc::tuning::parseCalibration(const std::string &text,
         continue;
       known = true;
       if (!parsed || number < 1 || number != std::floor(number) || number > 1e9)
-        return fail("'" + key + "' must be a positive integer, got '" + value +
-                    "'");
+        return lines.error("'" + key + "' must be a positive integer, got '" +
+                           value + "'");
       base.*f.member = static_cast<int>(number);
     }
-    for (const Field &f : fields()) {
+    for (const Field &f : kFields) {
       if (key != f.key)
         continue;
       known = true;
       if (!parsed || number < 0 || (number == 0 && !f.zeroAllowed))
-        return fail("'" + key + "' must be a " +
-                    (f.zeroAllowed ? "non-negative" : "positive") +
-                    " number, got '" + value + "'");
-      f.number(base) = number;
+        return lines.error("'" + key + "' must be a " +
+                           (f.zeroAllowed ? "non-negative" : "positive") +
+                           " number, got '" + value + "'");
+      base.*f.member = number;
     }
     if (!known)
-      return fail("unknown key '" + key + "'");
+      return lines.error("unknown key '" + key + "'");
   }
   base.source = name;
   return base;
@@ -280,11 +263,10 @@ std::string gnnc::tuning::formatCalibration(const GpuModel &model,
       os << "# " << line << "\n";
   }
   os << "arch = " << model.arch << "\n";
-  GpuModel copy = model;
   for (const IntField &f : kIntFields)
-    os << f.key << " = " << copy.*f.member << "\n";
-  for (const Field &f : fields())
-    os << f.key << " = " << formatNumber(f.number(copy)) << "\n";
+    os << f.key << " = " << model.*f.member << "\n";
+  for (const Field &f : kFields)
+    os << f.key << " = " << formatNumber(model.*f.member) << "\n";
   return os.str();
 }
 

@@ -68,6 +68,27 @@ Expected<double> timeWithFlushedL2(rt::Runtime &runtime,
   return stats->medianMs * 1e-3;
 }
 
+/// Uploads tensors of values drawn uniformly from [-1, 1) in `type`, all
+/// from one generator seeded with `seed`.
+class RandomTensors {
+public:
+  RandomTensors(uint64_t seed, ElementType type)
+      : rng(static_cast<unsigned>(seed)), type(type) {}
+
+  /// `count` random elements on the device.
+  Expected<rt::DeviceBuffer> upload(int64_t count) {
+    std::vector<float> v(static_cast<size_t>(count));
+    for (float &x : v)
+      x = dist(rng);
+    return ops::uploadTensor(v, type);
+  }
+
+private:
+  std::mt19937 rng;
+  std::uniform_real_distribution<float> dist{-1.0f, 1.0f};
+  ElementType type;
+};
+
 /// The calibration kernels: a grid-stride copy of 16-byte vectors, a
 /// one-thread pointer chase and an empty kernel.
 const char *kCalibrationSource = R"(
@@ -111,20 +132,14 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
       ops::uploadGraph(g, sig->offsets64, sig->indices64);
   if (!dg)
     return dg.status();
-  std::mt19937 rng(static_cast<unsigned>(options.seed));
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(g.numCols * stride));
-  for (float &v : x)
-    v = dist(rng);
-  Expected<rt::DeviceBuffer> dx = ops::uploadTensor(x, sig->type);
+  RandomTensors random(options.seed, sig->type);
+  Expected<rt::DeviceBuffer> dx = random.upload(g.numCols * stride);
   if (!dx)
     return dx.status();
   std::optional<rt::DeviceBuffer> dv;
   if (sig->edgeValues) {
-    std::vector<float> w(static_cast<size_t>(std::max<int64_t>(1, g.nnz())));
-    for (float &v : w)
-      v = dist(rng);
-    Expected<rt::DeviceBuffer> up = ops::uploadTensor(w, sig->type);
+    Expected<rt::DeviceBuffer> up =
+        random.upload(std::max<int64_t>(1, g.nnz()));
     if (!up)
       return up.status();
     dv = up.take();
@@ -253,18 +268,13 @@ Expected<double> gnnc::tuning::measureSddmmSchedule(
     return dg.status();
   // Random features for both sides (at least one element each, so that a
   // graph without rows still gets buffers), a NaN-poisoned output.
-  std::mt19937 rng(static_cast<unsigned>(options.seed));
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  auto randomTensor = [&](int64_t count) {
-    std::vector<float> v(static_cast<size_t>(std::max<int64_t>(1, count)));
-    for (float &x : v)
-      x = dist(rng);
-    return ops::uploadTensor(v, sig->type);
-  };
-  Expected<rt::DeviceBuffer> rowFeatures = randomTensor(g.numRows * width);
+  RandomTensors random(options.seed, sig->type);
+  Expected<rt::DeviceBuffer> rowFeatures =
+      random.upload(std::max<int64_t>(1, g.numRows * width));
   if (!rowFeatures)
     return rowFeatures.status();
-  Expected<rt::DeviceBuffer> colFeatures = randomTensor(g.numCols * width);
+  Expected<rt::DeviceBuffer> colFeatures =
+      random.upload(std::max<int64_t>(1, g.numCols * width));
   if (!colFeatures)
     return colFeatures.status();
   Expected<rt::DeviceBuffer> out =

@@ -70,20 +70,14 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   double rowDram = (edgeParallel ? rows - emptyRows : rows) * rowBytes;
   double rowL2 = rowLoads * sectorRowBytes;
   // Column side: gathered per edge, as gnn.spmm gathers X.
-  double hit = profile.reuse.loads > 0 ? profile.reuse.hitRate : 0.0;
+  const GatherTraffic gather = gatherTraffic(profile, edges, sectorRowBytes);
+  const double hit = gather.hitRate;
   p.gatherHitRate = hit;
-  double gatherBytes = edges * sectorRowBytes;
-  double referenced = static_cast<double>(profile.referencedColumns > 0
-                                              ? profile.referencedColumns
-                                              : profile.numCols);
-  double gatherDram =
-      std::max(gatherBytes * (1 - hit),
-               std::min(gatherBytes, referenced * sectorRowBytes));
   // Outputs: contiguous per edge, written once.
   double outBytes = edges * (dot ? 1.0 : width) * elem;
-  p.dramBytes = csrBytes + rowDram + gatherDram + outBytes;
+  p.dramBytes = csrBytes + rowDram + gather.dramBytes + outBytes;
   p.bandwidthSeconds = std::max(p.dramBytes / gpu.dramBytesPerSecond,
-                                (csrBytes + rowL2 + gatherBytes + outBytes) /
+                                (csrBytes + rowL2 + gather.bytes + outBytes) /
                                     gpu.l2BytesPerSecond);
 
   // L1 wavefronts of one warp-wide access of a group's lanes (each of the
@@ -117,16 +111,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     registers = std::max(64.0, 12 * regsF + 12);
   int regs = std::min(255, (static_cast<int>(registers) + 7) / 8 * 8);
   int threads = std::max(1, s.threadsPerBlock);
-  int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
-  if (s.blocksPerSm > 0)
-    byRegisters = std::max(byRegisters, s.blocksPerSm);
-  int byShared =
-      plan.launch.sharedBytes > 0
-          ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
-          : gpu.maxBlocksPerSm;
-  p.blocksPerSm =
-      std::max(1, std::min({gpu.maxBlocksPerSm, gpu.maxThreadsPerSm / threads,
-                            byRegisters, byShared}));
+  p.blocksPerSm = residentBlocksPerSm(gpu, plan, regs);
   double resident = static_cast<double>(gpu.smCount) * p.blocksPerSm;
 
   // Latencies of one dependent load (see predict()): gathers mix L2 hits
@@ -265,13 +250,8 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   else if (p.bound == "latency")
     why << "longest row (" << profile.maxDegree << " neighbours) in windows of "
         << m.lanes << ", batches of " << m.edgeUnroll;
-  else if (p.bound == "waves" && edgeParallel)
-    why << p.waves << " waves of " << resident * m.rowsPerBlock << " workers, ~"
-        << static_cast<int64_t>(typicalEdges + 0.5) << " edges each";
   else if (p.bound == "waves")
-    why << p.waves << " waves of " << resident << " blocks, slowest row of a "
-        << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
-        << " neighbours";
+    explainWaves(why, p, m, resident, edgeParallel, typicalEdges, blockMax);
   else
     why << "load/store issue, warp imbalance " << p.warpImbalance << "x";
   why << "; " << formatModelTime(largest) << " + launch";

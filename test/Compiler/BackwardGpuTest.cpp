@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "BackwardVariants.h"
 #include "GpuKernels.h"
+#include "TestGraphs.h"
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/graph/Rmat.h"
@@ -67,8 +68,8 @@ void checkKernel(Suite &s, const test::BackwardKernel &k,
   case test::BackwardKernel::SddmmDot:
   case test::BackwardKernel::SddmmAdd: {
     gnnc::SddmmForm form = k.kind == test::BackwardKernel::SddmmDot
-                              ? gnnc::SddmmForm::Dot
-                              : gnnc::SddmmForm::Add;
+                               ? gnnc::SddmmForm::Dot
+                               : gnnc::SddmmForm::Add;
     for (std::optional<float> slope :
          {std::optional<float>(), std::optional<float>(0.2f)})
       for (ops::SddmmGradSide side :
@@ -108,29 +109,18 @@ void checkAll(const graph::CsrGraph &g, uint64_t seed,
               s.runtime->device().name().c_str());
 }
 
-/// Asserts that `g` has an empty row and a row of at least `hub` edges.
-void expectRagged(const graph::CsrGraph &g, int64_t hub) {
-  int64_t maxDegree = 0, empty = 0;
-  for (int64_t r = 0; r < g.numRows; ++r) {
-    maxDegree = std::max(maxDegree, g.degree(r));
-    empty += g.degree(r) == 0;
-  }
-  ASSERT_GE(maxDegree, hub);
-  ASSERT_GT(empty, 0);
-}
-
 TEST(BackwardGpu, RaggedSmallHub) {
   // Empty rows (and columns), rows of degree 1 and a row of degree 3,000.
   graph::CsrGraph g = graph::makeRaggedTestGraph(21, 6000, 3000);
   g.name = "ragged_small";
-  expectRagged(g, 3000);
+  test::expectRagged(g, 3000);
   checkAll(g, 1);
 }
 
 TEST(BackwardGpu, SoftmaxGradHubOf60000) {
   graph::CsrGraph g = graph::makeRaggedTestGraph(22, 80000, 60000);
   g.name = "ragged_hub";
-  expectRagged(g, 50000);
+  test::expectRagged(g, 50000);
   checkAll(g, 2, /*softmaxOnly=*/true);
 }
 
@@ -139,7 +129,7 @@ TEST(BackwardGpu, HubOf50000AllKernels) {
   // transpose of the edge graphs; every kernel sees it once.
   graph::CsrGraph g = graph::makeRaggedTestGraph(23, 20000, 50000);
   g.name = "ragged_hub_all";
-  expectRagged(g, 50000);
+  test::expectRagged(g, 50000);
   checkAll(g, 3);
 }
 
@@ -153,12 +143,7 @@ TEST(BackwardGpu, RmatAndRectangular) {
 }
 
 TEST(BackwardGpu, NoEdges) {
-  graph::CsrGraph g;
-  g.numRows = 5;
-  g.numCols = 4;
-  g.rowPtr.assign(6, 0);
-  g.name = "no_edges";
-  checkAll(g, 6);
+  checkAll(test::graphWithoutEdges(5, 4, "no_edges"), 6);
 }
 
 } // namespace

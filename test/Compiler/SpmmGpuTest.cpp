@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SpmmVariants.h"
+#include "TestGraphs.h"
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/graph/Readers.h"
@@ -206,13 +207,7 @@ TEST(SpmmGpu, RaggedEmptyRowsAndAHub) {
   // Empty rows, rows of degree 1 and one row of degree >= 50,000.
   graph::CsrGraph g = graph::makeRaggedTestGraph(7, 80000, 60000);
   g.name = "ragged";
-  int64_t maxDegree = 0, empty = 0;
-  for (int64_t r = 0; r < g.numRows; ++r) {
-    maxDegree = std::max(maxDegree, g.degree(r));
-    empty += g.degree(r) == 0;
-  }
-  ASSERT_GE(maxDegree, 50000);
-  ASSERT_GT(empty, 0);
+  ASSERT_NO_FATAL_FAILURE(test::expectRagged(g, 50000));
   checkAllKernels(g, 4);
 }
 
@@ -226,12 +221,7 @@ TEST(SpmmGpu, SingleRowAndRectangular) {
 TEST(SpmmGpu, RowsWithoutEdges) {
   // Rows but no edges: every kernel must still write zeros (edge-parallel
   // kernels launch one block for them).
-  graph::CsrGraph g;
-  g.numRows = 1000;
-  g.numCols = 1000;
-  g.rowPtr.assign(1001, 0);
-  g.name = "no_edges";
-  checkAllKernels(g, 7);
+  checkAllKernels(test::graphWithoutEdges(1000, 1000, "no_edges"), 7);
 }
 
 /// Runs `kernel` twice on the same inputs and compares the bytes.
@@ -318,17 +308,26 @@ void checkKernelsWith(const char *what,
               g.name.c_str(), passed, checked, what);
 }
 
+/// checkKernelsWith on a ragged graph (empty rows, a hub split between many
+/// edge-parallel workers; R-MAT seed `raggedSeed`) with `seed`, then on one
+/// with more columns than rows (seed `wideSeed`) with `seed + 1`.
+void checkOnRaggedAndWide(
+    const char *what, const std::function<bool(const rt::KernelSpec &)> &has,
+    uint64_t raggedSeed, uint64_t wideSeed, uint64_t seed) {
+  graph::CsrGraph ragged = graph::makeRaggedTestGraph(raggedSeed, 5000, 20000);
+  ragged.name = "ragged";
+  checkKernelsWith(what, has, ragged, seed);
+  graph::CsrGraph wide = graph::generateUniformRandom(300, 9000, 40, wideSeed);
+  wide.name = "wide";
+  checkKernelsWith(what, has, wide, seed + 1);
+}
+
 TEST(SpmmGpu, SelfTermOnRaggedAndRectangularGraphs) {
   // The self term against the reference, f32/f16/bf16, widths 1, 3 and
   // 64, vertex- and edge-parallel: empty rows (the self term alone), a hub
   // split between many edge-parallel workers, and a graph with more
   // columns than rows.
-  graph::CsrGraph ragged = graph::makeRaggedTestGraph(17, 5000, 20000);
-  ragged.name = "ragged";
-  checkKernelsWith("self_weight", hasSelfWeight, ragged, 40);
-  graph::CsrGraph wide = graph::generateUniformRandom(300, 9000, 40, 12);
-  wide.name = "wide";
-  checkKernelsWith("self_weight", hasSelfWeight, wide, 41);
+  checkOnRaggedAndWide("self_weight", hasSelfWeight, 17, 12, 40);
 }
 
 TEST(SpmmGpu, SelfTermRefusesMoreRowsThanColumns) {
@@ -355,12 +354,7 @@ TEST(SpmmGpu, PaddedRowsOnRaggedAndRectangularGraphs) {
   // padding must keep its poison bytes, the features match the reference.
   // Empty rows, a hub split between many edge-parallel workers, and more
   // columns than rows.
-  graph::CsrGraph ragged = graph::makeRaggedTestGraph(29, 5000, 20000);
-  ragged.name = "ragged";
-  checkKernelsWith("padded rows", isPadded, ragged, 60);
-  graph::CsrGraph wide = graph::generateUniformRandom(300, 9000, 40, 14);
-  wide.name = "wide";
-  checkKernelsWith("padded rows", isPadded, wide, 61);
+  checkOnRaggedAndWide("padded rows", isPadded, 29, 14, 60);
 }
 
 TEST(SpmmGpu, F16DiscretizedAccumulationOnRaggedGraph) {

@@ -37,6 +37,47 @@ const char *const gnnc::test::kSmallEdgeSchedule =
 const char *const gnnc::test::kPairEdgeSchedule =
     "strategy = edge_parallel, edges_per_warp = 64, vector_width = 2";
 
+/// One thread per feature, 32 to a row: no vector loads.
+static const char *const kScalarSchedule =
+    "vector_width = 1, dim_workers = 32, threads_per_block = 128";
+
+/// The feature widths of the sweeps: narrower than any vector (1, 3), none
+/// of the vector widths divides it (41), and powers of two.
+static const int64_t kWidths[] = {1, 3, 16, 32, 41, 64, 128, 256};
+
+/// Schedules and the tags that name their kernels.
+using TaggedSchedules = std::vector<std::pair<std::string, const char *>>;
+
+/// Adds `v` with the default and the scalar schedule and with 64 items per
+/// edge-parallel worker, and, for a narrow and a wide width (3, 64), with 8
+/// (a hub split between thousands of workers).
+static void addScalarAndEdgeParallel(std::vector<SpmmVariant> &variants,
+                                     SpmmVariant v) {
+  variants.push_back(v);
+  v.schedule = kScalarSchedule;
+  variants.push_back(v);
+  v.schedule = kEdgeSchedule;
+  v.tag = "ep";
+  variants.push_back(v);
+  if (v.width == 3 || v.width == 64) {
+    v.schedule = kSmallEdgeSchedule;
+    v.tag = "ep8";
+    variants.push_back(v);
+  }
+}
+
+/// Adds `type` features of every width of the sweep under each of
+/// `schedules`, with edge values except at width 64.
+static void addEveryWidth(std::vector<SpmmVariant> &variants, const char *type,
+                          const TaggedSchedules &schedules) {
+  for (int64_t width : kWidths)
+    for (const auto &[schedule, tag] : schedules) {
+      SpmmVariant v{type, width, width != 64, "i64", schedule};
+      v.tag = tag;
+      variants.push_back(v);
+    }
+}
+
 /// Adds `v` with the two edge-parallel schedules, and for 16-bit types the
 /// one that keeps pairs packed in 32-bit words.
 static void addEdgeParallel(std::vector<SpmmVariant> &variants, SpmmVariant v) {
@@ -56,12 +97,10 @@ static void addEdgeParallel(std::vector<SpmmVariant> &variants, SpmmVariant v) {
 std::vector<SpmmVariant> gnnc::test::allSpmmVariants() {
   std::vector<SpmmVariant> variants;
   for (const char *type : {"f32", "f16", "bf16"})
-    for (int64_t width : {1, 3, 16, 32, 41, 64, 128, 256})
+    for (int64_t width : kWidths)
       for (bool values : {false, true}) {
         variants.push_back({type, width, values, "i64", ""});
-        variants.push_back({type, width, values, "i64",
-                            "vector_width = 1, dim_workers = 32, "
-                            "threads_per_block = 128"});
+        variants.push_back({type, width, values, "i64", kScalarSchedule});
         if (width == 41 || width == 64)
           variants.push_back({type, width, values, "i32", ""});
         addEdgeParallel(variants, {type, width, values, "i64", ""});
@@ -75,23 +114,10 @@ std::vector<SpmmVariant> gnnc::test::allSddmmVariants() {
   std::vector<SpmmVariant> variants;
   for (const char *op : {"sddmm_dot", "sddmm_add"})
     for (const char *type : {"f32", "f16", "bf16"})
-      for (int64_t width : {1, 3, 16, 32, 41, 64, 128, 256})
+      for (int64_t width : kWidths)
         for (bool leaky : {false, true}) {
           SpmmVariant v{type, width, leaky, "i64", "", op};
-          variants.push_back(v);
-          v.schedule = "vector_width = 1, dim_workers = 32, "
-                       "threads_per_block = 128";
-          variants.push_back(v);
-          // Edge-parallel: 64 items per worker everywhere, 8 (a hub split
-          // between thousands of workers) for a narrow and a wide width.
-          v.schedule = kEdgeSchedule;
-          v.tag = "ep";
-          variants.push_back(v);
-          if (width == 3 || width == 64) {
-            v.schedule = kSmallEdgeSchedule;
-            v.tag = "ep8";
-            variants.push_back(v);
-          }
+          addScalarAndEdgeParallel(variants, v);
           if (!leaky && std::string(type) != "f32" && width % 2 == 0) {
             v.schedule = kPairEdgeSchedule;
             v.tag = "ep2";
@@ -113,20 +139,7 @@ std::vector<SpmmVariant> gnnc::test::allScaledSpmmVariants() {
           SpmmVariant v{type, width, values, "i64", ""};
           v.reduce = reduce;
           v.scale = scale;
-          variants.push_back(v);
-          v.schedule = "vector_width = 1, dim_workers = 32, "
-                       "threads_per_block = 128";
-          variants.push_back(v);
-          // Edge-parallel: 64 items per worker everywhere, 8 (a hub split
-          // between thousands of workers) for a narrow and a wide width.
-          v.schedule = kEdgeSchedule;
-          v.tag = "ep";
-          variants.push_back(v);
-          if (width == 3 || width == 64) {
-            v.schedule = kSmallEdgeSchedule;
-            v.tag = "ep8";
-            variants.push_back(v);
-          }
+          addScalarAndEdgeParallel(variants, v);
         }
   return variants;
 }
@@ -321,7 +334,7 @@ std::vector<SpmmVariant> gnnc::test::allEdgeSoftmaxVariants() {
 
 std::vector<SpmmVariant> gnnc::test::allAtomicSpmmVariants() {
   std::vector<SpmmVariant> variants;
-  const std::pair<std::string, const char *> schedules[] = {
+  const TaggedSchedules schedules = {
       {std::string(kEdgeSchedule) + ", write = atomic", "epa"},
       {std::string(kSmallEdgeSchedule) + ", write = atomic", "ep8a"},
       {"strategy = neighbor_group", "ng"},
@@ -329,12 +342,7 @@ std::vector<SpmmVariant> gnnc::test::allAtomicSpmmVariants() {
        "dim_workers = 8, threads_per_block = 64",
        "ng4"}};
   for (const char *type : {"f32", "f16", "bf16"}) {
-    for (int64_t width : {1, 3, 16, 32, 41, 64, 128, 256})
-      for (const auto &[schedule, tag] : schedules) {
-        SpmmVariant v{type, width, width != 64, "i64", schedule};
-        v.tag = tag;
-        variants.push_back(v);
-      }
+    addEveryWidth(variants, type, schedules);
     // The row factor on each piece, and the self term from the first
     // kernel.
     for (int s = 0; s < 4; s += 2) {
@@ -363,16 +371,11 @@ std::vector<SpmmVariant> gnnc::test::allAtomicSpmmVariants() {
 
 std::vector<SpmmVariant> gnnc::test::allSharedMergeSpmmVariants() {
   std::vector<SpmmVariant> variants;
-  const std::pair<std::string, const char *> schedules[] = {
+  const TaggedSchedules schedules = {
       {std::string(kEdgeSchedule) + ", write = shared", "eps"},
       {std::string(kSmallEdgeSchedule) + ", write = shared", "ep8s"}};
   for (const char *type : {"f32", "f16", "bf16"}) {
-    for (int64_t width : {1, 3, 16, 32, 41, 64, 128, 256})
-      for (const auto &[schedule, tag] : schedules) {
-        SpmmVariant v{type, width, width != 64, "i64", schedule};
-        v.tag = tag;
-        variants.push_back(v);
-      }
+    addEveryWidth(variants, type, schedules);
     // Row factors, max and the self term at the block's merge.
     for (const auto &[schedule, tag] : schedules) {
       SpmmVariant v{type, 64, true, "i32", schedule};

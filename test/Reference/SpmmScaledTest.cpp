@@ -23,6 +23,19 @@ const std::vector<float> kX = {1, 2,  // node 0
                                5, -6, // node 2
                                7, 8}; // node 3 (never read)
 
+/// ref::spmm of kX (width 2) on the tiny graph, with its edge values or
+/// without; `absRef` receives the magnitudes of the terms.
+std::vector<double> tinySpmm(gnnc::Reduce reduce, DegreeScale scale,
+                             bool withValues,
+                             std::vector<double> *absRef = nullptr) {
+  CsrGraph g = tinyGraph();
+  if (!withValues)
+    g.values.clear();
+  std::vector<double> y;
+  spmm(g, nullptr, kX.data(), 2, reduce, scale, y, absRef);
+  return y;
+}
+
 void expectNear(const std::vector<double> &got,
                 const std::vector<double> &expected) {
   ASSERT_EQ(got.size(), expected.size());
@@ -36,60 +49,53 @@ TEST(SpmmScaledTest, ColumnNormFactors) {
 }
 
 TEST(SpmmScaledTest, MeanDividesByTheRowDegree) {
-  CsrGraph g = tinyGraph();
-  g.values.clear();
-  std::vector<double> y, absRef;
-  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Mean, DegreeScale::None, y,
-       &absRef);
+  std::vector<double> absRef;
+  std::vector<double> y = tinySpmm(gnnc::Reduce::Mean, DegreeScale::None,
+                                   /*withValues=*/false, &absRef);
   // Sums (8, -2), 0, (6, -4); the empty row stays 0.
   expectNear(y, {4, -1, 0, 0, 3, -2});
   expectNear(absRef, {4, 5, 0, 0, 3, 4});
 }
 
 TEST(SpmmScaledTest, LeftScalesRows) {
-  CsrGraph g = tinyGraph();
-  g.values.clear();
-  std::vector<double> y;
-  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Sum, DegreeScale::Left, y);
+  std::vector<double> y =
+      tinySpmm(gnnc::Reduce::Sum, DegreeScale::Left, /*withValues=*/false);
   const double s = 1 / std::sqrt(2.0);
   expectNear(y, {8 * s, -2 * s, 0, 0, 6 * s, -4 * s});
 }
 
 TEST(SpmmScaledTest, RightScalesColumnsWithEdgeValues) {
-  CsrGraph g = tinyGraph();
-  std::vector<double> y;
-  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Sum, DegreeScale::Right, y);
+  std::vector<double> y =
+      tinySpmm(gnnc::Reduce::Sum, DegreeScale::Right, /*withValues=*/true);
   const double s = 1 / std::sqrt(2.0);
   // Row 0: 2 * x1 - x2 / sqrt(2); row 2: 0.5 * x0 + 3 * x2 / sqrt(2).
   expectNear(y, {6 - 5 * s, 8 + 6 * s, 0, 0, 0.5 + 15 * s, 1 - 18 * s});
 }
 
 TEST(SpmmScaledTest, BothIsGcnNormalization) {
-  CsrGraph g = tinyGraph();
-  g.values.clear();
-  std::vector<double> y;
-  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Sum, DegreeScale::Both, y);
+  std::vector<double> y =
+      tinySpmm(gnnc::Reduce::Sum, DegreeScale::Both, /*withValues=*/false);
   const double s = 1 / std::sqrt(2.0);
   // D_out^-1/2 A D_in^-1/2 x.
   expectNear(y, {(3 + 5 * s) * s, (4 - 6 * s) * s, 0, 0, (1 + 5 * s) * s,
                  (2 - 6 * s) * s});
   // Mean composes with both: one more 1/deg_out per row.
-  std::vector<double> mean;
-  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Mean, DegreeScale::Both, mean);
+  std::vector<double> mean =
+      tinySpmm(gnnc::Reduce::Mean, DegreeScale::Both, /*withValues=*/false);
   expectNear(mean, {y[0] / 2, y[1] / 2, 0, 0, y[4] / 2, y[5] / 2});
 }
 
 TEST(SpmmScaledTest, MaxTakesTheLargestTerm) {
-  CsrGraph g = tinyGraph();
-  std::vector<double> y, absRef;
-  spmm(g, nullptr, kX.data(), 2, gnnc::Reduce::Max, DegreeScale::None, y,
-       &absRef);
+  std::vector<double> absRef;
+  std::vector<double> y = tinySpmm(gnnc::Reduce::Max, DegreeScale::None,
+                                   /*withValues=*/true, &absRef);
   // Row 0: max(2 * (3, 4), -(5, -6)) = (6, 8); row 1: empty, 0;
   // row 2: max(0.5 * (1, 2), 3 * (5, -6)) = (15, 1).
   expectNear(y, {6, 8, 0, 0, 15, 1});
   expectNear(absRef, {6, 8, 0, 0, 15, 1});
   // All-negative terms: the maximum is negative, not 0.
   std::vector<float> negative = {-1, -2, -3, -4, -5, -6, -7, -8};
+  CsrGraph g = tinyGraph();
   g.values.clear();
   spmm(g, nullptr, negative.data(), 2, gnnc::Reduce::Max, DegreeScale::Both, y);
   const double s = 1 / std::sqrt(2.0);

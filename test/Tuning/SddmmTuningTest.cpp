@@ -358,22 +358,17 @@ TEST(SddmmTuningCostModel, TheRegistryDispatchesByOp) {
   OpDesc spmm = spmmProblem(ElementType::F32, 64);
   OpDesc sddmm = sddmmOp(ElementType::F32, 64);
   graph::GraphProfile profile = profileOf(g, gpu, spmm);
-  for (const Schedule &s : enumerateSchedules(spmm)) {
-    SCOPED_TRACE(s.str());
-    Expected<KernelPlan> plan = planKernel(spmm, s);
-    ASSERT_TRUE(plan) << plan.message();
-    EXPECT_DOUBLE_EQ(
-        costModelFor(OpKind::Spmm)(gpu, profile, spmm, *plan).seconds,
-        predictSpmm(gpu, profile, spmm, *plan).seconds);
-  }
-  for (const Schedule &s : enumerateSchedules(sddmm)) {
-    SCOPED_TRACE(s.str());
-    Expected<KernelPlan> plan = planKernel(sddmm, s);
-    ASSERT_TRUE(plan) << plan.message();
-    EXPECT_DOUBLE_EQ(
-        costModelFor(OpKind::Sddmm)(gpu, profile, sddmm, *plan).seconds,
-        predictSddmm(gpu, profile, sddmm, *plan).seconds);
-  }
+  auto expectDispatchedTo = [&](const OpDesc &op, auto predict) {
+    for (const Schedule &s : enumerateSchedules(op)) {
+      SCOPED_TRACE(s.str());
+      Expected<KernelPlan> plan = planKernel(op, s);
+      ASSERT_TRUE(plan) << plan.message();
+      EXPECT_DOUBLE_EQ(costModelFor(op.kind)(gpu, profile, op, *plan).seconds,
+                       predict(gpu, profile, op, *plan).seconds);
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(expectDispatchedTo(spmm, predictSpmm));
+  ASSERT_NO_FATAL_FAILURE(expectDispatchedTo(sddmm, predictSddmm));
   Schedule s = vertexSchedule(4, 16, 256);
   EXPECT_NE(predictWith(gpu, profile, sddmm, s).dramBytes,
             predictWith(gpu, profile, spmm, s).dramBytes);
@@ -524,24 +519,17 @@ gnn.module @m {
 
 TEST(SddmmTunedCompile, TunesUnscheduledSddmmOpsWithTheModelsBest) {
   graph::CsrGraph star = starGraph(40000);
-  TunedCompileOptions options;
-  options.arch = "sm_90";
-  options.useDatabase = false;
   TuningChoices choices;
   Expected<CompiledModule> m =
-      compileForGraph(kMixed, "mixed.gnn", star, options, &choices);
+      compileForGraph(kMixed, "mixed.gnn", star, sm90Compile(), &choices);
   ASSERT_TRUE(m) << m.message();
   EXPECT_EQ(choices.schedules.size(), 2u);
   ASSERT_TRUE(choices.schedules.count("m_agg"));
   ASSERT_TRUE(choices.schedules.count("m_score"));
   EXPECT_FALSE(choices.schedules.count("m_fixed"));
-  Expected<rt::KernelSpec> fixed = findKernel(*m, "m_fixed");
-  ASSERT_TRUE(fixed) << fixed.message();
-  EXPECT_EQ(fixed->schedule, vertexSchedule(1, 32, 128));
-  GpuModel gpu = sm90();
-  OpDesc op = sddmmOp(ElementType::F32, 64);
+  expectKernelSchedule(*m, "m_fixed", vertexSchedule(1, 32, 128));
   std::vector<Candidate> ranked =
-      rankSchedules(gpu, profileOf(star, gpu, op), op, enumerateSchedules(op));
+      rankedFor(star, sddmmOp(ElementType::F32, 64));
   ASSERT_FALSE(ranked.empty());
   const Schedule &best = ranked[chooseCandidate(ranked)].schedule;
   EXPECT_EQ(choices.schedules["m_score"].schedule, best);
@@ -567,9 +555,7 @@ TEST(SddmmTunedCompile, UsesTheDatabaseEntryOfTheSameOpOnly) {
   add.schedule = vertexSchedule(1, 8, 64);
   add.predictedSeconds = 1e-3;
   ASSERT_TRUE(db->store(add));
-  TunedCompileOptions options;
-  options.arch = "sm_90";
-  options.databasePath = path;
+  TunedCompileOptions options = sm90Compile(path);
   TuningChoices choices;
   Expected<CompiledModule> m =
       compileForGraph(kMixed, "mixed.gnn", star, options, &choices);
@@ -622,8 +608,8 @@ TEST(SddmmTuningMeasure, MeasuresACheckedKernelOnTheGpu) {
     }
   }
   // A gnn.spmm kernel is refused by name.
-  Expected<TunableModule> spmm =
-      TunableModule::parse(kernelText(spmmProblem(ElementType::F32, 64)), "s.gnn");
+  Expected<TunableModule> spmm = TunableModule::parse(
+      kernelText(spmmProblem(ElementType::F32, 64)), "s.gnn");
   ASSERT_TRUE(spmm) << spmm.message();
   Expected<rt::KernelSpec> spec =
       spmm->compileKernel("m_k", vertexSchedule(4, 16, 256));

@@ -110,11 +110,6 @@ const SiteTuning &tuningOf(const std::vector<SiteTuning> &tuned,
 }
 
 /// The model's ranking of `op` on `g`, computed here without the loop.
-std::vector<Candidate> rankedFor(const graph::CsrGraph &g, const OpDesc &op) {
-  GpuModel gpu = sm90();
-  return rankSchedules(gpu, profileOf(g, gpu, op), op, enumerateSchedules(op));
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -604,28 +599,21 @@ gnn.module @m {
 
 TEST(TunedCompile, TunesUnscheduledOpsAndKeepsWrittenSchedules) {
   graph::CsrGraph star = starGraph(50000);
-  TunedCompileOptions options;
-  options.arch = "sm_90";
-  options.useDatabase = false;
   TuningChoices choices;
   Expected<CompiledModule> m =
-      compileForGraph(kTwoKernels, "two.gnn", star, options, &choices);
+      compileForGraph(kTwoKernels, "two.gnn", star, sm90Compile(), &choices);
   ASSERT_TRUE(m) << m.message();
   EXPECT_EQ(choices.arch, "sm_90");
   ASSERT_EQ(choices.schedules.size(), 1u);
   ASSERT_TRUE(choices.schedules.count("m_free"));
   EXPECT_EQ(choices.schedules["m_free"].source, "cost model");
-  Expected<rt::KernelSpec> fixed = findKernel(*m, "m_fixed");
-  ASSERT_TRUE(fixed) << fixed.message();
-  EXPECT_EQ(fixed->schedule, vertexSchedule(1, 32, 128));
+  expectKernelSchedule(*m, "m_fixed", vertexSchedule(1, 32, 128));
   // The tuned kernel carries exactly the model's best schedule.
   std::vector<Candidate> ranked = rankedFor(star, aggOp());
   ASSERT_FALSE(ranked.empty());
   const Schedule &best = ranked[chooseCandidate(ranked)].schedule;
   EXPECT_EQ(choices.schedules["m_free"].schedule, best);
-  Expected<rt::KernelSpec> tuned = findKernel(*m, "m_free");
-  ASSERT_TRUE(tuned) << tuned.message();
-  EXPECT_EQ(tuned->schedule, best);
+  expectKernelSchedule(*m, "m_free", best);
   // On the star, with its hub row, that is not a vertex_parallel one.
   EXPECT_NE(best.strategy, Strategy::VertexParallel) << best.str();
 }
@@ -647,9 +635,7 @@ TEST(TunedCompile, PrefersTheDatabaseEntryForThisGraph) {
   entry.predictedSeconds = 1e-3;
   ASSERT_TRUE(db->store(entry));
 
-  TunedCompileOptions options;
-  options.arch = "sm_90";
-  options.databasePath = path;
+  TunedCompileOptions options = sm90Compile(path);
   TuningChoices choices;
   Expected<CompiledModule> m =
       compileForGraph(kTwoKernels, "two.gnn", star, options, &choices);
@@ -657,13 +643,9 @@ TEST(TunedCompile, PrefersTheDatabaseEntryForThisGraph) {
   ASSERT_EQ(choices.schedules.size(), 1u);
   EXPECT_EQ(choices.schedules["m_free"].schedule, entry.schedule);
   EXPECT_EQ(choices.schedules["m_free"].source, "database");
-  Expected<rt::KernelSpec> tuned = findKernel(*m, "m_free");
-  ASSERT_TRUE(tuned) << tuned.message();
-  EXPECT_EQ(tuned->schedule, entry.schedule);
+  expectKernelSchedule(*m, "m_free", entry.schedule);
   // The written schedule wins over the database.
-  Expected<rt::KernelSpec> fixed = findKernel(*m, "m_fixed");
-  ASSERT_TRUE(fixed) << fixed.message();
-  EXPECT_EQ(fixed->schedule, vertexSchedule(1, 32, 128));
+  expectKernelSchedule(*m, "m_fixed", vertexSchedule(1, 32, 128));
   // Without the database (or for another architecture) the model chooses.
   options.useDatabase = false;
   choices = {};

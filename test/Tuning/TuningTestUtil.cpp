@@ -75,7 +75,7 @@ Schedule test::groupSchedule(int32_t vw, int32_t dw, int32_t tpb,
 }
 
 OpDesc test::spmmProblem(ElementType type, int64_t width, bool values,
-                    int64_t stride) {
+                         int64_t stride) {
   OpDesc op = gnnc::spmmOp(type, width);
   op.rowStride = stride > 0 ? stride : width;
   op.edgeValues = values;
@@ -153,6 +153,30 @@ std::string test::kernelText(const OpDesc &op,
 graph::GraphProfile test::profileOf(const graph::CsrGraph &g,
                                     const GpuModel &gpu, const OpDesc &op) {
   return graph::analyzeGraph(g, profileOptionsFor(gpu, op));
+}
+
+std::vector<Candidate> test::rankedFor(const graph::CsrGraph &g,
+                                       const OpDesc &op) {
+  GpuModel gpu = sm90();
+  return rankSchedules(gpu, profileOf(g, gpu, op), op, enumerateSchedules(op));
+}
+
+TunedCompileOptions test::sm90Compile(const std::string &databasePath) {
+  TunedCompileOptions options;
+  options.arch = "sm_90";
+  if (databasePath.empty())
+    options.useDatabase = false;
+  else
+    options.databasePath = databasePath;
+  return options;
+}
+
+void test::expectKernelSchedule(const CompiledModule &module,
+                                const std::string &entry,
+                                const Schedule &schedule) {
+  Expected<rt::KernelSpec> spec = findKernel(module, entry);
+  ASSERT_TRUE(spec) << entry << ": " << spec.message();
+  EXPECT_EQ(spec->schedule, schedule) << entry;
 }
 
 Prediction test::predictWith(const GpuModel &gpu,

@@ -13,6 +13,7 @@
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/CostModel.h"
 #include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Csr.h"
 
@@ -20,6 +21,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace gnnc {
 // How gtest prints the values of failed expectations.
@@ -55,7 +57,7 @@ Schedule groupSchedule(int32_t vw, int32_t dw, int32_t tpb, int32_t group);
 /// A gnn.spmm (sum) of `type` features of `width` (rows of `stride`
 /// elements when > 0) on a graph with 64-bit offsets and 32-bit indices.
 OpDesc spmmProblem(ElementType type = ElementType::F32, int64_t width = 64,
-              bool values = false, int64_t stride = 0);
+                   bool values = false, int64_t stride = 0);
 /// A gnn.sddmm of `type` features of `width`: dot, or add; with a
 /// leaky_relu of 0.2 (as an f32 attribute) when `leakyRelu`.
 OpDesc sddmmOp(ElementType type, int64_t width, bool add = false,
@@ -68,6 +70,17 @@ std::string kernelText(const OpDesc &op,
 
 graph::GraphProfile profileOf(const graph::CsrGraph &g, const GpuModel &gpu,
                               const OpDesc &op);
+
+/// Every enumerated schedule of `op`, ranked by the sm_90 model on `g`.
+std::vector<Candidate> rankedFor(const graph::CsrGraph &g, const OpDesc &op);
+
+/// compileForGraph's options for sm_90 with the tuning database at
+/// `databasePath`, or without a database when it is empty.
+TunedCompileOptions sm90Compile(const std::string &databasePath = "");
+
+/// Checks that `module` holds the kernel `entry`, compiled with `schedule`.
+void expectKernelSchedule(const CompiledModule &module,
+                          const std::string &entry, const Schedule &schedule);
 
 /// The prediction of `op` under `s` by the op's cost model (costModelFor);
 /// fails the test (and returns an empty prediction) when planKernel refuses

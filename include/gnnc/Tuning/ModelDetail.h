@@ -9,13 +9,16 @@
 #define GNNC_TUNING_MODELDETAIL_H
 
 #include "gnnc/Plan/Limits.h"
+#include "gnnc/Plan/Plan.h"
 #include "gnnc/Tuning/CostModel.h"
+#include "gnnc/Tuning/GpuModel.h"
 #include "gnnc/graph/Analysis.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <utility>
 
@@ -58,6 +61,51 @@ inline double expectedMaxDegree(const graph::GraphProfile &p, int64_t m) {
   return std::min(expected, static_cast<double>(p.maxDegree));
 }
 
+/// Resident blocks per SM: limited by the block slots, the threads, the
+/// shared memory and the registers; a blocks_per_sm cap makes the compiler
+/// fit at least that many blocks' registers (spilling if it must).
+inline int residentBlocksPerSm(const GpuModel &gpu, const KernelPlan &plan,
+                               int regs) {
+  const Schedule &s = plan.schedule;
+  int threads = std::max(1, s.threadsPerBlock);
+  int byThreads = gpu.maxThreadsPerSm / threads;
+  int byRegisters = gpu.registersPerSm / std::max(1, regs * threads);
+  if (s.blocksPerSm > 0)
+    byRegisters = std::max(byRegisters, s.blocksPerSm);
+  int byShared =
+      plan.launch.sharedBytes > 0
+          ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
+          : gpu.maxBlocksPerSm;
+  return std::max(
+      1, std::min({gpu.maxBlocksPerSm, byThreads, byRegisters, byShared}));
+}
+
+/// The gathered side of a kernel: every edge reads its neighbour's row of
+/// `sectorRowBytes` (whole 32-byte sectors). The fraction the reuse
+/// estimate (an LRU of the L2's feature-row capacity, see
+/// profileOptionsFor) finds in cache is served by the L2, the rest comes
+/// from DRAM, but never less than every referenced row once.
+struct GatherTraffic {
+  /// The reuse estimate's hit rate (0 without one).
+  double hitRate = 0;
+  /// All gathered bytes, through the L2.
+  double bytes = 0;
+  /// The gathered bytes that come from DRAM.
+  double dramBytes = 0;
+};
+inline GatherTraffic gatherTraffic(const graph::GraphProfile &profile,
+                                   double edges, double sectorRowBytes) {
+  GatherTraffic t;
+  t.hitRate = profile.reuse.loads > 0 ? profile.reuse.hitRate : 0.0;
+  t.bytes = edges * sectorRowBytes;
+  double referenced = static_cast<double>(profile.referencedColumns > 0
+                                              ? profile.referencedColumns
+                                              : profile.numCols);
+  t.dramBytes = std::max(t.bytes * (1 - t.hitRate),
+                         std::min(t.bytes, referenced * sectorRowBytes));
+  return t;
+}
+
 /// Names in `p.bound` the largest of the four bounds (bandwidth, latency,
 /// waves, issue; the first of equal ones) and returns its seconds.
 inline double largestBound(Prediction &p) {
@@ -72,6 +120,22 @@ inline double largestBound(Prediction &p) {
       top = &t;
   p.bound = top->first;
   return top->second;
+}
+
+/// The explanation of a waves bound: waves of edge_parallel workers of
+/// ~`edgesPerWorker` edges, or of vertex_parallel blocks whose slowest row
+/// has ~`blockMax` neighbours.
+inline void explainWaves(std::ostream &why, const Prediction &p,
+                         const ThreadMapping &m, double resident,
+                         bool edgeParallel, double edgesPerWorker,
+                         double blockMax) {
+  if (edgeParallel)
+    why << p.waves << " waves of " << resident * m.rowsPerBlock << " workers, ~"
+        << static_cast<int64_t>(edgesPerWorker + 0.5) << " edges each";
+  else
+    why << p.waves << " waves of " << resident << " blocks, slowest row of a "
+        << m.rowsPerBlock << "-row block ~" << static_cast<int64_t>(blockMax)
+        << " neighbours";
 }
 
 /// `s` seconds as "12.3 us" or "1.23 ms", for the models' explanations.

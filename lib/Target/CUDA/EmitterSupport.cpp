@@ -213,6 +213,26 @@ void BodyPrinter::rowReduce(StringRef var, bool max) {
   closeBlock();
 }
 
+void BodyPrinter::openLaneEdgeLoop() {
+  os << "for (long long edge = begin + lane; edge < end; edge += " << plan.lanes
+     << ") {\n";
+  os.indent();
+}
+
+void BodyPrinter::forEachHead(StringRef statement) {
+  os << "#pragma unroll\n";
+  os << "for (int h = 0; h < " << desc.width << "; ++h)\n";
+  os << "  " << statement << "\n";
+}
+
+void BodyPrinter::storeEdgeHeads(StringRef from) {
+  int64_t heads = desc.width, vw = plan.vectorWidth;
+  os << "#pragma unroll\n";
+  os << "for (int k = 0; k < " << plan.chunks << "; ++k)\n";
+  os << "  " << store(vw) << "(" << c.result() << " + edge * " << heads
+     << " + k * " << vw << ", " << from << " + k * " << vw << ");\n";
+}
+
 void BodyPrinter::leakyRelu(StringRef v) {
   if (!desc.leakyRelu)
     return;

@@ -179,6 +179,14 @@ protected:
   /// Combines every thread's `var[h]` (h < the op's heads) across the
   /// threads of a row: with fmaxf when `max`, by addition otherwise.
   void rowReduce(llvm::StringRef var, bool max);
+  /// Opens the loop over this lane's share of the row's edges: `edge` from
+  /// `begin + lane` in steps of the row's lanes.
+  void openLaneEdgeLoop();
+  /// `statement` (with its `;`) for every head `h` of the op, unrolled.
+  void forEachHead(llvm::StringRef statement);
+  /// Stores the heads `from[0, heads)` of edge `edge` to the result, a
+  /// vector chunk at a time.
+  void storeEdgeHeads(llvm::StringRef from);
   /// `v = leaky_relu(v)` with the op's slope, if it has one.
   void leakyRelu(llvm::StringRef v);
 

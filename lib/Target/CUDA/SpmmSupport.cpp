@@ -173,6 +173,10 @@ void SpmmPrinter::addToPart(BatchScale scale) {
 
 void SpmmPrinter::accumulate() {
   os << "float acc[" << p.accs << "];\n";
+  reduceNeighbours();
+}
+
+void SpmmPrinter::reduceNeighbours() {
   resetAccumulators();
   declarePart();
   groupMask();
@@ -396,20 +400,25 @@ void SpmmPrinter::finish(RowDegree degree) {
     closeBlock();
   }
   os << e.cType << " *dst = " << p.y << " + row * " << p.stride << ";\n";
+  writeAcc("dst", "store");
+}
+
+void SpmmPrinter::writeAcc(StringRef dst, StringRef verb) {
   openChunkLoop();
   if (int64_t tail = p.tail()) {
     // The last chunk ends in the padding, which belongs to the caller:
-    // only its first `tail` elements are stored.
+    // only its first `tail` elements are written.
     os << "if (chunk == " << plan.chunks - 1 << ") {\n";
     os.indent();
     os << "#pragma unroll\n";
     os << "for (int i = 0; i < " << tail << "; ++i)\n";
-    os << "  " << store(1) << "(dst + chunk * " << vw << " + i, acc + k * "
-       << vw << " + i);\n";
+    os << "  " << VectorHelper{verb, e.tag, 1} << "(" << dst << " + chunk * "
+       << p.vw << " + i, acc + k * " << p.vw << " + i);\n";
     os << "continue;\n";
     closeBlock();
   }
-  os << store(vw) << "(dst + chunk * " << vw << ", acc + k * " << vw << ");\n";
+  os << VectorHelper{verb, e.tag, p.vw} << "(" << dst << " + chunk * " << p.vw
+     << ", acc + k * " << p.vw << ");\n";
   closeBlock();
 }
 
@@ -428,22 +437,7 @@ void SpmmPrinter::atomicPiece(StringRef row) {
   }
   os << e.cType << " *piece_dst = " << p.y << " + piece_row * " << p.stride
      << ";\n";
-  openChunkLoop();
-  if (int64_t tail = p.tail()) {
-    // The padding belongs to the caller: only the first `tail` elements of
-    // the last chunk are added.
-    os << "if (chunk == " << plan.chunks - 1 << ") {\n";
-    os.indent();
-    os << "#pragma unroll\n";
-    os << "for (int i = 0; i < " << tail << "; ++i)\n";
-    os << "  " << atomicAdd(1) << "(piece_dst + chunk * " << p.vw
-       << " + i, acc + k * " << p.vw << " + i);\n";
-    os << "continue;\n";
-    closeBlock();
-  }
-  os << atomicAdd(p.vw) << "(piece_dst + chunk * " << p.vw << ", acc + k * "
-     << p.vw << ");\n";
-  closeBlock();
+  writeAcc("piece_dst", "atomic_add");
   closeBlock();
 }
 

@@ -127,6 +127,8 @@ protected:
   void fold(BatchScale scale);
   /// Declares `acc` and reduces the neighbours in [begin, end) into it.
   void accumulate();
+  /// Reduces the neighbours in [begin, end) into `acc`, declared already.
+  void reduceNeighbours();
   /// The loop over the neighbours in [begin, end) that adds each into
   /// `acc`.
   void gather(const GatherOptions &options);
@@ -149,6 +151,9 @@ private:
   /// a full batch.
   void addToPart(BatchScale scale);
   void printDegree(RowDegree degree);
+  /// The chunk loop that writes `acc` to the row at `dst` (a variable) with
+  /// the helper `verb` (store, atomic_add), short of the row's padding.
+  void writeAcc(llvm::StringRef dst, llvm::StringRef verb);
 };
 
 } // namespace gnnc::ExportCUDA

@@ -55,20 +55,28 @@ bool CsrGraph::isSortedAndUnique() const {
   return true;
 }
 
+/// `values` as i32, or an error naming the first of them (a `what`: "row
+/// offset") that does not fit.
+static Expected<std::vector<int32_t>>
+narrowToI32(const std::vector<int64_t> &values, const char *what) {
+  constexpr int64_t maxI32 = std::numeric_limits<int32_t>::max();
+  std::vector<int32_t> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] < 0 || values[i] > maxI32)
+      return Status::error("32-bit overflow: " + std::string(what) + " " +
+                           std::to_string(values[i]) + " at position " +
+                           std::to_string(i) + " does not fit i32");
+    out[i] = static_cast<int32_t>(values[i]);
+  }
+  return out;
+}
+
 Expected<std::vector<int32_t>> CsrGraph::colIdx32() const {
   constexpr int64_t maxI32 = std::numeric_limits<int32_t>::max();
   if (numCols - 1 > maxI32)
     return Status::error("32-bit overflow: " + std::to_string(numCols) +
                          " columns do not fit i32 column indices");
-  std::vector<int32_t> out(colIdx.size());
-  for (size_t i = 0; i < colIdx.size(); ++i) {
-    if (colIdx[i] < 0 || colIdx[i] > maxI32)
-      return Status::error("32-bit overflow: column index " +
-                           std::to_string(colIdx[i]) + " at position " +
-                           std::to_string(i) + " does not fit i32");
-    out[i] = static_cast<int32_t>(colIdx[i]);
-  }
-  return out;
+  return narrowToI32(colIdx, "column index");
 }
 
 Expected<std::vector<int32_t>> CsrGraph::rowPtr32() const {
@@ -78,15 +86,7 @@ Expected<std::vector<int32_t>> CsrGraph::rowPtr32() const {
     return Status::error("32-bit overflow: nnz " +
                          std::to_string(std::max(last, nnz())) +
                          " does not fit i32 row offsets");
-  std::vector<int32_t> out(rowPtr.size());
-  for (size_t i = 0; i < rowPtr.size(); ++i) {
-    if (rowPtr[i] < 0 || rowPtr[i] > maxI32)
-      return Status::error("32-bit overflow: row offset " +
-                           std::to_string(rowPtr[i]) + " at position " +
-                           std::to_string(i) + " does not fit i32");
-    out[i] = static_cast<int32_t>(rowPtr[i]);
-  }
-  return out;
+  return narrowToI32(rowPtr, "row offset");
 }
 
 std::vector<float> CsrGraph::valuesOrOnes() const {

@@ -16,6 +16,14 @@ using namespace gnnc::graph;
 // Permutation
 //===----------------------------------------------------------------------===//
 
+/// The error of a new-to-old map whose entry i, `old`, is not a node of
+/// [0, n).
+static Status newToOldOutOfRange(int64_t i, int64_t old, int64_t n) {
+  return Status::error("permutation: newToOld[" + std::to_string(i) +
+                       "] = " + std::to_string(old) + " is out of range [0, " +
+                       std::to_string(n) + ")");
+}
+
 Status Permutation::validate(int64_t n) const {
   if (static_cast<int64_t>(newToOld.size()) != n)
     return Status::error("permutation: newToOld has " +
@@ -29,9 +37,7 @@ Status Permutation::validate(int64_t n) const {
   for (int64_t i = 0; i < n; ++i) {
     int64_t old = newToOld[i];
     if (old < 0 || old >= n)
-      return Status::error("permutation: newToOld[" + std::to_string(i) +
-                           "] = " + std::to_string(old) +
-                           " is out of range [0, " + std::to_string(n) + ")");
+      return newToOldOutOfRange(i, old, n);
     if (oldToNew[old] != i)
       return Status::error("permutation: newToOld[" + std::to_string(i) +
                            "] = " + std::to_string(old) + " but oldToNew[" +
@@ -63,9 +69,7 @@ Expected<Permutation> Permutation::fromNewToOld(std::vector<int64_t> newToOld) {
   for (int64_t i = 0; i < n; ++i) {
     int64_t old = newToOld[i];
     if (old < 0 || old >= n)
-      return Status::error("permutation: newToOld[" + std::to_string(i) +
-                           "] = " + std::to_string(old) +
-                           " is out of range [0, " + std::to_string(n) + ")");
+      return newToOldOutOfRange(i, old, n);
     if (p.oldToNew[old] != -1)
       return Status::error("permutation: " + std::to_string(old) +
                            " occurs twice in newToOld (at " +
@@ -563,46 +567,58 @@ gnnc::graph::applyPermutationWithEdgeMap(const CsrGraph &g,
   return out;
 }
 
+namespace {
+
+/// Row i of `to` = row map[i] of `from`, for the `rows` rows of `to`; rows
+/// of `width` floats.
+void gatherRowsByMap(const int64_t *map, int64_t rows, const float *from,
+                     int64_t width, float *to) {
+  const size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
+  for (int64_t i = 0; i < rows; ++i)
+    std::memcpy(to + i * width, from + map[i] * width, rowBytes);
+}
+
+/// The sum and the largest of |c - r| over the non-zeros (r, c) of row r.
+std::pair<int64_t, int64_t> rowBandwidth(const CsrGraph &g, int64_t r) {
+  int64_t sum = 0, largest = 0;
+  for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e) {
+    int64_t c = g.colIdx[e];
+    int64_t distance = c > r ? c - r : r - c;
+    sum += distance;
+    largest = std::max(largest, distance);
+  }
+  return {sum, largest};
+}
+
+} // namespace
+
 void gnnc::graph::permuteRowsToOriginal(const Permutation &perm,
                                         const float *renumbered, int64_t width,
                                         float *original) {
-  const size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
-  for (int64_t old = 0; old < perm.size(); ++old)
-    std::memcpy(original + old * width, renumbered + perm.oldToNew[old] * width,
-                rowBytes);
+  gatherRowsByMap(perm.oldToNew.data(), perm.size(), renumbered, width,
+                  original);
 }
 
 void gnnc::graph::permuteRowsToNew(const Permutation &perm,
                                    const float *original, int64_t width,
                                    float *renumbered) {
-  const size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
-  for (int64_t i = 0; i < perm.size(); ++i)
-    std::memcpy(renumbered + i * width, original + perm.newToOld[i] * width,
-                rowBytes);
+  gatherRowsByMap(perm.newToOld.data(), perm.size(), original, width,
+                  renumbered);
 }
 
 double gnnc::graph::averageBandwidth(const CsrGraph &g) {
   if (g.nnz() == 0)
     return 0;
   double sum = 0;
-  for (int64_t r = 0; r < g.numRows; ++r) {
-    int64_t rowSum = 0;
-    for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e) {
-      int64_t c = g.colIdx[e];
-      rowSum += c > r ? c - r : r - c;
-    }
-    sum += static_cast<double>(rowSum);
-  }
+  for (int64_t r = 0; r < g.numRows; ++r)
+    sum += static_cast<double>(rowBandwidth(g, r).first);
   return sum / static_cast<double>(g.nnz());
 }
 
 int64_t gnnc::graph::maxBandwidth(const CsrGraph &g) {
   int64_t band = 0;
   for (int64_t r = 0; r < g.numRows; ++r)
-    for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e) {
-      int64_t c = g.colIdx[e];
-      band = std::max(band, c > r ? c - r : r - c);
-    }
+    band = std::max(band, rowBandwidth(g, r).second);
   return band;
 }
 

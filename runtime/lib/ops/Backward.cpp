@@ -1,5 +1,6 @@
 //===- Backward.cpp - Host side of the backward of gnn ops ----------------===//
 #include "gnnc/ops/Backward.h"
+#include "CheckSupport.h"
 #include "gnnc/ops/KernelInfo.h"
 #include "gnnc/ops/Sddmm.h"
 #include "gnnc/reference/EdgeSoftmax.h"
@@ -37,11 +38,21 @@ Status gnnc::ops::launchEdgeSoftmaxGrad(
   return runtime.launch(kernel, args, synchronize);
 }
 
-/// A report line naming the kernel, the graph and what was compared.
-static KernelCheck finishCheck(const rt::KernelSpec &spec,
+/// Compares `got` (groups of `groupWidth` outputs) with the reference,
+/// allowing `toleranceFactor * spmmTolerance(type)` of each output's term
+/// `magnitude`, and reports the kernel, the graph and `what` was compared.
+static KernelCheck compareGrad(const rt::KernelSpec &spec,
                                const graph::CsrGraph &g,
                                const std::string &what, ElementType type,
-                               const Status &cmp, const std::string &report) {
+                               const std::vector<float> &got,
+                               const std::vector<double> &expected,
+                               const std::vector<double> &magnitude,
+                               int64_t groupWidth, double toleranceFactor = 1) {
+  std::string report;
+  Status cmp =
+      ref::compareToReferenceScaled(got, expected, magnitude, groupWidth,
+                                    toleranceFactor * spmmTolerance(type),
+                                    &report, spmmAbsoluteTolerance(type));
   KernelCheck check;
   check.ok = cmp.isOk();
   check.report = spec.name + " (" + what + ") on '" + g.name + "' (" +
@@ -49,6 +60,18 @@ static KernelCheck finishCheck(const rt::KernelSpec &spec,
                  std::to_string(g.nnz()) + " nnz, " + elementTypeName(type) +
                  "): " + (cmp.isOk() ? report : cmp.message());
   return check;
+}
+
+/// Refuses a kernel with padded rows: the backward checks use unpadded
+/// features.
+static Status requireUnpadded(const rt::KernelSpec &spec,
+                              const SpmmSignature &sig) {
+  if (!sig.padded())
+    return Status::ok();
+  return Status::error("kernel '" + spec.name +
+                       "' has padded rows (row stride " +
+                       std::to_string(sig.rowStride) +
+                       "); the backward checks use unpadded features");
 }
 
 Expected<KernelCheck>
@@ -89,14 +112,10 @@ gnnc::ops::checkEdgeSoftmaxGrad(rt::Runtime &runtime,
   std::vector<double> expected, magnitude;
   ref::edgeSoftmaxGrad(g, out.data(), gradOut.data(), heads, expected,
                        &magnitude);
-  std::string report;
-  Status cmp = ref::compareToReferenceScaled(*got, expected, magnitude, heads,
-                                             spmmTolerance(sig->type), &report,
-                                             spmmAbsoluteTolerance(sig->type));
-  return finishCheck(kernel.spec, g,
+  return compareGrad(kernel.spec, g,
                      "edge softmax gradient, " + std::to_string(heads) +
                          " heads",
-                     sig->type, cmp, report);
+                     sig->type, *got, expected, magnitude, heads);
 }
 
 //===----------------------------------------------------------------------===//
@@ -193,60 +212,24 @@ gnnc::ops::checkSpmmFeatureGrad(rt::Runtime &runtime,
     return Status::error("kernel '" + kernel.spec.name +
                          "' is not the feature gradient of this gnn.spmm; "
                          "write it with spmmFeatureGradKernelText");
-  if (sig->padded())
-    return Status::error("kernel '" + kernel.spec.name +
-                         "' has padded rows (row stride " +
-                         std::to_string(sig->rowStride) +
-                         "); the backward checks use unpadded features");
+  GNNC_RETURN_IF_ERROR(requireUnpadded(kernel.spec, *sig));
   const int64_t width = sig->featureWidth;
   graph::TransposedGraph t = graph::transposeWithEdgeMap(g);
-  std::vector<float> dy = ref::roundThrough(
-      ref::randomFeatures(g.numRows * width, seed), sig->type);
-  std::vector<float> values, valuesT;
-  if (sig->edgeValues) {
-    values = ref::roundThrough(ref::randomFeatures(g.nnz(), seed ^ 0x5eed),
-                               sig->type);
-    valuesT = graph::permuteEdgeData(values, t.edgeOf);
-  }
-  auto dg = uploadGraph(t.graph, sig->offsets64, sig->indices64);
-  if (!dg)
-    return dg.status();
-  auto ddy = uploadTensor(dy, sig->type);
-  if (!ddy)
-    return ddy.status();
-  Expected<rt::DeviceBuffer> dv = Status::error("unused");
-  if (sig->edgeValues) {
-    dv = uploadTensor(valuesT, sig->type);
-    if (!dv)
-      return dv.status();
-  }
-  Expected<rt::DeviceBuffer> dn = Status::error("unused");
-  if (sig->needsColumnNorm()) {
-    dn = uploadColumnNorm(t.graph, sig->colNormExponent);
-    if (!dn)
-      return dn.status();
-  }
-  const size_t outCount = static_cast<size_t>(g.numCols * width);
-  auto ddx = allocatePoisoned(outCount, sig->type);
-  if (!ddx)
-    return ddx.status();
-  GNNC_RETURN_IF_ERROR(launchSpmm(
-      runtime, kernel, *dg, *ddy, sig->edgeValues ? &*dv : nullptr, *ddx,
-      /*synchronize=*/true, sig->needsColumnNorm() ? &*dn : nullptr));
-  auto got = downloadTensor(*ddx, outCount, sig->type);
-  if (!got)
-    return got.status();
+  checks::SpmmInputs in =
+      checks::randomSpmmInputs(*sig, g.numRows, g.nnz(), seed);
+  std::vector<float> valuesT;
+  if (sig->edgeValues)
+    valuesT = graph::permuteEdgeData(in.values, t.edgeOf);
+  auto out = checks::runSpmm(runtime, kernel, *sig, t.graph, in.x, valuesT);
+  if (!out)
+    return out.status();
   std::vector<double> expected, magnitude;
-  GNNC_RETURN_IF_ERROR(ref::spmmGradFeatures(
-      g, sig->edgeValues ? values.data() : nullptr, dy.data(), width, reduce,
-      scale, expected, &magnitude));
-  std::string report;
-  Status cmp = ref::compareToReferenceScaled(*got, expected, magnitude, width,
-                                             spmmTolerance(sig->type), &report,
-                                             spmmAbsoluteTolerance(sig->type));
-  return finishCheck(kernel.spec, g,
+  GNNC_RETURN_IF_ERROR(ref::spmmGradFeatures(g, in.valuesOrNull(), in.x.data(),
+                                             width, reduce, scale, expected,
+                                             &magnitude));
+  return compareGrad(kernel.spec, g,
                      "spmm feature gradient, width " + std::to_string(width),
-                     sig->type, cmp, report);
+                     sig->type, out->got, expected, magnitude, width);
 }
 
 void gnnc::ops::scaleEdgeGrad(const graph::CsrGraph &g, gnnc::Reduce reduce,
@@ -272,38 +255,20 @@ gnnc::ops::checkSpmmValueGrad(rt::Runtime &runtime,
     return Status::error("kernel '" + kernel.spec.name +
                          "' must be a dot-form gnn.sddmm without leaky ReLU");
   const int64_t width = sig->featureWidth;
-  std::vector<float> dy = ref::roundThrough(
-      ref::randomFeatures(g.numRows * width, seed), sig->type);
-  std::vector<float> x = ref::roundThrough(
-      ref::randomFeatures(g.numCols * width, seed ^ 0xb0b), sig->type);
+  // The gnn.sddmm of dY (rows) and X (columns).
+  checks::SddmmInputs in =
+      checks::randomSddmmInputs(sig->type, width, g.numRows, g.numCols, seed);
+  const std::vector<float> &dy = in.a, &x = in.b;
   std::vector<double> expected, magnitude;
   GNNC_RETURN_IF_ERROR(ref::spmmGradValues(
       g, x.data(), dy.data(), width, reduce, scale, expected, &magnitude));
-  auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
-  if (!dg)
-    return dg.status();
-  auto da = uploadTensor(dy, sig->type);
-  if (!da)
-    return da.status();
-  auto db = uploadTensor(x, sig->type);
-  if (!db)
-    return db.status();
-  const size_t outCount = static_cast<size_t>(g.nnz());
-  auto dw = allocatePoisoned(outCount, sig->type);
-  if (!dw)
-    return dw.status();
-  GNNC_RETURN_IF_ERROR(launchSddmm(runtime, kernel, *dg, *da, *db, *dw));
-  auto got = downloadTensor(*dw, outCount, sig->type);
+  auto got = checks::runSddmm(runtime, kernel, *sig, g, dy, x);
   if (!got)
     return got.status();
   scaleEdgeGrad(g, reduce, scale, *got);
-  std::string report;
-  Status cmp = ref::compareToReferenceScaled(*got, expected, magnitude, 1,
-                                             spmmTolerance(sig->type), &report,
-                                             spmmAbsoluteTolerance(sig->type));
-  return finishCheck(kernel.spec, g,
+  return compareGrad(kernel.spec, g,
                      "spmm edge-value gradient, width " + std::to_string(width),
-                     sig->type, cmp, report);
+                     sig->type, *got, expected, magnitude, 1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -358,17 +323,12 @@ gnnc::ops::checkSddmmGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     return Status::error("kernel '" + kernel.spec.name +
                          "' must be a gnn.spmm with reduce = sum, no scaling "
                          "and edge values exactly for the dot form");
-  if (sig->padded())
-    return Status::error("kernel '" + kernel.spec.name +
-                         "' has padded rows (row stride " +
-                         std::to_string(sig->rowStride) +
-                         "); the backward checks use unpadded features");
+  GNNC_RETURN_IF_ERROR(requireUnpadded(kernel.spec, *sig));
   const int64_t width = sig->featureWidth;
   const int64_t perEdge = dot ? 1 : width;
-  std::vector<float> a = ref::roundThrough(
-      ref::randomFeatures(g.numRows * width, seed), sig->type);
-  std::vector<float> b = ref::roundThrough(
-      ref::randomFeatures(g.numCols * width, seed ^ 0xb0b), sig->type);
+  checks::SddmmInputs in =
+      checks::randomSddmmInputs(sig->type, width, g.numRows, g.numCols, seed);
+  const std::vector<float> &a = in.a, &b = in.b;
   std::vector<float> gradOut = ref::roundThrough(
       ref::randomFeatures(g.nnz() * perEdge, seed ^ 0xd5), sig->type);
   std::vector<double> dA, dB, absA, absB;
@@ -399,38 +359,16 @@ gnnc::ops::checkSddmmGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     x = grad;
   }
   graph.values.clear();
-  auto dg = uploadGraph(graph, sig->offsets64, sig->indices64);
-  if (!dg)
-    return dg.status();
-  auto dx = uploadTensor(x, sig->type);
-  if (!dx)
-    return dx.status();
-  Expected<rt::DeviceBuffer> dv = Status::error("unused");
-  if (dot) {
-    dv = uploadTensor(values, sig->type);
-    if (!dv)
-      return dv.status();
-  }
-  const size_t outCount = static_cast<size_t>(graph.numRows * width);
-  auto dy = allocatePoisoned(outCount, sig->type);
-  if (!dy)
-    return dy.status();
-  GNNC_RETURN_IF_ERROR(
-      launchSpmm(runtime, kernel, *dg, *dx, dot ? &*dv : nullptr, *dy));
-  auto got = downloadTensor(*dy, outCount, sig->type);
-  if (!got)
-    return got.status();
-  std::string report;
+  auto out = checks::runSpmm(runtime, kernel, *sig, graph, x, values);
+  if (!out)
+    return out.status();
   // The slope, applied to rounded gradients and rounded again, costs one
   // more rounding per term.
-  Status cmp = ref::compareToReferenceScaled(
-      *got, rows ? dA : dB, rows ? absA : absB, width,
-      (slope ? 2 : 1) * spmmTolerance(sig->type), &report,
-      spmmAbsoluteTolerance(sig->type));
-  return finishCheck(kernel.spec, g,
+  return compareGrad(kernel.spec, g,
                      std::string("sddmm ") + (dot ? "dot" : "add") +
                          (slope ? " leaky ReLU" : "") + " gradient of the " +
                          (rows ? "row" : "column") + " features, width " +
                          std::to_string(width),
-                     sig->type, cmp, report);
+                     sig->type, out->got, rows ? dA : dB, rows ? absA : absB,
+                     width, slope ? 2 : 1);
 }

@@ -1,5 +1,6 @@
 //===- Renumber.cpp - Kernels on renumbered graphs, in the user's order ---===//
 #include "gnnc/ops/Renumber.h"
+#include "CheckSupport.h"
 
 #include "gnnc/reference/Spmm.h"
 
@@ -16,18 +17,6 @@ namespace {
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
-}
-
-Expected<rt::DeviceBuffer> uploadI64(const std::vector<int64_t> &host) {
-  // An empty map still gets a buffer with an address.
-  auto buffer = rt::DeviceBuffer::allocate(
-      std::max<size_t>(host.size() * sizeof(int64_t), 1));
-  if (!buffer)
-    return buffer.status();
-  if (!host.empty())
-    GNNC_RETURN_IF_ERROR(
-        buffer->copyFromHost(host.data(), host.size() * sizeof(int64_t)));
-  return buffer;
 }
 
 /// Makes `buffer` hold at least `bytes` (keeping it when it already does).
@@ -387,7 +376,7 @@ gnnc::ops::uploadRenumberedGraph(rt::Runtime &runtime,
   for (auto [target, source] : {std::pair{&dg.newToOld, &host.perm.newToOld},
                                 std::pair{&dg.oldToNew, &host.perm.oldToNew},
                                 std::pair{&dg.edgeOf, &host.edgeOf}}) {
-    auto buffer = uploadI64(*source);
+    auto buffer = checks::uploadVector(*source);
     if (!buffer)
       return buffer.status();
     *target = buffer.take();
@@ -423,18 +412,14 @@ Status gnnc::ops::launchSpmmInUserOrder(rt::Runtime &runtime,
   const size_t rowBytes = static_cast<size_t>(sig->rowStride) * elem;
   const uint64_t featureBytes =
       static_cast<uint64_t>(graph.numNodes) * rowBytes;
-  if (x.size() < featureBytes)
-    return Status::error(what + ": x needs " + std::to_string(graph.numNodes) +
-                         " rows of " + std::to_string(sig->rowStride) + " " +
-                         elementTypeName(sig->type) + " (" +
-                         std::to_string(featureBytes) + " bytes), it has " +
-                         std::to_string(x.size()));
-  if (y.size() < featureBytes)
-    return Status::error(what + ": y needs " + std::to_string(graph.numNodes) +
-                         " rows of " + std::to_string(sig->rowStride) + " " +
-                         elementTypeName(sig->type) + " (" +
-                         std::to_string(featureBytes) + " bytes), it has " +
-                         std::to_string(y.size()));
+  using Named = std::pair<const char *, const rt::DeviceBuffer *>;
+  for (auto [name, buffer] : {Named{"x", &x}, Named{"y", &y}})
+    if (buffer->size() < featureBytes)
+      return Status::error(
+          what + ": " + name + " needs " + std::to_string(graph.numNodes) +
+          " rows of " + std::to_string(sig->rowStride) + " " +
+          elementTypeName(sig->type) + " (" + std::to_string(featureBytes) +
+          " bytes), it has " + std::to_string(buffer->size()));
   const uint64_t valueBytes = static_cast<uint64_t>(graph.nnz) * elem;
   if (sig->edgeValues && !values)
     return Status::error(what + ": the kernel takes edge values; none given");
@@ -498,15 +483,10 @@ Expected<KernelCheck> gnnc::ops::checkSpmmInUserOrder(
   const int64_t n = user.numRows;
   const int64_t width = sig->featureWidth;
   const int64_t stride = sig->rowStride;
-  std::vector<float> x =
-      ref::roundThrough(ref::randomFeatures(n * width, seed), sig->type);
-  std::vector<float> values;
-  if (sig->edgeValues)
-    values = ref::roundThrough(ref::randomFeatures(user.nnz(), seed ^ 0x5eed),
-                               sig->type);
+  checks::SpmmInputs in = checks::randomSpmmInputs(*sig, n, user.nnz(), seed);
   // Padded rows: x's padding holds NaN, which would reach any output that
   // used it.
-  std::vector<float> xRows = padRows(x, n, width, stride);
+  std::vector<float> xRows = padRows(in.x, n, width, stride);
 
   auto dg = uploadRenumberedGraph(runtime, renumbered, *sig);
   if (!dg)
@@ -516,7 +496,7 @@ Expected<KernelCheck> gnnc::ops::checkSpmmInUserOrder(
     return dx.status();
   Expected<rt::DeviceBuffer> dv = Status::error("unused");
   if (sig->edgeValues) {
-    dv = uploadTensor(values, sig->type);
+    dv = uploadTensor(in.values, sig->type);
     if (!dv)
       return dv.status();
   }
@@ -533,30 +513,13 @@ Expected<KernelCheck> gnnc::ops::checkSpmmInUserOrder(
   // alone.
   int64_t paddingWritten = 0;
   if (sig->padded()) {
-    std::vector<float> rows(static_cast<size_t>(n * width));
-    for (int64_t r = 0; r < n; ++r) {
-      std::copy(got->begin() + r * stride, got->begin() + r * stride + width,
-                rows.begin() + r * width);
+    for (int64_t r = 0; r < n; ++r)
       for (int64_t c = width; c < stride; ++c)
         paddingWritten += !std::isnan((*got)[r * stride + c]);
-    }
-    *got = std::move(rows);
+    *got = checks::unpadRows(*got, n, width, stride);
   }
 
-  std::vector<double> expected, magnitude;
-  ref::spmm(user, sig->edgeValues ? values.data() : nullptr, x.data(), width,
-            sig->options(), expected, &magnitude);
-  // Each row gets the error bound of its degree (as checkSpmm does).
-  const double base = spmmTolerance(sig->type);
-  for (int64_t r = 0; r < n; ++r) {
-    double factor = spmmTolerance(*sig, user.degree(r)) / base;
-    if (factor != 1.0)
-      for (int64_t c = 0; c < width; ++c)
-        magnitude[r * width + c] *= factor;
-  }
-  KernelCheck check =
-      compareWithReference(kernel.spec, user, width, sig->type, *got, expected,
-                           magnitude, width, base);
+  KernelCheck check = checks::compareSpmm(kernel.spec, user, *sig, in, *got);
   check.report += " (in the user's order through the " + renumbered.orderName +
                   " renumbering)";
   if (paddingWritten > 0) {

@@ -1,5 +1,6 @@
 //===- Sddmm.cpp - Host side of compiled SDDMM kernels --------------------===//
 #include "gnnc/ops/Sddmm.h"
+#include "CheckSupport.h"
 #include "gnnc/ops/KernelInfo.h"
 #include "gnnc/reference/Spmm.h"
 
@@ -42,31 +43,46 @@ Expected<KernelCheck> gnnc::ops::checkSddmm(rt::Runtime &runtime,
   if (!sig)
     return sig.status();
   const int64_t width = sig->featureWidth;
-  std::vector<float> a = ref::roundThrough(
-      ref::randomFeatures(g.numRows * width, seed), sig->type);
-  std::vector<float> b = ref::roundThrough(
-      ref::randomFeatures(g.numCols * width, seed ^ 0xb0b), sig->type);
-  auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
-  if (!dg)
-    return dg.status();
-  auto da = uploadTensor(a, sig->type);
-  if (!da)
-    return da.status();
-  auto db = uploadTensor(b, sig->type);
-  if (!db)
-    return db.status();
-  const size_t outCount = static_cast<size_t>(g.nnz() * sig->outputsPerEdge());
-  auto dout = allocatePoisoned(outCount, sig->type);
-  if (!dout)
-    return dout.status();
-  GNNC_RETURN_IF_ERROR(launchSddmm(runtime, kernel, *dg, *da, *db, *dout));
-  auto got = downloadTensor(*dout, outCount, sig->type);
+  checks::SddmmInputs in =
+      checks::randomSddmmInputs(sig->type, width, g.numRows, g.numCols, seed);
+  auto got = checks::runSddmm(runtime, kernel, *sig, g, in.a, in.b);
   if (!got)
     return got.status();
 
   std::vector<double> expected, magnitude;
-  ref::sddmm(g, a.data(), b.data(), width, sig->form, sig->leakyRelu, expected,
-             &magnitude);
+  ref::sddmm(g, in.a.data(), in.b.data(), width, sig->form, sig->leakyRelu,
+             expected, &magnitude);
   return compareWithReference(kernel.spec, g, width, sig->type, *got, expected,
                               magnitude, sig->outputsPerEdge());
+}
+
+checks::SddmmInputs checks::randomSddmmInputs(ElementType type, int64_t width,
+                                              int64_t rows, int64_t cols,
+                                              uint64_t seed) {
+  SddmmInputs in;
+  in.a = ref::roundThrough(ref::randomFeatures(rows * width, seed), type);
+  in.b =
+      ref::roundThrough(ref::randomFeatures(cols * width, seed ^ 0xb0b), type);
+  return in;
+}
+
+Expected<std::vector<float>>
+checks::runSddmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+                 const SddmmSignature &sig, const graph::CsrGraph &g,
+                 const std::vector<float> &a, const std::vector<float> &b) {
+  auto dg = uploadGraph(g, sig.offsets64, sig.indices64);
+  if (!dg)
+    return dg.status();
+  auto da = uploadTensor(a, sig.type);
+  if (!da)
+    return da.status();
+  auto db = uploadTensor(b, sig.type);
+  if (!db)
+    return db.status();
+  const size_t outCount = static_cast<size_t>(g.nnz() * sig.outputsPerEdge());
+  auto dout = allocatePoisoned(outCount, sig.type);
+  if (!dout)
+    return dout.status();
+  GNNC_RETURN_IF_ERROR(launchSddmm(runtime, kernel, *dg, *da, *db, *dout));
+  return downloadTensor(*dout, outCount, sig.type);
 }

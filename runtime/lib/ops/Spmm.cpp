@@ -1,5 +1,6 @@
 //===- Spmm.cpp - Host side of compiled SpMM kernels ----------------------===//
 #include "gnnc/ops/Spmm.h"
+#include "CheckSupport.h"
 #include "gnnc/ops/KernelInfo.h"
 #include "gnnc/reference/Spmm.h"
 
@@ -11,19 +12,9 @@
 using namespace gnnc;
 using namespace gnnc::ops;
 
-namespace {
+using checks::uploadVector;
 
-template <typename T>
-Expected<rt::DeviceBuffer> uploadVector(const std::vector<T> &host) {
-  auto buffer = rt::DeviceBuffer::allocate(std::max<size_t>(
-      host.size() * sizeof(T), 1)); // a zero-byte graph still gets a pointer
-  if (!buffer)
-    return buffer.status();
-  if (!host.empty())
-    GNNC_RETURN_IF_ERROR(
-        buffer->copyFromHost(host.data(), host.size() * sizeof(T)));
-  return buffer;
-}
+namespace {
 
 template <typename T>
 std::vector<T> narrow(const std::vector<int64_t> &values) {
@@ -41,28 +32,23 @@ Expected<DeviceGraph> gnnc::ops::uploadGraph(const graph::CsrGraph &g,
   dg.nnz = g.nnz();
   dg.offsets64 = offsets64;
   dg.indices64 = indices64;
-  Expected<rt::DeviceBuffer> rowPtr = Status::error("unset");
-  if (offsets64) {
-    rowPtr = uploadVector(g.rowPtr);
-  } else {
-    auto narrowPtr = g.rowPtr32();
-    if (!narrowPtr)
-      return narrowPtr.status().withContext(
-          "graph '" + g.name + "' for a kernel with i32 row offsets");
-    rowPtr = uploadVector(*narrowPtr);
-  }
+  // i32 row offsets and column indices fail here when the graph does not
+  // fit them.
+  auto narrowed = [&](Expected<std::vector<int32_t>> narrow,
+                      const char *what) -> Expected<rt::DeviceBuffer> {
+    if (!narrow)
+      return narrow.status().withContext("graph '" + g.name +
+                                         "' for a kernel with i32 " + what);
+    return uploadVector(*narrow);
+  };
+  Expected<rt::DeviceBuffer> rowPtr =
+      offsets64 ? uploadVector(g.rowPtr)
+                : narrowed(g.rowPtr32(), "row offsets");
   if (!rowPtr)
     return rowPtr.status();
-  Expected<rt::DeviceBuffer> colIdx = Status::error("unset");
-  if (indices64) {
-    colIdx = uploadVector(g.colIdx);
-  } else {
-    auto narrowIdx = g.colIdx32();
-    if (!narrowIdx)
-      return narrowIdx.status().withContext(
-          "graph '" + g.name + "' for a kernel with i32 column indices");
-    colIdx = uploadVector(*narrowIdx);
-  }
+  Expected<rt::DeviceBuffer> colIdx =
+      indices64 ? uploadVector(g.colIdx)
+                : narrowed(g.colIdx32(), "column indices");
   if (!colIdx)
     return colIdx.status();
   dg.rowPtr = rowPtr.take();
@@ -303,53 +289,25 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
   if (!sig)
     return sig.status();
   const int64_t width = sig->featureWidth;
-  std::vector<float> x = ref::roundThrough(
-      ref::randomFeatures(g.numCols * width, seed), sig->type);
-  std::vector<float> values;
-  if (sig->edgeValues)
-    values = ref::roundThrough(ref::randomFeatures(g.nnz(), seed ^ 0x5eed),
-                               sig->type);
-
   const int64_t stride = sig->rowStride;
-
-  auto dg = uploadGraph(g, sig->offsets64, sig->indices64);
-  if (!dg)
-    return dg.status();
+  checks::SpmmInputs in =
+      checks::randomSpmmInputs(*sig, g.numCols, g.nnz(), seed);
   // Padded rows: x's padding holds NaN, which would reach any output that
   // used it.
-  auto dx = uploadTensor(padRows(x, g.numCols, width, stride), sig->type);
-  if (!dx)
-    return dx.status();
-  Expected<rt::DeviceBuffer> dv = Status::error("unused");
-  if (sig->edgeValues) {
-    dv = uploadTensor(values, sig->type);
-    if (!dv)
-      return dv.status();
-  }
-  Expected<rt::DeviceBuffer> dn = Status::error("unused");
-  if (sig->needsColumnNorm()) {
-    dn = uploadColumnNorm(g, sig->colNormExponent);
-    if (!dn)
-      return dn.status();
-  }
-  const size_t outCount = static_cast<size_t>(g.numRows * stride);
-  auto dy = allocatePoisoned(outCount, sig->type);
-  if (!dy)
-    return dy.status();
-  GNNC_RETURN_IF_ERROR(launchSpmm(
-      runtime, kernel, *dg, *dx, sig->edgeValues ? &*dv : nullptr, *dy,
-      /*synchronize=*/true, sig->needsColumnNorm() ? &*dn : nullptr));
-  auto got = downloadTensor(*dy, outCount, sig->type);
-  if (!got)
-    return got.status();
+  auto out =
+      checks::runSpmm(runtime, kernel, *sig, g,
+                      padRows(in.x, g.numCols, width, stride), in.values);
+  if (!out)
+    return out.status();
+  std::vector<float> &got = out->got;
   // Padded rows: the padding of y belongs to the caller and must still hold
   // its poison bytes; the features of each row are compared below.
   std::string paddingReport;
   if (sig->padded()) {
     const size_t bytes = elementSize(sig->type);
-    std::vector<unsigned char> raw(outCount * bytes);
+    std::vector<unsigned char> raw(got.size() * bytes);
     if (!raw.empty())
-      GNNC_RETURN_IF_ERROR(dy->copyToHost(raw.data(), raw.size()));
+      GNNC_RETURN_IF_ERROR(out->y.copyToHost(raw.data(), raw.size()));
     int64_t written = 0;
     for (int64_t r = 0; r < g.numRows; ++r)
       for (int64_t c = width; c < stride; ++c) {
@@ -365,28 +323,10 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
     if (written > 0)
       paddingReport +=
           ", " + std::to_string(written) + " padding elements in all";
-    std::vector<float> rows(static_cast<size_t>(g.numRows * width));
-    for (int64_t r = 0; r < g.numRows; ++r)
-      std::copy(got->begin() + r * stride, got->begin() + r * stride + width,
-                rows.begin() + r * width);
-    *got = std::move(rows);
+    got = checks::unpadRows(got, g.numRows, width, stride);
   }
 
-  std::vector<double> expected, magnitude;
-  ref::spmm(g, sig->edgeValues ? values.data() : nullptr, x.data(), width,
-            sig->options(), expected, &magnitude);
-  // The error bounds of f16 accumulation and of atomic pieces grow with the
-  // row's degree: each row gets its own, by scaling its magnitudes (the
-  // comparison allows `tolerance` times an output's magnitude).
-  const double base = spmmTolerance(sig->type);
-  for (int64_t r = 0; r < g.numRows; ++r) {
-    double factor = spmmTolerance(*sig, g.degree(r)) / base;
-    if (factor != 1.0)
-      for (int64_t c = 0; c < width; ++c)
-        magnitude[r * width + c] *= factor;
-  }
-  KernelCheck check = compareWithReference(
-      kernel.spec, g, width, sig->type, *got, expected, magnitude, width, base);
+  KernelCheck check = checks::compareSpmm(kernel.spec, g, *sig, in, got);
   if (sig->padded())
     check.report += " (row stride " + std::to_string(stride) + ")";
   if (!paddingReport.empty()) {
@@ -394,6 +334,86 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
     check.report += paddingReport;
   }
   return check;
+}
+
+checks::SpmmInputs checks::randomSpmmInputs(const SpmmSignature &sig,
+                                            int64_t xRows, int64_t nnz,
+                                            uint64_t seed) {
+  SpmmInputs in;
+  in.x = ref::roundThrough(ref::randomFeatures(xRows * sig.featureWidth, seed),
+                           sig.type);
+  in.edgeValues = sig.edgeValues;
+  if (sig.edgeValues)
+    in.values =
+        ref::roundThrough(ref::randomFeatures(nnz, seed ^ 0x5eed), sig.type);
+  return in;
+}
+
+Expected<checks::SpmmOutput>
+checks::runSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+                const SpmmSignature &sig, const graph::CsrGraph &g,
+                const std::vector<float> &x, const std::vector<float> &values) {
+  auto dg = uploadGraph(g, sig.offsets64, sig.indices64);
+  if (!dg)
+    return dg.status();
+  auto dx = uploadTensor(x, sig.type);
+  if (!dx)
+    return dx.status();
+  Expected<rt::DeviceBuffer> dv = Status::error("unused");
+  if (sig.edgeValues) {
+    dv = uploadTensor(values, sig.type);
+    if (!dv)
+      return dv.status();
+  }
+  Expected<rt::DeviceBuffer> dn = Status::error("unused");
+  if (sig.needsColumnNorm()) {
+    dn = uploadColumnNorm(g, sig.colNormExponent);
+    if (!dn)
+      return dn.status();
+  }
+  const size_t outCount = static_cast<size_t>(g.numRows * sig.rowStride);
+  auto dy = allocatePoisoned(outCount, sig.type);
+  if (!dy)
+    return dy.status();
+  GNNC_RETURN_IF_ERROR(launchSpmm(
+      runtime, kernel, *dg, *dx, sig.edgeValues ? &*dv : nullptr, *dy,
+      /*synchronize=*/true, sig.needsColumnNorm() ? &*dn : nullptr));
+  auto got = downloadTensor(*dy, outCount, sig.type);
+  if (!got)
+    return got.status();
+  return SpmmOutput{dy.take(), got.take()};
+}
+
+std::vector<float> checks::unpadRows(const std::vector<float> &rows,
+                                     int64_t numRows, int64_t width,
+                                     int64_t stride) {
+  std::vector<float> out(static_cast<size_t>(numRows * width));
+  for (int64_t r = 0; r < numRows; ++r)
+    std::copy(rows.begin() + r * stride, rows.begin() + r * stride + width,
+              out.begin() + r * width);
+  return out;
+}
+
+KernelCheck checks::compareSpmm(const rt::KernelSpec &spec,
+                                const graph::CsrGraph &g,
+                                const SpmmSignature &sig, const SpmmInputs &in,
+                                const std::vector<float> &got) {
+  const int64_t width = sig.featureWidth;
+  std::vector<double> expected, magnitude;
+  ref::spmm(g, in.valuesOrNull(), in.x.data(), width, sig.options(), expected,
+            &magnitude);
+  // The error bounds of f16 accumulation and of atomic pieces grow with the
+  // row's degree: each row gets its own, by scaling its magnitudes (the
+  // comparison allows `tolerance` times an output's magnitude).
+  const double base = spmmTolerance(sig.type);
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    double factor = spmmTolerance(sig, g.degree(r)) / base;
+    if (factor != 1.0)
+      for (int64_t c = 0; c < width; ++c)
+        magnitude[r * width + c] *= factor;
+  }
+  return compareWithReference(spec, g, width, sig.type, got, expected,
+                              magnitude, width, base);
 }
 
 std::vector<float> gnnc::ops::padRows(const std::vector<float> &rows,

@@ -28,9 +28,7 @@ private:
 
 void EdgeSoftmaxPrinter::openEdgeLoop() {
   int64_t heads = desc.width, vw = plan.vectorWidth;
-  os << "for (long long edge = begin + lane; edge < end; edge += " << plan.lanes
-     << ") {\n";
-  os.indent();
+  openLaneEdgeLoop();
   os << "float v[" << heads << "];\n";
   os << "#pragma unroll\n";
   os << "for (int k = 0; k < " << plan.chunks << "; ++k)\n";
@@ -39,7 +37,7 @@ void EdgeSoftmaxPrinter::openEdgeLoop() {
 }
 
 void EdgeSoftmaxPrinter::print() {
-  int64_t heads = desc.width, vw = plan.vectorWidth;
+  int64_t heads = desc.width;
   vertexPrologue("gnn.edge_softmax (" + std::to_string(heads) +
                  " heads per edge; a row's threads split its edges)");
   rowRange();
@@ -54,30 +52,19 @@ void EdgeSoftmaxPrinter::print() {
   os << "}\n";
   os << "// Pass 1: the maximum of each head over the row's edges.\n";
   openEdgeLoop();
-  os << "#pragma unroll\n";
-  os << "for (int h = 0; h < " << heads << "; ++h)\n";
-  os << "  m[h] = fmaxf(m[h], v[h]);\n";
+  forEachHead("m[h] = fmaxf(m[h], v[h]);");
   closeBlock();
   rowReduce("m", /*max=*/true);
   os << "// Pass 2: the sum of exp(x - max) <= 1 per edge.\n";
   openEdgeLoop();
-  os << "#pragma unroll\n";
-  os << "for (int h = 0; h < " << heads << "; ++h)\n";
-  os << "  s[h] += expf(v[h] - m[h]);\n";
+  forEachHead("s[h] += expf(v[h] - m[h]);");
   closeBlock();
   rowReduce("s", /*max=*/false);
   os << "// Pass 3: write exp(x - max) / sum.\n";
-  os << "#pragma unroll\n";
-  os << "for (int h = 0; h < " << heads << "; ++h)\n";
-  os << "  s[h] = 1.0f / s[h];\n";
+  forEachHead("s[h] = 1.0f / s[h];");
   openEdgeLoop();
-  os << "#pragma unroll\n";
-  os << "for (int h = 0; h < " << heads << "; ++h)\n";
-  os << "  v[h] = expf(v[h] - m[h]) * s[h];\n";
-  os << "#pragma unroll\n";
-  os << "for (int k = 0; k < " << plan.chunks << "; ++k)\n";
-  os << "  " << store(vw) << "(" << c.result() << " + edge * " << heads
-     << " + k * " << vw << ", v + k * " << vw << ");\n";
+  forEachHead("v[h] = expf(v[h] - m[h]) * s[h];");
+  storeEdgeHeads("v");
   closeBlock();
 }
 

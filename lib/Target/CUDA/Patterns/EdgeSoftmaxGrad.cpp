@@ -28,9 +28,7 @@ private:
 
 void EdgeSoftmaxGradPrinter::openEdgeLoop() {
   int64_t heads = desc.width, vw = plan.vectorWidth;
-  os << "for (long long edge = begin + lane; edge < end; edge += " << plan.lanes
-     << ") {\n";
-  os.indent();
+  openLaneEdgeLoop();
   os << "float o[" << heads << "];\n";
   os << "float d[" << heads << "];\n";
   os << "#pragma unroll\n";
@@ -44,32 +42,23 @@ void EdgeSoftmaxGradPrinter::openEdgeLoop() {
 }
 
 void EdgeSoftmaxGradPrinter::print() {
-  int64_t heads = desc.width, vw = plan.vectorWidth;
+  int64_t heads = desc.width;
   vertexPrologue("gnn.edge_softmax_grad (" + std::to_string(heads) +
                  " heads per edge; a row's threads split its edges)");
   rowRange();
   groupMask();
   // Per head: the sum over the row of out * grad_out, in f32.
   os << "float s[" << heads << "];\n";
-  os << "#pragma unroll\n";
-  os << "for (int h = 0; h < " << heads << "; ++h)\n";
-  os << "  s[h] = 0.0f;\n";
+  forEachHead("s[h] = 0.0f;");
   os << "// Pass 1: the sum of out * grad_out of each head over the row.\n";
   openEdgeLoop();
-  os << "#pragma unroll\n";
-  os << "for (int h = 0; h < " << heads << "; ++h)\n";
-  os << "  s[h] += o[h] * d[h];\n";
+  forEachHead("s[h] += o[h] * d[h];");
   closeBlock();
   rowReduce("s", /*max=*/false);
   os << "// Pass 2: write out * (grad_out - sum).\n";
   openEdgeLoop();
-  os << "#pragma unroll\n";
-  os << "for (int h = 0; h < " << heads << "; ++h)\n";
-  os << "  o[h] *= d[h] - s[h];\n";
-  os << "#pragma unroll\n";
-  os << "for (int k = 0; k < " << plan.chunks << "; ++k)\n";
-  os << "  " << store(vw) << "(" << c.result() << " + edge * " << heads
-     << " + k * " << vw << ", o + k * " << vw << ");\n";
+  forEachHead("o[h] *= d[h] - s[h];");
+  storeEdgeHeads("o");
   closeBlock();
 }
 

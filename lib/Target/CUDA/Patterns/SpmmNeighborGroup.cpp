@@ -59,14 +59,7 @@ void SpmmGroupPrinter::print() {
     os << "const float batch_scale = " << RowFactor{desc, "batch_deg"} << ";\n";
   }
   // (`acc` outlives the branch: the leader goes on adding to it.)
-  resetAccumulators();
-  declarePart();
-  groupMask();
-  GatherOptions options;
-  options.batchScale = p.thisRowBatchScale();
-  gather(options);
-  if (p.usesPart())
-    fold(p.thisRowBatchScale());
+  reduceNeighbours();
   os << "float *slot = gnnc_group_sums + (group - first_group) * " << p.stride
      << ";\n";
   slotLoop(SlotCopy::Store);

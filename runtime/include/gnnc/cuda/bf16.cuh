@@ -44,81 +44,8 @@ template <> struct Packed16<__nv_bfloat16> {
 
 } // namespace gnnc::cuda
 
-/// f[0..VW) = the elements in the raw word `v`.
-__device__ __forceinline__ void gnnc_unpack_bf16x2(const unsigned int v,
-                                                   float *f) {
-  gnnc::cuda::unpack<__nv_bfloat16, 2>(v, f);
-}
-
-__device__ __forceinline__ void gnnc_unpack_bf16x4(const uint2 v, float *f) {
-  gnnc::cuda::unpack<__nv_bfloat16, 4>(v, f);
-}
-
-__device__ __forceinline__ void gnnc_unpack_bf16x8(const uint4 v, float *f) {
-  gnnc::cuda::unpack<__nv_bfloat16, 8>(v, f);
-}
-
-/// f[0..VW) = p[0..VW) as floats, through the read-only data cache.
-__device__ __forceinline__ void
-gnnc_load_bf16x1(const __nv_bfloat16 *__restrict__ p, float *f) {
-  gnnc::cuda::load<1>(p, f);
-}
-
-__device__ __forceinline__ void
-gnnc_load_bf16x2(const __nv_bfloat16 *__restrict__ p, float *f) {
-  gnnc::cuda::load<2>(p, f);
-}
-
-__device__ __forceinline__ void
-gnnc_load_bf16x4(const __nv_bfloat16 *__restrict__ p, float *f) {
-  gnnc::cuda::load<4>(p, f);
-}
-
-__device__ __forceinline__ void
-gnnc_load_bf16x8(const __nv_bfloat16 *__restrict__ p, float *f) {
-  gnnc::cuda::load<8>(p, f);
-}
-
-/// p[0..VW) = f[0..VW), rounded to nearest, in one store.
-__device__ __forceinline__ void gnnc_store_bf16x1(__nv_bfloat16 *__restrict__ p,
-                                                  const float *f) {
-  gnnc::cuda::store<1>(p, f);
-}
-
-__device__ __forceinline__ void gnnc_store_bf16x2(__nv_bfloat16 *__restrict__ p,
-                                                  const float *f) {
-  gnnc::cuda::store<2>(p, f);
-}
-
-__device__ __forceinline__ void gnnc_store_bf16x4(__nv_bfloat16 *__restrict__ p,
-                                                  const float *f) {
-  gnnc::cuda::store<4>(p, f);
-}
-
-__device__ __forceinline__ void gnnc_store_bf16x8(__nv_bfloat16 *__restrict__ p,
-                                                  const float *f) {
-  gnnc::cuda::store<8>(p, f);
-}
-
-/// p[i] += f[i] for i < VW with atomicAdd, in pairs where VW >= 2.
-__device__ __forceinline__ void gnnc_atomic_add_bf16x1(__nv_bfloat16 *p,
-                                                       const float *f) {
-  gnnc::cuda::atomicAddFloats<1>(p, f);
-}
-
-__device__ __forceinline__ void gnnc_atomic_add_bf16x2(__nv_bfloat16 *p,
-                                                       const float *f) {
-  gnnc::cuda::atomicAddFloats<2>(p, f);
-}
-
-__device__ __forceinline__ void gnnc_atomic_add_bf16x4(__nv_bfloat16 *p,
-                                                       const float *f) {
-  gnnc::cuda::atomicAddFloats<4>(p, f);
-}
-
-__device__ __forceinline__ void gnnc_atomic_add_bf16x8(__nv_bfloat16 *p,
-                                                       const float *f) {
-  gnnc::cuda::atomicAddFloats<8>(p, f);
-}
+/// gnnc_unpack_bf16x<VW>, gnnc_load_bf16x<VW>, gnnc_store_bf16x<VW> and
+/// gnnc_atomic_add_bf16x<VW> (packed16.cuh).
+GNNC_PACKED16_HELPERS(bf16, __nv_bfloat16)
 
 #endif // GNNC_CUDA_BF16_CUH

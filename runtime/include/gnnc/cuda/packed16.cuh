@@ -13,6 +13,7 @@
 //   toFloat(T), fromFloat(float)        one element, rounding to nearest
 //   fromBits(unsigned short)            an element from its bits
 //   pairToFloat2(Pair), floatsToPair(float, float)   two elements
+// and names its helpers with GNNC_PACKED16_HELPERS (below).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_CUDA_PACKED16_CUH
@@ -96,5 +97,45 @@ __device__ __forceinline__ void atomicAddFloats(T *p, const float *f) {
 }
 
 } // namespace gnnc::cuda
+
+/// The helpers gnnc's kernels call for the 16-bit element type T, named
+/// after TAG (f16, bf16), each the template above of its width VW:
+///   gnnc_unpack_<TAG>x<VW>(raw word, f)   VW = 2, 4, 8: unpack
+///   gnnc_load_<TAG>x<VW>(p, f)            VW = 1, 2, 4, 8: load, through
+///                                         the read-only data cache
+///   gnnc_store_<TAG>x<VW>(p, f)           VW = 1, 2, 4, 8: store, rounded
+///                                         to nearest, in one store
+///   gnnc_atomic_add_<TAG>x<VW>(p, f)      VW = 1, 2, 4, 8: atomicAddFloats
+#define GNNC_PACKED16_HELPERS(TAG, T)                                          \
+  GNNC_PACKED16_UNPACK(TAG, T, 2)                                              \
+  GNNC_PACKED16_UNPACK(TAG, T, 4)                                              \
+  GNNC_PACKED16_UNPACK(TAG, T, 8)                                              \
+  GNNC_PACKED16_MOVES(TAG, T, 1)                                               \
+  GNNC_PACKED16_MOVES(TAG, T, 2)                                               \
+  GNNC_PACKED16_MOVES(TAG, T, 4)                                               \
+  GNNC_PACKED16_MOVES(TAG, T, 8)
+
+/// gnnc_unpack_<TAG>x<VW> (GNNC_PACKED16_HELPERS).
+#define GNNC_PACKED16_UNPACK(TAG, T, VW)                                       \
+  __device__ __forceinline__ void gnnc_unpack_##TAG##x##VW(                    \
+      const gnnc::cuda::Raw16<VW> v, float *f) {                               \
+    gnnc::cuda::unpack<T, VW>(v, f);                                           \
+  }
+
+/// gnnc_load_, gnnc_store_ and gnnc_atomic_add_<TAG>x<VW>
+/// (GNNC_PACKED16_HELPERS).
+#define GNNC_PACKED16_MOVES(TAG, T, VW)                                        \
+  __device__ __forceinline__ void gnnc_load_##TAG##x##VW(                      \
+      const T *__restrict__ p, float *f) {                                     \
+    gnnc::cuda::load<VW>(p, f);                                                \
+  }                                                                            \
+  __device__ __forceinline__ void gnnc_store_##TAG##x##VW(T *__restrict__ p,   \
+                                                          const float *f) {    \
+    gnnc::cuda::store<VW>(p, f);                                               \
+  }                                                                            \
+  __device__ __forceinline__ void gnnc_atomic_add_##TAG##x##VW(                \
+      T *p, const float *f) {                                                  \
+    gnnc::cuda::atomicAddFloats<VW>(p, f);                                     \
+  }
 
 #endif // GNNC_CUDA_PACKED16_CUH
