@@ -1,5 +1,6 @@
 //===- KernelRuns.cpp - Checking, then timing, gnnc kernels ---------------===//
 #include "gnnc/Bench/KernelRuns.h"
+#include "gnnc/ops/KernelInfo.h"
 
 #include "gnnc/Bench/Kernels.h"
 #include "gnnc/ops/EdgeSoftmax.h"
@@ -144,7 +145,7 @@ KernelResult gnnc::bench::runGatChain(Bench &bench, const GatKernels &kernels,
   const ops::DeviceGraph &dg = base.graphs->gnnc;
   // The kernels must fit the problem (and each other).
   auto logitsSig = ops::sddmmSignature(loaded[0].spec);
-  auto softmaxSig = ops::edgeSoftmaxSignature(loaded[1].spec);
+  auto softmaxSig = ops::kernelOp(loaded[1].spec, OpKind::EdgeSoftmax);
   auto spmmSig = ops::spmmSignature(loaded[2].spec);
   if (!logitsSig || !softmaxSig || !spmmSig)
     return fail("error",
@@ -154,7 +155,7 @@ KernelResult gnnc::bench::runGatChain(Bench &bench, const GatKernels &kernels,
   if (logitsSig->type != base.type || logitsSig->featureWidth != 1 ||
       logitsSig->form != gnnc::SddmmForm::Add ||
       logitsSig->leakyRelu != std::optional<float>(kGatLeakySlope) ||
-      softmaxSig->type != base.type || softmaxSig->heads != 1 ||
+      softmaxSig->type != base.type || softmaxSig->width != 1 ||
       spmmSig->type != base.type || spmmSig->featureWidth != base.width ||
       spmmSig->padded() || !spmmSig->edgeValues ||
       spmmSig->reduce != gnnc::Reduce::Sum ||

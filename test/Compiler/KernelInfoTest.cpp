@@ -112,14 +112,14 @@ TEST_F(KernelInfoTest, SignaturesReadWhatTheCompilerWrote) {
   EXPECT_FLOAT_EQ(*sddmm->leakyRelu, 0.2f);
   EXPECT_FALSE(sddmm->offsets64);
 
-  auto soft = ops::edgeSoftmaxSignature(kernel("soft"));
+  auto soft = ops::kernelOp(kernel("soft"), OpKind::EdgeSoftmax);
   ASSERT_TRUE(soft) << soft.message();
-  EXPECT_EQ(soft->heads, 8);
+  EXPECT_EQ(soft->width, 8);
   EXPECT_EQ(soft->type, ElementType::F16);
 
-  auto grad = ops::edgeSoftmaxGradSignature(kernel("soft_grad"));
+  auto grad = ops::kernelOp(kernel("soft_grad"), OpKind::EdgeSoftmaxGrad);
   ASSERT_TRUE(grad) << grad.message();
-  EXPECT_EQ(grad->heads, 8);
+  EXPECT_EQ(grad->width, 8);
 }
 
 TEST_F(KernelInfoTest, RenamedParametersBindByRole) {
@@ -213,9 +213,9 @@ TEST_F(KernelInfoTest, WrongOpIsRefused) {
   expectError(ops::spmmSignature(kernel("logits")),
               {"'m_logits'", "gnn.sddmm kernel, not a gnn.spmm"});
   expectError(ops::sddmmSignature(kernel("agg")), {"not a gnn.sddmm"});
-  expectError(ops::edgeSoftmaxSignature(kernel("soft_grad")),
+  expectError(ops::kernelOp(kernel("soft_grad"), OpKind::EdgeSoftmax),
               {"not a gnn.edge_softmax kernel"});
-  expectError(ops::edgeSoftmaxGradSignature(kernel("soft")),
+  expectError(ops::kernelOp(kernel("soft"), OpKind::EdgeSoftmaxGrad),
               {"not a gnn.edge_softmax_grad kernel"});
   rt::KernelSpec bare = kernel("agg");
   bare.op.reset();

@@ -14,19 +14,6 @@ using namespace gnnc::ops;
 // gnn.edge_softmax_grad
 //===----------------------------------------------------------------------===//
 
-Expected<EdgeSoftmaxGradSignature>
-gnnc::ops::edgeSoftmaxGradSignature(const rt::KernelSpec &spec) {
-  Expected<OpDesc> op = kernelOp(spec, OpKind::EdgeSoftmaxGrad);
-  if (!op)
-    return op.status();
-  EdgeSoftmaxGradSignature sig;
-  sig.type = op->type;
-  sig.heads = op->width;
-  sig.offsets64 = op->offsets64;
-  sig.indices64 = op->indices64;
-  return sig;
-}
-
 Status gnnc::ops::launchEdgeSoftmaxGrad(
     rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     const DeviceGraph &graph, const rt::DeviceBuffer &out,
@@ -78,10 +65,10 @@ Expected<KernelCheck>
 gnnc::ops::checkEdgeSoftmaxGrad(rt::Runtime &runtime,
                                 const rt::LoadedKernel &kernel,
                                 const graph::CsrGraph &g, uint64_t seed) {
-  auto sig = edgeSoftmaxGradSignature(kernel.spec);
+  Expected<OpDesc> sig = kernelOp(kernel.spec, OpKind::EdgeSoftmaxGrad);
   if (!sig)
     return sig.status();
-  const int64_t heads = sig->heads;
+  const int64_t heads = sig->width;
   const size_t count = static_cast<size_t>(g.nnz() * heads);
   std::vector<float> logits =
       ref::randomFeatures(static_cast<int64_t>(count), seed, -4.0f, 4.0f);

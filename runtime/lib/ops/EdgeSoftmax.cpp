@@ -7,19 +7,6 @@
 using namespace gnnc;
 using namespace gnnc::ops;
 
-Expected<EdgeSoftmaxSignature>
-gnnc::ops::edgeSoftmaxSignature(const rt::KernelSpec &spec) {
-  Expected<OpDesc> op = kernelOp(spec, OpKind::EdgeSoftmax);
-  if (!op)
-    return op.status();
-  EdgeSoftmaxSignature sig;
-  sig.type = op->type;
-  sig.heads = op->width;
-  sig.offsets64 = op->offsets64;
-  sig.indices64 = op->indices64;
-  return sig;
-}
-
 Status gnnc::ops::launchEdgeSoftmax(rt::Runtime &runtime,
                                     const rt::LoadedKernel &kernel,
                                     const DeviceGraph &graph,
@@ -40,10 +27,11 @@ Expected<KernelCheck>
 gnnc::ops::checkEdgeSoftmax(rt::Runtime &runtime,
                             const rt::LoadedKernel &kernel,
                             const graph::CsrGraph &g, uint64_t seed) {
-  auto sig = edgeSoftmaxSignature(kernel.spec);
+  Expected<OpDesc> sig = kernelOp(kernel.spec, OpKind::EdgeSoftmax);
   if (!sig)
     return sig.status();
-  const size_t count = static_cast<size_t>(g.nnz() * sig->heads);
+  const int64_t heads = sig->width;
+  const size_t count = static_cast<size_t>(g.nnz() * heads);
   std::vector<float> logits = ref::roundThrough(
       ref::randomFeatures(static_cast<int64_t>(count), seed, -8.0f, 8.0f),
       sig->type);
@@ -63,17 +51,17 @@ gnnc::ops::checkEdgeSoftmax(rt::Runtime &runtime,
     return got.status();
 
   std::vector<double> expected;
-  ref::edgeSoftmax(g, logits.data(), sig->heads, expected);
+  ref::edgeSoftmax(g, logits.data(), heads, expected);
   std::string report;
   Status cmp = ref::compareToReference(
-      *got, expected, sig->heads,
+      *got, expected, heads,
       /*relTol=*/0.0, edgeSoftmaxTolerance(sig->type), &report);
   KernelCheck check;
   check.ok = cmp.isOk();
-  check.report =
-      kernel.spec.name + " on '" + g.name + "' (" + std::to_string(g.numRows) +
-      " rows, " + std::to_string(g.nnz()) + " nnz, " +
-      std::to_string(sig->heads) + " heads, " + elementTypeName(sig->type) +
-      "): " + (cmp.isOk() ? report : cmp.message());
+  check.report = kernel.spec.name + " on '" + g.name + "' (" +
+                 std::to_string(g.numRows) + " rows, " +
+                 std::to_string(g.nnz()) + " nnz, " + std::to_string(heads) +
+                 " heads, " + elementTypeName(sig->type) +
+                 "): " + (cmp.isOk() ? report : cmp.message());
   return check;
 }

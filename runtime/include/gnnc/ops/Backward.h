@@ -37,16 +37,9 @@ namespace gnnc::ops {
 // gnn.edge_softmax_grad
 //===----------------------------------------------------------------------===//
 
-/// What a compiled gnn.edge_softmax_grad kernel expects.
-struct EdgeSoftmaxGradSignature {
-  ElementType type = ElementType::F32;
-  int64_t heads = 1;
-  bool offsets64 = true;
-  bool indices64 = false;
-};
-
-Expected<EdgeSoftmaxGradSignature>
-edgeSoftmaxGradSignature(const rt::KernelSpec &spec);
+// What a compiled gnn.edge_softmax_grad kernel expects is its op
+// description: kernelOp(spec, OpKind::EdgeSoftmaxGrad) (gnnc/ops/KernelInfo.h),
+// whose width is the number of heads.
 
 /// Launches a compiled gnn.edge_softmax_grad kernel: dx from the softmax
 /// output `out` and the gradient `gradOut` of a loss with respect to it.

@@ -6,17 +6,9 @@
 
 namespace gnnc::ops {
 
-/// What a compiled gnn.edge_softmax kernel expects, read from its
-/// description.
-struct EdgeSoftmaxSignature {
-  ElementType type = ElementType::F32;
-  /// Values per edge (1 for 1-D logits).
-  int64_t heads = 1;
-  bool offsets64 = true;
-  bool indices64 = false;
-};
-
-Expected<EdgeSoftmaxSignature> edgeSoftmaxSignature(const rt::KernelSpec &spec);
+// What a compiled gnn.edge_softmax kernel expects is its op description:
+// kernelOp(spec, OpKind::EdgeSoftmax) (gnnc/ops/KernelInfo.h), whose width
+// is the number of values per edge (1 for 1-D logits).
 
 /// Launches a compiled edge softmax kernel: graph parameters with the default
 /// names, then the logits and output parameters of its signature.
