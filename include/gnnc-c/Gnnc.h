@@ -1,0 +1,239 @@
+/*===- Gnnc.h - The C interface of gnnc ---------------------------*- C -*-===*\
+|*                                                                            *|
+|* A small, stable C ABI over gnnc's compiler, tuner and runtime, for hosts    *|
+|* that cannot link C++ (the Python package loads it with ctypes, so it needs *|
+|* no compilation against PyTorch).                                           *|
+|*                                                                            *|
+|* Memory: graphs' structure arrays and all tensors live in device memory    *|
+|* owned by the caller (e.g. torch tensors); gnnc reads and writes them in    *|
+|* place, on the caller's CUDA stream, and never frees them. The caller keeps *|
+|* them alive while a graph or a launch uses them. gnnc allocates only what  *|
+|* it derives itself (neighbour groups, column factors, workspace).           *|
+|*                                                                            *|
+|* Errors: every function returns GNNC_OK or GNNC_ERROR; after an error,     *|
+|* gnnc_last_error() gives the message on the calling thread (valid until    *|
+|* that thread's next call). No function aborts or throws on bad input.      *|
+|*                                                                            *|
+|* Threads: a context may be used from several threads, one call at a time   *|
+|* (calls on one context are serialized by a lock inside it).                 *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+#ifndef GNNC_C_GNNC_H
+#define GNNC_C_GNNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a struct or signature below changes. */
+#define GNNC_ABI_VERSION 1
+
+typedef enum gnnc_status { GNNC_OK = 0, GNNC_ERROR = 1 } gnnc_status;
+
+typedef enum gnnc_dtype {
+  GNNC_F32 = 0,
+  GNNC_F16 = 1,
+  GNNC_BF16 = 2
+} gnnc_dtype;
+
+typedef enum gnnc_op_kind {
+  GNNC_OP_SPMM = 0,
+  GNNC_OP_SDDMM = 1,
+  GNNC_OP_EDGE_SOFTMAX = 2,
+  GNNC_OP_EDGE_SOFTMAX_GRAD = 3
+} gnnc_op_kind;
+
+typedef enum gnnc_reduce {
+  GNNC_REDUCE_SUM = 0,
+  GNNC_REDUCE_MEAN = 1,
+  GNNC_REDUCE_MAX = 2
+} gnnc_reduce;
+
+typedef enum gnnc_scale {
+  GNNC_SCALE_NONE = 0,
+  GNNC_SCALE_LEFT = 1,
+  GNNC_SCALE_RIGHT = 2,
+  GNNC_SCALE_BOTH = 3
+} gnnc_scale;
+
+typedef enum gnnc_sddmm_form {
+  GNNC_SDDMM_DOT = 0,
+  GNNC_SDDMM_ADD = 1
+} gnnc_sddmm_form;
+
+/* One op, as gnnc::OpDesc (gnnc/Plan/Types.h) describes it. Fill it with
+ * gnnc_op_desc_init first, then set the fields that matter. */
+typedef struct gnnc_op_desc {
+  /* sizeof(gnnc_op_desc), set by gnnc_op_desc_init. */
+  uint32_t struct_size;
+  gnnc_op_kind kind;
+  gnnc_dtype dtype;
+  /* Features per row (spmm, sddmm); heads (edge softmax and its gradient). */
+  int64_t width;
+  /* Elements from one feature row to the next (spmm only); 0: the width. */
+  int64_t row_stride;
+  /* spmm: reads one value per edge (in the graph's edge order). */
+  int32_t edge_values;
+  gnnc_reduce reduce;
+  gnnc_scale scale;
+  /* spmm: GIN's self term (1 + self_weight) * x[r], when has_self_weight. */
+  int32_t has_self_weight;
+  double self_weight;
+  /* spmm: column factors deg_in(c)^-col_norm_exponent, when
+   * has_col_norm_exponent (else 1/2). */
+  int32_t has_col_norm_exponent;
+  double col_norm_exponent;
+  /* sddmm */
+  gnnc_sddmm_form form;
+  int32_t has_leaky_relu;
+  double leaky_relu;
+} gnnc_op_desc;
+
+/* A device array: its address and its size in bytes (checked against what
+ * the op reads or writes). An absent optional array is {0, 0}. */
+typedef struct gnnc_buffer {
+  uint64_t address;
+  uint64_t bytes;
+} gnnc_buffer;
+
+typedef struct gnnc_context_s *gnnc_context;
+typedef struct gnnc_graph_s *gnnc_graph;
+typedef struct gnnc_kernel_s *gnnc_kernel;
+
+/* The ABI version this library was built with (GNNC_ABI_VERSION). */
+int gnnc_abi_version(void);
+
+/* The message of the calling thread's last error ("" if none). */
+const char *gnnc_last_error(void);
+
+/* Sets every field to its default: spmm, f32, width 0, sum, no scaling,
+ * no edge values, dot form, nothing optional set. */
+void gnnc_op_desc_init(gnnc_op_desc *desc);
+
+/* Whether a CUDA device can be used (1) or not (0); `why` (may be NULL)
+ * receives the reason, truncated to `why_size` bytes. */
+int gnnc_gpu_available(char *why, size_t why_size);
+
+/*--- Host-side graph building (no GPU needed) --------------------------*/
+
+/* Builds the CSR of the edge list (src[i] -> dst[i]), i < nnz, over
+ * `num_nodes` nodes with rows = destinations, so that row r aggregates its
+ * in-neighbours (PyG's source_to_target flow): row_ptr (num_nodes + 1
+ * int64), col_idx (nnz int32: the sources, ascending within a row, ties in
+ * input order) and perm (nnz int64: the input position of each CSR edge),
+ * all allocated by the caller. Duplicate edges are kept. Fails, naming the
+ * position, on a node index outside [0, num_nodes), and on num_nodes or nnz
+ * beyond int32 column indices. Swap src and dst for the transposed graph. */
+gnnc_status gnnc_coo_to_csr(int64_t num_nodes, int64_t nnz,
+                            const int64_t *src, const int64_t *dst,
+                            int64_t *row_ptr, int32_t *col_idx, int64_t *perm);
+
+/* Checks a host CSR as gnnc_graph_create does (offsets from 0 to nnz, non
+ * decreasing; columns in [0, num_cols)); `name` (may be NULL) names it in
+ * the message. */
+gnnc_status gnnc_csr_validate(const char *name, int64_t num_rows,
+                              int64_t num_cols, int64_t nnz,
+                              const int64_t *row_ptr, const int32_t *col_idx);
+
+/* Checks, without a GPU, that gnnc can compile `desc` (and `schedule`, a
+ * `#gnn.schedule<...>` or NULL for the default): the op verifier, the
+ * schedule's legality and the kernel plan, then the CUDA printer. The error
+ * says which rule was broken. */
+gnnc_status gnnc_op_check(const gnnc_op_desc *desc, const char *schedule);
+
+/*--- Contexts -----------------------------------------------------------*/
+
+/* Opens CUDA device `device` (its primary context, the one PyTorch uses).
+ * `cache_dir`: the kernel cache directory (NULL or "": the default,
+ * GNNC_CACHE_DIR or ~/.cache/gnnc; "off": none). `tuning_db`: the tuning
+ * database consulted when choosing schedules (NULL or "": the default;
+ * "off": the cost model alone). */
+gnnc_status gnnc_context_create(int device, const char *cache_dir,
+                                const char *tuning_db, gnnc_context *out);
+void gnnc_context_destroy(gnnc_context ctx);
+/* The device's name and NVRTC architecture ("sm_90"), into caller buffers. */
+gnnc_status gnnc_context_device(gnnc_context ctx, char *name, size_t name_size,
+                                char *arch, size_t arch_size);
+
+/*--- Graphs -------------------------------------------------------------*/
+
+/* A CSR graph of `num_rows` x `num_cols` with `nnz` edges. `host_row_ptr`
+ * (num_rows + 1 int64) and `host_col_idx` (nnz int32) are copied and
+ * validated (non-decreasing offsets from 0 to nnz, columns in range): the
+ * tuner and the derived arrays read them. `dev_row_ptr` (int64) and
+ * `dev_col_idx` (int32) hold the same arrays in device memory, owned by the
+ * caller, who keeps them alive while the graph lives. `name` (may be NULL)
+ * names the graph in messages. */
+gnnc_status gnnc_graph_create(gnnc_context ctx, const char *name,
+                              int64_t num_rows, int64_t num_cols, int64_t nnz,
+                              const int64_t *host_row_ptr,
+                              const int32_t *host_col_idx,
+                              gnnc_buffer dev_row_ptr, gnnc_buffer dev_col_idx,
+                              gnnc_graph *out);
+void gnnc_graph_destroy(gnnc_graph graph);
+
+/*--- Kernels ------------------------------------------------------------*/
+
+/* The kernel computing `desc` on `graph` (whose index widths it takes:
+ * int64 offsets, int32 indices). `schedule` is a `#gnn.schedule<...>`
+ * attribute, or NULL to let gnnc choose for this graph (the tuning
+ * database's entry, else the cost model's best). Compiled with NVRTC
+ * through the cache on first request and kept by the graph: a second
+ * request with the same description and schedule returns the same kernel.
+ * The kernel belongs to the graph (do not use it after gnnc_graph_destroy). */
+gnnc_status gnnc_kernel_get(gnnc_graph graph, const gnnc_op_desc *desc,
+                            const char *schedule, gnnc_kernel *out);
+/* The schedule the kernel runs, as `#gnn.schedule<...>`, and where it came
+ * from ("written", "database", "cost model"), into caller buffers. */
+gnnc_status gnnc_kernel_schedule(gnnc_kernel kernel, char *schedule,
+                                 size_t schedule_size, char *source,
+                                 size_t source_size);
+
+/*--- Gradients ----------------------------------------------------------*/
+
+/* The op whose kernel, run over the transposed graph with the forward's
+ * edge values permuted to the transpose's edge order, gives the feature
+ * gradient of the forward spmm `fwd` (gnnc::ops::spmmFeatureGradForm).
+ * Fails for reduce = max (whose gradient needs the forward's argmax). */
+gnnc_status gnnc_spmm_feature_grad_op(const gnnc_op_desc *fwd,
+                                      gnnc_op_desc *grad);
+
+/* The row and column factors of spmm `desc` on `graph` (gnnc::ref::
+ * spmmFactors): y[r] = row[r] * sum over edges (r, c) of col[c] * value *
+ * x[c]. The edge-value gradient of the spmm is the dot-form sddmm of dy
+ * and x with each edge's result multiplied by row[r] * col[c]. `row`
+ * (num_rows floats) and `col` (num_cols floats) are host arrays. */
+gnnc_status gnnc_graph_spmm_factors(gnnc_graph graph, const gnnc_op_desc *desc,
+                                    float *row, float *col);
+
+/*--- Launches (asynchronous on `stream`, a CUstream; 0: the default) ----*/
+
+/* spmm: y = reduce over each row's edges of (value *) x[col], with the op's
+ * scaling and self term. x: num_cols rows (num_rows with a self term), y:
+ * num_rows rows, each of row_stride elements of dtype; values: nnz elements
+ * of dtype when the op reads edge values, else {0, 0}. */
+gnnc_status gnnc_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer values,
+                      gnnc_buffer y, uint64_t stream);
+/* sddmm: out[e] from a[row(e)] and b[col(e)]: a has num_rows rows and b
+ * num_cols rows of width elements; out has nnz x (1 for dot, width for
+ * add) elements. */
+gnnc_status gnnc_sddmm(gnnc_kernel kernel, gnnc_buffer a, gnnc_buffer b,
+                       gnnc_buffer out, uint64_t stream);
+/* Edge softmax over each row's edges, per head: logits and out hold
+ * nnz x heads elements. */
+gnnc_status gnnc_edge_softmax(gnnc_kernel kernel, gnnc_buffer logits,
+                              gnnc_buffer out, uint64_t stream);
+/* Its gradient: dx from the softmax output `out` and the gradient of a loss
+ * with respect to it, each nnz x heads elements. */
+gnnc_status gnnc_edge_softmax_grad(gnnc_kernel kernel, gnnc_buffer out,
+                                   gnnc_buffer grad_out, gnnc_buffer dx,
+                                   uint64_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNNC_C_GNNC_H */
