@@ -37,20 +37,13 @@ void gnnc::ref::edgeSoftmaxGrad(const graph::CsrGraph &g, const float *out,
 
 void gnnc::ref::spmmFactors(const graph::CsrGraph &g, gnnc::Reduce reduce,
                             DegreeScale scale, std::vector<double> &rowFactor,
-                            std::vector<double> &colFactor) {
-  bool left = scale == DegreeScale::Left || scale == DegreeScale::Both;
-  bool right = scale == DegreeScale::Right || scale == DegreeScale::Both;
-  bool mean = reduce == gnnc::Reduce::Mean;
-  rowFactor.assign(static_cast<size_t>(g.numRows), 1.0);
-  for (int64_t r = 0; r < g.numRows; ++r) {
-    double degree = static_cast<double>(g.degree(r));
-    if (mean)
-      rowFactor[r] = degree > 0 ? rowFactor[r] / degree : 0.0;
-    if (left)
-      rowFactor[r] = degree > 0 ? rowFactor[r] / std::sqrt(degree) : 0.0;
-  }
-  if (right)
-    colFactor = columnNormFactors(g);
+                            std::vector<double> &colFactor,
+                            double colNormExponent) {
+  rowFactor = rowFactors(g, reduce, scale);
+  if (rowFactor.empty())
+    rowFactor.assign(static_cast<size_t>(g.numRows), 1.0);
+  if (scale == DegreeScale::Right || scale == DegreeScale::Both)
+    colFactor = columnNormFactors(g, colNormExponent);
   else
     colFactor.assign(static_cast<size_t>(g.numCols), 1.0);
 }

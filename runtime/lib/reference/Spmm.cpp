@@ -158,13 +158,9 @@ std::vector<double> gnnc::ref::columnNormFactors(const graph::CsrGraph &g,
   return factors;
 }
 
-namespace {
-
-/// The row factors of `reduce` and `scale` (empty when there are none):
-/// 1/deg_out(r) for Mean times 1/sqrt(deg_out(r)) for Left/Both, 0 for an
-/// empty row.
-std::vector<double> rowFactors(const graph::CsrGraph &g, gnnc::Reduce reduce,
-                               DegreeScale scale) {
+std::vector<double> gnnc::ref::rowFactors(const graph::CsrGraph &g,
+                                          gnnc::Reduce reduce,
+                                          DegreeScale scale) {
   bool left = scale == DegreeScale::Left || scale == DegreeScale::Both;
   bool mean = reduce == gnnc::Reduce::Mean;
   std::vector<double> rowScale;
@@ -184,6 +180,8 @@ std::vector<double> rowFactors(const graph::CsrGraph &g, gnnc::Reduce reduce,
   }
   return rowScale;
 }
+
+namespace {
 
 /// Adds the self term (1 + eps) * X[r, :] to every row r of y (and its
 /// magnitude to absRef).
@@ -248,7 +246,7 @@ void gnnc::ref::spmmHalfRunningSum(const graph::CsrGraph &g,
       options.scale == DegreeScale::Right || options.scale == DegreeScale::Both;
   std::vector<double> colScale;
   if (right)
-    colScale = columnNormFactors(g);
+    colScale = columnNormFactors(g, options.colNormExponent);
   std::vector<double> rowScale = rowFactors(g, options.reduce, options.scale);
   y.assign(static_cast<size_t>(std::max<int64_t>(g.numRows, 0) *
                                std::max<int64_t>(featWidth, 0)),

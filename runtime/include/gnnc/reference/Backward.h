@@ -31,10 +31,12 @@ void edgeSoftmaxGrad(const graph::CsrGraph &g, const float *out,
                      std::vector<double> *magnitude = nullptr);
 
 /// The factors gnn.spmm applies: y[r] = rowFactor[r] * sum over e = (r, c)
-/// of w[e] * colFactor[c] * x[c] (reduce sum or mean; see ref::spmm).
-void spmmFactors(const graph::CsrGraph &g, gnnc::Reduce reduce, DegreeScale scale,
-                 std::vector<double> &rowFactor,
-                 std::vector<double> &colFactor);
+/// of w[e] * colFactor[c] * x[c] (reduce sum or mean; see ref::spmm), with
+/// column factors deg_in(c)^-colNormExponent (gnn.spmm's
+/// col_norm_exponent) under scale = right or both.
+void spmmFactors(const graph::CsrGraph &g, gnnc::Reduce reduce,
+                 DegreeScale scale, std::vector<double> &rowFactor,
+                 std::vector<double> &colFactor, double colNormExponent = 0.5);
 
 /// The gradient of gnn.spmm (reduce sum or mean) with respect to its
 /// features: dX[c, :] = colFactor[c] * sum over e = (r, c) of w[e] *

@@ -61,6 +61,12 @@ void spmmSumInto(const graph::CsrGraph &g, const float *edgeValues,
 std::vector<double> columnNormFactors(const graph::CsrGraph &g,
                                       double exponent = 0.5);
 
+/// The row factors of gnn.spmm with `reduce` and `scale`, or empty when
+/// every factor is 1: 1/deg_out(r) for reduce = mean times
+/// 1/sqrt(deg_out(r)) for scale = left or both, 0 for an empty row.
+std::vector<double> rowFactors(const graph::CsrGraph &g, gnnc::Reduce reduce,
+                               DegreeScale scale);
+
 /// spmmSum with gnn.spmm's reduction and degree scaling:
 /// Y[r, :] = rowFactor(r) * sum over e = (r, c) of val_e * colFactor(c) *
 /// X[c, :], where rowFactor is 1/deg_out(r) for Mean times 1/sqrt(deg_out(r))
