@@ -11,10 +11,11 @@ Status gnnc::ops::launchEdgeSoftmax(rt::Runtime &runtime,
                                     const rt::LoadedKernel &kernel,
                                     const DeviceGraph &graph,
                                     const rt::DeviceBuffer &logits,
-                                    rt::DeviceBuffer &out, bool synchronize) {
+                                    rt::DeviceBuffer &out, bool synchronize,
+                                    void *stream) {
   rt::ArgPack args = graphArguments(kernel.spec, graph);
   args.bind(ParamRole::Input, logits, 0).bind(ParamRole::Result, out);
-  return runtime.launch(kernel, args, synchronize);
+  return runtime.launch(kernel, args, synchronize, stream);
 }
 
 double gnnc::ops::edgeSoftmaxTolerance(ElementType type) {

@@ -27,12 +27,13 @@ Status gnnc::ops::launchSddmm(rt::Runtime &runtime,
                               const DeviceGraph &graph,
                               const rt::DeviceBuffer &rowFeatures,
                               const rt::DeviceBuffer &colFeatures,
-                              rt::DeviceBuffer &out, bool synchronize) {
+                              rt::DeviceBuffer &out, bool synchronize,
+                              void *stream) {
   rt::ArgPack args = graphArguments(kernel.spec, graph);
   args.bind(ParamRole::Input, rowFeatures, 0)
       .bind(ParamRole::Input, colFeatures, 1)
       .bind(ParamRole::Result, out);
-  return runtime.launch(kernel, args, synchronize);
+  return runtime.launch(kernel, args, synchronize, stream);
 }
 
 Expected<KernelCheck> gnnc::ops::checkSddmm(rt::Runtime &runtime,

@@ -174,11 +174,13 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
   return sig;
 }
 
-Status
-gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
-                      const DeviceGraph &graph, const rt::DeviceBuffer &x,
-                      const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
-                      bool synchronize, const rt::DeviceBuffer *colNorm) {
+Status gnnc::ops::launchSpmm(rt::Runtime &runtime,
+                             const rt::LoadedKernel &kernel,
+                             const DeviceGraph &graph,
+                             const rt::DeviceBuffer &x,
+                             const rt::DeviceBuffer *values,
+                             rt::DeviceBuffer &y, bool synchronize,
+                             const rt::DeviceBuffer *colNorm, void *stream) {
   auto sig = spmmSignature(kernel.spec);
   if (!sig)
     return sig.status();
@@ -229,7 +231,7 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
         .bind(ParamRole::GroupRows, groups->second.groupRows)
         .bind(ParamRole::NumGroups, groups->second.numGroups);
   }
-  return runtime.launch(kernel, args, synchronize);
+  return runtime.launch(kernel, args, synchronize, stream);
 }
 
 Expected<rt::DeviceBuffer> gnnc::ops::uploadColumnNorm(const graph::CsrGraph &g,

@@ -50,6 +50,9 @@ struct DriverApi {
   decltype(&::cuEventSynchronize) eventSynchronize;
   decltype(&::cuEventElapsedTime) eventElapsedTime;
   decltype(&::cuEventDestroy) eventDestroy;
+  decltype(&::cuStreamCreate) streamCreate;
+  decltype(&::cuStreamDestroy) streamDestroy;
+  decltype(&::cuStreamSynchronize) streamSynchronize;
 };
 
 struct DriverState {
@@ -123,6 +126,9 @@ DriverState loadDriver() {
   bind(api.eventSynchronize, "cuEventSynchronize");
   bind(api.eventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
   bind(api.eventDestroy, "cuEventDestroy_v2", "cuEventDestroy");
+  bind(api.streamCreate, "cuStreamCreate");
+  bind(api.streamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy");
+  bind(api.streamSynchronize, "cuStreamSynchronize");
   if (!missing.empty()) {
     state.status = Status::error("CUDA driver libcuda.so.1 has no '" + missing +
                                  "' (the driver is too old)");
@@ -392,11 +398,20 @@ Expected<DeviceBuffer> DeviceBuffer::allocate(size_t bytes) {
   return buffer;
 }
 
+DeviceBuffer DeviceBuffer::borrow(uint64_t address, size_t bytes) {
+  DeviceBuffer buffer;
+  buffer.address_ = address;
+  buffer.size_ = bytes;
+  buffer.borrowed_ = true;
+  return buffer;
+}
+
 DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
     : context_(std::move(other.context_)), address_(other.address_),
-      size_(other.size_) {
+      size_(other.size_), borrowed_(other.borrowed_) {
   other.address_ = 0;
   other.size_ = 0;
+  other.borrowed_ = false;
 }
 
 DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
@@ -405,8 +420,10 @@ DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
     context_ = std::move(other.context_);
     address_ = other.address_;
     size_ = other.size_;
+    borrowed_ = other.borrowed_;
     other.address_ = 0;
     other.size_ = 0;
+    other.borrowed_ = false;
   }
   return *this;
 }
@@ -414,11 +431,21 @@ DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
 DeviceBuffer::~DeviceBuffer() { release(); }
 
 void DeviceBuffer::release() {
-  if (address_ && context_ && context_->makeCurrent())
+  if (address_ && !borrowed_ && context_ && context_->makeCurrent())
     api().memFree(address_);
   address_ = 0;
   size_ = 0;
+  borrowed_ = false;
   context_.reset();
+}
+
+Status DeviceBuffer::requireContext(const char *what) const {
+  if (context_)
+    return Status::ok();
+  return Status::error(std::string(what) + ": the buffer of " +
+                       std::to_string(size_) +
+                       (borrowed_ ? " bytes is borrowed and knows no context"
+                                  : " bytes was never allocated"));
 }
 
 Status DeviceBuffer::copyFromHost(const void *data, size_t bytes) {
@@ -428,6 +455,7 @@ Status DeviceBuffer::copyFromHost(const void *data, size_t bytes) {
                          std::to_string(size_) + " bytes: too many");
   if (bytes == 0)
     return Status::ok();
+  GNNC_RETURN_IF_ERROR(requireContext("copying from host to device"));
   GNNC_RETURN_IF_ERROR(context_->makeCurrent());
   CUresult result = api().memcpyHtoD(address_, data, bytes);
   if (result != CUDA_SUCCESS)
@@ -444,6 +472,7 @@ Status DeviceBuffer::copyToHost(void *data, size_t bytes) const {
                          std::to_string(size_) + " bytes: too many");
   if (bytes == 0)
     return Status::ok();
+  GNNC_RETURN_IF_ERROR(requireContext("copying from device to host"));
   GNNC_RETURN_IF_ERROR(context_->makeCurrent());
   CUresult result = api().memcpyDtoH(data, address_, bytes);
   if (result != CUDA_SUCCESS)
@@ -456,6 +485,7 @@ Status DeviceBuffer::copyToHost(void *data, size_t bytes) const {
 Status DeviceBuffer::fill(uint8_t value) {
   if (size_ == 0)
     return Status::ok();
+  GNNC_RETURN_IF_ERROR(requireContext("filling device memory"));
   GNNC_RETURN_IF_ERROR(context_->makeCurrent());
   CUresult result = api().memsetD8(address_, value, size_);
   if (result != CUDA_SUCCESS)
@@ -518,7 +548,7 @@ Expected<Function> Module::function(const std::string &name) const {
 
 Status launch(const Function &function, const std::array<unsigned, 3> &grid,
               const std::array<unsigned, 3> &block, unsigned sharedBytes,
-              void **args, bool synchronize) {
+              void **args, bool synchronize, void *stream) {
   std::string what = "kernel '" + function.name + "' (grid " +
                      std::to_string(grid[0]) + "x" + std::to_string(grid[1]) +
                      "x" + std::to_string(grid[2]) + ", block " +
@@ -539,9 +569,9 @@ Status launch(const Function &function, const std::array<unsigned, 3> &grid,
                              ": raising the dynamic shared memory limit",
                          result);
   }
-  CUresult result = api().launchKernel(cuFunction, grid[0], grid[1], grid[2],
-                                       block[0], block[1], block[2],
-                                       sharedBytes, nullptr, args, nullptr);
+  CUresult result = api().launchKernel(
+      cuFunction, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+      sharedBytes, static_cast<CUstream>(stream), args, nullptr);
   if (result != CUDA_SUCCESS)
     return cudaFailure("launching " + what, result);
   if (synchronize) {
@@ -549,6 +579,59 @@ Status launch(const Function &function, const std::array<unsigned, 3> &grid,
     if (result != CUDA_SUCCESS)
       return cudaFailure("running " + what, result);
   }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Stream
+//===----------------------------------------------------------------------===//
+
+Expected<Stream> Stream::create() {
+  std::string what = "creating a CUDA stream";
+  Expected<std::shared_ptr<ContextRef>> context = currentContext(what);
+  if (!context)
+    return context.status();
+  Stream stream;
+  stream.context_ = *context;
+  CUstream handle = nullptr;
+  CUresult result = api().streamCreate(&handle, CU_STREAM_NON_BLOCKING);
+  if (result != CUDA_SUCCESS)
+    return cudaFailure(what, result);
+  stream.stream_ = handle;
+  return stream;
+}
+
+Stream::Stream(Stream &&other) noexcept
+    : context_(std::move(other.context_)), stream_(other.stream_) {
+  other.stream_ = nullptr;
+}
+
+Stream &Stream::operator=(Stream &&other) noexcept {
+  if (this != &other) {
+    release();
+    context_ = std::move(other.context_);
+    stream_ = other.stream_;
+    other.stream_ = nullptr;
+  }
+  return *this;
+}
+
+Stream::~Stream() { release(); }
+
+void Stream::release() {
+  if (stream_ && context_ && context_->makeCurrent())
+    api().streamDestroy(static_cast<CUstream>(stream_));
+  stream_ = nullptr;
+  context_.reset();
+}
+
+Status Stream::synchronize() const {
+  if (!stream_ || !context_)
+    return Status::error("synchronizing a CUDA stream: none was created");
+  GNNC_RETURN_IF_ERROR(context_->makeCurrent());
+  CUresult result = api().streamSynchronize(static_cast<CUstream>(stream_));
+  if (result != CUDA_SUCCESS)
+    return cudaFailure("synchronizing a CUDA stream", result);
   return Status::ok();
 }
 

@@ -287,7 +287,7 @@ Expected<LoadedKernel> Runtime::load(const KernelSpec &spec, LoadStats *stats) {
 }
 
 Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &unresolved,
-                       bool synchronize) {
+                       bool synchronize, void *stream) {
   const KernelSpec &spec = kernel.spec;
   Expected<ArgPack> named = unresolved.byName(spec);
   if (!named)
@@ -301,18 +301,19 @@ Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &unresolved,
     Expected<uint64_t> bytes = workspaceBytes(spec, given);
     if (!bytes)
       return bytes.status();
-    if (*bytes > scratch_.size()) {
+    DeviceBuffer &scratch = scratch_[stream];
+    if (*bytes > scratch.size()) {
       // The old buffer may still be in use by queued kernels.
       GNNC_RETURN_IF_ERROR(device_.synchronize());
-      scratch_ = DeviceBuffer();
+      scratch = DeviceBuffer();
       Expected<DeviceBuffer> grown = DeviceBuffer::allocate(*bytes);
       if (!grown)
         return grown.status().withContext("kernel '" + spec.name +
                                           "': allocating its workspace");
-      scratch_ = grown.take();
+      scratch = grown.take();
     }
     withWorkspace = given;
-    withWorkspace.bindAddress(workspace->name, scratch_.address());
+    withWorkspace.bindAddress(workspace->name, scratch.address());
     bound = &withWorkspace;
   }
   const ArgPack &args = *bound;
@@ -355,7 +356,7 @@ Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &unresolved,
     return rt::launch(function, {static_cast<unsigned>(*blocks), 1u, 1u},
                       {rule.blockX, rule.blockY, rule.blockZ}, rule.sharedBytes,
                       pointers.empty() ? nullptr : pointers.data(),
-                      synchronize && last);
+                      synchronize && last, stream);
   };
   if (kernel.followUps.size() != spec.followUps.size() ||
       kernel.preludes.size() != spec.preludes.size())

@@ -11,11 +11,12 @@ namespace gnnc::ops {
 // is the number of values per edge (1 for 1-D logits).
 
 /// Launches a compiled edge softmax kernel: graph parameters with the default
-/// names, then the logits and output parameters of its signature.
+/// names, then the logits and output parameters of its signature, on
+/// `stream` (a CUstream; null: the default stream).
 Status launchEdgeSoftmax(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                          const DeviceGraph &graph,
                          const rt::DeviceBuffer &logits, rt::DeviceBuffer &out,
-                         bool synchronize = true);
+                         bool synchronize = true, void *stream = nullptr);
 
 /// The largest error allowed in an edge softmax output of `type`. Outputs
 /// lie in [0, 1]: the bound is absolute (relative to 1), the tolerance of

@@ -26,12 +26,13 @@ struct SddmmSignature {
 Expected<SddmmSignature> sddmmSignature(const rt::KernelSpec &spec);
 
 /// Launches a compiled sddmm kernel with the default parameter names (row
-/// features `x`, column features `x1`, per-edge output `y`).
+/// features `x`, column features `x1`, per-edge output `y`) on `stream`
+/// (a CUstream; null: the default stream).
 Status launchSddmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                    const DeviceGraph &graph,
                    const rt::DeviceBuffer &rowFeatures,
                    const rt::DeviceBuffer &colFeatures, rt::DeviceBuffer &out,
-                   bool synchronize = true);
+                   bool synchronize = true, void *stream = nullptr);
 
 /// Runs `kernel` on `g` with fresh random features drawn from `seed` and a
 /// NaN-poisoned output, and compares every value with the CPU reference.

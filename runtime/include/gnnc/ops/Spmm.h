@@ -159,11 +159,14 @@ Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g,
 /// uploadColumnNorm) must be given exactly when the kernel scales columns.
 /// A kernel with a self term reads x[r] for every row r: it fails, without
 /// launching, on a graph with more rows than columns or an `x` too small.
+/// The kernel is queued on `stream` (a CUstream; null: the default stream);
+/// the neighbour groups it may build first are copied synchronously.
 Status launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                   const DeviceGraph &graph, const rt::DeviceBuffer &x,
                   const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
                   bool synchronize = true,
-                  const rt::DeviceBuffer *colNorm = nullptr);
+                  const rt::DeviceBuffer *colNorm = nullptr,
+                  void *stream = nullptr);
 
 /// The tolerance used for `type` outputs, relative to the sum of the
 /// magnitudes of each output's terms (the scale of its rounding error).

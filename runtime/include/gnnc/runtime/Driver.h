@@ -84,6 +84,12 @@ public:
   /// Allocates `bytes` in the current context (open a Device first). Zero
   /// bytes gives an empty buffer with address 0.
   static Expected<DeviceBuffer> allocate(size_t bytes);
+  /// A buffer naming `bytes` of device memory at `address` that someone
+  /// else owns (e.g. a PyTorch tensor): never freed, so that the host ops,
+  /// which take DeviceBuffers, run on memory they did not allocate. The
+  /// owner keeps the memory alive while the buffer is used. It cannot copy
+  /// or fill (it knows no context).
+  static DeviceBuffer borrow(uint64_t address, size_t bytes);
 
   DeviceBuffer() = default;
   DeviceBuffer(DeviceBuffer &&other) noexcept;
@@ -102,12 +108,42 @@ public:
   /// The device address (a CUdeviceptr).
   uint64_t address() const { return address_; }
   size_t size() const { return size_; }
+  /// Whether the buffer was borrowed (see borrow) rather than allocated.
+  bool borrowed() const { return borrowed_; }
+
+private:
+  void release();
+  /// The context of an allocated buffer, or an error naming `what`.
+  Status requireContext(const char *what) const;
+  std::shared_ptr<detail::ContextRef> context_;
+  uint64_t address_ = 0;
+  size_t size_ = 0;
+  bool borrowed_ = false;
+};
+
+/// A CUDA stream (CUstream) of the current context, destroyed with the
+/// object. Move-only. Work on a stream of gnnc's is ordered only within it.
+class Stream {
+public:
+  /// Creates a stream that does not synchronize with the default stream.
+  static Expected<Stream> create();
+
+  Stream() = default;
+  Stream(Stream &&other) noexcept;
+  Stream &operator=(Stream &&other) noexcept;
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+  ~Stream();
+
+  /// The CUstream.
+  void *handle() const { return stream_; }
+  /// Waits for the work queued on the stream.
+  Status synchronize() const;
 
 private:
   void release();
   std::shared_ptr<detail::ContextRef> context_;
-  uint64_t address_ = 0;
-  size_t size_ = 0;
+  void *stream_ = nullptr;
 };
 
 /// A kernel entry point in a loaded module; keeps the module alive.
@@ -130,13 +166,14 @@ private:
   std::shared_ptr<detail::ModuleState> state_;
 };
 
-/// Launches `function` on the default stream, raising its dynamic shared
-/// memory limit first when `sharedBytes` exceeds 48 KiB; with `synchronize`
-/// waits for it and reports errors raised while it ran. Errors name the
-/// kernel, grid, block and shared bytes, and carry the CUDA error.
+/// Launches `function` on `stream` (a CUstream; null: the default stream),
+/// raising its dynamic shared memory limit first when `sharedBytes`
+/// exceeds 48 KiB; with `synchronize` waits for the context's work and
+/// reports errors raised while it ran. Errors name the kernel, grid, block
+/// and shared bytes, and carry the CUDA error.
 Status launch(const Function &function, const std::array<unsigned, 3> &grid,
               const std::array<unsigned, 3> &block, unsigned sharedBytes,
-              void **args, bool synchronize = true);
+              void **args, bool synchronize = true, void *stream = nullptr);
 
 /// Times GPU work on the default stream with a pair of CUDA events.
 /// Move-only.

@@ -135,9 +135,13 @@ public:
   /// launches (nothing when the grid is empty), then its follow-ups; with
   /// `synchronize` waits for them and reports errors raised while they ran.
   /// A workspace parameter left unbound gets the runtime's scratch buffer
-  /// (grown as needed and reused by later launches on the same stream).
+  /// of `stream`: one per stream, so launches queued on different streams
+  /// never share one, reused by later launches on the same stream and grown
+  /// as needed (after waiting for the context's work, which may still use
+  /// the old one). All launches are queued on `stream` (a CUstream; null:
+  /// the default stream).
   Status launch(const LoadedKernel &kernel, const ArgPack &args,
-                bool synchronize = true);
+                bool synchronize = true, void *stream = nullptr);
 
   /// Waits for all launched work.
   Status synchronize() const { return device_.synchronize(); }
@@ -151,8 +155,8 @@ private:
   /// Modules loaded so far, by cache key: kernels of one translation unit
   /// are compiled and loaded once.
   std::map<std::string, Module> modules_;
-  /// Workspace for kernels whose caller binds none.
-  DeviceBuffer scratch_;
+  /// Workspace for kernels whose caller binds none, by stream.
+  std::map<void *, DeviceBuffer> scratch_;
 };
 
 } // namespace gnnc::rt
