@@ -1,6 +1,7 @@
 //===- Backward.cpp - Host side of the backward of gnn ops ----------------===//
 #include "gnnc/ops/Backward.h"
 #include "CheckSupport.h"
+#include "gnnc/Plan/OpText.h"
 #include "gnnc/ops/KernelInfo.h"
 #include "gnnc/ops/Sddmm.h"
 #include "gnnc/reference/EdgeSoftmax.h"
@@ -14,15 +15,18 @@ using namespace gnnc::ops;
 // gnn.edge_softmax_grad
 //===----------------------------------------------------------------------===//
 
-Status gnnc::ops::launchEdgeSoftmaxGrad(
-    rt::Runtime &runtime, const rt::LoadedKernel &kernel,
-    const DeviceGraph &graph, const rt::DeviceBuffer &out,
-    const rt::DeviceBuffer &gradOut, rt::DeviceBuffer &dx, bool synchronize) {
+Status gnnc::ops::launchEdgeSoftmaxGrad(rt::Runtime &runtime,
+                                        const rt::LoadedKernel &kernel,
+                                        const DeviceGraph &graph,
+                                        const rt::DeviceBuffer &out,
+                                        const rt::DeviceBuffer &gradOut,
+                                        rt::DeviceBuffer &dx, bool synchronize,
+                                        void *stream) {
   rt::ArgPack args = graphArguments(kernel.spec, graph);
   args.bind(ParamRole::Input, out, 0)
       .bind(ParamRole::Input, gradOut, 1)
       .bind(ParamRole::Result, dx);
-  return runtime.launch(kernel, args, synchronize);
+  return runtime.launch(kernel, args, synchronize, stream);
 }
 
 /// Compares `got` (groups of `groupWidth` outputs) with the reference,
@@ -141,46 +145,33 @@ Expected<std::string> gnnc::ops::spmmFeatureGradKernelText(
   auto form = spmmFeatureGradForm(reduce, scale);
   if (!form)
     return form.status();
-  std::string t = elementTypeName(type);
-  std::string graph = "!gnn.graph<csr, " + offsets + ", " + indices + ">";
-  std::string x = "tensor<?x" + std::to_string(width) + "x" + t + ">";
-  std::string w = "tensor<?x" + t + ">";
-  std::string attrs;
-  auto add = [&](const std::string &a) {
-    attrs += (attrs.empty() ? "" : ", ") + a;
-  };
-  switch (form->scale) {
-  case gnnc::DegreeScale::None:
-    break;
-  case gnnc::DegreeScale::Left:
-    add("scale = #gnn<scale left>");
-    break;
-  case gnnc::DegreeScale::Right:
-    add("scale = #gnn<scale right>");
-    break;
-  case gnnc::DegreeScale::Both:
-    add("scale = #gnn<scale both>");
-    break;
+  for (const std::string *bits : {&offsets, &indices})
+    if (*bits != "i32" && *bits != "i64")
+      return Status::error("spmm feature gradient kernel '" + name +
+                           "': graph index type '" + *bits +
+                           "' is not i32 or i64");
+  OpDesc op = spmmOp(type, width);
+  op.offsets64 = offsets == "i64";
+  op.indices64 = indices == "i64";
+  op.edgeValues = edgeValues;
+  op.scale = form->scale;
+  if (op.scalesColumns() && form->colNormExponent != 0.5)
+    op.colNormExponent = form->colNormExponent;
+  std::optional<Schedule> parsed;
+  if (!schedule.empty()) {
+    Expected<Schedule> s = parseSchedule(schedule);
+    if (!s)
+      return s.status().withContext("spmm feature gradient kernel '" + name +
+                                    "'");
+    parsed = *s;
   }
-  if (form->colNormExponent != 0.5) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof(buffer), "%.1f", form->colNormExponent);
-    add(std::string("col_norm_exponent = ") + buffer + " : f32");
-  }
-  if (!schedule.empty())
-    add("schedule = #gnn.schedule<" + schedule + ">");
-  std::string text = "  // The feature gradient of a gnn.spmm, over the "
-                     "transposed graph.\n";
-  text += "  gnn.kernel @" + name + "(%gt: " + graph + ", %dy: " + x +
-          (edgeValues ? ", %wt: " + w : std::string()) + ") -> " + x + " {\n";
-  text += "    %dx = gnn.spmm %gt, %dy";
-  if (edgeValues)
-    text += " values(%wt : " + w + ")";
-  if (!attrs.empty())
-    text += " {" + attrs + "}";
-  text += " : " + graph + ", " + x + " -> " + x + "\n";
-  text += "    gnn.return %dx : " + x + "\n  }\n";
-  return text;
+  OpTextNames names;
+  names.graph = "gt";
+  names.input0 = "dy";
+  names.input1 = "wt";
+  return "  // The feature gradient of a gnn.spmm, over the transposed "
+         "graph.\n" +
+         opKernelText(name, op, parsed, names);
 }
 
 Expected<KernelCheck>

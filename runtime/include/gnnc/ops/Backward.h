@@ -42,13 +42,13 @@ namespace gnnc::ops {
 // whose width is the number of heads.
 
 /// Launches a compiled gnn.edge_softmax_grad kernel: dx from the softmax
-/// output `out` and the gradient `gradOut` of a loss with respect to it.
-Status launchEdgeSoftmaxGrad(rt::Runtime &runtime,
-                             const rt::LoadedKernel &kernel,
-                             const DeviceGraph &graph,
-                             const rt::DeviceBuffer &out,
-                             const rt::DeviceBuffer &gradOut,
-                             rt::DeviceBuffer &dx, bool synchronize = true);
+/// output `out` and the gradient `gradOut` of a loss with respect to it,
+/// on `stream` (a CUstream; null: the default stream).
+Status
+launchEdgeSoftmaxGrad(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+                      const DeviceGraph &graph, const rt::DeviceBuffer &out,
+                      const rt::DeviceBuffer &gradOut, rt::DeviceBuffer &dx,
+                      bool synchronize = true, void *stream = nullptr);
 
 /// Runs `kernel` on `g` with the softmax (reference, rounded to the kernel's
 /// type) of random logits, a random output gradient in [-1, 1] and a

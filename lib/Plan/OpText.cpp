@@ -1,0 +1,130 @@
+//===- OpText.cpp - One op as .gnn text -----------------------------------===//
+#include "gnnc/Plan/OpText.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+using namespace gnnc;
+
+namespace {
+
+/// `value` as an f32 attribute that reads back as (float)value: decimal
+/// with a point (MLIR reads an integer literal as no float), or the f32's
+/// bits in hex when it is not finite, so that the verifier, not the parser,
+/// refuses it.
+std::string f32Attribute(double value) {
+  float f = static_cast<float>(value);
+  char buffer[48];
+  if (!std::isfinite(f)) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &f, sizeof(bits));
+    std::snprintf(buffer, sizeof(buffer), "0x%08X : f32", bits);
+    return buffer;
+  }
+  std::snprintf(buffer, sizeof(buffer), "%.9g", static_cast<double>(f));
+  std::string text = buffer;
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return text + " : f32";
+}
+
+/// A rank-2 tensor of `rows` x `width`, with the row layout when given.
+std::string matrixType(int64_t width, const char *type, int64_t stride = 0) {
+  std::string text = "tensor<?x" + std::to_string(width) + "x" + type;
+  if (stride > 0 && stride != width)
+    text += ", #gnn.rows<stride = " + std::to_string(stride) + ">";
+  return text + ">";
+}
+
+std::string vectorType(const char *type) {
+  return std::string("tensor<?x") + type + ">";
+}
+
+/// Collects `key = value` pairs into `{...}`.
+struct Attributes {
+  std::string text;
+  void add(const std::string &key, const std::string &value) {
+    text += (text.empty() ? "" : ", ") + key + " = " + value;
+  }
+  std::string str() const { return text.empty() ? "" : " {" + text + "}"; }
+};
+
+} // namespace
+
+std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
+                               const std::optional<Schedule> &schedule,
+                               const OpTextNames &names) {
+  const char *t = elementTypeName(op.type);
+  const std::string graph = std::string("!gnn.graph<csr, ") +
+                            (op.offsets64 ? "i64" : "i32") + ", " +
+                            (op.indices64 ? "i64" : "i32") + ">";
+  const std::string g = "%" + names.graph, in0 = "%" + names.input0,
+                    in1 = "%" + names.input1;
+  Attributes attrs;
+  std::string operands, types, result, body;
+  switch (op.kind) {
+  case OpKind::Spmm: {
+    const std::string x = matrixType(op.width, t, op.rowStride);
+    const std::string w = vectorType(t);
+    operands = in0 + ": " + x + (op.edgeValues ? ", " + in1 + ": " + w : "");
+    result = x;
+    body = "gnn.spmm " + g + ", " + in0;
+    if (op.edgeValues)
+      body += " values(" + in1 + " : " + w + ")";
+    if (op.reduce != Reduce::Sum)
+      attrs.add("reduce",
+                std::string("#gnn<reduce ") + reduceName(op.reduce) + ">");
+    if (op.scale != DegreeScale::None)
+      attrs.add("scale",
+                std::string("#gnn<scale ") + degreeScaleName(op.scale) + ">");
+    if (op.selfWeight)
+      attrs.add("self_weight", f32Attribute(*op.selfWeight));
+    if (op.colNormExponent)
+      attrs.add("col_norm_exponent", f32Attribute(*op.colNormExponent));
+    types = graph + ", " + x;
+    break;
+  }
+  case OpKind::Sddmm: {
+    const std::string x = matrixType(op.width, t);
+    operands = in0 + ": " + x + ", " + in1 + ": " + x;
+    result = op.form == SddmmForm::Dot ? vectorType(t) : x;
+    body = "gnn.sddmm " + g + ", " + in0 + ", " + in1;
+    if (op.form != SddmmForm::Dot)
+      attrs.add("form",
+                std::string("#gnn<sddmm_form ") + sddmmFormName(op.form) + ">");
+    if (op.leakyRelu)
+      attrs.add("leaky_relu", f32Attribute(*op.leakyRelu));
+    types = graph + ", " + x + ", " + x;
+    break;
+  }
+  case OpKind::EdgeSoftmax:
+  case OpKind::EdgeSoftmaxGrad: {
+    // One value per edge is a 1-D tensor, several heads a 2-D one.
+    const std::string e =
+        op.width == 1 ? vectorType(t) : matrixType(op.width, t);
+    const bool grad = op.kind == OpKind::EdgeSoftmaxGrad;
+    operands = in0 + ": " + e + (grad ? ", " + in1 + ": " + e : "");
+    result = e;
+    body = std::string(opKindName(op.kind)) + " " + g + ", " + in0 +
+           (grad ? ", " + in1 : "");
+    types = graph + ", " + e + (grad ? ", " + e : "");
+    break;
+  }
+  }
+  if (schedule)
+    attrs.add("schedule", schedule->str());
+  std::string text = "  gnn.kernel @" + name + "(" + g + ": " + graph + ", " +
+                     operands + ") -> " + result + " {\n";
+  text += "    %out = " + body + attrs.str() + " : " + types + " -> " + result +
+          "\n";
+  text += "    gnn.return %out : " + result + "\n  }\n";
+  return text;
+}
+
+std::string gnnc::opModuleText(const std::string &moduleName,
+                               const std::string &kernelName, const OpDesc &op,
+                               const std::optional<Schedule> &schedule) {
+  return "gnn.module @" + moduleName + " {\n" +
+         opKernelText(kernelName, op, schedule) + "}\n";
+}
