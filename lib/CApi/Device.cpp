@@ -269,8 +269,7 @@ gnnc_status gnnc_kernel_get(gnnc_graph graph, const gnnc_op_desc *desc,
     if (schedule) {
       Expected<Schedule> s = parseSchedule(schedule);
       if (!s)
-        return s.status().withContext("schedule '" + std::string(schedule) +
-                                      "'");
+        return s.status();
       written = *s;
     }
     const std::string kernelName = opKindKey(op->kind);

@@ -336,8 +336,7 @@ gnnc_status gnnc_op_check(const gnnc_op_desc *desc, const char *schedule) {
     if (schedule) {
       Expected<Schedule> s = parseSchedule(schedule);
       if (!s)
-        return s.status().withContext("schedule '" + std::string(schedule) +
-                                      "'");
+        return s.status();
       parsed = *s;
     }
     Expected<CompiledModule> compiled =
