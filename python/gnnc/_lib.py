@@ -1,0 +1,345 @@
+"""ctypes binding of the gnnc C ABI (include/gnnc-c/Gnnc.h).
+
+Every struct, enum and function of the header is mirrored here with its
+exact argument and result types. This module needs neither torch nor a GPU:
+it loads libgnnc_c.so lazily, on the first call of :func:`lib`.
+
+The library is looked for, in order, at ``$GNNC_LIBRARY`` (a file, or a
+folder holding libgnnc_c.so), in this package's folder, then in the build
+tree of the repository this package sits in (``<repo>/build/lib``).
+"""
+from __future__ import annotations
+
+import ctypes
+import enum
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import List, Optional
+
+#: The GNNC_ABI_VERSION this binding was written for.
+ABI_VERSION = 1
+
+LIBRARY_NAME = "libgnnc_c.so"
+
+
+class GnncError(RuntimeError):
+    """An error reported by gnnc (the message of gnnc_last_error()), or a
+    failure to find or load the library."""
+
+
+# --- Enums (values as in Gnnc.h) ----------------------------------------
+
+
+class Status(enum.IntEnum):
+    OK = 0
+    ERROR = 1
+
+
+class DType(enum.IntEnum):
+    F32 = 0
+    F16 = 1
+    BF16 = 2
+
+
+class OpKind(enum.IntEnum):
+    SPMM = 0
+    SDDMM = 1
+    EDGE_SOFTMAX = 2
+    EDGE_SOFTMAX_GRAD = 3
+
+
+class Reduce(enum.IntEnum):
+    SUM = 0
+    MEAN = 1
+    MAX = 2
+
+
+class Scale(enum.IntEnum):
+    NONE = 0
+    LEFT = 1
+    RIGHT = 2
+    BOTH = 3
+
+
+class SddmmForm(enum.IntEnum):
+    DOT = 0
+    ADD = 1
+
+
+# C enums are ints in the ABI.
+_c_enum = ctypes.c_int
+
+
+# --- Structs -------------------------------------------------------------
+
+
+class OpDescStruct(ctypes.Structure):
+    """gnnc_op_desc."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("kind", _c_enum),
+        ("dtype", _c_enum),
+        ("width", ctypes.c_int64),
+        ("row_stride", ctypes.c_int64),
+        ("edge_values", ctypes.c_int32),
+        ("reduce", _c_enum),
+        ("scale", _c_enum),
+        ("has_self_weight", ctypes.c_int32),
+        ("self_weight", ctypes.c_double),
+        ("has_col_norm_exponent", ctypes.c_int32),
+        ("col_norm_exponent", ctypes.c_double),
+        ("form", _c_enum),
+        ("has_leaky_relu", ctypes.c_int32),
+        ("leaky_relu", ctypes.c_double),
+    ]
+
+
+class Buffer(ctypes.Structure):
+    """gnnc_buffer: a device address and its size in bytes ({0, 0}: absent)."""
+
+    _fields_ = [("address", ctypes.c_uint64), ("bytes", ctypes.c_uint64)]
+
+
+NULL_BUFFER = Buffer(0, 0)
+
+# Opaque handles.
+gnnc_context = ctypes.c_void_p
+gnnc_graph = ctypes.c_void_p
+gnnc_kernel = ctypes.c_void_p
+
+_i64p = ctypes.POINTER(ctypes.c_int64)
+_i32p = ctypes.POINTER(ctypes.c_int32)
+_f32p = ctypes.POINTER(ctypes.c_float)
+_descp = ctypes.POINTER(OpDescStruct)
+
+#: name -> (restype, argtypes), in the header's order.
+SIGNATURES = {
+    "gnnc_abi_version": (ctypes.c_int, []),
+    "gnnc_last_error": (ctypes.c_char_p, []),
+    "gnnc_op_desc_init": (None, [_descp]),
+    "gnnc_gpu_available": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t]),
+    "gnnc_coo_to_csr": (
+        _c_enum,
+        [ctypes.c_int64, ctypes.c_int64, _i64p, _i64p, _i64p, _i32p, _i64p],
+    ),
+    "gnnc_csr_validate": (
+        _c_enum,
+        [ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+         _i64p, _i32p],
+    ),
+    "gnnc_op_check": (_c_enum, [_descp, ctypes.c_char_p]),
+    "gnnc_context_create": (
+        _c_enum,
+        [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p,
+         ctypes.POINTER(gnnc_context)],
+    ),
+    "gnnc_context_destroy": (None, [gnnc_context]),
+    "gnnc_context_device": (
+        _c_enum,
+        [gnnc_context, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+         ctypes.c_size_t],
+    ),
+    "gnnc_graph_create": (
+        _c_enum,
+        [gnnc_context, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64,
+         ctypes.c_int64, _i64p, _i32p, Buffer, Buffer,
+         ctypes.POINTER(gnnc_graph)],
+    ),
+    "gnnc_graph_destroy": (None, [gnnc_graph]),
+    "gnnc_kernel_get": (
+        _c_enum,
+        [gnnc_graph, _descp, ctypes.c_char_p, ctypes.POINTER(gnnc_kernel)],
+    ),
+    "gnnc_kernel_schedule": (
+        _c_enum,
+        [gnnc_kernel, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+         ctypes.c_size_t],
+    ),
+    "gnnc_spmm_feature_grad_op": (_c_enum, [_descp, _descp]),
+    "gnnc_graph_spmm_factors": (_c_enum, [gnnc_graph, _descp, _f32p, _f32p]),
+    "gnnc_spmm": (
+        _c_enum, [gnnc_kernel, Buffer, Buffer, Buffer, ctypes.c_uint64]),
+    "gnnc_sddmm": (
+        _c_enum, [gnnc_kernel, Buffer, Buffer, Buffer, ctypes.c_uint64]),
+    "gnnc_edge_softmax": (_c_enum, [gnnc_kernel, Buffer, Buffer, ctypes.c_uint64]),
+    "gnnc_edge_softmax_grad": (
+        _c_enum, [gnnc_kernel, Buffer, Buffer, Buffer, ctypes.c_uint64]),
+}
+
+
+# --- Finding and loading the library ----------------------------------------
+
+
+def candidate_paths() -> List[Path]:
+    """The places the library is looked for, in order."""
+    paths: List[Path] = []
+    env = os.environ.get("GNNC_LIBRARY")
+    if env:
+        p = Path(env)
+        paths.append(p / LIBRARY_NAME if p.is_dir() else p)
+    here = Path(__file__).resolve().parent
+    paths.append(here / LIBRARY_NAME)
+    # <repo>/python/gnnc/_lib.py -> <repo>/build/lib
+    paths.append(here.parent.parent / "build" / "lib" / LIBRARY_NAME)
+    return paths
+
+
+_lock = threading.Lock()
+_lib: Optional[ctypes.CDLL] = None
+_lib_path: Optional[Path] = None
+
+
+def _bind(cdll: ctypes.CDLL) -> None:
+    for name, (restype, argtypes) in SIGNATURES.items():
+        try:
+            fn = getattr(cdll, name)
+        except AttributeError as e:
+            raise GnncError(
+                f"{cdll._name} lacks the C ABI function {name}; it is not a "
+                f"gnnc C library of ABI version {ABI_VERSION}") from e
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+def load(path: Optional[os.PathLike] = None) -> ctypes.CDLL:
+    """Loads (once) and returns the gnnc C library. Raises GnncError naming
+    every place looked at when none holds it."""
+    global _lib, _lib_path
+    with _lock:
+        if _lib is not None and path is None:
+            return _lib
+        tried = [Path(path)] if path is not None else candidate_paths()
+        errors = []
+        for p in tried:
+            if not p.is_file():
+                errors.append(f"  {p}: not found")
+                continue
+            try:
+                cdll = ctypes.CDLL(str(p))
+            except OSError as e:
+                errors.append(f"  {p}: cannot be loaded: {e}")
+                continue
+            _bind(cdll)
+            version = cdll.gnnc_abi_version()
+            if version != ABI_VERSION:
+                raise GnncError(
+                    f"{p} implements gnnc C ABI version {version}; this "
+                    f"package was written for version {ABI_VERSION}")
+            if path is None:
+                _lib, _lib_path = cdll, p
+            return cdll
+        raise GnncError(
+            f"cannot find the gnnc C library ({LIBRARY_NAME}); looked at:\n"
+            + "\n".join(errors)
+            + "\nBuild the target gnnc_c or set GNNC_LIBRARY to its path.")
+
+
+def lib() -> ctypes.CDLL:
+    return _lib if _lib is not None else load()
+
+
+def library_path() -> Path:
+    lib()
+    assert _lib_path is not None
+    return _lib_path
+
+
+def available() -> bool:
+    """Whether the library can be loaded (never raises)."""
+    try:
+        lib()
+        return True
+    except GnncError:
+        return False
+
+
+def last_error() -> str:
+    msg = lib().gnnc_last_error()
+    return msg.decode("utf-8", "replace") if msg else ""
+
+
+def check(status: int, doing: str = "") -> None:
+    """Raises GnncError with gnnc_last_error() when `status` is GNNC_ERROR."""
+    if status != Status.OK:
+        msg = last_error() or "(no message)"
+        raise GnncError(f"{doing}: {msg}" if doing else msg)
+
+
+def _enc(s: Optional[str]) -> Optional[bytes]:
+    return None if s is None else s.encode("utf-8")
+
+
+# --- Thin Python wrappers ---------------------------------------------------
+
+
+def abi_version() -> int:
+    return lib().gnnc_abi_version()
+
+
+def gpu_available() -> tuple:
+    """(available, reason)."""
+    buf = ctypes.create_string_buffer(512)
+    ok = lib().gnnc_gpu_available(buf, len(buf))
+    return bool(ok), buf.value.decode("utf-8", "replace")
+
+
+def op_desc_init() -> OpDescStruct:
+    d = OpDescStruct()
+    lib().gnnc_op_desc_init(ctypes.byref(d))
+    return d
+
+
+def op_check(desc: OpDescStruct, schedule: Optional[str] = None) -> None:
+    check(lib().gnnc_op_check(ctypes.byref(desc), _enc(schedule)))
+
+
+def spmm_feature_grad_op(fwd: OpDescStruct) -> OpDescStruct:
+    out = op_desc_init()
+    check(lib().gnnc_spmm_feature_grad_op(ctypes.byref(fwd), ctypes.byref(out)),
+          "the feature gradient of spmm")
+    return out
+
+
+def _ptr(array, ctype):
+    return array.ctypes.data_as(ctypes.POINTER(ctype))
+
+
+def coo_to_csr(num_nodes: int, src, dst):
+    """CSR of src[i] -> dst[i] with rows = destinations: (row_ptr int64,
+    col_idx int32, perm int64) as numpy arrays (see gnnc_coo_to_csr)."""
+    import numpy as np
+
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    dst = np.ascontiguousarray(dst, dtype=np.int64)
+    if src.ndim != 1 or dst.ndim != 1 or src.shape != dst.shape:
+        raise ValueError(
+            f"coo_to_csr: src and dst must be 1-D of one length, got shapes "
+            f"{tuple(src.shape)} and {tuple(dst.shape)}")
+    nnz = int(src.shape[0])
+    # An impossible num_nodes is left to gnnc to report (before it writes).
+    fits = 0 <= int(num_nodes) <= 2**31
+    row_ptr = np.empty(int(num_nodes) + 1 if fits else 1, dtype=np.int64)
+    col_idx = np.empty(nnz, dtype=np.int32)
+    perm = np.empty(nnz, dtype=np.int64)
+    check(lib().gnnc_coo_to_csr(int(num_nodes), nnz, _ptr(src, ctypes.c_int64),
+                                _ptr(dst, ctypes.c_int64),
+                                _ptr(row_ptr, ctypes.c_int64),
+                                _ptr(col_idx, ctypes.c_int32),
+                                _ptr(perm, ctypes.c_int64)))
+    return row_ptr, col_idx, perm
+
+
+def csr_validate(row_ptr, col_idx, num_cols: int, name: Optional[str] = None):
+    import numpy as np
+
+    row_ptr = np.ascontiguousarray(row_ptr, dtype=np.int64)
+    col_idx = np.ascontiguousarray(col_idx, dtype=np.int32)
+    if row_ptr.ndim != 1 or row_ptr.shape[0] < 1:
+        raise ValueError("csr_validate: row_ptr must be 1-D with at least one entry")
+    check(lib().gnnc_csr_validate(_enc(name), int(row_ptr.shape[0] - 1),
+                                  int(num_cols), int(col_idx.shape[0]),
+                                  _ptr(row_ptr, ctypes.c_int64),
+                                  _ptr(col_idx, ctypes.c_int32)))

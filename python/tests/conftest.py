@@ -1,0 +1,38 @@
+import sys
+from pathlib import Path
+
+# Run from the source tree without installing: python/ on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pytest
+
+
+def _lib_reason():
+    from gnnc import _lib
+    try:
+        _lib.load()
+        return ""
+    except _lib.GnncError as e:
+        return f"libgnnc_c.so not available: {e}"
+
+
+@pytest.fixture(params=["cpu-emulated", "cuda"])
+def dev(request, monkeypatch):
+    """The device the torch tests run on: 'cuda' runs gnnc's kernels (skips
+    without CUDA); 'cpu-emulated' emulates the launches with the torch
+    reference on the CPU to check the Python side."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    why = _lib_reason()
+    if why:
+        pytest.skip(why)
+    if request.param == "cuda":
+        if not torch.cuda.is_available():
+            pytest.skip("no CUDA device: the GPU tests run on a machine with one")
+        from gnnc import _lib
+        ok, reason = _lib.gpu_available()
+        if not ok:
+            pytest.skip(f"gnnc sees no usable GPU: {reason}")
+        return torch.device("cuda", torch.cuda.current_device())
+    import emulate
+    emulate.install(monkeypatch)
+    return torch.device("cpu")
