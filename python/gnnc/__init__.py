@@ -1,0 +1,33 @@
+"""gnnc for PyTorch: graph neural network kernels compiled by gnnc, as
+autograd ops and PyG-compatible layers.
+
+Host-side parts (the library binding, graph building on numpy arrays,
+argument checks) import without torch; ``gnnc.Graph``, ``gnnc.ops`` and
+``gnnc.nn`` import torch on first use.
+"""
+from ._lib import ABI_VERSION, GnncError
+
+__version__ = "0.1.0"
+
+__all__ = ["ABI_VERSION", "GnncError", "Graph", "ops", "nn", "spmm", "sddmm",
+           "edge_softmax", "cached_graph"]
+
+_LAZY = {
+    "Graph": ("graph", "Graph"),
+    "cached_graph": ("graph", "cached_graph"),
+    "graph_cache": ("graph", "graph_cache"),
+    "spmm": ("ops", "spmm"),
+    "sddmm": ("ops", "sddmm"),
+    "edge_softmax": ("ops", "edge_softmax"),
+}
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in ("ops", "nn", "graph"):
+        return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(f".{module}", __name__), attr)
+    raise AttributeError(f"module 'gnnc' has no attribute {name!r}")

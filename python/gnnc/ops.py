@@ -1,0 +1,462 @@
+"""gnnc's kernels as PyTorch ops with autograd (torch.library custom ops in
+the namespace ``gnnc``), traceable by torch.compile through their fake
+implementations.
+
+The custom ops take an integer graph id (``Graph.id``); the functions of
+this module take the :class:`gnnc.Graph` itself, check and prepare their
+arguments (contiguity, shapes, dtypes, devices) and call them.
+
+Precision: f32, f16 and bf16 tensors; every tensor of one call has the
+same dtype (nothing is converted silently). The kernels of f16/bf16
+features accumulate in f32 (the default schedules), then round the result
+to the features' dtype.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from . import _lib
+from ._cache import graphs
+from ._desc import OpSpec, dtype_code
+from ._validate import check_tensor
+from .graph import Graph, buffer_of
+
+__all__ = ["spmm", "sddmm", "edge_softmax"]
+
+
+def _graph(gid: int) -> Graph:
+    return graphs.get(gid)
+
+
+def _stream(g: Graph) -> int:
+    return torch.cuda.current_stream(g.device).cuda_stream
+
+
+def _row_slice(t: Tensor, h: int, width: int) -> Tensor:
+    """Head h's features of a contiguous [rows, H, F] tensor, as a strided
+    view whose data pointer is offset by h*F elements."""
+    return t.reshape(t.shape[0], -1)[:, h * width:]
+
+
+def _launch_spmm(g: Graph, spec: OpSpec, x: Tensor, values: Optional[Tensor],
+                 y: Tensor) -> None:
+    k = g.kernel(spec)
+    with torch.cuda.device(g.device):
+        _lib.check(_lib.lib().gnnc_spmm(k, buffer_of(x), buffer_of(values),
+                                        buffer_of(y), _stream(g)), "spmm")
+
+
+def _with_spare_row(t: Tensor) -> Tensor:
+    """`t` (contiguous) or a copy of it whose storage extends at least one row
+    past its end. A head's strided view starts h*F elements into the rows,
+    and gnnc checks that rows x row_stride elements lie in the buffer from
+    there, which holds only when the storage has one more row."""
+    need = (t.shape[0] + 1) * t[0].numel() * t.element_size()
+    storage = t.untyped_storage()
+    if storage.data_ptr() + storage.nbytes() - t.data_ptr() >= need:
+        return t
+    buf = t.new_empty((t.shape[0] + 1,) + tuple(t.shape[1:]))
+    buf[: t.shape[0]].copy_(t)
+    return buf[: t.shape[0]]
+
+
+def _spmm_heads(g: Graph, x: Tensor, values: Optional[Tensor], reduce: str,
+                norm: str, self_weight: Optional[float], rows: int,
+                grad: bool = False) -> Tensor:
+    """y[rows, ...] = the spmm of x over g. x: [cols, F] or [cols, H, F];
+    values: None, [nnz] (one value per edge) or [nnz, H] (one per edge and
+    head). With `grad`, runs the feature-gradient op of that spmm instead
+    (gnnc_spmm_feature_grad_op; g is then the forward's transpose).
+
+    Per-head values: when a head's F features fill whole 16-byte vectors,
+    one launch per head reads and writes the heads' rows in place (row
+    stride H*F, base pointer offset by h*F elements); otherwise each head's
+    features are copied to a contiguous tensor first.
+    """
+    x = x.contiguous()
+    out_shape = (rows,) + tuple(x.shape[1:])
+    if x.numel() == 0 or rows == 0 or g.nnz == 0:
+        y = torch.zeros(out_shape, dtype=x.dtype, device=x.device)
+        if self_weight is not None and g.nnz == 0:
+            y.add_(x, alpha=1.0 + self_weight)
+        return y
+    dt = dtype_code(x.dtype)
+
+    def spec_of(width, row_stride, edge_values):
+        s = OpSpec.spmm(dt, width, row_stride=row_stride, edge_values=edge_values,
+                        reduce=reduce, norm=norm, self_weight=self_weight)
+        return s.feature_grad() if grad else s
+
+    if values is None or values.dim() == 1:
+        spec = spec_of(x[0].numel(), 0, values is not None)
+        y = torch.empty(out_shape, dtype=x.dtype, device=x.device)
+        _launch_spmm(g, spec, x, values.contiguous() if spec.edge_values else None, y)
+        return y
+    heads, width = x.shape[1], x.shape[2]
+    if (width * x.element_size()) % 16 == 0:
+        spec = spec_of(width, heads * width, True)
+        xs = _with_spare_row(x)
+        y = x.new_empty((rows + 1,) + tuple(x.shape[1:]))[:rows]
+        for h in range(heads):
+            _launch_spmm(g, spec, _row_slice(xs, h, width), values[:, h].contiguous(),
+                         _row_slice(y, h, width))
+        return y
+    spec = spec_of(width, 0, True)
+    y = torch.empty(out_shape, dtype=x.dtype, device=x.device)
+    for h in range(heads):
+        yh = torch.empty((rows, width), dtype=x.dtype, device=x.device)
+        _launch_spmm(g, spec, x[:, h].contiguous(), values[:, h].contiguous(), yh)
+        y[:, h].copy_(yh)
+    return y
+
+
+# --- spmm ---------------------------------------------------------------------
+
+@torch.library.custom_op("gnnc::spmm", mutates_args=())
+def _spmm(graph: int, x: Tensor, values: Optional[Tensor], reduce: str, norm: str,
+          self_weight: Optional[float]) -> Tensor:
+    g = _graph(graph)
+    return _spmm_heads(g, x, values, reduce, norm, self_weight, g.num_rows)
+
+
+@_spmm.register_fake
+def _(graph, x, values, reduce, norm, self_weight):
+    g = _graph(graph)
+    return x.new_empty((g.num_rows,) + tuple(x.shape[1:]))
+
+
+@torch.library.custom_op("gnnc::spmm_grad_x", mutates_args=())
+def _spmm_grad_x(graph: int, dy: Tensor, values: Optional[Tensor], reduce: str,
+                 norm: str, self_weight: Optional[float]) -> Tensor:
+    """The feature gradient of gnnc::spmm: the kernel of the forward op's
+    feature-gradient form (gnnc_spmm_feature_grad_op) over the transposed
+    graph, the values permuted to its edge order. The self term's gradient
+    (1 + eps) * dy is that kernel's self term."""
+    g = _graph(graph)
+    vt = values.index_select(0, g.t2f) if values is not None else None
+    return _spmm_heads(g.T, dy, vt, reduce, norm, self_weight, g.num_cols, grad=True)
+
+
+@_spmm_grad_x.register_fake
+def _(graph, dy, values, reduce, norm, self_weight):
+    g = _graph(graph)
+    return dy.new_empty((g.num_cols,) + tuple(dy.shape[1:]))
+
+
+@torch.library.custom_op("gnnc::spmm_grad_values", mutates_args=())
+def _spmm_grad_values(graph: int, dy: Tensor, x: Tensor, per_head: bool,
+                      reduce: str, norm: str) -> Tensor:
+    """The edge-value gradient of gnnc::spmm: the dot-form sddmm of
+    (dy rows, x columns) times each edge's factors row[r] * col[c]."""
+    g = _graph(graph)
+    dy, x = dy.contiguous(), x.contiguous()
+    if per_head:
+        heads = x.shape[1]
+        dv = torch.stack([_sddmm_launch(g, dy[:, h].contiguous(), x[:, h].contiguous(),
+                                        "dot", None) for h in range(heads)], dim=1)
+    else:
+        dv = _sddmm_launch(g, dy.reshape(dy.shape[0], -1), x.reshape(x.shape[0], -1),
+                           "dot", None)
+    factors = g.spmm_edge_factors(OpSpec.spmm(dtype_code(x.dtype), 1, reduce=reduce,
+                                              norm=norm))
+    if factors is not None:
+        f = factors if dv.dim() == 1 else factors.unsqueeze(1)
+        dv = (dv.float() * f).to(x.dtype)
+    return dv
+
+
+@_spmm_grad_values.register_fake
+def _(graph, dy, x, per_head, reduce, norm):
+    g = _graph(graph)
+    return x.new_empty((g.nnz, x.shape[1]) if per_head else (g.nnz,))
+
+
+def _spmm_max_backward(g: Graph, x: Tensor, values: Optional[Tensor], y: Tensor,
+                       dy: Tensor, need_x: bool, need_v: bool):
+    """reduce='max' backward in torch from the forward output: for each row
+    and feature, the edges whose (value *) x[col] equals y[row] share dy
+    equally (as torch.amax does: ties split the gradient evenly). Uses
+    memory for one message per edge and feature."""
+    rows, cols = g.edge_rows, g.edge_cols
+    if values is not None and values.dim() == 2:
+        xs = x                                  # [C, H, F]
+        v = values.unsqueeze(-1)                # [E, H, 1]
+    else:
+        xs = x.reshape(x.shape[0], -1)          # [C, W]
+        v = values.unsqueeze(-1) if values is not None else None
+    xe = xs.index_select(0, cols)
+    msg = xe if v is None else xe * v
+    ys = y.reshape((y.shape[0],) + tuple(msg.shape[1:]))
+    hit = msg == ys.index_select(0, rows)
+    count = torch.zeros(ys.shape, dtype=torch.float32, device=ys.device)
+    count.index_add_(0, rows, hit.float())
+    share = hit.float() / count.clamp_min(1).index_select(0, rows)
+    ge = share * dy.reshape(ys.shape).index_select(0, rows).float()
+    dx = dv = None
+    if need_x:
+        gx = ge if v is None else ge * v.float()
+        dx = torch.zeros(xs.shape, dtype=torch.float32, device=xs.device)
+        dx = dx.index_add_(0, cols, gx).to(x.dtype).reshape(x.shape)
+    if need_v:
+        prod = ge * xe.float()
+        dv = prod.sum(-1).to(values.dtype)
+    return dx, dv
+
+
+def _spmm_setup(ctx, inputs, output):
+    graph, x, values, reduce, norm, self_weight = inputs
+    ctx.graph, ctx.reduce, ctx.norm, ctx.self_weight = graph, reduce, norm, self_weight
+    ctx.per_head = values is not None and values.dim() == 2
+    ctx.x_shape = x.shape
+    save_x = reduce == "max" or (values is not None and ctx.needs_input_grad[2])
+    ctx.save_for_backward(x if save_x else None, values,
+                          output if reduce == "max" else None)
+
+
+def _spmm_backward(ctx, dy):
+    x, values, y = ctx.saved_tensors
+    need_x, need_v = ctx.needs_input_grad[1], ctx.needs_input_grad[2]
+    dy = dy.contiguous()
+    if ctx.reduce == "max":
+        dx, dv = _spmm_max_backward(_graph(ctx.graph), x, values, y, dy,
+                                    need_x, need_v)
+        return None, dx, dv, None, None, None
+    dx = dv = None
+    if need_x:
+        dx = torch.ops.gnnc.spmm_grad_x(ctx.graph, dy, values, ctx.reduce, ctx.norm,
+                                        ctx.self_weight)
+    if need_v:
+        dv = torch.ops.gnnc.spmm_grad_values(ctx.graph, dy, x, ctx.per_head,
+                                             ctx.reduce, ctx.norm)
+    return None, dx, dv, None, None, None
+
+
+_spmm.register_autograd(_spmm_backward, setup_context=_spmm_setup)
+
+
+def spmm(graph: Graph, x: Tensor, values: Optional[Tensor] = None,
+         reduce: str = "sum", norm: str = "none",
+         self_weight: Optional[float] = None) -> Tensor:
+    """y[r] = row[r] * reduce over edges (r, c) of col[c] * (value *) x[c]
+    (+ (1 + self_weight) * x[r]).
+
+    x: [num_cols, F], or [num_cols, H, F] with values [nnz, H] (one value
+    per edge and head, GAT's aggregation); values: None or [nnz] in the
+    graph's CSR edge order (``w[graph.perm]`` reorders edge_index-ordered
+    values). reduce: 'sum', 'mean' or 'max'. norm: degree scaling 'none',
+    'left' (1/sqrt(deg(r))), 'right' (1/sqrt(deg_in(c))) or 'both' (GCN's
+    D^-1/2 A D^-1/2 on a symmetric graph). self_weight: GIN's eps (sum and
+    mean; needs a square graph). Differentiable in x and values.
+    """
+    _check_graph(graph)
+    if reduce not in ("sum", "mean", "max"):
+        raise ValueError(f"reduce must be 'sum', 'mean' or 'max', got {reduce!r}")
+    if norm not in ("none", "left", "right", "both"):
+        raise ValueError(
+            f"norm must be 'none', 'left', 'right' or 'both', got {norm!r}")
+    if x.dim() not in (2, 3):
+        raise ValueError(
+            f"x must have shape [{graph.num_cols}, F] or [{graph.num_cols}, H, F], "
+            f"got {list(x.shape)}")
+    check_tensor("x", x, [graph.num_cols] + [None] * (x.dim() - 1), graph.device,
+                 what="num_cols x features")
+    if values is not None:
+        if values.dim() == 2:
+            if x.dim() != 3:
+                raise ValueError(
+                    "values of shape [nnz, H] need x of shape [num_cols, H, F]")
+            check_tensor("values", values, [graph.nnz, x.shape[1]], graph.device,
+                         x.dtype, "one value per edge and head")
+        else:
+            check_tensor("values", values, [graph.nnz], graph.device, x.dtype,
+                         "one value per edge, in CSR order")
+        values = values.contiguous()
+    if self_weight is not None:
+        if reduce == "max":
+            raise ValueError("self_weight is supported with reduce 'sum' or 'mean'")
+        if graph.num_rows != graph.num_cols:
+            raise ValueError("self_weight needs a square graph")
+    return torch.ops.gnnc.spmm(graph.id, x.contiguous(), values, reduce, norm,
+                               None if self_weight is None else float(self_weight))
+
+
+# --- sddmm --------------------------------------------------------------------
+
+def _sddmm_launch(g: Graph, a: Tensor, b: Tensor, form: str,
+                  leaky_relu: Optional[float]) -> Tensor:
+    width = a.shape[1] if a.dim() == 2 else 1
+    out_shape = (g.nnz,) if form == "dot" or a.dim() == 1 else (g.nnz, width)
+    out = torch.empty(out_shape, dtype=a.dtype, device=a.device)
+    if g.nnz == 0:
+        return out
+    if width == 0:
+        return out.zero_()
+    spec = OpSpec.sddmm(dtype_code(a.dtype), width, form=form, leaky_relu=leaky_relu)
+    k = g.kernel(spec)
+    with torch.cuda.device(g.device):
+        _lib.check(_lib.lib().gnnc_sddmm(k, buffer_of(a), buffer_of(b),
+                                         buffer_of(out), _stream(g)), "sddmm")
+    return out
+
+
+@torch.library.custom_op("gnnc::sddmm", mutates_args=())
+def _sddmm(graph: int, a: Tensor, b: Tensor, form: str,
+           leaky_relu: Optional[float]) -> Tensor:
+    return _sddmm_launch(_graph(graph), a.contiguous(), b.contiguous(), form,
+                         leaky_relu)
+
+
+@_sddmm.register_fake
+def _(graph, a, b, form, leaky_relu):
+    g = _graph(graph)
+    if form == "dot" or a.dim() == 1:
+        return a.new_empty((g.nnz,))
+    return a.new_empty((g.nnz, a.shape[1]))
+
+
+def _sddmm_setup(ctx, inputs, output):
+    graph, a, b, form, leaky_relu = inputs
+    ctx.graph, ctx.form, ctx.leaky_relu = graph, form, leaky_relu
+    ctx.a_dim = a.dim()
+    # A positive slope keeps the sign, so the output alone says where the
+    # pre-activation was negative; otherwise it is recomputed.
+    keep_out = leaky_relu is not None and leaky_relu > 0
+    ctx.save_for_backward(a, b, output if keep_out else None)
+
+
+def _sddmm_backward(ctx, ds):
+    a, b, out = ctx.saved_tensors
+    g = _graph(ctx.graph)
+    ds = ds.contiguous()
+    if ctx.leaky_relu is not None:
+        pre = out if out is not None else torch.ops.gnnc.sddmm(ctx.graph, a, b,
+                                                               ctx.form, None)
+        # As torch's leaky_relu: the slope applies where the input is <= 0.
+        ds = torch.where(pre > 0, ds, ds * ctx.leaky_relu)
+    da = db = None
+    if ctx.form == "dot":
+        if ctx.needs_input_grad[1]:
+            da = torch.ops.gnnc.spmm(g.id, b, ds, "sum", "none", None)
+        if ctx.needs_input_grad[2]:
+            db = torch.ops.gnnc.spmm(g.T.id, a, ds.index_select(0, g.t2f), "sum",
+                                     "none", None)
+    else:
+        dse = ds.reshape(g.nnz, -1)
+        if ctx.needs_input_grad[1]:
+            da = torch.ops.gnnc.spmm(g.row_edge_graph.id, dse, None, "sum", "none",
+                                     None).reshape(a.shape)
+        if ctx.needs_input_grad[2]:
+            db = torch.ops.gnnc.spmm(g.col_edge_graph.id, dse, None, "sum", "none",
+                                     None).reshape(b.shape)
+    return None, da, db, None, None
+
+
+_sddmm.register_autograd(_sddmm_backward, setup_context=_sddmm_setup)
+
+
+def sddmm(graph: Graph, a: Tensor, b: Tensor, form: str = "dot",
+          leaky_relu: Optional[float] = None) -> Tensor:
+    """One value per CSR edge (r, c) from a[r] (num_rows rows) and b[c]
+    (num_cols rows).
+
+    form='dot': sum_f a[r, f] * b[c, f], a: [num_rows, F], b: [num_cols, F]
+    -> [nnz]. form='add': a[r, h] + b[c, h], a: [num_rows, H] (or
+    [num_rows]), b likewise -> [nnz, H] (or [nnz]) (GAT's attention logits).
+    leaky_relu: the negative slope of a leaky ReLU applied to the result.
+    Differentiable in a and b.
+    """
+    _check_graph(graph)
+    if form not in ("dot", "add"):
+        raise ValueError(f"form must be 'dot' or 'add', got {form!r}")
+    if form == "dot":
+        if a.dim() != 2:
+            raise ValueError(f"a must have shape [{graph.num_rows}, F], got {list(a.shape)}")
+        check_tensor("a", a, [graph.num_rows, None], graph.device, what="num_rows x F")
+        check_tensor("b", b, [graph.num_cols, a.shape[1]], graph.device, a.dtype,
+                     "num_cols x F, F as in a")
+    else:
+        if a.dim() not in (1, 2):
+            raise ValueError(
+                f"a must have shape [{graph.num_rows}, H] or [{graph.num_rows}], "
+                f"got {list(a.shape)}")
+        check_tensor("a", a, [graph.num_rows] + [None] * (a.dim() - 1), graph.device,
+                     what="num_rows x heads")
+        check_tensor("b", b, [graph.num_cols] + list(a.shape[1:]), graph.device,
+                     a.dtype, "num_cols x heads, heads as in a")
+    return torch.ops.gnnc.sddmm(graph.id, a.contiguous(), b.contiguous(), form,
+                                None if leaky_relu is None else float(leaky_relu))
+
+
+# --- edge softmax -------------------------------------------------------------
+
+def _edge_softmax_launch(g: Graph, x: Tensor, grad_out: Optional[Tensor]) -> Tensor:
+    heads = 1 if x.dim() == 1 else x.shape[1]
+    out = torch.empty_like(x)
+    if out.numel() == 0:
+        return out
+    spec = OpSpec.edge_softmax(dtype_code(x.dtype), heads, grad=grad_out is not None)
+    k = g.kernel(spec)
+    with torch.cuda.device(g.device):
+        if grad_out is None:
+            st = _lib.lib().gnnc_edge_softmax(k, buffer_of(x), buffer_of(out), _stream(g))
+        else:
+            st = _lib.lib().gnnc_edge_softmax_grad(k, buffer_of(x), buffer_of(grad_out),
+                                                   buffer_of(out), _stream(g))
+        _lib.check(st, "edge_softmax_grad" if grad_out is not None else "edge_softmax")
+    return out
+
+
+@torch.library.custom_op("gnnc::edge_softmax", mutates_args=())
+def _edge_softmax(graph: int, logits: Tensor) -> Tensor:
+    return _edge_softmax_launch(_graph(graph), logits.contiguous(), None)
+
+
+@_edge_softmax.register_fake
+def _(graph, logits):
+    return torch.empty_like(logits)
+
+
+@torch.library.custom_op("gnnc::edge_softmax_grad", mutates_args=())
+def _edge_softmax_grad(graph: int, out: Tensor, grad_out: Tensor) -> Tensor:
+    return _edge_softmax_launch(_graph(graph), out.contiguous(), grad_out.contiguous())
+
+
+@_edge_softmax_grad.register_fake
+def _(graph, out, grad_out):
+    return torch.empty_like(out)
+
+
+def _edge_softmax_setup(ctx, inputs, output):
+    ctx.graph = inputs[0]
+    ctx.save_for_backward(output)
+
+
+def _edge_softmax_backward(ctx, grad):
+    (out,) = ctx.saved_tensors
+    return None, torch.ops.gnnc.edge_softmax_grad(ctx.graph, out, grad.contiguous())
+
+
+_edge_softmax.register_autograd(_edge_softmax_backward,
+                                setup_context=_edge_softmax_setup)
+
+
+def edge_softmax(graph: Graph, logits: Tensor) -> Tensor:
+    """Softmax of per-edge logits ([nnz] or [nnz, heads], CSR order) over each
+    row's edges (each destination's incoming edges), per head. A row without
+    edges has nothing to normalize. Differentiable."""
+    _check_graph(graph)
+    if logits.dim() not in (1, 2):
+        raise ValueError(
+            f"logits must have shape [{graph.nnz}] or [{graph.nnz}, heads], "
+            f"got {list(logits.shape)}")
+    check_tensor("logits", logits, [graph.nnz] + [None] * (logits.dim() - 1),
+                 graph.device, what="one per edge (and head), in CSR order")
+    return torch.ops.gnnc.edge_softmax(graph.id, logits.contiguous())
+
+
+def _check_graph(graph) -> None:
+    if not isinstance(graph, Graph):
+        raise TypeError(f"expected a gnnc.Graph, got {type(graph).__name__}")
