@@ -1,0 +1,4 @@
+"""PyG-compatible layers on gnnc's kernels (``from gnnc.nn import GCNConv``)."""
+from .conv import GATConv, GCNConv, GINConv, SAGEConv
+
+__all__ = ["GCNConv", "GATConv", "GINConv", "SAGEConv"]
