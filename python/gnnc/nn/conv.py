@@ -56,6 +56,16 @@ def _cast(p: Optional[Tensor], dtype) -> Optional[Tensor]:
     return None if p is None else p.to(dtype)
 
 
+def _reset(module) -> None:
+    """PyG's reset: reset_parameters() where a module has it, else on its
+    children in order (the same order of random draws as PyG)."""
+    if hasattr(module, "reset_parameters"):
+        module.reset_parameters()
+    else:
+        for child in getattr(module, "children", lambda: [])():
+            _reset(child)
+
+
 class GCNConv(torch.nn.Module):
     """PyG's GCNConv: x' = D^-1/2 (A + I) D^-1/2 X W + b (gcn_norm with
     in-degrees). On a symmetric graph the kernel scales by degrees itself
@@ -203,12 +213,7 @@ class GINConv(torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if hasattr(self.nn, "reset_parameters"):
-            self.nn.reset_parameters()
-        else:
-            for m in getattr(self.nn, "modules", lambda: [])():
-                if m is not self.nn and hasattr(m, "reset_parameters"):
-                    m.reset_parameters()
+        _reset(self.nn)
         with torch.no_grad():
             self.eps.fill_(self.initial_eps)
 

@@ -1,0 +1,104 @@
+"""Runs the training examples (node classification, R-MAT speed, PROTEINS)
+and writes summary.json and the raw results (results.json) to --out-dir.
+
+  python examples/bench_training.py --out-dir bench-out            # everything (~8 min on an H100)
+  python examples/bench_training.py --quick --out-dir bench-out    # smoke run
+  python examples/bench_training.py --parts rmat --scales 22 --out-dir bench-22
+
+summary.json:
+- accuracy_delta_points: the largest |gnnc - PyG| mean test accuracy (points)
+  over models (GCN, GAT, GIN), datasets (cora, citeseer) and precisions
+  (gnnc f32 and f16; PyG f32), over --seeds seeds (10 by default);
+- epoch_speedup_f16_vs_pyg_f32, epoch_speedup_f32_vs_pyg_f32: PyG's epoch
+  time (its faster configuration, edge_index or torch.sparse CSR) over
+  gnnc's, the smallest over GCN and GIN and the R-MAT scales run;
+- gat_epoch_speedup: the same for 4-head GAT, gnnc f16 vs PyG's fastest f32;
+- memory_ratio_f16_vs_pyg_f32: gnnc f16 peak memory / PyG f32 peak (its
+  fastest configuration), the largest over the R-MAT models and scales;
+- proteins_epoch_speedup: PROTEINS GIN epoch time, PyG f32 over gnnc f32
+  (proteins_epoch_speedup_f16: over gnnc f16).
+A key is null when its part did not run (or, for a dataset, was absent).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import gnn_common as C
+import train_node
+import train_proteins
+import train_rmat
+
+
+def _min(xs):
+    xs = [x for x in xs if x is not None]
+    return min(xs) if xs else None
+
+
+def _max(xs):
+    xs = [x for x in xs if x is not None]
+    return max(xs) if xs else None
+
+
+def summarize(raw):
+    node = raw.get("node", {}).get("results", [])
+    rmat = raw.get("rmat", {}).get("results", [])
+    prot = raw.get("proteins", {}).get("results", {}) or {}
+    gcn_gin = [r for r in rmat if r["model"] in ("gcn", "gin")]
+    return dict(
+        accuracy_delta_points=_max(r.get("acc_delta_points") for r in node),
+        epoch_speedup_f16_vs_pyg_f32=_min(r.get("speedup_f16") for r in gcn_gin),
+        epoch_speedup_f32_vs_pyg_f32=_min(r.get("speedup_f32") for r in gcn_gin),
+        gat_epoch_speedup=_min(r.get("speedup_f16") for r in rmat if r["model"] == "gat"),
+        memory_ratio_f16_vs_pyg_f32=_max(r.get("memory_ratio_f16") for r in rmat),
+        proteins_epoch_speedup=prot.get("speedup_f32"),
+        proteins_epoch_speedup_f16=prot.get("speedup_f16"),
+    )
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out-dir", default="bench-training")
+    p.add_argument("--parts", nargs="+", default=["node", "rmat", "proteins"],
+                   choices=["node", "rmat", "proteins"])
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: 2 seeds, few epochs, R-MAT scale 16")
+    p.add_argument("--seeds", type=int, help="node classification seeds (default 10)")
+    p.add_argument("--scales", type=int, nargs="+", help="R-MAT scales (default 20)")
+    p.add_argument("--datasets", default="all", choices=["cora", "citeseer", "all"])
+    p.add_argument("--models", default="all", choices=["gcn", "gat", "gin", "all"])
+    args = p.parse_args()
+    dev = C.device()
+    out = Path(args.out_dir)
+    raw = dict(device=C.gpu_name(dev), quick=args.quick)
+    t0 = time.perf_counter()
+    if "node" in args.parts:
+        a = train_node.parser().parse_args([
+            "--dataset", args.datasets, "--model", args.models, "--precision", "all",
+            "--seeds", str(args.seeds or (2 if args.quick else 10)),
+            "--epochs", "30" if args.quick else "200", "--warmup", "5"])
+        raw["node"] = train_node.run(a, dev)
+    if "rmat" in args.parts:
+        scales = args.scales or ([16] if args.quick else [20])
+        a = train_rmat.parser().parse_args(
+            ["--scales", *map(str, scales)] + (["--epochs", "3", "--warmup", "1"]
+                                               if args.quick else []))
+        raw["rmat"] = train_rmat.run(a, dev)
+    if "proteins" in args.parts:
+        a = train_proteins.parser().parse_args(
+            ["--seeds", "1" if args.quick else "5", "--epochs", "10" if args.quick else "100",
+             "--warmup", "2" if args.quick else "5"])
+        raw["proteins"] = train_proteins.run(a, dev)
+    raw["wall_s"] = time.perf_counter() - t0
+    summary = summarize(raw)
+    summary["device"] = raw["device"]
+    summary["parts"] = args.parts
+    C.write_json(out / "results.json", raw)
+    C.write_json(out / "summary.json", summary)
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
