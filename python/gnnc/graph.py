@@ -244,7 +244,9 @@ class Graph:
                         schedule: Optional[str] = None, **kwargs) -> Tuple[str, str]:
         """(schedule, where it came from) of the kernel gnnc runs for an op on
         this graph, e.g. ``g.kernel_schedule('spmm', 64, torch.float16,
-        reduce='mean')`` -> ('#gnn.schedule<...>', 'cost model'). `op`:
+        reduce='mean')`` -> ('#gnn.schedule<...>', 'cost model'); the source is
+        what gnnc_kernel_schedule reports ('written', 'database', 'cost model'
+        or 'default'). `op`:
         'spmm', 'sddmm', 'edge_softmax' or 'edge_softmax_grad'."""
         if op == "spmm":
             spec = OpSpec.spmm(dtype_code(dtype), width, **kwargs)

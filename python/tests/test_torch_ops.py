@@ -336,7 +336,7 @@ def test_kernel_schedule(dev):
         pytest.skip("kernels are compiled on a GPU machine")
     g, _ = make_graph(dev)
     sched, source = g.kernel_schedule("spmm", 64, torch.float16, reduce="mean")
-    assert sched.startswith("#gnn.schedule<") and source in ("written", "database", "cost model")
+    assert sched.startswith("#gnn.schedule<") and source in ("written", "database", "cost model", "default")
     sched, source = g.kernel_schedule("spmm", 64, torch.float32,
                                       schedule="#gnn.schedule<vector_width = 4>")
     assert source == "written"
@@ -384,3 +384,24 @@ def test_opcheck(dev):
     torch.library.opcheck(torch.ops.gnnc.edge_softmax.default,
                           (g.id, torch.rand(g.nnz, 2, device=dev, requires_grad=True)),
                           test_utils=tests)
+
+
+@pytest.mark.parametrize("reduce,norm,with_values,self_weight", [
+    ("mean", "none", False, None), ("sum", "both", False, None),
+    ("sum", "left", True, None), ("sum", "right", False, 0.5), ("mean", "both", True, 0.0)])
+def test_spmm_scaling_in_kernel(dev, monkeypatch, reduce, norm, with_values, self_weight):
+    """With FOLD_SCALING off, the kernels scale by degrees themselves (and
+    the feature gradient runs gnnc_spmm_feature_grad_op's scaled op)."""
+    monkeypatch.setattr(ops, "FOLD_SCALING", False)
+    g, _ = make_graph(dev)
+    x = leaf((g.num_cols, 24), dev, torch.float32, 2)
+    v = leaf((g.nnz,), dev, torch.float32, 3) if with_values else None
+    (y, yr), grads = run_both(
+        lambda x, v: ops.spmm(g, x, v, reduce, norm, self_weight),
+        lambda x, v: torch_ref.spmm(*_ref_on(g, x), g.num_rows, x, v, reduce, norm,
+                                    self_weight),
+        [x, v], dev, torch.float32)
+    close(y, yr, torch.float32)
+    for got, want in grads:
+        if want is not None:
+            close(got, want, torch.float32)

@@ -174,8 +174,9 @@ class GATConv(torch.nn.Module):
         H, C = self.heads, self.out_channels
         x = self.lin(x).view(-1, H, C)
         g = _graph(edge_index, x.size(0), self.add_self_loops, x.device)
-        alpha_src = (x * self.att_src.to(x.dtype)).sum(-1)
-        alpha_dst = (x * self.att_dst.to(x.dtype)).sum(-1)
+        # autocast computes sums in f32: bring them back to the features' dtype.
+        alpha_src = (x * self.att_src.to(x.dtype)).sum(-1).to(x.dtype)
+        alpha_dst = (x * self.att_dst.to(x.dtype)).sum(-1).to(x.dtype)
         # logits[e, h] = leaky_relu(alpha_dst[row(e), h] + alpha_src[col(e), h])
         logits = ops.sddmm(g, alpha_dst, alpha_src, form="add",
                            leaky_relu=self.negative_slope)

@@ -1,0 +1,60 @@
+"""Profiles training epochs of one model on an R-MAT graph with
+torch.profiler and prints the ops and kernels by GPU time (gnnc's kernels
+appear under the names of their CUDA functions).
+
+  python examples/profile_epoch.py --scale 20 --model gcn --lib gnnc --precision f16
+"""
+from __future__ import annotations
+
+import argparse
+
+import gnn_common as C
+import torch
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--scale", type=int, default=18)
+    p.add_argument("--model", default="gcn", choices=["gcn", "gin", "gat"])
+    p.add_argument("--lib", default="gnnc", choices=["gnnc", "pyg"])
+    p.add_argument("--precision", default="f32", choices=["f32", "f16"])
+    p.add_argument("--hidden", type=int, default=128)
+    p.add_argument("--rows", type=int, default=25)
+    a = p.parse_args()
+    dev = C.device()
+    ei, n = C.rmat_edge_index(a.scale, 16, seed=a.scale, dev=dev)
+    x = torch.randn(n, a.hidden, device=dev)
+    y = torch.randint(0, 16, (n,), device=dev)
+    net = C.NodeModel(a.lib, a.model, a.hidden, a.hidden, 16, dropout=0.0).to(dev)
+    opt = torch.optim.Adam(net.parameters(), lr=0.01)
+    scaler = C.grad_scaler(dev, a.precision)
+    xin = x.half() if a.precision == "f16" else x
+
+    def epoch():
+        opt.zero_grad(set_to_none=True)
+        with C.amp_context(dev, a.precision):
+            out = net(xin, ei)
+        loss = F.cross_entropy(out.float(), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+    for _ in range(3):
+        epoch()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(3):
+            epoch()
+        torch.cuda.synchronize()
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=a.rows))
+    timer = C.EpochTimer(dev)
+    for _ in range(10):
+        with timer:
+            epoch()
+    print(f"median epoch {timer.median(0):.3f} ms")
+
+
+if __name__ == "__main__":
+    main()
