@@ -80,6 +80,17 @@ std::string gnnc::tuning::shortText(const Schedule &s) {
 }
 
 std::string gnnc::tuning::tuningOpName(const OpDesc &op) {
+  if (op.kind == OpKind::Spmm) {
+    // Plain sums keep the bare name (and the entries stored under it).
+    std::string name = opKindKey(op.kind);
+    if (op.reduce != Reduce::Sum)
+      name += std::string("_") + reduceName(op.reduce);
+    if (op.scale != DegreeScale::None)
+      name += std::string("_scale_") + degreeScaleName(op.scale);
+    if (op.selfWeight)
+      name += "_self";
+    return name;
+  }
   if (op.kind != OpKind::Sddmm)
     return opKindKey(op.kind);
   return op.form == SddmmForm::Add ? "sddmm_add" : "sddmm";
@@ -133,7 +144,17 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   double csrBytes = (rows + 1) * offsetBytes(op) + edges * indexBytes(op) +
                     (op.edgeValues ? edges * elem : 0);
   double yBytes = rows * rowBytes;
-  const GatherTraffic gather = gatherTraffic(profile, edges, sectorRowBytes);
+  GatherTraffic gather = gatherTraffic(profile, edges, sectorRowBytes);
+  // Column scaling gathers one f32 factor per edge (a sector per edge from
+  // the L2; the factors themselves come from DRAM once). The self term reads
+  // each row's own features once. Row factors come from the row offsets.
+  if (op.scalesColumns()) {
+    double factors = static_cast<double>(profile.numCols) * 4;
+    gather.bytes += edges * kSectorBytes;
+    gather.dramBytes += factors;
+  }
+  if (op.selfWeight)
+    csrBytes += rows * rowBytes;
   const double hit = gather.hitRate;
   p.gatherHitRate = hit;
   // edge_parallel: every worker leaves two f32 partial rows (its first and

@@ -27,10 +27,6 @@ template <typename Fn> void forEachScheduledOp(ModuleOp module, Fn fn) {
 std::string untunableReason(const TunableSite &site, gnn::KernelOp kernel) {
   if (!costModelFor(site.op.kind))
     return std::string("no cost model knows ") + opKindName(site.op.kind);
-  if (site.op.kind == OpKind::Spmm &&
-      (site.op.reduce != Reduce::Sum || site.op.scale != DegreeScale::None ||
-       site.op.selfWeight))
-    return "only reduce = sum without scale or self_weight is modelled";
   if (site.written && site.written->strategy != Strategy::VertexParallel &&
       site.written->strategy != Strategy::EdgeParallel &&
       site.written->strategy != Strategy::NeighborGroup)

@@ -140,8 +140,7 @@ TEST(TunableModule, SitesOfAMixedModule) {
       {"mix_groups", groupsOp(), groupsWritten(), ""},
       {"mix_halves", halvesOp(), halvesWritten(), ""},
       {"mix_score", scoreOp(), std::nullopt, ""},
-      {"mix_mean", mean, std::nullopt,
-       "only reduce = sum without scale or self_weight is modelled"},
+      {"mix_mean", mean, std::nullopt, ""},
       {"mix_softmax", softmax, std::nullopt,
        "no cost model knows gnn.edge_softmax"},
   };
@@ -158,6 +157,7 @@ TEST(TunableModule, SitesOfAMixedModule) {
   }
   // What the database and the reports call them.
   EXPECT_EQ(tuningOpName(sites[0].op), "spmm");
+  EXPECT_EQ(tuningOpName(sites[4].op), "spmm_mean");
   EXPECT_EQ(opDescription(sites[0].op), "");
   EXPECT_EQ(tuningOpName(sites[3].op), "sddmm_add");
   EXPECT_EQ(opDescription(sites[3].op), ", sddmm add, leaky_relu");
@@ -357,9 +357,9 @@ TEST(TuneModule, WithoutMeasuringTheChoiceIsTheModelsBest) {
   };
   std::vector<SiteTuning> tuned = tuneModule(module, g, options);
   // Written schedules are kept (compileForGraph's rule) and untunable ops
-  // left out.
+  // (the edge softmax) left out; a mean is tuned like a sum.
   EXPECT_EQ(entriesOf(tuned),
-            (std::vector<std::string>{"mix_agg", "mix_score"}));
+            (std::vector<std::string>{"mix_agg", "mix_score", "mix_mean"}));
   EXPECT_EQ(seen, entriesOf(tuned));
   std::string fingerprint = graph::analyzeGraph(g).fingerprintHex;
   for (const SiteTuning &t : tuned) {
@@ -383,9 +383,10 @@ TEST(TuneModule, WithoutMeasuringTheChoiceIsTheModelsBest) {
     EXPECT_GE(t.cpuSeconds, t.cpuProfileSeconds);
   }
   std::map<std::string, Schedule> chosen = choices(tuned);
-  ASSERT_EQ(chosen.size(), 2u);
+  ASSERT_EQ(chosen.size(), 3u);
   EXPECT_EQ(chosen.at("mix_agg"), tuned[0].choice);
   EXPECT_EQ(chosen.at("mix_score"), tuned[1].choice);
+  EXPECT_EQ(chosen.at("mix_mean"), tuned[2].choice);
 
   // gnn-tune retunes written schedules too; a HalfGNN kernel keeps its
   // disc_batch and accumulation, and the choices compile.
@@ -394,7 +395,7 @@ TEST(TuneModule, WithoutMeasuringTheChoiceIsTheModelsBest) {
   std::vector<SiteTuning> all = tuneModule(module, g, options);
   EXPECT_EQ(entriesOf(all),
             (std::vector<std::string>{"mix_agg", "mix_groups", "mix_halves",
-                                      "mix_score"}));
+                                      "mix_score", "mix_mean"}));
   const SiteTuning &groups = tuningOf(all, "mix_groups");
   EXPECT_EQ(groups.choice, rankedFor(g, groupsOp())[0].schedule);
   const SiteTuning &halves = tuningOf(all, "mix_halves");
@@ -453,7 +454,7 @@ TEST(TuneModule, TheDatabaseEntryIsUsedWhenAsked) {
   options.takeFromDatabase = true;
   tuned = tuneModule(module, g, options);
   ASSERT_EQ(entriesOf(tuned),
-            (std::vector<std::string>{"mix_agg", "mix_score"}));
+            (std::vector<std::string>{"mix_agg", "mix_score", "mix_mean"}));
   EXPECT_EQ(tuned[0].choice, entry.schedule);
   EXPECT_EQ(tuned[0].source, ChoiceSource::Database);
   EXPECT_TRUE(tuned[0].ranked.empty());
@@ -509,7 +510,7 @@ TEST(TuneModule, VisitsTheMeasurementOrdersCandidatesCompiled) {
   };
   std::vector<SiteTuning> tuned = tuneModule(module, g, options);
   ASSERT_EQ(entriesOf(tuned),
-            (std::vector<std::string>{"mix_agg", "mix_score"}));
+            (std::vector<std::string>{"mix_agg", "mix_score", "mix_mean"}));
   size_t next = 0;
   for (const SiteTuning &t : tuned) {
     SCOPED_TRACE(t.site->entryName);
@@ -543,7 +544,7 @@ TEST(TuneModule, VisitsTheMeasurementOrdersCandidatesCompiled) {
   visits.clear();
   options.visitMeasures = false;
   tuned = tuneModule(module, g, options);
-  EXPECT_EQ(visits.size(), 6u);
+  EXPECT_EQ(visits.size(), 9u); // three sites, three candidates each
   for (const SiteTuning &t : tuned) {
     EXPECT_EQ(t.choiceIndex, 0u);
     EXPECT_EQ(t.source, ChoiceSource::Model);

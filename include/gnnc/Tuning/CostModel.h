@@ -49,8 +49,9 @@ namespace gnnc::tuning {
 /// only: schedules are stored and passed as Schedule or its text form.
 std::string shortText(const Schedule &s);
 
-/// The tuning database's name of what `op` computes: "spmm", "sddmm" (form
-/// = dot) or "sddmm_add".
+/// The tuning database's name of what `op` computes: "spmm" (a plain sum),
+/// "spmm" with its options appended ("spmm_mean", "spmm_max_scale_both",
+/// "spmm_self", ...), "sddmm" (form = dot) or "sddmm_add".
 std::string tuningOpName(const OpDesc &op);
 
 /// `op` in words for reports: "" for gnn.spmm, else ", sddmm dot" or
