@@ -9,9 +9,10 @@ using namespace gnnc::plan;
 namespace {
 const char *const kKindNames[] = {"ptr", "i32", "i64", "f32"};
 const char *const kRoleNames[] = {
-    "row_offsets", "column_indices", "num_rows",  "input",     "edge_values",
-    "result",      "column_factors", "num_edges", "workspace", "group_offsets",
-    "group_rows",  "num_groups",     "unused",    "num_items"};
+    "row_offsets",   "column_indices", "num_rows",       "input",
+    "edge_values",   "result",         "column_factors", "num_edges",
+    "workspace",     "group_offsets",  "group_rows",     "num_groups",
+    "graph_offsets", "num_graphs",     "unused",         "num_items"};
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {
@@ -35,6 +36,7 @@ ParamKind gnnc::paramKindOf(ParamRole role) {
   case ParamRole::NumRows:
   case ParamRole::NumEdges:
   case ParamRole::NumGroups:
+  case ParamRole::NumGraphs:
   case ParamRole::NumItems:
     return ParamKind::Int64;
   default:
@@ -56,6 +58,10 @@ const char *gnnc::extraParamStem(ParamRole role) {
     return "group_rows";
   case ParamRole::NumGroups:
     return "num_groups";
+  case ParamRole::GraphOffsets:
+    return "graph_ptr";
+  case ParamRole::NumGraphs:
+    return "num_graphs";
   default:
     return paramRoleName(role);
   }

@@ -132,9 +132,9 @@ Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
                            "the result atomically: use write = atomic (or "
                            "leave it out)");
   } else if (s.write != WriteMode::Direct) {
-    return Status::error("write = " + write +
-                         " is not implemented yet; vertex_parallel writes "
-                         "each row directly");
+    return Status::error("write = " + write + " is not implemented yet; " +
+                         strategyName(s.strategy) +
+                         " writes each row directly");
   }
   return checkVectorWidth(op, family, s);
 }
@@ -146,6 +146,8 @@ bool gnnc::isCompleteSchedule(const Schedule &s) {
     return common && s.edgesPerWarp != 0 && s.write != WriteMode::Direct;
   if (s.strategy == Strategy::NeighborGroup)
     return common && s.groupSize != 0 && s.write == WriteMode::Atomic;
+  if (s.strategy == Strategy::Batched)
+    return common && s.tileRows != 0 && s.graphsPerBlock != 0;
   return common;
 }
 
@@ -153,7 +155,7 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
   GNNC_RETURN_IF_ERROR(checkOpSizes(op));
   if (s.strategy != Strategy::VertexParallel &&
       s.strategy != Strategy::EdgeParallel &&
-      s.strategy != Strategy::NeighborGroup)
+      s.strategy != Strategy::NeighborGroup && s.strategy != Strategy::Batched)
     return Status::error(std::string("no default for strategy '") +
                          strategyName(s.strategy) + "'");
   if (s.vectorWidth == 0) {
@@ -165,17 +167,30 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
         break;
       }
   }
+  bool batched = s.strategy == Strategy::Batched;
+  if (batched) {
+    if (s.tileRows == 0)
+      s.tileRows = defaults::kBatchedTileRows;
+    if (s.graphsPerBlock == 0)
+      s.graphsPerBlock = 1;
+  }
   if (s.dimWorkers == 0) {
     int32_t edgeWorkers = familyOf(op.kind).edgeWorkers;
+    // A sub-warp of a power of two lanes shares a row's chunks (of one
+    // column block, for batched): enough for one trip.
+    int64_t chunks = batched
+                         ? batchedColumnChunks(op, s.vectorWidth, s.tileRows)
+                         : ceilDiv(op.width, s.vectorWidth);
     s.dimWorkers =
         edgeWorkers != 0
             ? edgeWorkers
             : static_cast<int32_t>(std::min<int64_t>(
-                  kWarpSize, powerOfTwoCeil(ceilDiv(op.width, s.vectorWidth))
-                                 .value_or(kWarpSize)));
+                  kWarpSize, powerOfTwoCeil(chunks).value_or(kWarpSize)));
   }
   if (s.threadsPerBlock == 0)
-    s.threadsPerBlock = std::max(defaults::kThreadsPerBlock, s.dimWorkers);
+    s.threadsPerBlock = std::max(batched ? defaults::kBatchedThreadsPerBlock
+                                         : defaults::kThreadsPerBlock,
+                                 s.dimWorkers);
   if (s.strategy == Strategy::EdgeParallel) {
     if (s.edgesPerWarp == 0)
       s.edgesPerWarp = defaults::kEdgesPerWorker;
@@ -235,13 +250,16 @@ bool gnnc::plan::keepsVectorsPacked(ElementType type, int64_t vw) {
 
 Expected<ThreadMapping> gnnc::plan::featureMapping(const OpDesc &op,
                                                    const Schedule &s,
-                                                   bool wideBatch) {
+                                                   bool wideBatch,
+                                                   int64_t laneChunks) {
   ThreadMapping m;
   m.lanes = s.dimWorkers;
   m.rowsPerBlock = s.threadsPerBlock / s.dimWorkers;
   m.vectorWidth = s.vectorWidth;
   m.chunks = ceilDiv(op.width, s.vectorWidth);
-  m.chunksPerLane = ceilDiv(m.chunks, m.lanes);
+  if (laneChunks > 0 && laneChunks < m.chunks)
+    m.columnChunks = laneChunks;
+  m.chunksPerLane = ceilDiv(m.laneChunks(), m.lanes);
   int64_t accumulators = m.chunksPerLane * s.vectorWidth;
   if (accumulators > kMaxAccumulatorsPerThread)
     return Status::error(
@@ -341,5 +359,6 @@ bool ThreadMapping::operator==(const ThreadMapping &o) const {
          vectorWidth == o.vectorWidth && chunks == o.chunks &&
          chunksPerLane == o.chunksPerLane && edgeUnroll == o.edgeUnroll &&
          packed == o.packed && itemsPerWorker == o.itemsPerWorker &&
-         groupSize == o.groupSize && rowEndsBytes == o.rowEndsBytes;
+         groupSize == o.groupSize && rowEndsBytes == o.rowEndsBytes &&
+         columnChunks == o.columnChunks;
 }

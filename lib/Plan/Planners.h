@@ -45,6 +45,7 @@ Expected<KernelPlan> planSpmmNeighbourGroups(const OpDesc &op,
                                              const Schedule &s);
 Expected<KernelPlan> planSddmmEdgeParallel(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planEdgeSoftmax(const OpDesc &op, const Schedule &s);
+Expected<KernelPlan> planSpmmBatched(const OpDesc &op, const Schedule &s);
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);
@@ -58,8 +59,15 @@ Status spmmRules(const OpDesc &op, const Schedule &s);
 /// most the lanes unless `wideBatch`: gnn.spmm, and edge_parallel gnn.sddmm
 /// whose workers load both endpoints). Fails when a lane would need more
 /// than kMaxAccumulatorsPerThread accumulators.
+/// With `laneChunks` > 0 the lanes share that many chunks at a time (a
+/// column block of the batched strategy) rather than the whole row.
 Expected<ThreadMapping> featureMapping(const OpDesc &op, const Schedule &s,
-                                       bool wideBatch);
+                                       bool wideBatch, int64_t laneChunks = 0);
+/// batched: the vector chunks of one column block when a block stages
+/// `tileRows` rows of `vw`-element chunks: the whole row when the tile fits
+/// defaults::kBatchedTileBytes, else the row cut into the fewest column
+/// blocks of equal size that do (at least one chunk each).
+int64_t batchedColumnChunks(const OpDesc &op, int64_t vw, int64_t tileRows);
 /// A plan holding featureMapping's mapping and a block per `rowsPerBlock`
 /// rows (rowLaunch).
 Expected<KernelPlan> rowPlan(const OpDesc &op, const Schedule &s,

@@ -33,6 +33,7 @@ const PlannerEntry kPlanners[] = {
     {OpKind::Spmm, Strategy::VertexParallel, planVertexParallel},
     {OpKind::Spmm, Strategy::EdgeParallel, planSpmmEdgeParallel},
     {OpKind::Spmm, Strategy::NeighborGroup, planSpmmNeighbourGroups},
+    {OpKind::Spmm, Strategy::Batched, planSpmmBatched},
     {OpKind::Sddmm, Strategy::VertexParallel, planVertexParallel},
     {OpKind::Sddmm, Strategy::EdgeParallel, planSddmmEdgeParallel},
     {OpKind::EdgeSoftmax, Strategy::VertexParallel, planEdgeSoftmax},

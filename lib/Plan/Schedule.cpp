@@ -49,6 +49,8 @@ const FieldInfo kFields[kNumScheduleFields] = {
     {"accumulate"},
     {"write"},
     {"blocks_per_sm", &Schedule::blocksPerSm},
+    {"tile_rows", &Schedule::tileRows},
+    {"graphs_per_block", &Schedule::graphsPerBlock},
 };
 
 const FieldInfo &info(ScheduleField field) {
@@ -260,6 +262,18 @@ Status gnnc::checkScheduleFields(const Schedule &s) {
   if (s.sliceSize != 0 && s.strategy != Strategy::Sliced)
     return fail(std::string("slice_size applies to the sliced strategy, not ") +
                 strategy);
+  if (s.tileRows < 0 || s.tileRows > kMaxTileRows)
+    return fail("tile_rows must be from 1 to " + std::to_string(kMaxTileRows) +
+                " (0 = choose), got " + std::to_string(s.tileRows));
+  if (s.graphsPerBlock < 0 || s.graphsPerBlock > kMaxGraphsPerBlock)
+    return fail("graphs_per_block must be from 1 to " +
+                std::to_string(kMaxGraphsPerBlock) + " (0 = choose), got " +
+                std::to_string(s.graphsPerBlock));
+  if ((s.tileRows != 0 || s.graphsPerBlock != 0) &&
+      s.strategy != Strategy::Batched)
+    return fail(
+        std::string(s.tileRows != 0 ? "tile_rows" : "graphs_per_block") +
+        " applies to the batched strategy, not " + strategy);
   if (s.tileRouting && s.strategy != Strategy::TileRouted)
     return fail(std::string("tile_routing applies to the tile_routed "
                             "strategy, not ") +

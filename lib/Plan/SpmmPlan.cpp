@@ -11,6 +11,10 @@
 //===----------------------------------------------------------------------===//
 #include "Planners.h"
 
+#include "gnnc/Plan/Checked.h"
+
+#include <algorithm>
+
 using namespace gnnc;
 using namespace gnnc::plan;
 using namespace gnnc::limits;
@@ -49,6 +53,9 @@ Status gnnc::plan::spmmRules(const OpDesc &op, const Schedule &s) {
     return Status::error("accumulate = f16 and disc_batch apply to reduce = "
                          "sum or mean; max takes the largest term and "
                          "accumulates in f32");
+  if (s.strategy == Strategy::Batched && !op.batchedGraph)
+    return Status::error("strategy = batched runs over a batch of graphs; "
+                         "the graph must be a !gnn.graph<batched_csr, ...>");
   if (s.strategy == Strategy::NeighborGroup && max)
     return Status::error("neighbor_group adds the rows that span blocks with "
                          "atomicAdd, which cannot take a maximum; use "
@@ -152,4 +159,54 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
   plan.atomicPieceEdges =
       int64_t(s.groupSize) * s.threadsPerBlock / s.dimWorkers;
   return groups;
+}
+
+int64_t gnnc::plan::batchedColumnChunks(const OpDesc &op, int64_t vw,
+                                        int64_t tileRows) {
+  const int64_t chunks = ceilDiv(op.width, vw);
+  const int64_t chunkBytes =
+      tileRows * vw * static_cast<int64_t>(elementSize(op.type));
+  const int64_t fit = std::max<int64_t>(
+      1, defaults::kBatchedTileBytes / std::max<int64_t>(chunkBytes, 1));
+  if (fit >= chunks)
+    return chunks;
+  // The fewest column blocks that fit, of (nearly) equal size.
+  return ceilDiv(chunks, ceilDiv(chunks, fit));
+}
+
+Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
+                                                 const Schedule &s) {
+  // A block takes `graphs_per_block` consecutive graphs; graphs whose nodes
+  // fit `tile_rows` together are one segment, whose feature rows (one
+  // column block at a time) the block stages in shared memory before its
+  // sub-warps of `lanes` threads reduce each row from there. A graph larger
+  // than the tile is reduced from global memory in the same launch.
+  const int64_t columnChunks =
+      batchedColumnChunks(op, s.vectorWidth, s.tileRows);
+  Expected<ThreadMapping> mapping =
+      featureMapping(op, s, /*wideBatch=*/true, columnChunks);
+  if (!mapping)
+    return mapping.status();
+  KernelPlan plan;
+  plan.mapping = *mapping;
+  const int64_t tileBytes = int64_t(s.tileRows) * columnChunks * s.vectorWidth *
+                            static_cast<int64_t>(elementSize(op.type));
+  GNNC_RETURN_IF_ERROR(checkSharedBytes(
+      tileBytes,
+      "batched stages tile_rows rows of a column block in shared memory: " +
+          std::to_string(s.tileRows) + " rows x " +
+          std::to_string(columnChunks * s.vectorWidth) + " features x " +
+          std::to_string(elementSize(op.type)) + " bytes",
+      "lower tile_rows"));
+  plan.extraParams = spmmExtras(op);
+  plan.extraParams.push_back(ParamRole::GraphOffsets);
+  plan.extraParams.push_back(ParamRole::NumGraphs);
+  LaunchPlan &launch = plan.launch;
+  launch.threads = s.threadsPerBlock;
+  launch.grid = {ParamRole::NumGraphs};
+  launch.itemsPerBlock = s.graphsPerBlock;
+  launch.minBlocks = 1;
+  launch.sharedBytes = tileBytes;
+  launch.blocksPerSm = s.blocksPerSm;
+  return plan;
 }

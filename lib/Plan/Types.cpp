@@ -76,8 +76,8 @@ OpDesc gnnc::spmmOp(ElementType type, int64_t width) {
 bool OpDesc::operator==(const OpDesc &o) const {
   return kind == o.kind && type == o.type && width == o.width &&
          stride() == o.stride() && offsets64 == o.offsets64 &&
-         indices64 == o.indices64 && edgeValues == o.edgeValues &&
-         reduce == o.reduce && scale == o.scale && selfWeight == o.selfWeight &&
-         colNormExponent == o.colNormExponent && form == o.form &&
-         leakyRelu == o.leakyRelu;
+         indices64 == o.indices64 && batchedGraph == o.batchedGraph &&
+         edgeValues == o.edgeValues && reduce == o.reduce && scale == o.scale &&
+         selfWeight == o.selfWeight && colNormExponent == o.colNormExponent &&
+         form == o.form && leakyRelu == o.leakyRelu;
 }

@@ -51,6 +51,9 @@ StringRef purposeOf(ParamRole role) {
     return "edge_parallel (the number of edges)";
   case ParamRole::Workspace:
     return "edge_parallel (the split rows)";
+  case ParamRole::GraphOffsets:
+  case ParamRole::NumGraphs:
+    return "batched (the graphs of the batch)";
   default:
     return "neighbor_group (the host's groups)";
   }

@@ -148,7 +148,7 @@ TEST(Plan, EachOpSaysWhatItImplements) {
   EXPECT_EQ(
       implementedStrategies(OpKind::Spmm),
       (std::vector<Strategy>{Strategy::VertexParallel, Strategy::EdgeParallel,
-                             Strategy::NeighborGroup}));
+                             Strategy::NeighborGroup, Strategy::Batched}));
   EXPECT_EQ(why(ofKind(OpKind::Sddmm, ElementType::F32, 8),
                 strategy(Strategy::NeighborGroup)),
             "schedule strategy 'neighbor_group' is not implemented for "
@@ -371,6 +371,67 @@ TEST(Plan, EdgeSoftmaxHeads) {
   EXPECT_EQ(why(ofKind(OpKind::EdgeSoftmaxGrad, ElementType::F32, 65), {}),
             "65 heads need 195 values per thread (a running sum and two "
             "loads per head); at most 64 heads fit in registers");
+}
+
+TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
+  OpDesc op = spmm(ElementType::F32, 64);
+  EXPECT_EQ(why(op, strategy(Strategy::Batched)),
+            "strategy = batched runs over a batch of graphs; the graph must "
+            "be a !gnn.graph<batched_csr, ...>");
+  op.batchedGraph = true;
+  // The defaults: a graph per block, 64 staged rows, 128 threads, a sub-warp
+  // of 16 lanes for the 16 chunks of a 64-float row.
+  Expected<KernelPlan> plan = planWithDefaults(op, strategy(Strategy::Batched));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->schedule.tileRows, 64);
+  EXPECT_EQ(plan->schedule.graphsPerBlock, 1);
+  EXPECT_EQ(plan->schedule.threadsPerBlock, 128);
+  EXPECT_EQ(plan->mapping.lanes, 16);
+  EXPECT_EQ(plan->mapping.rowsPerBlock, 8);
+  EXPECT_EQ(plan->mapping.columnChunks, 0);
+  EXPECT_EQ(plan->launch.sharedBytes, 64 * 64 * 4);
+  EXPECT_EQ(plan->launch.grid, std::vector<ParamRole>{ParamRole::NumGraphs});
+  EXPECT_EQ(plan->launch.itemsPerBlock, 1);
+  EXPECT_EQ(plan->extraParams, (std::vector<ParamRole>{ParamRole::GraphOffsets,
+                                                       ParamRole::NumGraphs}));
+  // 256 floats in 64 rows are 64 KiB, over the tile's 32 KiB: two column
+  // blocks of 32 chunks, a full warp per row.
+  OpDesc wide = op;
+  wide.width = wide.rowStride = 256;
+  plan = planWithDefaults(wide, strategy(Strategy::Batched));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->mapping.columnChunks, 32);
+  EXPECT_EQ(plan->mapping.columnBlocks(), 2);
+  EXPECT_EQ(plan->mapping.lanes, 32);
+  EXPECT_EQ(plan->mapping.chunksPerLane, 1);
+  EXPECT_EQ(plan->launch.sharedBytes, 32 * 1024);
+  // 50 chunks (200 floats) split evenly: 25 and 25.
+  wide.width = wide.rowStride = 200;
+  EXPECT_EQ(
+      planWithDefaults(wide, strategy(Strategy::Batched))->mapping.columnChunks,
+      25);
+  // Column scaling reads the factors; several graphs per block.
+  OpDesc gcn = op;
+  gcn.scale = DegreeScale::Both;
+  Schedule s = strategy(Strategy::Batched);
+  s.graphsPerBlock = 4;
+  s.tileRows = 200;
+  plan = planWithDefaults(gcn, s);
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->extraParams, (std::vector<ParamRole>{ParamRole::ColumnFactors,
+                                                       ParamRole::GraphOffsets,
+                                                       ParamRole::NumGraphs}));
+  EXPECT_EQ(plan->launch.itemsPerBlock, 4);
+  // A tile that does not fit a block's shared memory.
+  s.tileRows = 20000;
+  EXPECT_EQ(why(op, s),
+            "batched stages tile_rows rows of a column block in shared "
+            "memory: 20000 rows x 4 features x 4 bytes = 320000 bytes, over "
+            "98304; lower tile_rows");
+  Schedule general;
+  general.tileRows = 8;
+  EXPECT_EQ(why(op, general),
+            "tile_rows applies to the batched strategy, not vertex_parallel");
 }
 
 TEST(Abi, RolesHaveOneSpellingEach) {

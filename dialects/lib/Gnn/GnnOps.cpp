@@ -175,6 +175,7 @@ static OpDesc describeCommon(OpKind kind, Value graph, Type elementType,
   desc.kind = kind;
   auto graphType = cast<GnnGraphType>(graph.getType());
   desc.offsets64 = graphType.getOffsetType().getWidth() == 64;
+  desc.batchedGraph = graphType.getFormat() == GraphFormat::batched_csr;
   desc.indices64 = graphType.getIndexType().getWidth() == 64;
   // The verifier of each op restricts its tensors to f32, f16 and bf16.
   FailureOr<gnnc::ElementType> type = elementTypeOf(elementType);
@@ -186,10 +187,12 @@ static OpDesc describeCommon(OpKind kind, Value graph, Type elementType,
 
 LogicalResult SpmmOp::verify() {
   auto graphType = cast<GnnGraphType>(getGraph().getType());
-  if (graphType.getFormat() != GraphFormat::csr)
+  if (graphType.getFormat() != GraphFormat::csr &&
+      graphType.getFormat() != GraphFormat::batched_csr)
     return emitOpError() << "graph format '"
                          << stringifyGraphFormat(graphType.getFormat())
-                         << "' is not supported by gnn.spmm yet; use csr";
+                         << "' is not supported by gnn.spmm yet; use csr or "
+                            "batched_csr";
   auto features = cast<RankedTensorType>(getFeatures().getType());
   if (features.getRank() != 2)
     return emitOpError() << "features must be a 2-D tensor (nodes x feature "
@@ -431,7 +434,7 @@ PlanAttr gnnc::gnn::getPlanAttr(MLIRContext *context, const KernelPlan &plan) {
   return PlanAttr::get(context, m.lanes, m.rowsPerBlock, m.vectorWidth,
                        m.chunks, m.chunksPerLane, m.edgeUnroll, m.packed,
                        m.itemsPerWorker, m.groupSize, m.rowEndsBytes,
-                       plan.atomicPieceEdges);
+                       plan.atomicPieceEdges, m.columnChunks);
 }
 
 ThreadMapping gnnc::gnn::threadMapping(PlanAttr attr) {
@@ -446,5 +449,6 @@ ThreadMapping gnnc::gnn::threadMapping(PlanAttr attr) {
   m.itemsPerWorker = attr.getItemsPerWorker();
   m.groupSize = attr.getGroupSize();
   m.rowEndsBytes = attr.getRowEndsBytes();
+  m.columnChunks = attr.getColumnChunks();
   return m;
 }

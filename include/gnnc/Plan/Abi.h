@@ -48,6 +48,10 @@ enum class ParamRole {
   GroupOffsets,
   GroupRows,
   NumGroups,
+  /// A batch of graphs (batched_csr): the first node of each graph and
+  /// the node count (numGraphs + 1 entries), and the number of graphs.
+  GraphOffsets,
+  NumGraphs,
   /// A kernel argument the op does not read.
   Unused,
   /// The work items of a kernel that is no gnn op (the runtime's own
@@ -57,8 +61,8 @@ enum class ParamRole {
 
 /// The manifest spelling: "row_offsets", "column_indices", "num_rows",
 /// "input", "edge_values", "result", "column_factors", "num_edges",
-/// "workspace", "group_offsets", "group_rows", "num_groups", "unused",
-/// "num_items".
+/// "workspace", "group_offsets", "group_rows", "num_groups",
+/// "graph_offsets", "num_graphs", "unused", "num_items".
 const char *paramRoleName(ParamRole role);
 std::optional<ParamRole> parseParamRole(const std::string &text);
 
@@ -68,7 +72,8 @@ ParamKind paramKindOf(ParamRole role);
 
 /// The name the lowering gives a parameter of `role` that the op needs
 /// beyond its operands (after the graph's prefix): "col_norm",
-/// "num_edges", "workspace", "group_ptr", "group_rows", "num_groups".
+/// "num_edges", "workspace", "group_ptr", "group_rows", "num_groups",
+/// "graph_ptr", "num_graphs".
 const char *extraParamStem(ParamRole role);
 
 } // namespace gnnc

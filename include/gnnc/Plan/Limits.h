@@ -50,6 +50,10 @@ constexpr int32_t kMaxEdgesPerWorker = 1 << 20;
 constexpr int32_t kMaxBlocksPerSm = 32;
 /// Most neighbours one batch of a discretized reduction may hold.
 constexpr int32_t kMaxDiscBatch = 1024;
+/// batched: most nodes a block stages (`tile_rows`) and most graphs a
+/// block takes (`graphs_per_block`).
+constexpr int32_t kMaxTileRows = 1 << 16;
+constexpr int32_t kMaxGraphsPerBlock = 1024;
 
 // The largest products the plans form stay far below 2^63: shared memory of
 // a block (threads x stride x 8 bytes), a worker's workspace (stride x 8
@@ -79,6 +83,13 @@ constexpr int32_t kEdgeWorkers = 32;
 constexpr int32_t kTunedGroupSizes[] = {32, 16, 64};
 /// The merge-path items per worker the tuner tries for edge_parallel.
 constexpr int32_t kTunedEdgesPerWorker[] = {256, 128, 64};
+/// batched: the shared memory a block's staged tile may take by default
+/// (a column block is as wide as fits), the nodes a tile holds and the
+/// threads of a block. 32 KiB keeps several blocks on an SM (an H100 SM
+/// holds 228 KiB), so that staging one graph overlaps the others' gathers.
+constexpr int64_t kBatchedTileBytes = 32 * 1024;
+constexpr int32_t kBatchedTileRows = 64;
+constexpr int32_t kBatchedThreadsPerBlock = 128;
 
 } // namespace gnnc::defaults
 

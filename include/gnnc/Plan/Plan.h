@@ -85,6 +85,20 @@ struct ThreadMapping {
   int64_t groupSize = 0;
   /// Shared memory before the slots of write = shared (the row ends).
   int64_t rowEndsBytes = 0;
+  /// batched: vector chunks per column block (0: the whole row); a block
+  /// stages and reduces one column block of its graphs at a time.
+  int64_t columnChunks = 0;
+  /// The chunks a row's lanes share at once: a column block, or the row.
+  int64_t laneChunks() const { return columnChunks ? columnChunks : chunks; }
+  /// Column blocks per row.
+  int64_t columnBlocks() const {
+    return (chunks + laneChunks() - 1) / laneChunks();
+  }
+  /// Whether some lanes of a row (or of the last column block) have a
+  /// chunk less than the others, so that chunk loops test their bound.
+  bool raggedChunks() const {
+    return laneChunks() % lanes != 0 || chunks % laneChunks() != 0;
+  }
   bool operator==(const ThreadMapping &o) const;
 };
 

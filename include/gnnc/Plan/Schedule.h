@@ -67,6 +67,12 @@ struct Schedule {
   WriteMode write = WriteMode::Direct;
   /// Blocks that must fit on one SM (a register cap); 0 = no cap.
   int32_t blocksPerSm = 0;
+  /// batched: most nodes whose feature rows (of one column block) a block
+  /// stages in shared memory; a larger graph is gathered from global
+  /// memory.
+  int32_t tileRows = 0;
+  /// batched: consecutive graphs one block takes.
+  int32_t graphsPerBlock = 0;
 
   bool operator==(const Schedule &o) const;
   bool operator!=(const Schedule &o) const { return !(*this == o); }
@@ -88,9 +94,11 @@ enum class ScheduleField {
   TileRouting,
   Accumulate,
   Write,
-  BlocksPerSm
+  BlocksPerSm,
+  TileRows,
+  GraphsPerBlock
 };
-constexpr size_t kNumScheduleFields = 12;
+constexpr size_t kNumScheduleFields = 14;
 
 /// The field's name in the text form ("vector_width").
 const char *scheduleFieldName(ScheduleField field);

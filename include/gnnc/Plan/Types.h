@@ -81,6 +81,10 @@ struct OpDesc {
   /// 64-bit graph row offsets and column indices.
   bool offsets64 = true;
   bool indices64 = false;
+  /// The graph is a batch of graphs (`!gnn.graph<batched_csr, ...>`): a
+  /// block-diagonal CSR graph whose kernels may also read the first node
+  /// of each graph (`graph_ptr`).
+  bool batchedGraph = false;
 
   // gnn.spmm
   /// The op reads one value per edge (`values(...)`).

@@ -146,6 +146,8 @@ static Json opJson(const OpDesc &op) {
             {"row_stride", op.stride()},
             {"offset_type", op.offsets64 ? "i64" : "i32"},
             {"index_type", op.indices64 ? "i64" : "i32"}};
+  if (op.batchedGraph)
+    json["batched_graph"] = true;
   switch (op.kind) {
   case OpKind::Spmm:
     json["edge_values"] = op.edgeValues;
@@ -366,7 +368,7 @@ public:
         object, field,
         {"kind", "element_type", "width", "row_stride", "offset_type",
          "index_type", "edge_values", "reduce", "scale", "self_weight",
-         "col_norm_exponent", "form", "leaky_relu"}));
+         "col_norm_exponent", "form", "leaky_relu", "batched_graph"}));
     GNNC_RETURN_IF_ERROR(readName(
         object, "kind", field, true,
         [](const std::string &t) { return parseOpKind(t); },
@@ -398,6 +400,11 @@ public:
                                       limits::kMaxRowStride, width, stride));
     op.width = static_cast<int64_t>(width);
     op.rowStride = static_cast<int64_t>(stride);
+    if (auto batched = object.find("batched_graph"); batched != object.end()) {
+      if (!batched->is_boolean())
+        return fail(field + ".batched_graph", "expected true or false");
+      op.batchedGraph = batched->get<bool>();
+    }
     if (auto values = object.find("edge_values"); values != object.end()) {
       if (!values->is_boolean())
         return fail(field + ".edge_values", "expected true or false");

@@ -52,7 +52,7 @@ module attributes {s = #gnn.schedule<tile_routing = true>} {}
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    // expected-error @+1 {{schedule strategy 'sliced' is not implemented for gnn.spmm yet; implemented: vertex_parallel, edge_parallel, neighbor_group}}
+    // expected-error @+1 {{schedule strategy 'sliced' is not implemented for gnn.spmm yet; implemented: vertex_parallel, edge_parallel, neighbor_group, batched}}
     %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = sliced, slice_size = 16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %y : tensor<?x64xf32>
   }
@@ -192,7 +192,7 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<sliced_csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-    // expected-error @+1 {{graph format 'sliced_csr' is not supported by gnn.spmm yet; use csr}}
+    // expected-error @+1 {{graph format 'sliced_csr' is not supported by gnn.spmm yet; use csr or batched_csr}}
     %y = gnn.spmm %g, %x : !gnn.graph<sliced_csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
   }
@@ -481,5 +481,55 @@ gnn.module @m {
     // expected-error @+1 {{write = shared applies to gnn.spmm; gnn.sddmm writes each edge's value once (use write = staged)}}
     %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = edge_parallel, write = shared>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
     gnn.return %e : tensor<?xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{strategy = batched runs over a batch of graphs; the graph must be a !gnn.graph<batched_csr, ...>}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = batched>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{tile_rows applies to the batched strategy, not vertex_parallel}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<tile_rows = 32>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{graphs_per_block must be from 1 to 1024 (0 = choose), got 2000}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = batched, graphs_per_block = 2000>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{write = atomic is not implemented yet; batched writes each row directly}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = batched, write = atomic>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{graph format 'batched_csr' is not supported by gnn.sddmm yet; use csr}}
+    %y = gnn.sddmm %g, %x, %x : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?xf32>
+    gnn.return %y : tensor<?xf32>
   }
 }

@@ -249,8 +249,9 @@ def Gnn_PlanAttr : AttrDef<Gnn_Dialect, "Plan"> {
     thread issues before using the first, whether 16-bit vectors stay
     `packed`, the edge_parallel `items_per_worker` and `row_ends_bytes` of
     shared memory, the neighbor_group `group_size`, and the most edges of a
-    piece of a split row added atomically (`atomic_piece_edges`). The CUDA
-    printer prints exactly this.
+    piece of a split row added atomically (`atomic_piece_edges`), and the
+    batched strategy's vector chunks per column block (`column_chunks`).
+    The CUDA printer prints exactly this.
   }];
   let parameters = (ins "int32_t":$lanes, "int32_t":$rows_per_block,
                         "int32_t":$vector_width, "int64_t":$chunks,
@@ -259,7 +260,8 @@ def Gnn_PlanAttr : AttrDef<Gnn_Dialect, "Plan"> {
                         DefaultValuedParameter<"int64_t", "0">:$items_per_worker,
                         DefaultValuedParameter<"int64_t", "0">:$group_size,
                         DefaultValuedParameter<"int64_t", "0">:$row_ends_bytes,
-                        DefaultValuedParameter<"int64_t", "0">:$atomic_piece_edges);
+                        DefaultValuedParameter<"int64_t", "0">:$atomic_piece_edges,
+                        DefaultValuedParameter<"int64_t", "0">:$column_chunks);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
