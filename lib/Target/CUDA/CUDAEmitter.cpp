@@ -66,6 +66,7 @@ StringRef extraParamType(ParamRole role) {
   case ParamRole::ColumnFactors:
     return "const float *__restrict__ ";
   case ParamRole::GroupOffsets:
+  case ParamRole::GraphOffsets:
     return "const long long *__restrict__ ";
   case ParamRole::GroupRows:
     return "const int *__restrict__ ";
@@ -73,6 +74,7 @@ StringRef extraParamType(ParamRole role) {
     return "float *__restrict__ ";
   case ParamRole::NumEdges:
   case ParamRole::NumGroups:
+  case ParamRole::NumGraphs:
   case ParamRole::NumRows:
   case ParamRole::NumItems:
     return "long long ";

@@ -92,7 +92,8 @@ OpContext::OpContext(Printer &os, mlir::Operation *op, const OpDesc &desc,
 //===----------------------------------------------------------------------===//
 
 BodyPrinter::BodyPrinter(const OpContext &c)
-    : c(c), os(c.os), desc(c.desc), plan(c.plan), graph(c.graph), e(c.e) {}
+    : c(c), os(c.os), desc(c.desc), plan(c.plan), graph(c.graph), e(c.e),
+      chunkCount(std::to_string(c.plan.chunks)) {}
 
 void BodyPrinter::closeBlock() {
   os.unindent();
@@ -129,11 +130,22 @@ void BodyPrinter::openChunkLoop() {
   os << "#pragma unroll\n";
   os << "for (int k = 0; k < " << plan.chunksPerLane << "; ++k) {\n";
   os.indent();
-  os << "const int chunk = lane + k * " << plan.lanes << ";\n";
-  if (plan.chunks % plan.lanes != 0) {
-    os << "if (chunk >= " << plan.chunks << ")\n";
+  printChunk();
+  if (plan.raggedChunks()) {
+    os << "if (chunk >= " << chunkBound() << ")\n";
     os << "  break;\n";
   }
+}
+
+void BodyPrinter::printChunk() {
+  os << "const int chunk = " << (plan.columnChunks ? "chunk0 + " : "")
+     << "lane + k * " << plan.lanes << ";\n";
+}
+
+StringRef BodyPrinter::chunkBound() const {
+  if (plan.columnChunks)
+    return "chunk_end";
+  return chunkCount;
 }
 
 void BodyPrinter::neighbourLoopHead() {

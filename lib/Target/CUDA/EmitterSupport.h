@@ -55,6 +55,8 @@ const ElementSpelling &spellElement(ElementType type);
 std::string elementHeader(ElementType type);
 /// The include name of the merge-path search, gnnc_merge_rows.
 inline constexpr const char *kMergePathHeader = "gnnc/cuda/merge_path.cuh";
+/// The include name of the batched strategy's staging, gnnc_stage_rows.
+inline constexpr const char *kBatchedHeader = "gnnc/cuda/batched.cuh";
 
 /// The C type of a graph index: "long long" or "int".
 llvm::StringRef spellIndex(bool is64);
@@ -159,8 +161,14 @@ protected:
   /// `group_mask`: the bits of the threads that share a row (or worker).
   void groupMask();
   /// Opens a loop over the vector chunks a lane owns (`chunk`), stopping at
-  /// the last chunk of a ragged row.
+  /// the last chunk of a ragged row (or column block).
   void openChunkLoop();
+  /// `chunk`, the row's chunk of the lane's trip `k`: `lane + k * lanes`,
+  /// after the column block's first chunk `chunk0` when the row is cut
+  /// into column blocks (the batched strategy); and the test that it is
+  /// past the end of the row or column block (`chunk_end`), when some are.
+  void printChunk();
+  llvm::StringRef chunkBound() const;
   /// The cooperative neighbour loop of a row: the threads of the row load up
   /// to `lanes` column indices at once and pass them round. Leaves the
   /// printer inside `for (int t ...)` with `col` defined and `my_out` (one
@@ -202,6 +210,10 @@ protected:
   const ThreadMapping &plan;
   const GraphParams &graph;
   const ElementSpelling &e;
+
+private:
+  /// The row's chunk count, as printed.
+  std::string chunkCount;
 };
 
 } // namespace gnnc::ExportCUDA

@@ -176,12 +176,13 @@ void SpmmPrinter::accumulate() {
   reduceNeighbours();
 }
 
-void SpmmPrinter::reduceNeighbours() {
+void SpmmPrinter::reduceNeighbours(StringRef tile) {
   resetAccumulators();
   declarePart();
   groupMask();
   GatherOptions options;
   options.batchScale = p.thisRowBatchScale();
+  options.tile = tile;
   gather(options);
   if (p.usesPart())
     fold(p.thisRowBatchScale());
@@ -197,7 +198,8 @@ void SpmmPrinter::gather(const GatherOptions &options) {
   int64_t batch = plan.edgeUnroll;
   int64_t lanes = plan.lanes;
   int64_t window = lanes * batch;
-  bool ragged = plan.chunks % lanes != 0;
+  bool ragged = plan.raggedChunks();
+  bool tile = !options.tile.empty();
   StringRef indexType = c.indexType();
   os << "for (long long base = begin; base < end; base += " << window
      << ") {\n";
@@ -212,7 +214,8 @@ void SpmmPrinter::gather(const GatherOptions &options) {
   os << "for (int m = 0; m < " << batch << "; ++m) {\n";
   os.indent();
   os << "const int t = lane * " << batch << " + m;\n";
-  os << "my_col[m] = t < n ? " << graph.colIdx << "[base + t] : 0;\n";
+  os << "my_col[m] = t < n ? " << graph.colIdx << "[base + t] : "
+     << (tile ? "(" + indexType + ")seg_begin" : std::string("0")) << ";\n";
   if (!p.values.empty()) {
     if (e.toFloat.empty())
       os << "my_w[m] = t < n ? __ldg(" << p.values << " + base + t) : 0.0f;\n";
@@ -242,7 +245,10 @@ void SpmmPrinter::gather(const GatherOptions &options) {
   // of the window) has column 0, a row that exists whenever there is an
   // edge, and is never added. One form of the loads for every batch keeps
   // the compiler from copying the loaded registers where two forms join.
-  os << "// Dead slots load row 0 (they hold column 0) and are not added.\n";
+  if (tile)
+    os << "// Dead slots load the segment's first row and are not added.\n";
+  else
+    os << "// Dead slots load row 0 (they hold column 0) and are not added.\n";
   os << "#pragma unroll\n";
   os << "for (int u = 0; u < " << batch << "; ++u) {\n";
   os.indent();
@@ -252,21 +258,30 @@ void SpmmPrinter::gather(const GatherOptions &options) {
     os << "wb[u] = __shfl_sync(group_mask, my_w[u], j, " << lanes << ");\n";
   if (!p.colNorm.empty())
     os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
-  os << "const " << e.cType << " *src = " << p.x << " + (long long)col * "
-     << p.stride << ";\n";
+  // The staged tile holds the segment's rows from node seg_begin, of the
+  // column block's chunks from chunk0.
+  if (tile)
+    os << "const " << e.cType << " *src = " << options.tile
+       << " + (long long)(col - seg_begin) * " << plan.laneChunks() * vw
+       << ";\n";
+  else
+    os << "const " << e.cType << " *src = " << p.x << " + (long long)col * "
+       << p.stride << ";\n";
   os << "#pragma unroll\n";
   os << "for (int k = 0; k < " << plan.chunksPerLane << "; ++k) {\n";
   os.indent();
-  os << "const int chunk = lane + k * " << lanes << ";\n";
+  printChunk();
   StringRef indent = ragged ? "  " : "";
   if (ragged)
-    os << "if (chunk < " << plan.chunks << ")\n";
+    os << "if (chunk < " << chunkBound() << ")\n";
+  StringRef offset = tile && plan.columnChunks ? "(chunk - chunk0)" : "chunk";
   if (packed)
-    os << indent << "f[u][k] = __ldg(reinterpret_cast<const " << raw
-       << " *>(src + chunk * " << vw << "));\n";
+    os << indent << "f[u][k] = " << (tile ? "*" : "__ldg(")
+       << "reinterpret_cast<const " << raw << " *>(src + " << offset << " * "
+       << vw << ")" << (tile ? "" : ")") << ";\n";
   else
-    os << indent << load(vw) << "(src + chunk * " << vw << ", f[u] + k * " << vw
-       << ");\n";
+    os << indent << VectorHelper{tile ? "load_shared" : "load", e.tag, vw}
+       << "(src + " << offset << " * " << vw << ", f[u] + k * " << vw << ");\n";
   // A chunk past the row's width is never stored; packed 16-bit slots
   // are zeroed all the same.
   if (packed && ragged)

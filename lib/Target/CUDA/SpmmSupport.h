@@ -115,6 +115,10 @@ protected:
     /// its end (`row_end`, from `begin`) skips `afterAdd` and the
     /// per-neighbour tests.
     bool skipInsideRow = false;
+    /// The neighbours' feature rows come from this shared-memory tile
+    /// (batched), which holds the rows of the nodes from `seg_begin` and
+    /// the chunks of the column block from `chunk0`; empty: from x.
+    llvm::StringRef tile;
   };
 
   /// `acc[i] = <identity>` for every accumulator.
@@ -127,8 +131,9 @@ protected:
   void fold(BatchScale scale);
   /// Declares `acc` and reduces the neighbours in [begin, end) into it.
   void accumulate();
-  /// Reduces the neighbours in [begin, end) into `acc`, declared already.
-  void reduceNeighbours();
+  /// Reduces the neighbours in [begin, end) into `acc`, declared already,
+  /// from x or (non-empty `tile`) from a staged tile (GatherOptions::tile).
+  void reduceNeighbours(llvm::StringRef tile = "");
   /// The loop over the neighbours in [begin, end) that adds each into
   /// `acc`.
   void gather(const GatherOptions &options);

@@ -59,6 +59,7 @@ const EmissionPattern *findEmissionPattern(OpKind kind, Strategy strategy);
 const EmissionPattern &spmmVertexParallelPattern();
 const EmissionPattern &spmmEdgeParallelPattern();
 const EmissionPattern &spmmNeighborGroupPattern();
+const EmissionPattern &spmmBatchedPattern();
 const EmissionPattern &sddmmVertexParallelPattern();
 const EmissionPattern &sddmmEdgeParallelPattern();
 const EmissionPattern &edgeSoftmaxPattern();

@@ -21,6 +21,7 @@ const PatternEntry kPatterns[] = {
     {OpKind::Spmm, Strategy::VertexParallel, spmmVertexParallelPattern},
     {OpKind::Spmm, Strategy::EdgeParallel, spmmEdgeParallelPattern},
     {OpKind::Spmm, Strategy::NeighborGroup, spmmNeighborGroupPattern},
+    {OpKind::Spmm, Strategy::Batched, spmmBatchedPattern},
     {OpKind::Sddmm, Strategy::VertexParallel, sddmmVertexParallelPattern},
     {OpKind::Sddmm, Strategy::EdgeParallel, sddmmEdgeParallelPattern},
     {OpKind::EdgeSoftmax, Strategy::VertexParallel, edgeSoftmaxPattern},

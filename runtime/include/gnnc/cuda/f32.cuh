@@ -34,6 +34,28 @@ __device__ __forceinline__ void gnnc_load_f32x4(const float *__restrict__ p,
   f[3] = v.w;
 }
 
+/// f[0..VW) = p[0..VW) from shared memory (a tile a block staged).
+__device__ __forceinline__ void gnnc_load_shared_f32x1(const float *p,
+                                                       float *f) {
+  f[0] = *p;
+}
+
+__device__ __forceinline__ void gnnc_load_shared_f32x2(const float *p,
+                                                       float *f) {
+  const float2 v = *reinterpret_cast<const float2 *>(p);
+  f[0] = v.x;
+  f[1] = v.y;
+}
+
+__device__ __forceinline__ void gnnc_load_shared_f32x4(const float *p,
+                                                       float *f) {
+  const float4 v = *reinterpret_cast<const float4 *>(p);
+  f[0] = v.x;
+  f[1] = v.y;
+  f[2] = v.z;
+  f[3] = v.w;
+}
+
 /// p[0..VW) = f[0..VW), in one store.
 __device__ __forceinline__ void gnnc_store_f32x1(float *__restrict__ p,
                                                  const float *f) {

@@ -63,6 +63,18 @@ __device__ __forceinline__ void load(const T *__restrict__ p, float *f) {
   }
 }
 
+/// f[0..VW) = p[0..VW) as floats, in one load from shared memory (a tile
+/// a block staged).
+template <int VW, typename T>
+__device__ __forceinline__ void loadShared(const T *p, float *f) {
+  if constexpr (VW == 1) {
+    const unsigned short raw = *reinterpret_cast<const unsigned short *>(p);
+    f[0] = Packed16<T>::toFloat(Packed16<T>::fromBits(raw));
+  } else {
+    unpack<T, VW>(*reinterpret_cast<const Raw16<VW> *>(p), f);
+  }
+}
+
 /// p[0..VW) = f[0..VW), rounded to nearest, in one store.
 template <int VW, typename T>
 __device__ __forceinline__ void store(T *__restrict__ p, const float *f) {
@@ -103,6 +115,7 @@ __device__ __forceinline__ void atomicAddFloats(T *p, const float *f) {
 ///   gnnc_unpack_<TAG>x<VW>(raw word, f)   VW = 2, 4, 8: unpack
 ///   gnnc_load_<TAG>x<VW>(p, f)            VW = 1, 2, 4, 8: load, through
 ///                                         the read-only data cache
+///   gnnc_load_shared_<TAG>x<VW>(p, f)     VW = 1, 2, 4, 8: loadShared
 ///   gnnc_store_<TAG>x<VW>(p, f)           VW = 1, 2, 4, 8: store, rounded
 ///                                         to nearest, in one store
 ///   gnnc_atomic_add_<TAG>x<VW>(p, f)      VW = 1, 2, 4, 8: atomicAddFloats
@@ -128,6 +141,10 @@ __device__ __forceinline__ void atomicAddFloats(T *p, const float *f) {
   __device__ __forceinline__ void gnnc_load_##TAG##x##VW(                      \
       const T *__restrict__ p, float *f) {                                     \
     gnnc::cuda::load<VW>(p, f);                                                \
+  }                                                                            \
+  __device__ __forceinline__ void gnnc_load_shared_##TAG##x##VW(const T *p,    \
+                                                                float *f) {    \
+    gnnc::cuda::loadShared<VW>(p, f);                                          \
   }                                                                            \
   __device__ __forceinline__ void gnnc_store_##TAG##x##VW(T *__restrict__ p,   \
                                                           const float *f) {    \
