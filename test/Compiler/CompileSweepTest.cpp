@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BackwardVariants.h"
+#include "BatchedVariants.h"
 #include "SpmmVariants.h"
 
 #include "gnnc/Compiler/Compiler.h"
@@ -43,6 +44,25 @@ TEST_P(CompileSweep, EveryVariantCompiles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, CompileSweep,
+                         ::testing::Values("sm_80", "sm_90"));
+
+class BatchedCompileSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BatchedCompileSweep, EveryBatchedVariantCompiles) {
+  std::vector<test::BatchedVariant> variants = test::batchedVariants();
+  auto compiled = compileGnn(test::batchedModuleText(variants), "batched.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  ASSERT_EQ(compiled->kernels.size(), variants.size());
+  rt::CompileOptions options;
+  options.arch = GetParam();
+  auto binary = rt::compileCuda(compiled->source, "batched.cu", options);
+  ASSERT_TRUE(binary) << binary.message();
+  for (const rt::KernelSpec &spec : compiled->kernels)
+    EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
+        << spec.name << " is missing from the cubin";
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, BatchedCompileSweep,
                          ::testing::Values("sm_80", "sm_90"));
 
 class BackwardCompileSweep : public ::testing::TestWithParam<std::string> {};

@@ -60,11 +60,19 @@ struct SpmmOutput {
 /// the edge values `values` when the kernel takes them and the column
 /// factors of `g` when it reads them, into a NaN-poisoned output of
 /// `g.numRows` rows; waits for it and downloads the output.
+/// With `batch`, `g` is its graph, uploaded with uploadBatch.
 Expected<SpmmOutput> runSpmm(rt::Runtime &runtime,
                              const rt::LoadedKernel &kernel,
                              const SpmmSignature &sig, const graph::CsrGraph &g,
                              const std::vector<float> &x,
-                             const std::vector<float> &values);
+                             const std::vector<float> &values,
+                             const graph::BatchedGraph *batch = nullptr);
+
+/// checkSpmm on `g`, or on `batch` (whose graph `g` is) when given.
+Expected<SpmmCheck> checkSpmmOn(rt::Runtime &runtime,
+                                const rt::LoadedKernel &kernel,
+                                const graph::CsrGraph &g, uint64_t seed,
+                                const graph::BatchedGraph *batch);
 
 /// The first `width` elements of each of `numRows` rows laid out `stride`
 /// apart (what padRows padded).

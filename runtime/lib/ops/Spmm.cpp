@@ -56,6 +56,22 @@ Expected<DeviceGraph> gnnc::ops::uploadGraph(const graph::CsrGraph &g,
   return dg;
 }
 
+Expected<DeviceGraph> gnnc::ops::uploadBatch(const graph::BatchedGraph &batch,
+                                             bool offsets64, bool indices64) {
+  if (Status valid = batch.validate(); !valid)
+    return valid;
+  Expected<DeviceGraph> dg = uploadGraph(batch.graph, offsets64, indices64);
+  if (!dg)
+    return dg;
+  Expected<rt::DeviceBuffer> graphPtr = uploadVector(batch.graphPtr);
+  if (!graphPtr)
+    return graphPtr.status();
+  dg->graphPtr = graphPtr.take();
+  dg->numGraphs = batch.numGraphs();
+  dg->batched = true;
+  return dg;
+}
+
 Expected<NeighbourGroups> gnnc::ops::neighbourGroups(const graph::CsrGraph &g,
                                                      int64_t groupSize) {
   return neighbourGroups(g.rowPtr, groupSize, g.name);
@@ -208,6 +224,15 @@ Status gnnc::ops::launchSpmm(rt::Runtime &runtime,
     args.bind(ParamRole::EdgeValues, *values);
   if (colNorm)
     args.bind(ParamRole::ColumnFactors, *colNorm);
+  // batched kernels take the batch's graphs.
+  if (kernel.spec.findRole(ParamRole::GraphOffsets)) {
+    if (!graph.batched)
+      return Status::error("kernel '" + kernel.spec.name +
+                           "' runs over a batch of graphs (batched_csr); "
+                           "upload the graph with ops::uploadBatch");
+    args.bind(ParamRole::GraphOffsets, graph.graphPtr)
+        .bind(ParamRole::NumGraphs, graph.numGraphs);
+  }
   // neighbor_group kernels take the host's groups.
   if (kernel.spec.findRole(ParamRole::GroupOffsets)) {
     auto groups = graph.groups.find(sig->groupSize);
@@ -285,8 +310,22 @@ double gnnc::ops::spmmAbsoluteTolerance(ElementType type) {
 
 Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
                                          const rt::LoadedKernel &kernel,
+                                         const graph::BatchedGraph &batch,
+                                         uint64_t seed) {
+  return checks::checkSpmmOn(runtime, kernel, batch.graph, seed, &batch);
+}
+
+Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
+                                         const rt::LoadedKernel &kernel,
                                          const graph::CsrGraph &g,
                                          uint64_t seed) {
+  return checks::checkSpmmOn(runtime, kernel, g, seed, nullptr);
+}
+
+Expected<SpmmCheck> checks::checkSpmmOn(rt::Runtime &runtime,
+                                        const rt::LoadedKernel &kernel,
+                                        const graph::CsrGraph &g, uint64_t seed,
+                                        const graph::BatchedGraph *batch) {
   auto sig = spmmSignature(kernel.spec);
   if (!sig)
     return sig.status();
@@ -296,9 +335,9 @@ Expected<SpmmCheck> gnnc::ops::checkSpmm(rt::Runtime &runtime,
       checks::randomSpmmInputs(*sig, g.numCols, g.nnz(), seed);
   // Padded rows: x's padding holds NaN, which would reach any output that
   // used it.
-  auto out =
-      checks::runSpmm(runtime, kernel, *sig, g,
-                      padRows(in.x, g.numCols, width, stride), in.values);
+  auto out = checks::runSpmm(runtime, kernel, *sig, g,
+                             padRows(in.x, g.numCols, width, stride), in.values,
+                             batch);
   if (!out)
     return out.status();
   std::vector<float> &got = out->got;
@@ -354,8 +393,10 @@ checks::SpmmInputs checks::randomSpmmInputs(const SpmmSignature &sig,
 Expected<checks::SpmmOutput>
 checks::runSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                 const SpmmSignature &sig, const graph::CsrGraph &g,
-                const std::vector<float> &x, const std::vector<float> &values) {
-  auto dg = uploadGraph(g, sig.offsets64, sig.indices64);
+                const std::vector<float> &x, const std::vector<float> &values,
+                const graph::BatchedGraph *batch) {
+  auto dg = batch ? uploadBatch(*batch, sig.offsets64, sig.indices64)
+                  : uploadGraph(g, sig.offsets64, sig.indices64);
   if (!dg)
     return dg.status();
   auto dx = uploadTensor(x, sig.type);

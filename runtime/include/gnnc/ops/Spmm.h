@@ -8,6 +8,7 @@
 #ifndef GNNC_OPS_SPMM_H
 #define GNNC_OPS_SPMM_H
 
+#include "gnnc/graph/Batch.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/reference/Spmm.h"
 #include "gnnc/runtime/Float16.h"
@@ -48,12 +49,24 @@ struct DeviceGraph {
   /// addNeighbourGroups; launchSpmm adds missing ones, so a DeviceGraph is
   /// not safe to launch from two threads at once).
   mutable std::map<int64_t, DeviceNeighbourGroups> groups;
+  /// A batch of graphs (uploadBatch): the first node of each graph (i64,
+  /// numGraphs + 1 entries), which batched kernels read.
+  rt::DeviceBuffer graphPtr;
+  int64_t numGraphs = 0;
+  bool batched = false;
 };
 
 /// Uploads `g` with 64- or 32-bit row offsets and column indices; fails if
 /// the graph does not fit the 32-bit form.
 Expected<DeviceGraph> uploadGraph(const graph::CsrGraph &g, bool offsets64,
                                   bool indices64);
+
+/// Uploads a batch: its block-diagonal graph as uploadGraph does, and its
+/// graph offsets, for kernels over `!gnn.graph<batched_csr, ...>` (every
+/// other spmm kernel runs on it too, as on any CSR graph). Fails on a batch
+/// that breaks BatchedGraph::validate's rules.
+Expected<DeviceGraph> uploadBatch(const graph::BatchedGraph &batch,
+                                  bool offsets64, bool indices64);
 
 /// The neighbour groups of `g` on the host (see DeviceNeighbourGroups):
 /// `groupPtr` (numRows + 1 entries) and `groupRows` (one per group). A row
@@ -223,6 +236,11 @@ KernelCheck compareWithReference(const rt::KernelSpec &spec,
 Expected<SpmmCheck> checkSpmm(rt::Runtime &runtime,
                               const rt::LoadedKernel &kernel,
                               const graph::CsrGraph &g, uint64_t seed);
+/// checkSpmm on a batch (uploadBatch): the reference is gnn.spmm on its
+/// block-diagonal graph.
+Expected<SpmmCheck> checkSpmm(rt::Runtime &runtime,
+                              const rt::LoadedKernel &kernel,
+                              const graph::BatchedGraph &batch, uint64_t seed);
 
 } // namespace gnnc::ops
 

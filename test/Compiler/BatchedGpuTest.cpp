@@ -1,0 +1,134 @@
+//===- BatchedGpuTest.cpp - gnn.spmm batched on a GPU ---------------------===//
+//
+// Every batched variant (BatchedVariants.h) on batches with empty graphs,
+// single-node graphs and graphs too large for the tile among small ones,
+// on a molecule-like batch and on TU PROTEINS (when the datasets are
+// present), with fresh random inputs and NaN-poisoned outputs, against the
+// double-precision CPU reference of gnn.spmm on the block-diagonal graph.
+//
+// Skips, saying why, when no GPU is present or a dataset is missing.
+//
+//===----------------------------------------------------------------------===//
+#include "BatchedVariants.h"
+#include "GpuKernels.h"
+
+#include "gnnc/graph/Batch.h"
+#include "gnnc/ops/Spmm.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+using namespace gnnc;
+using namespace gnnc::graph;
+
+namespace {
+
+test::GpuKernels &kernels() {
+  static test::GpuKernels *k = [] {
+    auto *k = new test::GpuKernels;
+    std::vector<test::BatchedVariant> variants = test::batchedVariants();
+    test::loadGpuKernels(*k, test::batchedModuleText(variants), "batched.gnn",
+                         variants.size());
+    return k;
+  }();
+  return *k;
+}
+
+/// Checks every kernel on `batch`.
+void checkAll(const BatchedGraph &batch, uint64_t seed) {
+  test::GpuKernels &k = kernels();
+  if (!k.skipReason.empty())
+    GTEST_SKIP() << k.skipReason;
+  ASSERT_TRUE(k.error.empty()) << k.error;
+  for (const rt::LoadedKernel &kernel : k.kernels) {
+    auto check = ops::checkSpmm(*k.runtime, kernel, batch, seed++);
+    ASSERT_TRUE(check) << kernel.spec.name << ": " << check.message();
+    EXPECT_TRUE(check->ok) << check->report;
+  }
+}
+
+CsrGraph randomGraph(int64_t n, int64_t degree, uint64_t seed) {
+  MoleculeBatchOptions o;
+  o.numGraphs = 1;
+  o.meanNodes = double(n);
+  o.stddevNodes = 0;
+  o.minNodes = o.maxNodes = n;
+  o.maxDegree = static_cast<int32_t>(degree);
+  o.ringFraction = 0.5;
+  return graphOf(generateMoleculeBatch(o, seed), 0);
+}
+
+/// Empty graphs, single nodes (with and without a self loop), a 300-node
+/// graph and a 40-node one (both larger than the small tiles) among small
+/// graphs, at the start, middle and end.
+BatchedGraph raggedBatch() {
+  std::vector<CsrGraph> graphs;
+  CsrGraph empty, single, loop;
+  empty.rowPtr = {0};
+  single.numRows = single.numCols = 1;
+  single.rowPtr = {0, 0};
+  loop.numRows = loop.numCols = 1;
+  loop.rowPtr = {0, 1};
+  loop.colIdx = {0};
+  graphs.push_back(empty);
+  graphs.push_back(randomGraph(300, 6, 1));
+  for (int i = 0; i < 40; ++i) {
+    graphs.push_back(randomGraph(2 + i % 11, 4, 10 + i));
+    if (i % 7 == 0)
+      graphs.push_back(empty);
+    if (i % 5 == 0)
+      graphs.push_back(i % 10 ? single : loop);
+  }
+  graphs.push_back(randomGraph(40, 4, 99));
+  graphs.push_back(randomGraph(3, 4, 98));
+  graphs.push_back(empty);
+  Expected<BatchedGraph> b = collate(graphs);
+  EXPECT_TRUE(b) << b.message();
+  return b.take();
+}
+
+TEST(BatchedGpu, RaggedBatchWithEmptySingleAndLargeGraphs) {
+  checkAll(raggedBatch(), 1);
+}
+
+TEST(BatchedGpu, MoleculeLikeBatch) {
+  MoleculeBatchOptions o;
+  o.numGraphs = 300;
+  checkAll(generateMoleculeBatch(o, 5), 1000);
+}
+
+TEST(BatchedGpu, Proteins) {
+  std::string dir = std::getenv("GNNC_DATASETS")
+                        ? std::getenv("GNNC_DATASETS")
+                        : std::string(GNNC_SOURCE_DIR) + "/../shared/datasets";
+  std::string path = dir + "/tu_PROTEINS.npz";
+  if (!std::filesystem::exists(path))
+    GTEST_SKIP() << "dataset tu_PROTEINS.npz not found in " << dir
+                 << " (set GNNC_DATASETS to the shared datasets folder)";
+  Expected<BatchedGraph> b = readTuBatch(path);
+  ASSERT_TRUE(b) << b.message();
+  checkAll(*b, 2000);
+}
+
+TEST(BatchedGpu, RefusesAGraphThatIsNoBatch) {
+  test::GpuKernels &k = kernels();
+  if (!k.skipReason.empty())
+    GTEST_SKIP() << k.skipReason;
+  ASSERT_TRUE(k.error.empty()) << k.error;
+  CsrGraph g = randomGraph(10, 3, 4);
+  auto dg = ops::uploadGraph(g, true, false);
+  ASSERT_TRUE(dg) << dg.message();
+  auto x =
+      ops::uploadTensor(std::vector<float>(10 * 1, 1.0f), ElementType::F32);
+  auto y = ops::allocatePoisoned(10, ElementType::F32);
+  ASSERT_TRUE(x && y);
+  Status st =
+      ops::launchSpmm(*k.runtime, k.kernels.front(), *dg, *x, nullptr, *y);
+  EXPECT_EQ(st.message(), "kernel '" + k.kernels.front().spec.name +
+                              "' runs over a batch of graphs (batched_csr); "
+                              "upload the graph with ops::uploadBatch");
+}
+
+} // namespace

@@ -1,0 +1,83 @@
+//===- BatchedVariants.cpp - gnn.spmm batched kernels for tests -----------===//
+#include "BatchedVariants.h"
+
+using namespace gnnc;
+using namespace gnnc::test;
+
+std::string BatchedVariant::kernelName() const {
+  return "b_" + type + "_w" + std::to_string(width) + "_" + tag;
+}
+
+std::vector<BatchedVariant> gnnc::test::batchedVariants() {
+  std::vector<BatchedVariant> out;
+  auto add = [&](std::string type, int64_t width, std::string schedule,
+                 std::string tag) {
+    BatchedVariant v;
+    v.type = std::move(type);
+    v.width = width;
+    v.schedule = std::move(schedule);
+    v.tag = std::move(tag);
+    out.push_back(v);
+    return &out.back();
+  };
+  for (const char *type : {"f32", "f16", "bf16"})
+    for (int64_t width : {1, 3, 16, 32, 41, 64, 128, 256}) {
+      add(type, width, "", "default");
+      add(type, width, "graphs_per_block = 4, tile_rows = 128", "groups");
+      // A tile of 12 rows: larger graphs take the global path; at width
+      // 256 (and 128 in f32) a row is cut into column blocks.
+      add(type, width, "graphs_per_block = 3, tile_rows = 12", "small");
+    }
+  for (const char *type : {"f32", "f16", "bf16"})
+    for (int64_t width : {3, 64, 256}) {
+      add(type, width, "graphs_per_block = 2, tile_rows = 12", "mean")->reduce =
+          "mean";
+      add(type, width, "graphs_per_block = 2, tile_rows = 12", "max")->reduce =
+          "max";
+      add(type, width, "", "values")->values = true;
+      BatchedVariant *gcn =
+          add(type, width, "graphs_per_block = 2, tile_rows = 12", "gcn");
+      gcn->scale = "both";
+      gcn->values = true;
+      add(type, width, "", "left")->scale = "left";
+      BatchedVariant *gin = add(type, width, "", "gin");
+      gin->self = "0.5";
+      gin->reduce = "mean";
+    }
+  for (int64_t width : {64, 256}) {
+    add("f16", width, "accumulate = f16", "acc16");
+    add("f16", width, "accumulate = f16, disc_batch = 4, tile_rows = 12",
+        "disc")
+        ->reduce = "mean";
+    add("f32", width, "disc_batch = 4", "disc32")->scale = "left";
+  }
+  return out;
+}
+
+std::string
+gnnc::test::batchedModuleText(const std::vector<BatchedVariant> &variants) {
+  std::string text = "gnn.module @batched {\n";
+  for (const BatchedVariant &v : variants) {
+    std::string feat =
+        "tensor<?x" + std::to_string(v.width) + "x" + v.type + ">";
+    std::string graph = "!gnn.graph<batched_csr, i64, i32>";
+    text += "  gnn.kernel @" + v.kernelName() + "(%g: " + graph +
+            ", %x: " + feat +
+            (v.values ? ", %w: tensor<?x" + v.type + ">" : "") + ") -> " +
+            feat + " {\n";
+    std::string attrs;
+    if (!v.reduce.empty())
+      attrs += "reduce = #gnn<reduce " + v.reduce + ">, ";
+    if (!v.scale.empty())
+      attrs += "scale = #gnn<scale " + v.scale + ">, ";
+    if (!v.self.empty())
+      attrs += "self_weight = " + v.self + " : f32, ";
+    attrs += "schedule = #gnn.schedule<strategy = batched" +
+             (v.schedule.empty() ? "" : ", " + v.schedule) + ">";
+    text += "    %y = gnn.spmm %g, %x" +
+            (v.values ? " values(%w : tensor<?x" + v.type + ">)" : "") + " {" +
+            attrs + "} : " + graph + ", " + feat + " -> " + feat + "\n";
+    text += "    gnn.return %y : " + feat + "\n  }\n";
+  }
+  return text + "}\n";
+}

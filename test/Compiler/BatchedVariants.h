@@ -1,0 +1,40 @@
+//===- BatchedVariants.h - gnn.spmm batched kernels for tests ---*- C++ -*-===//
+//
+// The batched gnn.spmm kernels the tests compile (CompileSweep, through
+// NVRTC without a GPU) and run (BatchedGpuTest): every element type and
+// width from 1 to 256 under the default schedule, several graphs per block
+// with a larger tile, and a small tile that sends larger graphs to the
+// global-memory path and cuts wide rows into column blocks; and every
+// option of gnn.spmm at a few widths.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_TEST_COMPILER_BATCHEDVARIANTS_H
+#define GNNC_TEST_COMPILER_BATCHEDVARIANTS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gnnc::test {
+
+struct BatchedVariant {
+  std::string type; // f32, f16, bf16
+  int64_t width = 0;
+  std::string schedule; // the #gnn.schedule<...> body after strategy
+  std::string reduce;   // "" (sum), mean or max
+  std::string scale;    // "" (none), left, right or both
+  std::string self;     // "" or the self_weight
+  bool values = false;
+  std::string tag;
+
+  std::string kernelName() const;
+};
+
+std::vector<BatchedVariant> batchedVariants();
+
+/// One gnn.module holding a kernel per variant.
+std::string batchedModuleText(const std::vector<BatchedVariant> &variants);
+
+} // namespace gnnc::test
+
+#endif // GNNC_TEST_COMPILER_BATCHEDVARIANTS_H
