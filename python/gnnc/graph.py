@@ -319,6 +319,8 @@ def cached_graph(edge_index, num_nodes: int, variant: Optional[str] = None,
         device = edge_index.device
 
     def build():
-        g = Graph.from_edge_index(edge_index, num_nodes, device)
-        return g.add_self_loops() if variant == "self_loops" else g
+        if variant == "self_loops":  # straight from the edge list, one CSR build
+            return Graph.from_edge_index(_host.add_self_loops(edge_index, num_nodes),
+                                         num_nodes, device)
+        return Graph.from_edge_index(edge_index, num_nodes, device)
     return graph_cache.get_or_build(edge_index, num_nodes, variant, build)
