@@ -120,7 +120,7 @@ def _spmm_heads(g: Graph, x: Tensor, values: Optional[Tensor], reduce: str,
 #: backward, y[r] = sum_e (row[r] * col[c] * v_e) * x[c]. Measured on an
 #: H100 (R-MAT scale 20, width 128), the kernels gnnc chooses for scaled
 #: spmm (its default schedule; the cost model ranks only unscaled ones)
-#: run 4-8x slower than the ranked kernel with edge values, which costs
+#: run 4-9x slower than the ranked kernel with edge values, which costs
 #: one nnz-long values array. False: the kernels scale by degrees themselves.
 FOLD_SCALING = True
 
