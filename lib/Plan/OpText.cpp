@@ -98,6 +98,22 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
     types = graph + ", " + x + ", " + x;
     break;
   }
+  case OpKind::Readout:
+  case OpKind::ReadoutGrad: {
+    const std::string x = matrixType(op.width, t);
+    const bool grad = op.kind == OpKind::ReadoutGrad;
+    operands =
+        in0 + ": " + x +
+        (grad ? ", " + in0 + "_out: " + x + ", " + in0 + "_grad: " + x : "");
+    result = x;
+    body = std::string(opKindName(op.kind)) + " " + g + ", " + in0 +
+           (grad ? ", " + in0 + "_out, " + in0 + "_grad" : "");
+    if (op.reduce != Reduce::Sum)
+      attrs.add("reduce",
+                std::string("#gnn<reduce ") + reduceName(op.reduce) + ">");
+    types = graph + ", " + x + (grad ? ", " + x + ", " + x : "");
+    break;
+  }
   case OpKind::EdgeSoftmax:
   case OpKind::EdgeSoftmaxGrad: {
     // One value per edge is a 1-D tensor, several heads a 2-D one.

@@ -147,7 +147,7 @@ bool gnnc::isCompleteSchedule(const Schedule &s) {
   if (s.strategy == Strategy::NeighborGroup)
     return common && s.groupSize != 0 && s.write == WriteMode::Atomic;
   if (s.strategy == Strategy::Batched)
-    return common && s.tileRows != 0 && s.graphsPerBlock != 0;
+    return common && s.graphsPerBlock != 0;
   return common;
 }
 
@@ -169,7 +169,8 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
   }
   bool batched = s.strategy == Strategy::Batched;
   if (batched) {
-    if (s.tileRows == 0)
+    // gnn.spmm stages tiles; the pooling ops stage nothing.
+    if (s.tileRows == 0 && op.kind == OpKind::Spmm)
       s.tileRows = defaults::kBatchedTileRows;
     if (s.graphsPerBlock == 0)
       s.graphsPerBlock = 1;
@@ -178,7 +179,7 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
     int32_t edgeWorkers = familyOf(op.kind).edgeWorkers;
     // A sub-warp of a power of two lanes shares a row's chunks (of one
     // column block, for batched): enough for one trip.
-    int64_t chunks = batched
+    int64_t chunks = batched && s.tileRows != 0
                          ? batchedColumnChunks(op, s.vectorWidth, s.tileRows)
                          : ceilDiv(op.width, s.vectorWidth);
     s.dimWorkers =

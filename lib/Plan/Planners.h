@@ -32,6 +32,8 @@ struct OpFamily {
   /// Threads of a row when the schedule leaves dim_workers open and the
   /// threads share the row's edges rather than its features (0: features).
   int32_t edgeWorkers = 0;
+  /// The strategy of an op that gives no schedule.
+  Strategy defaultStrategy = Strategy::VertexParallel;
 };
 
 /// The registry (Registry.cpp).
@@ -46,9 +48,11 @@ Expected<KernelPlan> planSpmmNeighbourGroups(const OpDesc &op,
 Expected<KernelPlan> planSddmmEdgeParallel(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planEdgeSoftmax(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSpmmBatched(const OpDesc &op, const Schedule &s);
+Expected<KernelPlan> planReadout(const OpDesc &op, const Schedule &s);
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);
+Status readoutRules(const OpDesc &op, const Schedule &s);
 
 // Shared pieces.
 /// The thread mapping every strategy starts from: lanes = dim_workers,

@@ -14,12 +14,15 @@ using namespace gnnc::plan;
 namespace {
 
 const OpFamily kFamilies[] = {
-    // op, rules, accumulates, splitsRows, paddedRows, edgeWorkers
+    // op, rules, accumulates, splitsRows, paddedRows, edgeWorkers, default
     {OpKind::Spmm, spmmRules, true, true, true, 0},
     {OpKind::Sddmm, nullptr, false, false, false, 0},
     {OpKind::EdgeSoftmax, nullptr, false, false, false, defaults::kEdgeWorkers},
     {OpKind::EdgeSoftmaxGrad, nullptr, false, false, false,
      defaults::kEdgeWorkers},
+    {OpKind::Readout, readoutRules, false, false, false, 0, Strategy::Batched},
+    {OpKind::ReadoutGrad, readoutRules, false, false, false, 0,
+     Strategy::Batched},
 };
 
 struct PlannerEntry {
@@ -38,6 +41,8 @@ const PlannerEntry kPlanners[] = {
     {OpKind::Sddmm, Strategy::EdgeParallel, planSddmmEdgeParallel},
     {OpKind::EdgeSoftmax, Strategy::VertexParallel, planEdgeSoftmax},
     {OpKind::EdgeSoftmaxGrad, Strategy::VertexParallel, planEdgeSoftmax},
+    {OpKind::Readout, Strategy::Batched, planReadout},
+    {OpKind::ReadoutGrad, Strategy::Batched, planReadout},
 };
 
 } // namespace
@@ -55,6 +60,12 @@ Planner gnnc::plan::findPlanner(OpKind kind, Strategy strategy) {
     if (entry.kind == kind && entry.strategy == strategy)
       return entry.plan;
   return nullptr;
+}
+
+Schedule gnnc::defaultSchedule(OpKind kind) {
+  Schedule s;
+  s.strategy = familyOf(kind).defaultStrategy;
+  return s;
 }
 
 std::vector<Strategy> gnnc::implementedStrategies(OpKind kind) {

@@ -181,6 +181,10 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
   // column block at a time) the block stages in shared memory before its
   // sub-warps of `lanes` threads reduce each row from there. A graph larger
   // than the tile is reduced from global memory in the same launch.
+  if (s.tileRows == 0)
+    return Status::error("the schedule " + s.str() +
+                         " leaves tile_rows open; complete it first (the "
+                         "gnn-default-schedule pass)");
   const int64_t columnChunks =
       batchedColumnChunks(op, s.vectorWidth, s.tileRows);
   Expected<ThreadMapping> mapping =

@@ -31,10 +31,12 @@ Expected<ElementType> gnnc::parseElementType(const std::string &name) {
 
 namespace {
 
-const char *const kOpKeys[] = {"spmm", "sddmm", "edge_softmax",
-                               "edge_softmax_grad"};
-const char *const kOpNames[] = {"gnn.spmm", "gnn.sddmm", "gnn.edge_softmax",
-                                "gnn.edge_softmax_grad"};
+const char *const kOpKeys[] = {"spmm",         "sddmm",
+                               "edge_softmax", "edge_softmax_grad",
+                               "readout",      "readout_grad"};
+const char *const kOpNames[] = {"gnn.spmm",         "gnn.sddmm",
+                                "gnn.edge_softmax", "gnn.edge_softmax_grad",
+                                "gnn.readout",      "gnn.readout_grad"};
 const char *const kReduceNames[] = {"sum", "mean", "max"};
 const char *const kScaleNames[] = {"none", "left", "right", "both"};
 const char *const kFormNames[] = {"dot", "add"};

@@ -22,8 +22,9 @@ struct GnnDefaultSchedulePass
   void runOnOperation() override {
     WalkResult result = getOperation().walk([&](ScheduledOpInterface op) {
       ScheduleAttr given = op.getScheduleAttr();
+      OpDesc desc = op.describe();
       Expected<Schedule> complete = completeSchedule(
-          op.describe(), given ? given.getValue() : Schedule());
+          desc, given ? given.getValue() : defaultSchedule(desc.kind));
       if (!complete) {
         op->emitOpError() << complete.message();
         return WalkResult::interrupt();

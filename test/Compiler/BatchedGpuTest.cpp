@@ -13,6 +13,7 @@
 #include "GpuKernels.h"
 
 #include "gnnc/graph/Batch.h"
+#include "gnnc/ops/Readout.h"
 #include "gnnc/ops/Spmm.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +35,30 @@ test::GpuKernels &kernels() {
     return k;
   }();
   return *k;
+}
+
+test::GpuKernels &readoutKernels() {
+  static test::GpuKernels *k = [] {
+    auto *k = new test::GpuKernels;
+    size_t count = 0;
+    std::string text = test::readoutModuleText(&count);
+    test::loadGpuKernels(*k, text, "readout.gnn", count);
+    return k;
+  }();
+  return *k;
+}
+
+/// Checks every readout kernel on `batch`.
+void checkReadouts(const BatchedGraph &batch, uint64_t seed) {
+  test::GpuKernels &k = readoutKernels();
+  if (!k.skipReason.empty())
+    GTEST_SKIP() << k.skipReason;
+  ASSERT_TRUE(k.error.empty()) << k.error;
+  for (const rt::LoadedKernel &kernel : k.kernels) {
+    auto check = ops::checkReadout(*k.runtime, kernel, batch, seed++);
+    ASSERT_TRUE(check) << kernel.spec.name << ": " << check.message();
+    EXPECT_TRUE(check->ok) << check->report;
+  }
 }
 
 /// Checks every kernel on `batch`.
@@ -91,6 +116,16 @@ BatchedGraph raggedBatch() {
 
 TEST(BatchedGpu, RaggedBatchWithEmptySingleAndLargeGraphs) {
   checkAll(raggedBatch(), 1);
+}
+
+TEST(BatchedGpu, ReadoutAndItsGradientOnARaggedBatch) {
+  checkReadouts(raggedBatch(), 3000);
+}
+
+TEST(BatchedGpu, ReadoutAndItsGradientOnMolecules) {
+  MoleculeBatchOptions o;
+  o.numGraphs = 300;
+  checkReadouts(generateMoleculeBatch(o, 6), 4000);
 }
 
 TEST(BatchedGpu, MoleculeLikeBatch) {

@@ -81,3 +81,40 @@ gnnc::test::batchedModuleText(const std::vector<BatchedVariant> &variants) {
   }
   return text + "}\n";
 }
+
+std::string gnnc::test::readoutModuleText(size_t *count) {
+  std::string text = "gnn.module @readout {\n";
+  size_t n = 0;
+  const std::string graph = "!gnn.graph<batched_csr, i64, i32>";
+  auto kernel = [&](const std::string &type, int64_t width,
+                    const std::string &reduce, bool grad,
+                    const std::string &schedule) {
+    const std::string t =
+        "tensor<?x" + std::to_string(width) + "x" + type + ">";
+    const std::string name = std::string(grad ? "rg_" : "r_") + type + "_w" +
+                             std::to_string(width) + "_" + reduce +
+                             (schedule.empty() ? "" : "_gpb");
+    std::string attrs = "reduce = #gnn<reduce " + reduce + ">";
+    if (!schedule.empty())
+      attrs +=
+          ", schedule = #gnn.schedule<strategy = batched, " + schedule + ">";
+    text += "  gnn.kernel @" + name + "(%g: " + graph + ", %x: " + t +
+            (grad ? ", %y: " + t + ", %dy: " + t : "") + ") -> " + t +
+            " {\n    %r = " +
+            (grad ? "gnn.readout_grad %g, %x, %y, %dy" : "gnn.readout %g, %x") +
+            " {" + attrs + "} : " + graph + ", " + t +
+            (grad ? ", " + t + ", " + t : "") + " -> " + t +
+            "\n    gnn.return %r : " + t + "\n  }\n";
+    ++n;
+  };
+  for (const char *type : {"f32", "f16", "bf16"})
+    for (int64_t width : {1, 3, 16, 64, 256})
+      for (const char *reduce : {"sum", "mean", "max"})
+        for (bool grad : {false, true})
+          kernel(type, width, reduce, grad, "");
+  for (const char *reduce : {"sum", "mean", "max"})
+    for (bool grad : {false, true})
+      kernel("f32", 64, reduce, grad, "graphs_per_block = 3");
+  *count = n;
+  return text + "}\n";
+}

@@ -35,6 +35,11 @@ std::vector<BatchedVariant> batchedVariants();
 /// One gnn.module holding a kernel per variant.
 std::string batchedModuleText(const std::vector<BatchedVariant> &variants);
 
+/// gnn.readout and gnn.readout_grad (sum, mean, max) for every element type
+/// at widths 1, 3, 16, 64 and 256, and with three graphs per block: the
+/// module's text and its number of kernels.
+std::string readoutModuleText(size_t *count);
+
 } // namespace gnnc::test
 
 #endif // GNNC_TEST_COMPILER_BATCHEDVARIANTS_H

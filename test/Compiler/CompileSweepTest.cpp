@@ -60,6 +60,13 @@ TEST_P(BatchedCompileSweep, EveryBatchedVariantCompiles) {
   for (const rt::KernelSpec &spec : compiled->kernels)
     EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
         << spec.name << " is missing from the cubin";
+  size_t count = 0;
+  std::string readouts = test::readoutModuleText(&count);
+  auto pooled = compileGnn(readouts, "readout.gnn");
+  ASSERT_TRUE(pooled) << pooled.message();
+  ASSERT_EQ(pooled->kernels.size(), count);
+  auto pooledBinary = rt::compileCuda(pooled->source, "readout.cu", options);
+  ASSERT_TRUE(pooledBinary) << pooledBinary.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, BatchedCompileSweep,

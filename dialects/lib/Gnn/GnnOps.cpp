@@ -426,6 +426,76 @@ SmallVector<Value> EdgeSoftmaxGradOp::getInputs() {
 }
 
 //===----------------------------------------------------------------------===//
+// ReadoutOp, ReadoutGradOp
+//===----------------------------------------------------------------------===//
+
+/// The rules gnn.readout and gnn.readout_grad share: a batch of graphs, and
+/// 2-D tensors of one element type and static width (`tensors`, the first
+/// the features).
+static LogicalResult verifyReadoutTypes(Operation *op, Value graph,
+                                        ArrayRef<Type> tensors) {
+  auto graphType = cast<GnnGraphType>(graph.getType());
+  if (graphType.getFormat() != GraphFormat::batched_csr)
+    return op->emitOpError() << "pools each graph of a batch: the graph must "
+                                "be a !gnn.graph<batched_csr, ...>, got "
+                             << graphType;
+  auto features = cast<RankedTensorType>(tensors.front());
+  for (Type type : tensors) {
+    auto t = cast<RankedTensorType>(type);
+    if (t.getRank() != 2 || t.isDynamicDim(1) || t.getDimSize(1) < 1)
+      return op->emitOpError() << "tensors must be 2-D with a static, "
+                                  "positive width, got "
+                               << t;
+    if (t.getElementType() != features.getElementType() ||
+        t.getDimSize(1) != features.getDimSize(1))
+      return op->emitOpError()
+             << t << " must have the element type and width of the features "
+             << features;
+  }
+  return verifyNoRowsLayout(op);
+}
+
+LogicalResult ReadoutOp::verify() {
+  if (failed(verifyReadoutTypes(
+          *this, getGraph(), {getFeatures().getType(), getResult().getType()})))
+    return failure();
+  return verifySchedule(*this);
+}
+
+OpDesc ReadoutOp::describe() {
+  auto features = cast<RankedTensorType>(getFeatures().getType());
+  OpDesc desc =
+      describeCommon(OpKind::Readout, getGraph(), features.getElementType(),
+                     features.getDimSize(1));
+  desc.reduce = static_cast<gnnc::Reduce>(getReduce());
+  return desc;
+}
+
+SmallVector<Value> ReadoutOp::getInputs() { return {getFeatures()}; }
+
+LogicalResult ReadoutGradOp::verify() {
+  if (failed(verifyReadoutTypes(*this, getGraph(),
+                                {getFeatures().getType(), getOutput().getType(),
+                                 getGradOutput().getType(),
+                                 getResult().getType()})))
+    return failure();
+  return verifySchedule(*this);
+}
+
+OpDesc ReadoutGradOp::describe() {
+  auto features = cast<RankedTensorType>(getFeatures().getType());
+  OpDesc desc =
+      describeCommon(OpKind::ReadoutGrad, getGraph(), features.getElementType(),
+                     features.getDimSize(1));
+  desc.reduce = static_cast<gnnc::Reduce>(getReduce());
+  return desc;
+}
+
+SmallVector<Value> ReadoutGradOp::getInputs() {
+  return {getFeatures(), getOutput(), getGradOutput()};
+}
+
+//===----------------------------------------------------------------------===//
 // PlanAttr
 //===----------------------------------------------------------------------===//
 

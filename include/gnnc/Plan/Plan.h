@@ -125,6 +125,11 @@ struct KernelPlan {
 /// The strategies implemented for `kind`, in the order messages list them.
 std::vector<Strategy> implementedStrategies(OpKind kind);
 
+/// The schedule of an op of `kind` that gives none (before
+/// completeSchedule): every field open, the op's default strategy
+/// (vertex_parallel; batched for gnn.readout and gnn.readout_grad).
+Schedule defaultSchedule(OpKind kind);
+
 /// The sizes of `op` against the plans' limits (gnnc/Plan/Limits.h): a
 /// feature width (or number of heads) from 1 to kMaxFeatureWidth, a row
 /// stride (0: the width) from the width to kMaxRowStride. checkSchedule,

@@ -36,13 +36,20 @@ const char *elementTypeName(ElementType type);
 Expected<ElementType> parseElementType(const std::string &name);
 
 /// The ops gnnc compiles into kernels.
-enum class OpKind { Spmm, Sddmm, EdgeSoftmax, EdgeSoftmaxGrad };
+enum class OpKind {
+  Spmm,
+  Sddmm,
+  EdgeSoftmax,
+  EdgeSoftmaxGrad,
+  Readout,
+  ReadoutGrad
+};
 
 /// The op's name in the IR: "gnn.spmm", "gnn.sddmm", "gnn.edge_softmax",
-/// "gnn.edge_softmax_grad".
+/// "gnn.edge_softmax_grad", "gnn.readout", "gnn.readout_grad".
 const char *opKindName(OpKind kind);
 /// Its short name in manifests and reports: "spmm", "sddmm", "edge_softmax",
-/// "edge_softmax_grad".
+/// "edge_softmax_grad", "readout", "readout_grad".
 const char *opKindKey(OpKind kind);
 std::optional<OpKind> parseOpKind(const std::string &key);
 
@@ -86,7 +93,7 @@ struct OpDesc {
   /// of each graph (`graph_ptr`).
   bool batchedGraph = false;
 
-  // gnn.spmm
+  // gnn.spmm (and gnn.readout, gnn.readout_grad: reduce)
   /// The op reads one value per edge (`values(...)`).
   bool edgeValues = false;
   Reduce reduce = Reduce::Sum;

@@ -149,6 +149,10 @@ static Json opJson(const OpDesc &op) {
   if (op.batchedGraph)
     json["batched_graph"] = true;
   switch (op.kind) {
+  case OpKind::Readout:
+  case OpKind::ReadoutGrad:
+    json["reduce"] = reduceName(op.reduce);
+    break;
   case OpKind::Spmm:
     json["edge_values"] = op.edgeValues;
     json["reduce"] = reduceName(op.reduce);
@@ -372,7 +376,8 @@ public:
     GNNC_RETURN_IF_ERROR(readName(
         object, "kind", field, true,
         [](const std::string &t) { return parseOpKind(t); },
-        "spmm, sddmm, edge_softmax or edge_softmax_grad", op.kind));
+        "spmm, sddmm, edge_softmax, edge_softmax_grad, readout or "
+        "readout_grad", op.kind));
     GNNC_RETURN_IF_ERROR(readName(
         object, "element_type", field, true,
         [](const std::string &t) -> std::optional<ElementType> {

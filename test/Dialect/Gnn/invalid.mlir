@@ -533,3 +533,53 @@ gnn.module @m {
     gnn.return %y : tensor<?xf32>
   }
 }
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{pools each graph of a batch: the graph must be a !gnn.graph<batched_csr, ...>, got '!gnn.graph<csr, i64, i32>'}}
+    %y = gnn.readout %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{'tensor<?x32xf32>' must have the element type and width of the features 'tensor<?x64xf32>'}}
+    %y = gnn.readout %g, %x : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{tile_rows applies to gnn.spmm; gnn.readout reads each node's features once and stages nothing}}
+    %y = gnn.readout %g, %x {schedule = #gnn.schedule<strategy = batched, tile_rows = 8>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{schedule strategy 'vertex_parallel' is not implemented for gnn.readout yet; implemented: batched}}
+    %y = gnn.readout %g, %x {schedule = #gnn.schedule<dim_workers = 4>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %y: tensor<?x64xf16>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{'tensor<?x64xf16>' must have the element type and width of the features 'tensor<?x64xf32>'}}
+    %dx = gnn.readout_grad %g, %x, %y, %x : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32>, tensor<?x64xf16>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %dx : tensor<?x64xf32>
+  }
+}

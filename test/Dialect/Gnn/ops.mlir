@@ -130,3 +130,22 @@ gnn.module @formats {
 // GENERIC: "gnn.return"(%{{.*}})
 // GENERIC: "gnn.edge_softmax"(%{{.*}}, %{{.*}})
 // GENERIC: "gnn.edge_softmax_grad"(%{{.*}}, %{{.*}}, %{{.*}})
+
+// CHECK-LABEL: gnn.module @batch
+gnn.module @batch {
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} {schedule = #gnn.schedule<strategy = batched, tile_rows = 32, graphs_per_block = 4>} : !gnn.graph<batched_csr, i64, i32>
+  gnn.kernel @aggregate(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = batched, graphs_per_block = 4, tile_rows = 32>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+  // CHECK: gnn.readout %{{.*}}, %{{.*}} {reduce = #gnn<reduce max>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+  gnn.kernel @pool(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    %y = gnn.readout %g, %x {reduce = #gnn<reduce max>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+  // CHECK: gnn.readout_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : !gnn.graph<batched_csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
+  gnn.kernel @pool_grad(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x8xf16>, %y: tensor<?x8xf16>, %dy: tensor<?x8xf16>) -> tensor<?x8xf16> {
+    %dx = gnn.readout_grad %g, %x, %y, %dy : !gnn.graph<batched_csr, i64, i32>, tensor<?x8xf16>, tensor<?x8xf16>, tensor<?x8xf16> -> tensor<?x8xf16>
+    gnn.return %dx : tensor<?x8xf16>
+  }
+}

@@ -64,6 +64,7 @@ const EmissionPattern &sddmmVertexParallelPattern();
 const EmissionPattern &sddmmEdgeParallelPattern();
 const EmissionPattern &edgeSoftmaxPattern();
 const EmissionPattern &edgeSoftmaxGradPattern();
+const EmissionPattern &readoutPattern();
 
 } // namespace gnnc::ExportCUDA
 

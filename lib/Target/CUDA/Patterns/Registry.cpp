@@ -26,6 +26,8 @@ const PatternEntry kPatterns[] = {
     {OpKind::Sddmm, Strategy::EdgeParallel, sddmmEdgeParallelPattern},
     {OpKind::EdgeSoftmax, Strategy::VertexParallel, edgeSoftmaxPattern},
     {OpKind::EdgeSoftmaxGrad, Strategy::VertexParallel, edgeSoftmaxGradPattern},
+    {OpKind::Readout, Strategy::Batched, readoutPattern},
+    {OpKind::ReadoutGrad, Strategy::Batched, readoutPattern},
 };
 
 } // namespace

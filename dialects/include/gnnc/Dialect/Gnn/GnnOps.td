@@ -341,4 +341,6 @@ def Gnn_EdgeSoftmaxGradOp : Gnn_Op<"edge_softmax_grad", [Pure, Gnn_ScheduledOpIn
   }];
 }
 
+include "gnnc/Dialect/Gnn/GnnBatchOps.td"
+
 #endif // GNNC_DIALECT_GNN_OPS_TD
