@@ -7,6 +7,7 @@
 // bench/NOTES.md; bench/run.sh runs it together with the PyTorch baseline.
 //
 //===----------------------------------------------------------------------===//
+#include "gnnc/Bench/Batched.h"
 #include "gnnc/Bench/Cusparse.h"
 #include "gnnc/Bench/Harness.h"
 #include "gnnc/Bench/NpyWriter.h"
@@ -86,6 +87,13 @@ void usage() {
       "(int64)\n"
       "                      and .indices.npy (int32), plus DIR/graphs.json\n"
       "  --dump-only         only write the graphs (no GPU needed)\n"
+      "  --batched LIST      instead of the cases above: batches of small\n"
+      "                      graphs (tu_PROTEINS from --datasets, mol<N>\n"
+      "                      molecule-like graphs, prot<N> graphs of\n"
+      "                      PROTEINS' sizes): cuSPARSE and gnnc's general\n"
+      "                      schedules on the block-diagonal graph, and the\n"
+      "                      batched strategy (--types; widths 16,32,64,128,\n"
+      "                      256 unless --widths)\n"
       "  --quick             cora_planetoid + rmat18, width 64, f32 + f16,\n"
       "                      the default schedule, no SpMMve (SDDMM and the\n"
       "                      GAT chain included)\n"
@@ -133,6 +141,7 @@ struct Options {
   int64_t largeNnz = 30000000;
   size_t largeSchedules = 2;
   double timeLimit = 0;
+  std::vector<std::string> batches;
   bool offsets64 = true;
   CaseOptions caseOptions;
   TimingOptions timing;
@@ -180,6 +189,8 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       return "unknown option or missing value: '" + arg + "'";
     } else if (arg == "--datasets") {
       o.datasets = v;
+    } else if (arg == "--batched") {
+      o.batches = splitList(v);
     } else if (arg == "--out") {
       o.outFile = v;
     } else if (arg == "--dump-graphs") {
@@ -288,6 +299,8 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
     o.caseOptions.edgeValues = false;
     o.relabel = false;
   }
+  if (!o.batches.empty() && !explicitWidths)
+    o.widths = {16, 32, 64, 128, 256};
   if (o.dumpOnly && o.dumpDir.empty())
     return "--dump-only needs --dump-graphs DIR";
   return "";
@@ -456,6 +469,40 @@ int main(int argc, char **argv) {
     }
     doc["copy_bandwidth_gbs"] = copyGbs;
     o.caseOptions.copyGbs = copyGbs;
+
+    if (!o.batches.empty()) {
+      // Batches of small graphs: a run of their own.
+      json batchedCases = json::array();
+      int failures = 0;
+      for (const std::string &name : o.batches) {
+        auto batch = loadBatch(name, o.datasets, o.caseOptions.seed);
+        if (!batch) {
+          std::printf("skipped  %s: %s\n", name.c_str(),
+                      batch.message().c_str());
+          batchedCases.push_back(
+              {{"batch", name}, {"skipped", batch.message()}});
+          continue;
+        }
+        for (ElementType type : o.types)
+          for (int64_t width : o.widths)
+            batchedCases.push_back(runBatchedCase(
+                *bench, libraries ? &*libraries : nullptr, name, *batch, type,
+                width, copyGbs, o.caseOptions.seed, failures));
+      }
+      doc["batched_cases"] = batchedCases;
+      doc["failures"] = failures;
+      doc["wall_seconds"] = secondsSince(start);
+      if (!o.outFile.empty()) {
+        Status written = writeText(o.outFile, doc.dump(1) + "\n");
+        if (!written)
+          return fail(written.message(), 1);
+        std::printf("wrote    %s\n", o.outFile.c_str());
+      }
+      std::printf("done     %zu batched cases in %.0f s; %d failure%s\n",
+                  batchedCases.size(), secondsSince(start), failures,
+                  failures == 1 ? "" : "s");
+      return failures ? 1 : 0;
+    }
 
     for (ElementType type : o.types)
       for (int64_t width : o.widths) {
