@@ -12,7 +12,12 @@ $sudo apt-get install -y -q --no-install-recommends \
   cmake ninja-build g++ python3 \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
   libgtest-dev nlohmann-json3-dev zlib1g-dev libzstd-dev \
-  clang-22 libclang-rt-22-dev
+  clang-22 libclang-rt-22-dev python3-numpy python3-pytest
+# The Python package's host tests need numpy and pytest in the python3 on
+# PATH (which may not be Debian's); torch is not needed for them.
+if ! python3 -c "import numpy, pytest" 2>/dev/null; then
+  python3 -m pip install --quiet numpy pytest
+fi
 if [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "install-deps: the CUDA toolkit was not found at /usr/local/cuda" >&2
   exit 1

@@ -17,4 +17,9 @@ if [ -x "$probe" ]; then
     echo "NOTE: a GPU is present; the GPU tests ran."
   fi
 fi
+if command -v python3 >/dev/null &&
+   ! python3 -c "import torch" 2>/dev/null; then
+  echo "NOTE: torch is not installed: the Python package's torch tests" \
+       "(ctest -R python) were skipped; its host tests ran."
+fi
 exit $rc
