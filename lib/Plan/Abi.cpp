@@ -12,7 +12,8 @@ const char *const kRoleNames[] = {
     "row_offsets",   "column_indices", "num_rows",       "input",
     "edge_values",   "result",         "column_factors", "num_edges",
     "workspace",     "group_offsets",  "group_rows",     "num_groups",
-    "graph_offsets", "num_graphs",     "unused",         "num_items"};
+    "graph_offsets", "num_graphs",     "batch_blocks",   "num_batch_blocks",
+    "unused",        "num_items"};
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {
@@ -37,6 +38,7 @@ ParamKind gnnc::paramKindOf(ParamRole role) {
   case ParamRole::NumEdges:
   case ParamRole::NumGroups:
   case ParamRole::NumGraphs:
+  case ParamRole::NumBatchBlocks:
   case ParamRole::NumItems:
     return ParamKind::Int64;
   default:
@@ -62,6 +64,10 @@ const char *gnnc::extraParamStem(ParamRole role) {
     return "graph_ptr";
   case ParamRole::NumGraphs:
     return "num_graphs";
+  case ParamRole::BatchBlocks:
+    return "batch_blocks";
+  case ParamRole::NumBatchBlocks:
+    return "num_batch_blocks";
   default:
     return paramRoleName(role);
   }

@@ -172,8 +172,10 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
     // gnn.spmm stages tiles; the pooling ops stage nothing.
     if (s.tileRows == 0 && op.kind == OpKind::Spmm)
       s.tileRows = defaults::kBatchedTileRows;
+    // gnn.spmm: a block takes as many whole graphs as fit its tile; the
+    // pooling ops: a graph per block.
     if (s.graphsPerBlock == 0)
-      s.graphsPerBlock = 1;
+      s.graphsPerBlock = op.kind == OpKind::Spmm ? kMaxGraphsPerBlock : 1;
   }
   if (s.dimWorkers == 0) {
     int32_t edgeWorkers = familyOf(op.kind).edgeWorkers;

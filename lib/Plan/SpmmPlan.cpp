@@ -174,13 +174,33 @@ int64_t gnnc::plan::batchedColumnChunks(const OpDesc &op, int64_t vw,
   return ceilDiv(chunks, ceilDiv(chunks, fit));
 }
 
+int64_t gnnc::batchedTileEdges(int64_t tileRows) {
+  return defaults::kBatchedEdgesPerTileRow * tileRows;
+}
+
+BatchedTile gnnc::batchedTile(const OpDesc &op, const Schedule &s,
+                              int64_t columnChunks) {
+  auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
+  BatchedTile t;
+  t.rows = s.tileRows;
+  t.edges = batchedTileEdges(s.tileRows);
+  t.featureBytes = t.rows * columnChunks * s.vectorWidth *
+                   static_cast<int64_t>(elementSize(op.type));
+  t.offsetsAt = align16(t.featureBytes);
+  t.columnsAt = align16(t.offsetsAt + (t.rows + 1) * 8);
+  t.bytes = align16(t.columnsAt + t.edges * (op.indices64 ? 8 : 4));
+  return t;
+}
+
 Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
                                                  const Schedule &s) {
-  // A block takes `graphs_per_block` consecutive graphs; graphs whose nodes
-  // fit `tile_rows` together are one segment, whose feature rows (one
-  // column block at a time) the block stages in shared memory before its
-  // sub-warps of `lanes` threads reduce each row from there. A graph larger
-  // than the tile is reduced from global memory in the same launch.
+  // The host cuts the batch into blocks (graph::batchBlocks): segments of
+  // consecutive whole graphs of at most tile_rows nodes and tile edges
+  // (and graphs_per_block graphs), and pieces of tile_rows rows of a graph
+  // too large for one. A block of a segment stages its feature rows (one
+  // column block at a time), row offsets and column indices in shared
+  // memory, and its sub-warps of `lanes` threads reduce each row from
+  // there; a block of a piece reduces its rows from global memory.
   if (s.tileRows == 0)
     return Status::error("the schedule " + s.str() +
                          " leaves tile_rows open; complete it first (the "
@@ -193,24 +213,24 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
     return mapping.status();
   KernelPlan plan;
   plan.mapping = *mapping;
-  const int64_t tileBytes = int64_t(s.tileRows) * columnChunks * s.vectorWidth *
-                            static_cast<int64_t>(elementSize(op.type));
+  const BatchedTile tile = batchedTile(op, s, columnChunks);
   GNNC_RETURN_IF_ERROR(checkSharedBytes(
-      tileBytes,
-      "batched stages tile_rows rows of a column block in shared memory: " +
+      tile.bytes,
+      "batched stages tile_rows rows of a column block, their offsets and " +
+          std::to_string(tile.edges) + " column indices in shared memory: " +
           std::to_string(s.tileRows) + " rows x " +
           std::to_string(columnChunks * s.vectorWidth) + " features x " +
-          std::to_string(elementSize(op.type)) + " bytes",
+          std::to_string(elementSize(op.type)) + " bytes and the rest",
       "lower tile_rows"));
   plan.extraParams = spmmExtras(op);
-  plan.extraParams.push_back(ParamRole::GraphOffsets);
-  plan.extraParams.push_back(ParamRole::NumGraphs);
+  plan.extraParams.push_back(ParamRole::BatchBlocks);
+  plan.extraParams.push_back(ParamRole::NumBatchBlocks);
   LaunchPlan &launch = plan.launch;
   launch.threads = s.threadsPerBlock;
-  launch.grid = {ParamRole::NumGraphs};
-  launch.itemsPerBlock = s.graphsPerBlock;
+  launch.grid = {ParamRole::NumBatchBlocks};
+  launch.itemsPerBlock = 1;
   launch.minBlocks = 1;
-  launch.sharedBytes = tileBytes;
+  launch.sharedBytes = tile.bytes;
   launch.blocksPerSm = s.blocksPerSm;
   return plan;
 }

@@ -53,6 +53,8 @@ StringRef purposeOf(ParamRole role) {
     return "edge_parallel (the split rows)";
   case ParamRole::GraphOffsets:
   case ParamRole::NumGraphs:
+  case ParamRole::BatchBlocks:
+  case ParamRole::NumBatchBlocks:
     return "batched (the graphs of the batch)";
   default:
     return "neighbor_group (the host's groups)";

@@ -69,6 +69,27 @@ TEST(Batch, GraphOfAndSplitRowsUndoCollate) {
   EXPECT_EQ(parts[3], (std::vector<float>{8, 9, 10, 11}));
 }
 
+TEST(Batch, BlocksAreRunsOfWholeGraphsOrPiecesOfLargeOnes) {
+  // Graphs of 3, 0, 1, 2 nodes (6, 0, 0, 2 edges), then one of 5 nodes.
+  std::vector<CsrGraph> graphs = someGraphs();
+  graphs.push_back(csr(5, {0, 1, 2, 3}, {1, 2, 3, 4}));
+  BatchedGraph b = collate(graphs).take();
+  const int64_t G = kBatchBlockFromGlobal;
+  // Tiles of 4 nodes and 8 edges: {triangle, empty, single}, {path}, and
+  // the 5-node graph in pieces of 4 rows.
+  EXPECT_EQ(batchBlocks(b.graphPtr, b.graph.rowPtr, 4, 8, 0),
+            (std::vector<int64_t>{0, 4, 6 | G, 10 | G, 11}));
+  // At most 2 graphs per block: {triangle, empty}, {single, path}.
+  EXPECT_EQ(batchBlocks(b.graphPtr, b.graph.rowPtr, 4, 8, 2),
+            (std::vector<int64_t>{0, 3, 6 | G, 10 | G, 11}));
+  // 5 edges per tile: the triangle (6 edges) is a piece of its own, and
+  // the 5-node graph (4 edges) a block of its own.
+  EXPECT_EQ(batchBlocks(b.graphPtr, b.graph.rowPtr, 8, 5, 0),
+            (std::vector<int64_t>{0 | G, 3, 6, 11}));
+  // No rows: one empty block.
+  EXPECT_EQ(batchBlocks({0, 0}, {0}, 4, 8, 0), (std::vector<int64_t>{0, 0}));
+}
+
 TEST(Batch, CollateRefusesWhatIsNoBatch) {
   Expected<CsrGraph> rect = fromCoo(2, 3, {0}, {2}, {});
   ASSERT_TRUE(rect);

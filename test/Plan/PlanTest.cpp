@@ -379,21 +379,29 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
             "strategy = batched runs over a batch of graphs; the graph must "
             "be a !gnn.graph<batched_csr, ...>");
   op.batchedGraph = true;
-  // The defaults: a graph per block, 64 staged rows, 128 threads, a sub-warp
-  // of 16 lanes for the 16 chunks of a 64-float row.
+  // The defaults: as many graphs per block as fit 64 staged rows, 128
+  // threads, a sub-warp of 16 lanes for the 16 chunks of a 64-float row.
   Expected<KernelPlan> plan = planWithDefaults(op, strategy(Strategy::Batched));
   ASSERT_TRUE(plan) << plan.message();
   EXPECT_EQ(plan->schedule.tileRows, 64);
-  EXPECT_EQ(plan->schedule.graphsPerBlock, 1);
+  EXPECT_EQ(plan->schedule.graphsPerBlock, limits::kMaxGraphsPerBlock);
   EXPECT_EQ(plan->schedule.threadsPerBlock, 128);
   EXPECT_EQ(plan->mapping.lanes, 16);
   EXPECT_EQ(plan->mapping.rowsPerBlock, 8);
   EXPECT_EQ(plan->mapping.columnChunks, 0);
-  EXPECT_EQ(plan->launch.sharedBytes, 64 * 64 * 4);
-  EXPECT_EQ(plan->launch.grid, std::vector<ParamRole>{ParamRole::NumGraphs});
+  // The features, then 65 row offsets (i64), then 512 column indices.
+  BatchedTile tile = batchedTile(op, plan->schedule, 16);
+  EXPECT_EQ(tile.featureBytes, 64 * 64 * 4);
+  EXPECT_EQ(tile.offsetsAt, 16384);
+  EXPECT_EQ(tile.columnsAt, 16912);
+  EXPECT_EQ(tile.edges, 512);
+  EXPECT_EQ(plan->launch.sharedBytes, 16912 + 512 * 4);
+  EXPECT_EQ(plan->launch.grid,
+            std::vector<ParamRole>{ParamRole::NumBatchBlocks});
   EXPECT_EQ(plan->launch.itemsPerBlock, 1);
-  EXPECT_EQ(plan->extraParams, (std::vector<ParamRole>{ParamRole::GraphOffsets,
-                                                       ParamRole::NumGraphs}));
+  EXPECT_EQ(plan->extraParams,
+            (std::vector<ParamRole>{ParamRole::BatchBlocks,
+                                    ParamRole::NumBatchBlocks}));
   // 256 floats in 64 rows are 64 KiB, over the tile's 32 KiB: two column
   // blocks of 32 chunks, a full warp per row.
   OpDesc wide = op;
@@ -404,7 +412,7 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
   EXPECT_EQ(plan->mapping.columnBlocks(), 2);
   EXPECT_EQ(plan->mapping.lanes, 32);
   EXPECT_EQ(plan->mapping.chunksPerLane, 1);
-  EXPECT_EQ(plan->launch.sharedBytes, 32 * 1024);
+  EXPECT_EQ(plan->launch.sharedBytes, 33296 + 512 * 4);
   // 50 chunks (200 floats) split evenly: 25 and 25.
   wide.width = wide.rowStride = 200;
   EXPECT_EQ(
@@ -418,16 +426,17 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
   s.tileRows = 200;
   plan = planWithDefaults(gcn, s);
   ASSERT_TRUE(plan) << plan.message();
-  EXPECT_EQ(plan->extraParams, (std::vector<ParamRole>{ParamRole::ColumnFactors,
-                                                       ParamRole::GraphOffsets,
-                                                       ParamRole::NumGraphs}));
-  EXPECT_EQ(plan->launch.itemsPerBlock, 4);
+  EXPECT_EQ(
+      plan->extraParams,
+      (std::vector<ParamRole>{ParamRole::ColumnFactors, ParamRole::BatchBlocks,
+                              ParamRole::NumBatchBlocks}));
   // A tile that does not fit a block's shared memory.
   s.tileRows = 20000;
   EXPECT_EQ(why(op, s),
-            "batched stages tile_rows rows of a column block in shared "
-            "memory: 20000 rows x 4 features x 4 bytes = 320000 bytes, over "
-            "98304; lower tile_rows");
+            "batched stages tile_rows rows of a column block, their offsets "
+            "and 160000 column indices in shared memory: 20000 rows x 4 "
+            "features x 4 bytes and the rest = 1120016 bytes, over 98304; "
+            "lower tile_rows");
   Schedule general;
   general.tileRows = 8;
   EXPECT_EQ(why(op, general),

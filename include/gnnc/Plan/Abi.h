@@ -52,6 +52,12 @@ enum class ParamRole {
   /// the node count (numGraphs + 1 entries), and the number of graphs.
   GraphOffsets,
   NumGraphs,
+  /// The blocks of a batched gnn.spmm (graph::batchBlocks): the first row
+  /// of each block, kBatchBlockFromGlobal set when its rows are a piece of
+  /// a graph too large for a tile, and the node count (numBlocks + 1
+  /// entries); and their number.
+  BatchBlocks,
+  NumBatchBlocks,
   /// A kernel argument the op does not read.
   Unused,
   /// The work items of a kernel that is no gnn op (the runtime's own
@@ -62,7 +68,8 @@ enum class ParamRole {
 /// The manifest spelling: "row_offsets", "column_indices", "num_rows",
 /// "input", "edge_values", "result", "column_factors", "num_edges",
 /// "workspace", "group_offsets", "group_rows", "num_groups",
-/// "graph_offsets", "num_graphs", "unused", "num_items".
+/// "graph_offsets", "num_graphs", "batch_blocks", "num_batch_blocks",
+/// "unused", "num_items".
 const char *paramRoleName(ParamRole role);
 std::optional<ParamRole> parseParamRole(const std::string &text);
 
@@ -73,8 +80,13 @@ ParamKind paramKindOf(ParamRole role);
 /// The name the lowering gives a parameter of `role` that the op needs
 /// beyond its operands (after the graph's prefix): "col_norm",
 /// "num_edges", "workspace", "group_ptr", "group_rows", "num_groups",
-/// "graph_ptr", "num_graphs".
+/// "graph_ptr", "num_graphs", "batch_blocks", "num_batch_blocks".
 const char *extraParamStem(ParamRole role);
+
+/// The bit of a batch block's first row (ParamRole::BatchBlocks) that
+/// says the block's rows are a piece of a graph larger than a tile: they
+/// are reduced from global memory.
+constexpr long long kBatchBlockFromGlobal = 1ll << 62;
 
 } // namespace gnnc
 

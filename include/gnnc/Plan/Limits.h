@@ -90,6 +90,9 @@ constexpr int32_t kTunedEdgesPerWorker[] = {256, 128, 64};
 constexpr int64_t kBatchedTileBytes = 32 * 1024;
 constexpr int32_t kBatchedTileRows = 64;
 constexpr int32_t kBatchedThreadsPerBlock = 128;
+/// batched: the column indices a tile holds per staged row (a segment of
+/// graphs with more edges is not staged whole).
+constexpr int64_t kBatchedEdgesPerTileRow = 8;
 
 } // namespace gnnc::defaults
 

@@ -122,6 +122,26 @@ struct KernelPlan {
   Strategy strategy() const { return schedule.strategy; }
 };
 
+/// The shared memory of a batched gnn.spmm block: the staged feature rows
+/// (tile_rows rows of one column block, in the element type), then the
+/// staged rows' offsets (i64, tile_rows + 1), then their column indices (of
+/// the index type, `edges` of them), each part 16-byte aligned.
+struct BatchedTile {
+  int64_t rows = 0;
+  int64_t edges = 0;
+  int64_t featureBytes = 0;
+  int64_t offsetsAt = 0;
+  int64_t columnsAt = 0;
+  int64_t bytes = 0;
+};
+/// The column indices a batched tile of `tileRows` rows holds:
+/// defaults::kBatchedEdgesPerTileRow x tileRows.
+int64_t batchedTileEdges(int64_t tileRows);
+/// The tile of `op` under `s` (tile_rows set): columnChunks chunks of
+/// vector_width elements per row, batchedTileEdges column indices.
+BatchedTile batchedTile(const OpDesc &op, const Schedule &s,
+                        int64_t columnChunks);
+
 /// The strategies implemented for `kind`, in the order messages list them.
 std::vector<Strategy> implementedStrategies(OpKind kind);
 

@@ -71,7 +71,8 @@ struct Schedule {
   /// stages in shared memory; a larger graph is gathered from global
   /// memory.
   int32_t tileRows = 0;
-  /// batched: consecutive graphs one block takes.
+  /// batched: most consecutive graphs one block takes (gnn.spmm: those
+  /// that fit its tile, up to this many).
   int32_t graphsPerBlock = 0;
 
   bool operator==(const Schedule &o) const;

@@ -67,6 +67,7 @@ StringRef extraParamType(ParamRole role) {
     return "const float *__restrict__ ";
   case ParamRole::GroupOffsets:
   case ParamRole::GraphOffsets:
+  case ParamRole::BatchBlocks:
     return "const long long *__restrict__ ";
   case ParamRole::GroupRows:
     return "const int *__restrict__ ";
@@ -75,6 +76,7 @@ StringRef extraParamType(ParamRole role) {
   case ParamRole::NumEdges:
   case ParamRole::NumGroups:
   case ParamRole::NumGraphs:
+  case ParamRole::NumBatchBlocks:
   case ParamRole::NumRows:
   case ParamRole::NumItems:
     return "long long ";

@@ -176,13 +176,14 @@ void SpmmPrinter::accumulate() {
   reduceNeighbours();
 }
 
-void SpmmPrinter::reduceNeighbours(StringRef tile) {
+void SpmmPrinter::reduceNeighbours(StringRef tile, StringRef tileColumns) {
   resetAccumulators();
   declarePart();
   groupMask();
   GatherOptions options;
   options.batchScale = p.thisRowBatchScale();
   options.tile = tile;
+  options.tileColumns = tileColumns;
   gather(options);
   if (p.usesPart())
     fold(p.thisRowBatchScale());
@@ -214,8 +215,12 @@ void SpmmPrinter::gather(const GatherOptions &options) {
   os << "for (int m = 0; m < " << batch << "; ++m) {\n";
   os.indent();
   os << "const int t = lane * " << batch << " + m;\n";
-  os << "my_col[m] = t < n ? " << graph.colIdx << "[base + t] : "
-     << (tile ? "(" + indexType + ")seg_begin" : std::string("0")) << ";\n";
+  if (options.tileColumns.empty())
+    os << "my_col[m] = t < n ? " << graph.colIdx << "[base + t] : ";
+  else
+    os << "my_col[m] = t < n ? " << options.tileColumns
+       << "[base - seg_e0 + t] : ";
+  os << (tile ? "(" + indexType + ")seg_begin" : std::string("0")) << ";\n";
   if (!p.values.empty()) {
     if (e.toFloat.empty())
       os << "my_w[m] = t < n ? __ldg(" << p.values << " + base + t) : 0.0f;\n";

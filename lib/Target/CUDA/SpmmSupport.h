@@ -119,6 +119,10 @@ protected:
     /// (batched), which holds the rows of the nodes from `seg_begin` and
     /// the chunks of the column block from `chunk0`; empty: from x.
     llvm::StringRef tile;
+    /// The neighbours' column indices come from this shared-memory array,
+    /// which holds those of the segment's edges from `seg_e0`; empty: from
+    /// the graph's column indices.
+    llvm::StringRef tileColumns;
   };
 
   /// `acc[i] = <identity>` for every accumulator.
@@ -132,8 +136,10 @@ protected:
   /// Declares `acc` and reduces the neighbours in [begin, end) into it.
   void accumulate();
   /// Reduces the neighbours in [begin, end) into `acc`, declared already,
-  /// from x or (non-empty `tile`) from a staged tile (GatherOptions::tile).
-  void reduceNeighbours(llvm::StringRef tile = "");
+  /// from x or (non-empty `tile`) from a staged tile, with the column
+  /// indices of the graph or of a staged array (GatherOptions).
+  void reduceNeighbours(llvm::StringRef tile = "",
+                        llvm::StringRef tileColumns = "");
   /// The loop over the neighbours in [begin, end) that adds each into
   /// `acc`.
   void gather(const GatherOptions &options);

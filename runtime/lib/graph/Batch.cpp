@@ -167,6 +167,39 @@ std::vector<int64_t> gnnc::graph::nodeGraphs(const BatchedGraph &b) {
   return of;
 }
 
+std::vector<int64_t>
+gnnc::graph::batchBlocks(const std::vector<int64_t> &gp,
+                         const std::vector<int64_t> &rowPtr, int64_t tileRows,
+                         int64_t tileEdges, int64_t graphsPerBlock) {
+  std::vector<int64_t> blocks;
+  const int64_t graphs = static_cast<int64_t>(gp.size()) - 1;
+  const int64_t rows = static_cast<int64_t>(rowPtr.size()) - 1;
+  auto fits = [&](int64_t first, int64_t end) {
+    return gp[end] - gp[first] <= tileRows &&
+           rowPtr[gp[end]] - rowPtr[gp[first]] <= tileEdges;
+  };
+  for (int64_t g = 0; g < graphs;) {
+    if (!fits(g, g + 1)) {
+      for (int64_t r = gp[g]; r < gp[g + 1]; r += tileRows)
+        blocks.push_back(r | kBatchBlockFromGlobal);
+      ++g;
+      continue;
+    }
+    int64_t end = g + 1;
+    while (end < graphs && (graphsPerBlock == 0 || end - g < graphsPerBlock) &&
+           fits(g, end + 1))
+      ++end;
+    // A run of empty graphs makes no block.
+    if (gp[end] > gp[g])
+      blocks.push_back(gp[g]);
+    g = end;
+  }
+  if (blocks.empty())
+    blocks.push_back(0);
+  blocks.push_back(std::max<int64_t>(rows, 0));
+  return blocks;
+}
+
 //===----------------------------------------------------------------------===//
 // TU batches from .npz
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,7 @@
 //===- Spmm.cpp - Host side of compiled SpMM kernels ----------------------===//
 #include "gnnc/ops/Spmm.h"
 #include "CheckSupport.h"
+#include "gnnc/Plan/Plan.h"
 #include "gnnc/ops/KernelInfo.h"
 #include "gnnc/reference/Spmm.h"
 
@@ -69,6 +70,7 @@ Expected<DeviceGraph> gnnc::ops::uploadBatch(const graph::BatchedGraph &batch,
   dg->graphPtr = graphPtr.take();
   dg->numGraphs = batch.numGraphs();
   dg->batched = true;
+  dg->hostGraphPtr = batch.graphPtr;
   return dg;
 }
 
@@ -224,14 +226,32 @@ Status gnnc::ops::launchSpmm(rt::Runtime &runtime,
     args.bind(ParamRole::EdgeValues, *values);
   if (colNorm)
     args.bind(ParamRole::ColumnFactors, *colNorm);
-  // batched kernels take the batch's graphs.
-  if (kernel.spec.findRole(ParamRole::GraphOffsets)) {
-    if (!graph.batched)
+  // batched kernels take the batch's blocks, cut on first use.
+  if (kernel.spec.findRole(ParamRole::BatchBlocks)) {
+    if (!graph.batched ||
+        graph.hostRowPtr.size() != static_cast<size_t>(graph.numRows) + 1)
       return Status::error("kernel '" + kernel.spec.name +
                            "' runs over a batch of graphs (batched_csr); "
                            "upload the graph with ops::uploadBatch");
-    args.bind(ParamRole::GraphOffsets, graph.graphPtr)
-        .bind(ParamRole::NumGraphs, graph.numGraphs);
+    const Schedule &s = kernel.spec.schedule;
+    const auto key =
+        std::make_tuple(int64_t(s.tileRows), batchedTileEdges(s.tileRows),
+                        int64_t(s.graphsPerBlock));
+    auto blocks = graph.batchBlocks.find(key);
+    if (blocks == graph.batchBlocks.end()) {
+      std::vector<int64_t> host = graph::batchBlocks(
+          graph.hostGraphPtr, graph.hostRowPtr, std::get<0>(key),
+          std::get<1>(key), std::get<2>(key));
+      auto device = uploadVector(host);
+      if (!device)
+        return device.status();
+      DeviceGraph::Blocks made;
+      made.firstRows = device.take();
+      made.count = static_cast<int64_t>(host.size()) - 1;
+      blocks = graph.batchBlocks.emplace(key, std::move(made)).first;
+    }
+    args.bind(ParamRole::BatchBlocks, blocks->second.firstRows)
+        .bind(ParamRole::NumBatchBlocks, blocks->second.count);
   }
   // neighbor_group kernels take the host's groups.
   if (kernel.spec.findRole(ParamRole::GroupOffsets)) {

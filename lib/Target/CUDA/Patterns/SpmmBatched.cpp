@@ -1,11 +1,11 @@
 //===- SpmmBatched.cpp - gnn.spmm, batched --------------------------------===//
 //
-// A block takes `graphs_per_block` consecutive graphs of a batch, in
-// segments: consecutive graphs whose nodes fit the tile together. For each
-// column block of a segment that fits, the block stages the segment's
-// feature rows in shared memory (gnnc_stage_rows, batched.cuh) and its
-// sub-warps of `lanes` threads reduce one row each from there; a graph
-// larger than the tile is reduced from global memory in the same launch.
+// A block takes one of the host's blocks (graph::batchBlocks): a run of
+// whole graphs that fits a tile, whose row offsets, column indices and
+// feature rows (a column block at a time) it stages in shared memory
+// (gnnc_stage_array, gnnc_stage_rows, batched.cuh) before its sub-warps of
+// `lanes` threads reduce one row each from there; or a piece of a graph
+// larger than a tile, whose rows it reduces from global memory.
 // The reduction, the end of a row and the store are gnn.spmm's own
 // (SpmmSupport).
 //
@@ -25,69 +25,99 @@ public:
 
   void print() {
     const KernelParams &params = c.params;
-    StringRef graphPtr = params.name(ParamRole::GraphOffsets);
-    StringRef numGraphs = params.name(ParamRole::NumGraphs);
+    StringRef blocksParam = params.name(ParamRole::BatchBlocks);
     const Schedule &s = c.schedule;
     const int64_t lanes = plan.lanes, vw = p.vw;
     const int64_t tileChunks = plan.laneChunks();
-    const int64_t tileRows = s.tileRows;
     const int64_t blocks = plan.columnBlocks();
+    const BatchedTile tile = batchedTile(desc, s, tileChunks);
     StringRef raw =
         rawVectorType(vw * static_cast<int64_t>(elementSize(desc.type)));
-    os << "// gnn.spmm, batched: " << s.graphsPerBlock << " graph"
-       << (s.graphsPerBlock == 1 ? "" : "s") << " per block, in segments of "
-       << "at most " << tileRows << " nodes staged in shared memory (" << blocks
-       << " column block" << (blocks == 1 ? "" : "s") << " of "
-       << tileChunks * vw << " features); " << lanes << " thread"
-       << (lanes == 1 ? "" : "s") << " per row, " << plan.rowsPerBlock
-       << " rows at a time, " << vw
-       << " elements per load. A graph larger than the tile is reduced from "
-          "global memory.\n";
+    StringRef offset = spellIndex(desc.offsets64);
+    StringRef index = c.indexType();
+    os << "// gnn.spmm, batched: a block per run of whole graphs of at most "
+       << tile.rows << " nodes and " << tile.edges
+       << " edges, whose feature rows (" << blocks << " column block"
+       << (blocks == 1 ? "" : "s") << " of " << tileChunks * vw
+       << " features), row offsets and column indices are staged in shared "
+          "memory, or per piece of "
+       << tile.rows << " rows of a larger graph, reduced from global memory; "
+       << lanes << " thread" << (lanes == 1 ? "" : "s") << " per row, "
+       << plan.rowsPerBlock << " rows at a time, " << vw
+       << " elements per load.\n";
     os << "extern __shared__ __align__(16) unsigned char gnnc_tile_bytes[];\n";
     os << e.cType << " *tile = reinterpret_cast<" << e.cType
        << " *>(gnnc_tile_bytes);\n";
+    os << offset << " *tile_ptr = reinterpret_cast<" << offset
+       << " *>(gnnc_tile_bytes + " << tile.offsetsAt << ");\n";
+    os << index << " *tile_cols = reinterpret_cast<" << index
+       << " *>(gnnc_tile_bytes + " << tile.columnsAt << ");\n";
     os << "const int lane = threadIdx.x % " << lanes << ";\n";
     os << "const int sub = threadIdx.x / " << lanes << ";\n";
-    os << "const long long first_graph = (long long)blockIdx.x * "
-       << s.graphsPerBlock << ";\n";
-    os << "const long long last_graph = min(first_graph + " << s.graphsPerBlock
-       << ", " << numGraphs << ");\n";
-    os << "for (long long g = first_graph; g < last_graph;) {\n";
-    os.indent();
-    os << "// The segment: graph g and the graphs after it whose nodes fit "
-          "the tile with it.\n";
-    os << "const long long seg_begin = " << graphPtr << "[g];\n";
-    os << "long long next = g + 1;\n";
-    os << "while (next < last_graph && " << graphPtr
-       << "[next + 1] - seg_begin <= " << tileRows << ")\n";
-    os << "  ++next;\n";
-    os << "const long long seg_end = " << graphPtr << "[next];\n";
-    os << "g = next;\n";
-    os << "const bool staged = seg_end - seg_begin <= " << tileRows << ";\n";
+    os << "const long long first_word = " << blocksParam << "[blockIdx.x];\n";
+    os << "const long long seg_begin = first_word & ~" << kBatchBlockFromGlobal
+       << "ll;\n";
+    os << "const long long seg_end = " << blocksParam << "[blockIdx.x + 1] & ~"
+       << kBatchBlockFromGlobal << "ll;\n";
+    os << "const bool staged = (first_word & " << kBatchBlockFromGlobal
+       << "ll) == 0;\n";
     bool columnBlocks = plan.columnChunks != 0;
+    // The feature rows of the column block from `chunk0` (a variable, or
+    // the first block).
+    auto stageFeatures = [&](StringRef chunk0) {
+      os << "gnnc_stage_rows<" << raw << ", " << tileChunks
+         << ">(reinterpret_cast<" << raw << " *>(tile), reinterpret_cast<const "
+         << raw << " *>(" << p.x << " + seg_begin * " << p.stride;
+      if (chunk0 != "0")
+        os << " + " << chunk0 << " * " << vw;
+      os << "), " << p.stride / vw << ", seg_end - seg_begin, ";
+      if (columnBlocks)
+        os << "min(" << tileChunks << ", " << plan.chunks << " - " << chunk0
+           << ")";
+      else
+        os << tileChunks;
+      os << ");\n";
+    };
+    os << "long long seg_e0 = 0;\n";
+    os << "if (staged) {\n";
+    os.indent();
+    os << "// The segment's row offsets and (first column block of) feature "
+          "rows, then its column indices.\n";
+    os << "gnnc_stage_array(tile_ptr, " << graph.rowPtr
+       << " + seg_begin, seg_end - seg_begin + 1);\n";
+    stageFeatures("0");
+    os << "gnnc_stage_wait();\n";
+    os << "__syncthreads();\n";
+    os << "seg_e0 = (long long)tile_ptr[0];\n";
+    os << "gnnc_stage_array(tile_cols, " << graph.colIdx
+       << " + seg_e0, (long long)tile_ptr[seg_end - seg_begin] - seg_e0);\n";
+    os << "gnnc_stage_wait();\n";
+    os << "__syncthreads();\n";
+    closeBlock();
     if (columnBlocks) {
       os << "for (int chunk0 = 0; chunk0 < " << plan.chunks
          << "; chunk0 += " << tileChunks << ") {\n";
       os.indent();
       os << "const int chunk_end = min(chunk0 + " << tileChunks << ", "
          << plan.chunks << ");\n";
+      os << "if (staged && chunk0 > 0) {\n";
+      os.indent();
+      os << "__syncthreads(); // the previous column block is no longer "
+            "read\n";
+      stageFeatures("chunk0");
+      os << "gnnc_stage_wait();\n";
+      os << "__syncthreads();\n";
+      closeBlock();
     }
-    os << "if (staged) {\n";
-    os.indent();
-    os << "__syncthreads(); // the previous tile is no longer read\n";
-    os << "gnnc_stage_rows<" << raw << ", " << tileChunks
-       << ">(reinterpret_cast<" << raw << " *>(tile), reinterpret_cast<const "
-       << raw << " *>(" << p.x << " + seg_begin * " << p.stride
-       << (columnBlocks ? " + chunk0 * " + std::to_string(vw) : "") << "), "
-       << p.stride / vw << ", seg_end - seg_begin, "
-       << (columnBlocks ? "chunk_end - chunk0" : std::to_string(tileChunks))
-       << ");\n";
-    os << "__syncthreads();\n";
-    closeBlock();
     os << "for (long long row = seg_begin + sub; row < seg_end; row += "
        << plan.rowsPerBlock << ") {\n";
     os.indent();
-    rowRange();
+    os << "const long long begin = staged ? (long long)tile_ptr[row - "
+          "seg_begin] : (long long)"
+       << graph.rowPtr << "[row];\n";
+    os << "const long long end = staged ? (long long)tile_ptr[row - seg_begin "
+          "+ 1] : (long long)"
+       << graph.rowPtr << "[row + 1];\n";
     if (p.scalesBatches()) {
       os << "const long long batch_deg = end - begin;\n";
       os << "const float batch_scale = " << RowFactor{desc, "batch_deg"}
@@ -96,7 +126,7 @@ public:
     os << "float acc[" << p.accs << "];\n";
     os << "if (staged) {\n";
     os.indent();
-    reduceNeighbours("tile");
+    reduceNeighbours("tile", "tile_cols");
     os.unindent();
     os << "} else {\n";
     os.indent();
@@ -106,7 +136,6 @@ public:
     closeBlock(); // rows
     if (columnBlocks)
       closeBlock(); // column blocks
-    closeBlock();   // segments
   }
 };
 

@@ -16,6 +16,7 @@
 #ifndef GNNC_GRAPH_BATCH_H
 #define GNNC_GRAPH_BATCH_H
 
+#include "gnnc/Plan/Abi.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/runtime/Status.h"
 
@@ -70,6 +71,20 @@ std::vector<std::vector<float>> splitRows(const BatchedGraph &batch,
 
 /// The graph of each node (numNodes entries).
 std::vector<int64_t> nodeGraphs(const BatchedGraph &batch);
+
+/// The blocks of a batched gnn.spmm kernel (ParamRole::BatchBlocks) over a
+/// batch with graph offsets `graphPtr` and row offsets `rowPtr`:
+/// consecutive row ranges that cover every row in order. A run of
+/// consecutive whole graphs with at most `tileRows` nodes, `tileEdges`
+/// non-zeros and `graphsPerBlock` graphs (0: any number) is one block,
+/// which stages them; a graph larger than a tile is cut into pieces of
+/// `tileRows` rows, marked kBatchBlockFromGlobal (reduced from global
+/// memory). Holds the first row of each block and then the node count; a
+/// batch without rows has one empty block.
+std::vector<int64_t> batchBlocks(const std::vector<int64_t> &graphPtr,
+                                 const std::vector<int64_t> &rowPtr,
+                                 int64_t tileRows, int64_t tileEdges,
+                                 int64_t graphsPerBlock);
 
 /// How a TU batch is read.
 struct BatchReadOptions {

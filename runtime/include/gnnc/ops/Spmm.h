@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace gnnc::ops {
@@ -50,10 +51,19 @@ struct DeviceGraph {
   /// not safe to launch from two threads at once).
   mutable std::map<int64_t, DeviceNeighbourGroups> groups;
   /// A batch of graphs (uploadBatch): the first node of each graph (i64,
-  /// numGraphs + 1 entries), which batched kernels read.
+  /// numGraphs + 1 entries), which the pooling kernels read, and on the
+  /// host, from which launchSpmm cuts the blocks of batched gnn.spmm
+  /// kernels (graph::batchBlocks) on first use, once per tile.
   rt::DeviceBuffer graphPtr;
   int64_t numGraphs = 0;
   bool batched = false;
+  std::vector<int64_t> hostGraphPtr;
+  struct Blocks {
+    rt::DeviceBuffer firstRows;
+    int64_t count = 0;
+  };
+  /// By (tile rows, tile edges, graphs per block).
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t>, Blocks> batchBlocks;
 };
 
 /// Uploads `g` with 64- or 32-bit row offsets and column indices; fails if
