@@ -67,11 +67,8 @@ std::vector<std::string> gnnc::bench::generalBatchSchedules(ElementType type,
                                                             int64_t width) {
   OpDesc op = spmmOp(type, width);
   return legal(op, {"", "threads_per_block = 128", "threads_per_block = 512",
-                    "dim_workers = 8", "dim_workers = 32",
-                    "strategy = edge_parallel",
-                    "strategy = edge_parallel, edges_per_warp = 128",
-                    "strategy = neighbor_group",
-                    "strategy = neighbor_group, group_size = 16"});
+                    "dim_workers = 8", "strategy = edge_parallel",
+                    "strategy = neighbor_group"});
 }
 
 std::vector<std::string> gnnc::bench::batchedSchedules(ElementType type,
@@ -79,13 +76,12 @@ std::vector<std::string> gnnc::bench::batchedSchedules(ElementType type,
   OpDesc op = spmmOp(type, width);
   op.batchedGraph = true;
   std::vector<std::string> bodies;
-  for (int tile : {64, 128, 256})
-    for (int graphs : {1, 2, 4})
-      bodies.push_back(
-          "strategy = batched, tile_rows = " + std::to_string(tile) +
-          ", graphs_per_block = " + std::to_string(graphs));
-  bodies.push_back("strategy = batched, tile_rows = 128, graphs_per_block = "
-                   "2, threads_per_block = 256");
+  for (int tile : {32, 64, 128, 256})
+    bodies.push_back("strategy = batched, tile_rows = " + std::to_string(tile));
+  for (int tile : {64, 128})
+    bodies.push_back("strategy = batched, tile_rows = " + std::to_string(tile) +
+                     ", threads_per_block = 256");
+  bodies.push_back("strategy = batched, tile_rows = 64, graphs_per_block = 1");
   return legal(op, bodies);
 }
 

@@ -484,10 +484,15 @@ int main(int argc, char **argv) {
           continue;
         }
         for (ElementType type : o.types)
-          for (int64_t width : o.widths)
+          for (int64_t width : o.widths) {
             batchedCases.push_back(runBatchedCase(
                 *bench, libraries ? &*libraries : nullptr, name, *batch, type,
                 width, copyGbs, o.caseOptions.seed, failures));
+            // After every case: a run cut short keeps what it measured.
+            doc["batched_cases"] = batchedCases;
+            if (!o.outFile.empty())
+              (void)writeText(o.outFile, doc.dump(1) + "\n");
+          }
       }
       doc["batched_cases"] = batchedCases;
       doc["failures"] = failures;
