@@ -40,9 +40,8 @@ __device__ __forceinline__ void copyAsync(Raw *dst, const Raw *src) {
 /// Starts copying `n` words of `src` to `dst` (shared memory) with the
 /// block's threads; gnnc_stage_wait() waits for a thread's copies.
 template <typename Word>
-__device__ __forceinline__ void gnnc_stage_array(Word *dst,
-                                                 const Word *__restrict__ src,
-                                                 long long n) {
+__device__ __forceinline__ void
+gnnc_stage_array(Word *dst, const Word *__restrict__ src, long long n) {
   for (long long i = threadIdx.x; i < n; i += blockDim.x)
     gnnc::cuda::copyAsync<sizeof(Word)>(dst + i, src + i);
 }
@@ -51,10 +50,9 @@ __device__ __forceinline__ void gnnc_stage_array(Word *dst,
 /// `tile`, whose rows are Chunks words apart: tile[r * Chunks + c] = src[r *
 /// srcStride + c]. All threads of the block call it.
 template <typename Raw, int Chunks>
-__device__ __forceinline__ void gnnc_stage_rows(Raw *tile,
-                                                const Raw *__restrict__ src,
-                                                long long srcStride,
-                                                long long rows, int valid) {
+__device__ __forceinline__ void
+gnnc_stage_rows(Raw *tile, const Raw *__restrict__ src, long long srcStride,
+                long long rows, int valid) {
   const long long n = rows * Chunks;
   for (long long i = threadIdx.x; i < n; i += blockDim.x) {
     const long long r = i / Chunks;
