@@ -14,7 +14,7 @@ def graph_cache_key(edge_index, num_nodes: int, variant: Hashable = None) -> Tup
     shape, device and version counter (bumped by every in-place write, so a
     modified tensor misses), the node count and the variant
     (e.g. 'self_loops')."""
-    return (int(edge_index.data_ptr()), tuple(int(s) for s in edge_index.shape),
+    return (int(edge_index.data_ptr()), tuple(map(int, edge_index.shape)),
             str(edge_index.device), int(getattr(edge_index, "_version", 0)),
             int(num_nodes), variant)
 

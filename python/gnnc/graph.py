@@ -20,8 +20,9 @@ def buffer_of(t: Optional[torch.Tensor]) -> Buffer:
     the end of its storage ({0, 0} for None)."""
     if t is None:
         return _lib.NULL_BUFFER
-    storage_end = t.untyped_storage().data_ptr() + t.untyped_storage().nbytes()
-    return Buffer(t.data_ptr(), storage_end - t.data_ptr())
+    # data_ptr() is the storage's address plus storage_offset() elements.
+    return Buffer(t.data_ptr(),
+                  t.untyped_storage().nbytes() - t.storage_offset() * t.element_size())
 
 
 #: Tests only: lets graphs live on the CPU, where the kernels are emulated.
@@ -55,6 +56,10 @@ class Graph:
         device = torch.device("cuda", index) if index >= 0 else torch.device("cpu")
         self.host = host
         self.device = device
+        self._device_index = index
+        # The shape, read on every op call.
+        self._num_rows, self._num_cols = int(host.num_rows), int(host.num_cols)
+        self._nnz = int(host.nnz)
         self.name = name
         self._coo = coo  # the [2, E] edge list it was built from, if any
         self.row_ptr = torch.from_numpy(host.row_ptr).to(device)
@@ -64,7 +69,10 @@ class Graph:
         self.id = graphs.register(self)
         self._handle = None
         self._kernels: Dict[Tuple[OpSpec, Optional[str]], ctypes.c_void_p] = {}
+        self._kernel_ids: Dict[int, Tuple[OpSpec, ctypes.c_void_p]] = {}
         self._derived: Dict[str, object] = {}
+        #: The ops' per-graph cache (gnnc.ops): launch-invariant values.
+        self._op_cache: Dict[object, object] = {}
         self._lock = threading.RLock()
 
     # --- construction -------------------------------------------------------
@@ -99,19 +107,19 @@ class Graph:
 
     @property
     def num_rows(self) -> int:
-        return self.host.num_rows
+        return self._num_rows
 
     @property
     def num_cols(self) -> int:
-        return self.host.num_cols
+        return self._num_cols
 
     @property
     def num_nodes(self) -> int:
-        return self.host.num_rows
+        return self._num_rows
 
     @property
     def nnz(self) -> int:
-        return self.host.nnz
+        return self._nnz
 
     def __repr__(self):
         return (f"gnnc.Graph(rows={self.num_rows}, cols={self.num_cols}, "
@@ -120,6 +128,9 @@ class Graph:
     # --- derived graphs ------------------------------------------------------
 
     def _get(self, key, build):
+        v = self._derived.get(key)  # a dict read needs no lock
+        if v is not None:
+            return v
         with self._lock:
             v = self._derived.get(key)
             if v is None:
@@ -228,6 +239,10 @@ class Graph:
 
     def kernel(self, spec: OpSpec, schedule: Optional[str] = None):
         """The kernel handle of `spec` (and `schedule`, None: gnnc chooses)."""
+        if schedule is None:  # by identity first: no hashing of the spec
+            hit = self._kernel_ids.get(id(spec))
+            if hit is not None and hit[0] is spec:
+                return hit[1]
         key = (spec, schedule)
         with self._lock:
             k = self._kernels.get(key)
@@ -238,6 +253,13 @@ class Graph:
                     self.handle, ctypes.byref(desc), _lib._enc(schedule),
                     ctypes.byref(k)), f"compiling {_describe(spec)} for {self!r}")
                 self._kernels[key] = k
+            if schedule is None:
+                # The entry keeps `spec` alive, so its id is not reused while
+                # it is there; bounded (callers that build a new spec per call
+                # hit by hash).
+                if len(self._kernel_ids) >= 256:
+                    self._kernel_ids.clear()
+                self._kernel_ids[id(spec)] = (spec, k)
             return k
 
     def kernel_schedule(self, op: str = "spmm", width: int = 1, dtype=torch.float32,
@@ -292,6 +314,8 @@ class Graph:
                 _lib.lib().gnnc_graph_destroy(self._handle)
             self._handle = None
             self._kernels.clear()
+            self._kernel_ids.clear()
+            self._op_cache.clear()
         graphs.unregister(self.id)
 
     def __del__(self):

@@ -109,6 +109,11 @@ class GCNConv(torch.nn.Module):
             out = ops.spmm(g, x, w)
         elif edge_weight is None and g.is_symmetric:
             out = ops.spmm(g, x, norm="both")
+        elif edge_weight is None:
+            # The graph's normalised values in x's dtype, converted once.
+            values = g._get(("gcn_values", x.dtype),
+                            lambda: g.gcn_edge_values().to(x.dtype))
+            out = ops.spmm(g, x, values)
         else:
             out = ops.spmm(g, x, self._gcn_values(g, edge_weight, x, edge_index).to(x.dtype))
         if self.bias is not None:
