@@ -7,6 +7,7 @@
 #include "gnnc/Bench/Problems.h"
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Plan.h"
+#include "gnnc/Tuning/BatchedModel.h"
 
 #include <cmath>
 #include <cstdio>
@@ -220,6 +221,21 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
   std::string generalSchedule, batchedSchedule;
   record["general"] = runAll("general", generalMs, generalSchedule);
   record["batched"] = runAll("batched", batchedMs, batchedSchedule);
+  // The cost model's choice among the batched schedules, on this GPU's
+  // shape and measured copy bandwidth.
+  tuning::GpuModel gpu = tuning::fromDevice(bench.device());
+  if (copyGbs > 0)
+    gpu.dramBytesPerSecond = copyGbs * 1e9;
+  OpDesc batchedOp = spmmOp(type, width);
+  batchedOp.batchedGraph = true;
+  if (Expected<Schedule> chosen =
+          tuning::chooseBatchedSchedule(gpu, batch, batchedOp)) {
+    record["model_schedule"] = chosen->str();
+    if (Expected<KernelPlan> plan = planKernel(batchedOp, *chosen))
+      record["model_predicted_ms"] =
+          1e3 *
+          tuning::predictBatchedSpmm(gpu, batch, batchedOp, *plan).seconds;
+  }
   json best = {{"cusparse_ms", cusparseMs},
                {"cusparse_algorithm", cusparseAlg},
                {"general_ms", generalMs},

@@ -1,0 +1,113 @@
+//===- BatchedModel.cpp - Predicted time of batched gnn.spmm --------------===//
+#include "gnnc/Tuning/BatchedModel.h"
+
+#include "gnnc/Plan/Limits.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+namespace {
+
+/// Cycles of one pass of a sub-warp over a row from shared memory: the loop
+/// around it, and each neighbour's shuffle, load and additions.
+constexpr double kPassCycles = 200;
+constexpr double kNeighbourCycles = 40;
+
+} // namespace
+
+BatchedPrediction
+gnnc::tuning::predictBatchedSpmm(const GpuModel &gpu,
+                                 const graph::BatchedGraph &batch,
+                                 const OpDesc &op, const KernelPlan &plan) {
+  BatchedPrediction p;
+  const Schedule &s = plan.schedule;
+  const ThreadMapping &m = plan.mapping;
+  const graph::CsrGraph &g = batch.graph;
+  const std::vector<int64_t> blocks =
+      graph::batchBlocks(batch.graphPtr, g.rowPtr, s.tileRows,
+                         batchedTileEdges(s.tileRows), s.graphsPerBlock);
+  const double elementBytes = static_cast<double>(elementSize(op.type));
+  const double rowBytes = static_cast<double>(op.stride()) * elementBytes;
+  const double compulsory =
+      2.0 * static_cast<double>(g.numRows) * rowBytes +
+      static_cast<double>(g.numRows + 1) * (op.offsets64 ? 8 : 4) +
+      static_cast<double>(g.nnz()) * (op.indices64 ? 8 : 4);
+  p.bandwidthSeconds = compulsory / gpu.dramBytesPerSecond;
+
+  // Resident blocks per SM: threads, shared memory (1 KiB of it reserved
+  // per block), the block limit.
+  const int64_t byThreads = gpu.maxThreadsPerSm / plan.launch.threads;
+  const int64_t byShared =
+      plan.launch.sharedBytes > 0
+          ? limits::kMaxSharedBytesPerSm / (plan.launch.sharedBytes + 1024)
+          : gpu.maxBlocksPerSm;
+  p.blocksPerSm = static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>({byThreads, byShared, gpu.maxBlocksPerSm})));
+  const double slots = static_cast<double>(gpu.smCount) * p.blocksPerSm;
+  const double latency = gpu.loadLatencySeconds;
+  const double cycle = 1.0 / gpu.clockHz;
+  const double columnBlocks = static_cast<double>(m.columnBlocks());
+
+  // Each block's chain of dependent steps; the bytes they move overlap
+  // with the other resident blocks' chains (the bandwidth bound).
+  double total = 0, pieceGatherBytes = 0;
+  for (size_t b = 0; b + 1 < blocks.size(); ++b) {
+    const bool piece = (blocks[b] & kBatchBlockFromGlobal) != 0;
+    const int64_t r0 = blocks[b] & ~kBatchBlockFromGlobal;
+    const int64_t r1 = blocks[b + 1] & ~kBatchBlockFromGlobal;
+    const double rows = static_cast<double>(r1 - r0);
+    const double edges = static_cast<double>(g.rowPtr[r1] - g.rowPtr[r0]);
+    const double passes = std::ceil(rows / m.rowsPerBlock) * columnBlocks;
+    const double degree = rows > 0 ? edges / rows : 0;
+    double t = latency;
+    if (piece) {
+      ++p.pieceBlocks;
+      t += passes * 3 * latency;
+      // A piece gathers a feature row per edge rather than reading each
+      // once; the repeats come from the L2.
+      pieceGatherBytes += std::max(0.0, edges - rows) * rowBytes;
+    } else {
+      ++p.stagedBlocks;
+      // Each column block after the first is staged after the last one's
+      // passes: one more latency.
+      t += (1 + columnBlocks) * latency +
+           passes * (kPassCycles + degree * kNeighbourCycles) * cycle;
+    }
+    total += t;
+    p.longestBlockSeconds = std::max(p.longestBlockSeconds, t);
+  }
+  p.bandwidthSeconds += pieceGatherBytes / gpu.l2BytesPerSecond;
+  p.wavesSeconds = std::max(p.longestBlockSeconds, total / slots);
+  p.launchSeconds = gpu.launchSeconds;
+  p.bound = p.bandwidthSeconds >= p.wavesSeconds ? "bandwidth" : "waves";
+  p.seconds = std::max(p.bandwidthSeconds, p.wavesSeconds) + p.launchSeconds;
+  return p;
+}
+
+Expected<Schedule> gnnc::tuning::chooseBatchedSchedule(
+    const GpuModel &gpu, const graph::BatchedGraph &batch, const OpDesc &op) {
+  std::optional<Schedule> best;
+  double bestSeconds = 0;
+  for (int32_t tile : {32, 64, 128, 256})
+    for (int32_t threads : {128, 256}) {
+      Schedule s;
+      s.strategy = Strategy::Batched;
+      s.tileRows = tile;
+      s.threadsPerBlock = threads;
+      Expected<KernelPlan> plan = planWithDefaults(op, s);
+      if (!plan)
+        continue;
+      double t = predictBatchedSpmm(gpu, batch, op, *plan).seconds;
+      if (!best || t < bestSeconds) {
+        best = plan->schedule;
+        bestSeconds = t;
+      }
+    }
+  if (!best)
+    return Status::error("no batched schedule has a plan for this op");
+  return *best;
+}
