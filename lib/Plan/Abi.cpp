@@ -9,11 +9,12 @@ using namespace gnnc::plan;
 namespace {
 const char *const kKindNames[] = {"ptr", "i32", "i64", "f32"};
 const char *const kRoleNames[] = {
-    "row_offsets",   "column_indices", "num_rows",       "input",
-    "edge_values",   "result",         "column_factors", "num_edges",
-    "workspace",     "group_offsets",  "group_rows",     "num_groups",
-    "graph_offsets", "num_graphs",     "batch_blocks",   "num_batch_blocks",
-    "unused",        "num_items"};
+    "row_offsets",   "column_indices", "num_rows",        "input",
+    "edge_values",   "result",         "column_factors",  "num_edges",
+    "workspace",     "group_offsets",  "group_rows",      "num_groups",
+    "graph_offsets", "num_graphs",     "batch_blocks",    "num_batch_blocks",
+    "unused",        "num_items",      "segment_weights", "segment_offsets",
+    "num_segments",  "route_tiles",    "num_route_tiles", "route_blocks"};
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {
@@ -40,6 +41,9 @@ ParamKind gnnc::paramKindOf(ParamRole role) {
   case ParamRole::NumGraphs:
   case ParamRole::NumBatchBlocks:
   case ParamRole::NumItems:
+  case ParamRole::NumSegments:
+  case ParamRole::NumRouteTiles:
+  case ParamRole::RouteBlocks:
     return ParamKind::Int64;
   default:
     return ParamKind::Pointer;
@@ -68,6 +72,14 @@ const char *gnnc::extraParamStem(ParamRole role) {
     return "batch_blocks";
   case ParamRole::NumBatchBlocks:
     return "num_batch_blocks";
+  case ParamRole::NumSegments:
+    return "num_types";
+  case ParamRole::RouteTiles:
+    return "route_tiles";
+  case ParamRole::NumRouteTiles:
+    return "num_route_tiles";
+  case ParamRole::RouteBlocks:
+    return "route_blocks";
   default:
     return paramRoleName(role);
   }

@@ -114,6 +114,18 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
     types = graph + ", " + x + (grad ? ", " + x + ", " + x : "");
     break;
   }
+  case OpKind::SegmentMatmul: {
+    // No graph: rows of x grouped by type, one weight matrix per type.
+    const std::string x = matrixType(op.inputWidth, t);
+    const std::string w = "tensor<?x" + std::to_string(op.inputWidth) + "x" +
+                          std::to_string(op.width) + "x" + t + ">";
+    const std::string seg = "tensor<?xi64>";
+    operands = in0 + ": " + x + ", " + in1 + ": " + w + ", %seg: " + seg;
+    result = matrixType(op.width, t);
+    body = "gnn.segment_matmul " + in0 + ", " + in1 + ", %seg";
+    types = x + ", " + w + ", " + seg;
+    break;
+  }
   case OpKind::EdgeSoftmax:
   case OpKind::EdgeSoftmaxGrad: {
     // One value per edge is a 1-D tensor, several heads a 2-D one.
@@ -130,8 +142,11 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
   }
   if (schedule)
     attrs.add("schedule", schedule->str());
-  std::string text = "  gnn.kernel @" + name + "(" + g + ": " + graph + ", " +
-                     operands + ") -> " + result + " {\n";
+  const std::string params = op.kind == OpKind::SegmentMatmul
+                                 ? operands
+                                 : g + ": " + graph + ", " + operands;
+  std::string text =
+      "  gnn.kernel @" + name + "(" + params + ") -> " + result + " {\n";
   text += "    %out = " + body + attrs.str() + " : " + types + " -> " + result +
           "\n";
   text += "    gnn.return %out : " + result + "\n  }\n";

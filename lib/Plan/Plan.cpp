@@ -73,6 +73,15 @@ Status gnnc::checkOpSizes(const OpDesc &op) {
                          width + " is over the limit of the kernel plans, " +
                          std::to_string(kMaxFeatureWidth) +
                          (heads ? " heads" : " features per row"));
+  if (op.kind == OpKind::SegmentMatmul &&
+      (op.inputWidth < 1 || op.inputWidth > kMaxFeatureWidth))
+    return Status::error("input width (K) " + std::to_string(op.inputWidth) +
+                         " of gnn.segment_matmul must be from 1 to " +
+                         std::to_string(kMaxFeatureWidth));
+  if (op.kind != OpKind::SegmentMatmul && op.inputWidth != 0)
+    return Status::error(std::string("an input width (K) applies to "
+                                     "gnn.segment_matmul only, not ") +
+                         opKindName(op.kind));
   const std::string stride = std::to_string(op.rowStride);
   if (op.rowStride != 0 && op.rowStride < op.width)
     return Status::error("row stride " + stride +

@@ -23,6 +23,8 @@ const OpFamily kFamilies[] = {
     {OpKind::Readout, readoutRules, false, false, false, 0, Strategy::Batched},
     {OpKind::ReadoutGrad, readoutRules, false, false, false, 0,
      Strategy::Batched},
+    {OpKind::SegmentMatmul, nullptr, false, false, false, 0,
+     Strategy::TileRouted},
 };
 
 struct PlannerEntry {

@@ -31,12 +31,13 @@ Expected<ElementType> gnnc::parseElementType(const std::string &name) {
 
 namespace {
 
-const char *const kOpKeys[] = {"spmm",         "sddmm",
-                               "edge_softmax", "edge_softmax_grad",
-                               "readout",      "readout_grad"};
-const char *const kOpNames[] = {"gnn.spmm",         "gnn.sddmm",
-                                "gnn.edge_softmax", "gnn.edge_softmax_grad",
-                                "gnn.readout",      "gnn.readout_grad"};
+const char *const kOpKeys[] = {
+    "spmm",    "sddmm",        "edge_softmax",  "edge_softmax_grad",
+    "readout", "readout_grad", "segment_matmul"};
+const char *const kOpNames[] = {"gnn.spmm",          "gnn.sddmm",
+                                "gnn.edge_softmax",  "gnn.edge_softmax_grad",
+                                "gnn.readout",       "gnn.readout_grad",
+                                "gnn.segment_matmul"};
 const char *const kReduceNames[] = {"sum", "mean", "max"};
 const char *const kScaleNames[] = {"none", "left", "right", "both"};
 const char *const kFormNames[] = {"dot", "add"};
@@ -67,6 +68,15 @@ std::optional<SddmmForm> gnnc::parseSddmmForm(const std::string &name) {
   return lookupName<SddmmForm>(kFormNames, name);
 }
 
+OpDesc gnnc::segmentMatmulOp(ElementType type, int64_t k, int64_t m) {
+  OpDesc op;
+  op.kind = OpKind::SegmentMatmul;
+  op.type = type;
+  op.width = op.rowStride = m;
+  op.inputWidth = k;
+  return op;
+}
+
 OpDesc gnnc::spmmOp(ElementType type, int64_t width) {
   OpDesc op;
   op.kind = OpKind::Spmm;
@@ -81,5 +91,6 @@ bool OpDesc::operator==(const OpDesc &o) const {
          indices64 == o.indices64 && batchedGraph == o.batchedGraph &&
          edgeValues == o.edgeValues && reduce == o.reduce && scale == o.scale &&
          selfWeight == o.selfWeight && colNormExponent == o.colNormExponent &&
-         form == o.form && leakyRelu == o.leakyRelu;
+         form == o.form && leakyRelu == o.leakyRelu &&
+         inputWidth == o.inputWidth;
 }

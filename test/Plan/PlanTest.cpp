@@ -444,7 +444,7 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
 }
 
 TEST(Abi, RolesHaveOneSpellingEach) {
-  for (int i = 0; i <= static_cast<int>(ParamRole::NumItems); ++i) {
+  for (int i = 0; i <= static_cast<int>(ParamRole::RouteBlocks); ++i) {
     auto role = static_cast<ParamRole>(i);
     EXPECT_EQ(parseParamRole(paramRoleName(role)), role);
   }
@@ -452,6 +452,9 @@ TEST(Abi, RolesHaveOneSpellingEach) {
   EXPECT_EQ(paramKindOf(ParamRole::NumEdges), ParamKind::Int64);
   EXPECT_EQ(paramKindOf(ParamRole::Workspace), ParamKind::Pointer);
   EXPECT_STREQ(extraParamStem(ParamRole::ColumnFactors), "col_norm");
+  EXPECT_STREQ(extraParamStem(ParamRole::NumSegments), "num_types");
+  EXPECT_EQ(paramKindOf(ParamRole::RouteBlocks), ParamKind::Int64);
+  EXPECT_EQ(paramKindOf(ParamRole::SegmentWeights), ParamKind::Pointer);
   for (ParamKind kind : {ParamKind::Pointer, ParamKind::Int32, ParamKind::Int64,
                          ParamKind::Float32})
     EXPECT_EQ(parseParamKind(paramKindName(kind)), kind);
@@ -459,8 +462,10 @@ TEST(Abi, RolesHaveOneSpellingEach) {
 
 TEST(Types, OneSpellingPerEnum) {
   for (OpKind k : {OpKind::Spmm, OpKind::Sddmm, OpKind::EdgeSoftmax,
-                   OpKind::EdgeSoftmaxGrad})
+                   OpKind::EdgeSoftmaxGrad, OpKind::Readout,
+                   OpKind::ReadoutGrad, OpKind::SegmentMatmul})
     EXPECT_EQ(parseOpKind(opKindKey(k)), k);
+  EXPECT_STREQ(opKindName(OpKind::SegmentMatmul), "gnn.segment_matmul");
   for (Reduce r : {Reduce::Sum, Reduce::Mean, Reduce::Max})
     EXPECT_EQ(parseReduce(reduceName(r)), r);
   for (DegreeScale s : {DegreeScale::None, DegreeScale::Left,

@@ -54,10 +54,11 @@ LogicalResult KernelOp::verify() {
     if (isa<GnnGraphType>(type))
       continue;
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || tensor.getRank() < 1 || tensor.getRank() > 2)
+    // Rank 3: gnn.segment_matmul's weights, one matrix per type.
+    if (!tensor || tensor.getRank() < 1 || tensor.getRank() > 3)
       return emitOpError() << "argument #" << i
                            << " must be a !gnn.graph or a ranked tensor of "
-                              "rank 1 or 2, got "
+                              "rank 1, 2 or 3, got "
                            << type;
   }
   for (auto [i, type] : llvm::enumerate(getResultTypes())) {

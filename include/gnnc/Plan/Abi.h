@@ -62,14 +62,28 @@ enum class ParamRole {
   Unused,
   /// The work items of a kernel that is no gnn op (the runtime's own
   /// helpers, e.g. the row gathers of a renumbering): what its grid counts.
-  NumItems
+  NumItems,
+  /// gnn.segment_matmul: the weights (num_types x K x M), the first input
+  /// row of each type (num_types + 1 sorted offsets, i64) and the number
+  /// of types.
+  SegmentWeights,
+  SegmentOffsets,
+  NumSegments,
+  /// gnn.segment_matmul's routing table (tile_routed, built on the host:
+  /// kRouteTileWords i64 per tile, (type, first row, end row), tiles of one
+  /// type adjacent) and its number of tiles; the persistent blocks the host
+  /// launches to walk it (at most one per tile).
+  RouteTiles,
+  NumRouteTiles,
+  RouteBlocks
 };
 
 /// The manifest spelling: "row_offsets", "column_indices", "num_rows",
 /// "input", "edge_values", "result", "column_factors", "num_edges",
 /// "workspace", "group_offsets", "group_rows", "num_groups",
 /// "graph_offsets", "num_graphs", "batch_blocks", "num_batch_blocks",
-/// "unused", "num_items".
+/// "unused", "num_items", "segment_weights", "segment_offsets",
+/// "num_segments", "route_tiles", "num_route_tiles", "route_blocks".
 const char *paramRoleName(ParamRole role);
 std::optional<ParamRole> parseParamRole(const std::string &text);
 
@@ -80,13 +94,18 @@ ParamKind paramKindOf(ParamRole role);
 /// The name the lowering gives a parameter of `role` that the op needs
 /// beyond its operands (after the graph's prefix): "col_norm",
 /// "num_edges", "workspace", "group_ptr", "group_rows", "num_groups",
-/// "graph_ptr", "num_graphs", "batch_blocks", "num_batch_blocks".
+/// "graph_ptr", "num_graphs", "batch_blocks", "num_batch_blocks",
+/// "num_types", "route_tiles", "num_route_tiles", "route_blocks".
 const char *extraParamStem(ParamRole role);
 
 /// The bit of a batch block's first row (ParamRole::BatchBlocks) that
 /// says the block's rows are a piece of a graph larger than a tile: they
 /// are reduced from global memory.
 constexpr long long kBatchBlockFromGlobal = 1ll << 62;
+
+/// The i64 words of one tile of gnn.segment_matmul's routing table
+/// (ParamRole::RouteTiles): its type, first row and end row.
+constexpr int kRouteTileWords = 3;
 
 } // namespace gnnc
 

@@ -22,7 +22,8 @@ namespace gnnc {
 /// in the order the op takes its operands: the graph, then the inputs
 /// (spmm: features, edge values; sddmm: row features, column features; edge
 /// softmax: logits; its gradient: the softmax output and the gradient of
-/// the loss with respect to it).
+/// the loss with respect to it; segment_matmul, which takes no graph: the
+/// input rows, the weights, then `%seg`, the segment offsets).
 struct OpTextNames {
   std::string graph = "g";
   std::string input0 = "x";

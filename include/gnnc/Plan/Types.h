@@ -42,14 +42,16 @@ enum class OpKind {
   EdgeSoftmax,
   EdgeSoftmaxGrad,
   Readout,
-  ReadoutGrad
+  ReadoutGrad,
+  SegmentMatmul
 };
 
 /// The op's name in the IR: "gnn.spmm", "gnn.sddmm", "gnn.edge_softmax",
-/// "gnn.edge_softmax_grad", "gnn.readout", "gnn.readout_grad".
+/// "gnn.edge_softmax_grad", "gnn.readout", "gnn.readout_grad",
+/// "gnn.segment_matmul".
 const char *opKindName(OpKind kind);
 /// Its short name in manifests and reports: "spmm", "sddmm", "edge_softmax",
-/// "edge_softmax_grad", "readout", "readout_grad".
+/// "edge_softmax_grad", "readout", "readout_grad", "segment_matmul".
 const char *opKindKey(OpKind kind);
 std::optional<OpKind> parseOpKind(const std::string &key);
 
@@ -79,7 +81,7 @@ struct OpDesc {
   OpKind kind = OpKind::Spmm;
   ElementType type = ElementType::F32;
   /// Features per row (gnn.spmm, gnn.sddmm); heads (the edge softmax ops,
-  /// 1 for one value per edge).
+  /// 1 for one value per edge); columns of the result, M (gnn.segment_matmul).
   int64_t width = 0;
   /// Elements from one row of the features (and result) to the next: the
   /// width, or the stride of padded rows (`#gnn.rows<stride = ...>`,
@@ -102,6 +104,11 @@ struct OpDesc {
   std::optional<double> selfWeight;
   /// The column factors are deg_in(c)^-p (unset: p = 1/2).
   std::optional<double> colNormExponent;
+
+  // gnn.segment_matmul: Y_t = X_t W_t, X of K columns, W_t of K x M
+  // (`width` is M).
+  /// Columns of the input rows, K (0 for every other op).
+  int64_t inputWidth = 0;
 
   // gnn.sddmm
   SddmmForm form = SddmmForm::Dot;
@@ -126,6 +133,10 @@ struct OpDesc {
   bool operator==(const OpDesc &o) const;
   bool operator!=(const OpDesc &o) const { return !(*this == o); }
 };
+
+/// A gnn.segment_matmul of `type` with inputs of `k` columns and results
+/// of `m` columns.
+OpDesc segmentMatmulOp(ElementType type, int64_t k, int64_t m);
 
 /// A gnn.spmm (sum) of `type` features of `width` per row, unpadded, over a
 /// graph with 64-bit row offsets and 32-bit column indices.

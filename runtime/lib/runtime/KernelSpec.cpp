@@ -162,6 +162,9 @@ static Json opJson(const OpDesc &op) {
     if (op.colNormExponent)
       json["col_norm_exponent"] = *op.colNormExponent;
     break;
+  case OpKind::SegmentMatmul:
+    json["input_width"] = op.inputWidth;
+    break;
   case OpKind::Sddmm:
     json["form"] = sddmmFormName(op.form);
     if (op.leakyRelu)
@@ -368,16 +371,18 @@ public:
 
   Status readOp(const Json &object, const std::string &field,
                 OpDesc &op) const {
-    GNNC_RETURN_IF_ERROR(checkObject(
-        object, field,
-        {"kind", "element_type", "width", "row_stride", "offset_type",
-         "index_type", "edge_values", "reduce", "scale", "self_weight",
-         "col_norm_exponent", "form", "leaky_relu", "batched_graph"}));
+    GNNC_RETURN_IF_ERROR(
+        checkObject(object, field,
+                    {"kind", "element_type", "width", "row_stride",
+                     "offset_type", "index_type", "edge_values", "reduce",
+                     "scale", "self_weight", "col_norm_exponent", "form",
+                     "leaky_relu", "batched_graph", "input_width"}));
     GNNC_RETURN_IF_ERROR(readName(
         object, "kind", field, true,
         [](const std::string &t) { return parseOpKind(t); },
-        "spmm, sddmm, edge_softmax, edge_softmax_grad, readout or "
-        "readout_grad", op.kind));
+        "spmm, sddmm, edge_softmax, edge_softmax_grad, readout, "
+        "readout_grad or segment_matmul",
+        op.kind));
     GNNC_RETURN_IF_ERROR(readName(
         object, "element_type", field, true,
         [](const std::string &t) -> std::optional<ElementType> {
@@ -405,6 +410,17 @@ public:
                                       limits::kMaxRowStride, width, stride));
     op.width = static_cast<int64_t>(width);
     op.rowStride = static_cast<int64_t>(stride);
+    if (op.kind == OpKind::SegmentMatmul) {
+      uint64_t inputWidth = 0;
+      if (!object.contains("input_width"))
+        return fail(field + ".input_width", "missing (segment_matmul's K)");
+      GNNC_RETURN_IF_ERROR(readUnsigned(object, "input_width", field,
+                                        limits::kMaxFeatureWidth, 1,
+                                        inputWidth));
+      op.inputWidth = static_cast<int64_t>(inputWidth);
+    } else if (object.contains("input_width")) {
+      return fail(field + ".input_width", "applies to segment_matmul only");
+    }
     if (auto batched = object.find("batched_graph"); batched != object.end()) {
       if (!batched->is_boolean())
         return fail(field + ".batched_graph", "expected true or false");

@@ -311,7 +311,7 @@ gnn.module @m {
 // -----
 
 gnn.module @m {
-  // expected-error @+1 {{argument #1 must be a !gnn.graph or a ranked tensor of rank 1 or 2, got 'i32'}}
+  // expected-error @+1 {{argument #1 must be a !gnn.graph or a ranked tensor of rank 1, 2 or 3, got 'i32'}}
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %n: i32) {
     gnn.return
   }
@@ -581,5 +581,95 @@ gnn.module @m {
     // expected-error @+1 {{'tensor<?x64xf16>' must have the element type and width of the features 'tensor<?x64xf32>'}}
     %dx = gnn.readout_grad %g, %x, %y, %x : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32>, tensor<?x64xf16>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %dx : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x64xf32>, %w: tensor<?x32x16xf32>, %seg: tensor<?xi64>) -> tensor<?x16xf32> {
+    // expected-error @+1 {{weights' K (32) differs from the input's K (64)}}
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x64xf32>, tensor<?x32x16xf32>, tensor<?xi64> -> tensor<?x16xf32>
+    gnn.return %y : tensor<?x16xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x64xf32>, %w: tensor<?x64x16xf32>, %seg: tensor<?xi64>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{result's width (8) differs from the weights' M (16)}}
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x64xf32>, tensor<?x64x16xf32>, tensor<?xi64> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x64xf32>, %w: tensor<?x64x?xf32>, %seg: tensor<?xi64>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{weights must be 3-D (types x K x M) with static K and M, got 'tensor<?x64x?xf32>'}}
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x64xf32>, tensor<?x64x?xf32>, tensor<?xi64> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x?xf32>, %w: tensor<?x64x8xf32>, %seg: tensor<?xi64>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{input must be 2-D (rows x K) with a static K, got 'tensor<?x?xf32>'}}
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x?xf32>, tensor<?x64x8xf32>, tensor<?xi64> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x64xf16>, %w: tensor<?x64x8xf32>, %seg: tensor<?xi64>) -> tensor<?x8xf16> {
+    // expected-error @+1 {{input, weights and result must have one element type, got 'f16', 'f32' and 'f16'}}
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x64xf16>, tensor<?x64x8xf32>, tensor<?xi64> -> tensor<?x8xf16>
+    gnn.return %y : tensor<?x8xf16>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x64xf32>, %w: tensor<3x64x8xf32>, %seg: tensor<3xi64>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{segment offsets must hold num_types + 1 = 4 entries (one weight matrix per type), got 3}}
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x64xf32>, tensor<3x64x8xf32>, tensor<3xi64> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x64xf32>, %w: tensor<?x64x8xf32>, %seg: tensor<?xi32>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{operand #2 must be tensor of 64-bit signless integer values}}
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x64xf32>, tensor<?x64x8xf32>, tensor<?xi32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x64xi32>, %w: tensor<?x64x8xf32>, %seg: tensor<?xi64>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{operand #0 must be tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x64xi32>, tensor<?x64x8xf32>, tensor<?xi64> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x2000000xf32>, %w: tensor<?x2000000x8xf32>, %seg: tensor<?xi64>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{input width (K) 2000000 of gnn.segment_matmul must be from 1 to 1048576}}
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x2000000xf32>, tensor<?x2000000x8xf32>, tensor<?xi64> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
   }
 }

@@ -149,3 +149,20 @@ gnn.module @batch {
     gnn.return %dx : tensor<?x8xf16>
   }
 }
+
+// CHECK-LABEL: gnn.module @segment
+gnn.module @segment {
+  // CHECK: gnn.kernel @typed(%{{.*}}: tensor<?x64xf32>, %{{.*}}: tensor<?x64x32xf32>, %{{.*}}: tensor<?xi64>) -> tensor<?x32xf32>
+  // CHECK-NEXT: gnn.segment_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<?x64x32xf32>, tensor<?xi64> -> tensor<?x32xf32>
+  gnn.kernel @typed(%x: tensor<?x64xf32>, %w: tensor<?x64x32xf32>, %seg: tensor<?xi64>) -> tensor<?x32xf32> {
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<?x64xf32>, tensor<?x64x32xf32>, tensor<?xi64> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+  // Static types and odd sizes; bf16.
+  // CHECK: gnn.segment_matmul %{{.*}}, %{{.*}}, %{{.*}} : tensor<10x3xbf16>, tensor<4x3x5xbf16>, tensor<5xi64> -> tensor<10x5xbf16>
+  gnn.kernel @odd(%x: tensor<10x3xbf16>, %w: tensor<4x3x5xbf16>, %seg: tensor<5xi64>) -> tensor<10x5xbf16> {
+    %y = gnn.segment_matmul %x, %w, %seg : tensor<10x3xbf16>, tensor<4x3x5xbf16>, tensor<5xi64> -> tensor<10x5xbf16>
+    gnn.return %y : tensor<10x5xbf16>
+  }
+}
+// GENERIC: "gnn.segment_matmul"(%{{.*}}, %{{.*}}, %{{.*}})

@@ -342,5 +342,6 @@ def Gnn_EdgeSoftmaxGradOp : Gnn_Op<"edge_softmax_grad", [Pure, Gnn_ScheduledOpIn
 }
 
 include "gnnc/Dialect/Gnn/GnnBatchOps.td"
+include "gnnc/Dialect/Gnn/GnnSegmentOps.td"
 
 #endif // GNNC_DIALECT_GNN_OPS_TD
