@@ -157,6 +157,8 @@ bool gnnc::isCompleteSchedule(const Schedule &s) {
     return common && s.groupSize != 0 && s.write == WriteMode::Atomic;
   if (s.strategy == Strategy::Batched)
     return common && s.graphsPerBlock != 0;
+  if (s.strategy == Strategy::TileRouted)
+    return common && s.tileRows != 0 && s.tileRouting;
   return common;
 }
 
@@ -164,7 +166,8 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
   GNNC_RETURN_IF_ERROR(checkOpSizes(op));
   if (s.strategy != Strategy::VertexParallel &&
       s.strategy != Strategy::EdgeParallel &&
-      s.strategy != Strategy::NeighborGroup && s.strategy != Strategy::Batched)
+      s.strategy != Strategy::NeighborGroup &&
+      s.strategy != Strategy::Batched && s.strategy != Strategy::TileRouted)
     return Status::error(std::string("no default for strategy '") +
                          strategyName(s.strategy) + "'");
   if (s.vectorWidth == 0) {
@@ -185,6 +188,11 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
     // pooling ops: a graph per block.
     if (s.graphsPerBlock == 0)
       s.graphsPerBlock = op.kind == OpKind::Spmm ? kMaxGraphsPerBlock : 1;
+  }
+  if (s.strategy == Strategy::TileRouted) {
+    if (s.tileRows == 0)
+      s.tileRows = defaults::kSegmentTileRows;
+    s.tileRouting = true;
   }
   if (s.dimWorkers == 0) {
     int32_t edgeWorkers = familyOf(op.kind).edgeWorkers;

@@ -49,6 +49,8 @@ Expected<KernelPlan> planSddmmEdgeParallel(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planEdgeSoftmax(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSpmmBatched(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planReadout(const OpDesc &op, const Schedule &s);
+Expected<KernelPlan> planSegmentMatmulTileRouted(const OpDesc &op,
+                                                 const Schedule &s);
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);

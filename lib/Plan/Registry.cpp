@@ -45,6 +45,7 @@ const PlannerEntry kPlanners[] = {
     {OpKind::EdgeSoftmaxGrad, Strategy::VertexParallel, planEdgeSoftmax},
     {OpKind::Readout, Strategy::Batched, planReadout},
     {OpKind::ReadoutGrad, Strategy::Batched, planReadout},
+    {OpKind::SegmentMatmul, Strategy::TileRouted, planSegmentMatmulTileRouted},
 };
 
 } // namespace

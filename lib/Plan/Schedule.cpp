@@ -269,11 +269,15 @@ Status gnnc::checkScheduleFields(const Schedule &s) {
     return fail("graphs_per_block must be from 1 to " +
                 std::to_string(kMaxGraphsPerBlock) + " (0 = choose), got " +
                 std::to_string(s.graphsPerBlock));
-  if ((s.tileRows != 0 || s.graphsPerBlock != 0) &&
-      s.strategy != Strategy::Batched)
+  if (s.tileRows != 0 && s.strategy != Strategy::Batched &&
+      s.strategy != Strategy::TileRouted)
+    return fail(std::string("tile_rows applies to the batched and "
+                            "tile_routed strategies, not ") +
+                strategy);
+  if (s.graphsPerBlock != 0 && s.strategy != Strategy::Batched)
     return fail(
-        std::string(s.tileRows != 0 ? "tile_rows" : "graphs_per_block") +
-        " applies to the batched strategy, not " + strategy);
+        std::string("graphs_per_block applies to the batched strategy, not ") +
+        strategy);
   if (s.tileRouting && s.strategy != Strategy::TileRouted)
     return fail(std::string("tile_routing applies to the tile_routed "
                             "strategy, not ") +

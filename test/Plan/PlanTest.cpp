@@ -439,8 +439,8 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
             "lower tile_rows");
   Schedule general;
   general.tileRows = 8;
-  EXPECT_EQ(why(op, general),
-            "tile_rows applies to the batched strategy, not vertex_parallel");
+  EXPECT_EQ(why(op, general), "tile_rows applies to the batched and "
+                              "tile_routed strategies, not vertex_parallel");
 }
 
 TEST(Abi, RolesHaveOneSpellingEach) {

@@ -93,6 +93,9 @@ constexpr int32_t kBatchedThreadsPerBlock = 128;
 /// batched: the column indices a tile holds per staged row (a segment of
 /// graphs with more edges is not staged whole).
 constexpr int64_t kBatchedEdgesPerTileRow = 8;
+/// tile_routed (gnn.segment_matmul): result rows per tile of the routing
+/// table.
+constexpr int32_t kSegmentTileRows = 64;
 
 } // namespace gnnc::defaults
 

@@ -142,12 +142,25 @@ int64_t batchedTileEdges(int64_t tileRows);
 BatchedTile batchedTile(const OpDesc &op, const Schedule &s,
                         int64_t columnChunks);
 
+/// The shared memory of a tile_routed gnn.segment_matmul block: the
+/// weights of the type of its current tile, K x M elements of the op's
+/// type (row-major, one K row of M after the other), staged whole.
+struct SegmentTile {
+  /// Result rows per tile (tile_rows).
+  int64_t rows = 0;
+  int64_t weightElements = 0;
+  int64_t bytes = 0;
+};
+/// The tile of `op` (a gnn.segment_matmul) under `s` (tile_rows set).
+SegmentTile segmentMatmulTile(const OpDesc &op, const Schedule &s);
+
 /// The strategies implemented for `kind`, in the order messages list them.
 std::vector<Strategy> implementedStrategies(OpKind kind);
 
 /// The schedule of an op of `kind` that gives none (before
 /// completeSchedule): every field open, the op's default strategy
-/// (vertex_parallel; batched for gnn.readout and gnn.readout_grad).
+/// (vertex_parallel; batched for gnn.readout and gnn.readout_grad;
+/// tile_routed for gnn.segment_matmul).
 Schedule defaultSchedule(OpKind kind);
 
 /// The sizes of `op` against the plans' limits (gnnc/Plan/Limits.h): a

@@ -69,7 +69,8 @@ struct Schedule {
   int32_t blocksPerSm = 0;
   /// batched: most nodes whose feature rows (of one column block) a block
   /// stages in shared memory; a larger graph is gathered from global
-  /// memory.
+  /// memory. tile_routed: most rows of one type per tile of the routing
+  /// table.
   int32_t tileRows = 0;
   /// batched: most consecutive graphs one block takes (gnn.spmm: those
   /// that fit its tile, up to this many).

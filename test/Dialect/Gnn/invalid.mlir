@@ -498,7 +498,7 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    // expected-error @+1 {{tile_rows applies to the batched strategy, not vertex_parallel}}
+    // expected-error @+1 {{tile_rows applies to the batched and tile_routed strategies, not vertex_parallel}}
     %y = gnn.spmm %g, %x {schedule = #gnn.schedule<tile_rows = 32>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %y : tensor<?x64xf32>
   }
@@ -671,5 +671,25 @@ gnn.module @m {
     // expected-error @+1 {{input width (K) 2000000 of gnn.segment_matmul must be from 1 to 1048576}}
     %y = gnn.segment_matmul %x, %w, %seg : tensor<?x2000000xf32>, tensor<?x2000000x8xf32>, tensor<?xi64> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x64xf32>, %w: tensor<?x64x8xf32>, %seg: tensor<?xi64>) -> tensor<?x8xf32> {
+    // expected-error @+1 {{schedule strategy 'vertex_parallel' is not implemented for gnn.segment_matmul yet; implemented: tile_routed}}
+    %y = gnn.segment_matmul %x, %w, %seg {schedule = #gnn.schedule<dim_workers = 4>} : tensor<?x64xf32>, tensor<?x64x8xf32>, tensor<?xi64> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x64xf32>, %w: tensor<?x64x6xf32>, %seg: tensor<?xi64>) -> tensor<?x6xf32> {
+    // expected-error @+1 {{vector_width 4 does not divide the feature width 6; use a vector_width that divides it (padded rows are implemented for gnn.spmm only)}}
+    %y = gnn.segment_matmul %x, %w, %seg {schedule = #gnn.schedule<strategy = tile_routed, vector_width = 4, tile_rows = 32>} : tensor<?x64xf32>, tensor<?x64x6xf32>, tensor<?xi64> -> tensor<?x6xf32>
+    gnn.return %y : tensor<?x6xf32>
   }
 }

@@ -164,5 +164,10 @@ gnn.module @segment {
     %y = gnn.segment_matmul %x, %w, %seg : tensor<10x3xbf16>, tensor<4x3x5xbf16>, tensor<5xi64> -> tensor<10x5xbf16>
     gnn.return %y : tensor<10x5xbf16>
   }
+  // CHECK: gnn.segment_matmul %{{.*}}, %{{.*}}, %{{.*}} {schedule = #gnn.schedule<strategy = tile_routed, tile_routing = true, tile_rows = 32>} : tensor<?x16xf16>
+  gnn.kernel @routed(%x: tensor<?x16xf16>, %w: tensor<?x16x8xf16>, %seg: tensor<?xi64>) -> tensor<?x8xf16> {
+    %y = gnn.segment_matmul %x, %w, %seg {schedule = #gnn.schedule<strategy = tile_routed, tile_rows = 32, tile_routing = true>} : tensor<?x16xf16>, tensor<?x16x8xf16>, tensor<?xi64> -> tensor<?x8xf16>
+    gnn.return %y : tensor<?x8xf16>
+  }
 }
 // GENERIC: "gnn.segment_matmul"(%{{.*}}, %{{.*}}, %{{.*}})
