@@ -148,6 +148,14 @@ Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
   return checkVectorWidth(op, family, s);
 }
 
+ParamRole gnnc::inputRole(OpKind kind, int32_t operand) {
+  if (kind == OpKind::SegmentMatmul && operand == 1)
+    return ParamRole::SegmentWeights;
+  if (kind == OpKind::SegmentMatmul && operand == 2)
+    return ParamRole::SegmentOffsets;
+  return ParamRole::Input;
+}
+
 bool gnnc::isCompleteSchedule(const Schedule &s) {
   bool common =
       s.vectorWidth != 0 && s.dimWorkers != 0 && s.threadsPerBlock != 0;

@@ -56,6 +56,10 @@ StringRef purposeOf(ParamRole role) {
   case ParamRole::BatchBlocks:
   case ParamRole::NumBatchBlocks:
     return "batched (the graphs of the batch)";
+  case ParamRole::RouteTiles:
+  case ParamRole::NumRouteTiles:
+  case ParamRole::RouteBlocks:
+    return "tile_routed (the routing table)";
   default:
     return "neighbor_group (the host's groups)";
   }
@@ -72,6 +76,7 @@ public:
   LogicalResult addOperands() {
     unsigned graphs = 0, matrices = 0, vectors = 0;
     SmallVector<Value> inputs = op.getInputs();
+    const OpKind kind = op.describe().kind;
     Block &entry = kernel.getBody().front();
     for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
       auto given = kernel.getArgAttrOfType<StringAttr>(i, "gnn.name");
@@ -95,19 +100,26 @@ public:
         continue;
       }
       auto tensor = cast<RankedTensorType>(type);
-      std::string name =
-          given ? given.getValue().str()
-                : (tensor.getRank() == 2 ? numbered("x", matrices++)
-                                         : numbered("values", vectors++));
       ParamRole role = ParamRole::Unused;
       int32_t operand = 0;
       if (arg == op.getEdgeValues())
         role = ParamRole::EdgeValues;
       for (auto [k, input] : llvm::enumerate(inputs))
         if (arg == input && role == ParamRole::Unused) {
-          role = ParamRole::Input;
           operand = static_cast<int32_t>(k);
+          role = inputRole(kind, operand);
         }
+      // Roles of their own (gnn.segment_matmul's weights and segment
+      // offsets) name their parameter after the role.
+      if (role != ParamRole::Input)
+        operand = 0;
+      std::string name =
+          given                               ? given.getValue().str()
+          : role == ParamRole::SegmentWeights ? "w"
+          : role == ParamRole::SegmentOffsets
+              ? "seg"
+              : (tensor.getRank() == 2 ? numbered("x", matrices++)
+                                       : numbered("values", vectors++));
       if (failed(add(name, role, operand)))
         return failure();
     }

@@ -2,13 +2,15 @@
 //
 // Compiles the whole schedule x type x width space of gnn.spmm (sum, mean,
 // degree scaling, the self term, f16 and discretized accumulation),
-// gnn.sddmm and gnn.edge_softmax, and every backward kernel
+// gnn.sddmm and gnn.edge_softmax, gnn.segment_matmul, and every backward
+// kernel
 // (gnn.edge_softmax_grad, the gradient forms of gnn.spmm and gnn.sddmm),
 // through the compiler and NVRTC, for sm_80 and sm_90. Needs no GPU.
 //
 //===----------------------------------------------------------------------===//
 #include "BackwardVariants.h"
 #include "BatchedVariants.h"
+#include "SegmentMatmulVariants.h"
 #include "SpmmVariants.h"
 
 #include "gnnc/Compiler/Compiler.h"
@@ -70,6 +72,28 @@ TEST_P(BatchedCompileSweep, EveryBatchedVariantCompiles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, BatchedCompileSweep,
+                         ::testing::Values("sm_80", "sm_90"));
+
+class SegmentMatmulCompileSweep : public ::testing::TestWithParam<std::string> {
+};
+
+// gnn.segment_matmul, tile_routed (SegmentMatmulVariants.h).
+TEST_P(SegmentMatmulCompileSweep, EverySegmentMatmulVariantCompiles) {
+  size_t count = 0;
+  const std::string text = test::segmentMatmulModuleText(&count);
+  auto compiled = compileGnn(text, "segment.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  ASSERT_EQ(compiled->kernels.size(), count);
+  rt::CompileOptions options;
+  options.arch = GetParam();
+  auto binary = rt::compileCuda(compiled->source, "segment.cu", options);
+  ASSERT_TRUE(binary) << binary.message();
+  for (const rt::KernelSpec &spec : compiled->kernels)
+    EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
+        << spec.name << " is missing from the cubin";
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, SegmentMatmulCompileSweep,
                          ::testing::Values("sm_80", "sm_90"));
 
 class BackwardCompileSweep : public ::testing::TestWithParam<std::string> {};

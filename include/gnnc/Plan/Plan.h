@@ -154,6 +154,11 @@ struct SegmentTile {
 /// The tile of `op` (a gnn.segment_matmul) under `s` (tile_rows set).
 SegmentTile segmentMatmulTile(const OpDesc &op, const Schedule &s);
 
+/// The role of the op's tensor input `operand` (in the order of the op's
+/// getInputs()): ParamRole::Input, except gnn.segment_matmul's weights
+/// (SegmentWeights, operand 1) and segment offsets (SegmentOffsets, 2).
+ParamRole inputRole(OpKind kind, int32_t operand);
+
 /// The strategies implemented for `kind`, in the order messages list them.
 std::vector<Strategy> implementedStrategies(OpKind kind);
 

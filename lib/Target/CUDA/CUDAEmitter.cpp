@@ -68,6 +68,7 @@ StringRef extraParamType(ParamRole role) {
   case ParamRole::GroupOffsets:
   case ParamRole::GraphOffsets:
   case ParamRole::BatchBlocks:
+  case ParamRole::RouteTiles:
     return "const long long *__restrict__ ";
   case ParamRole::GroupRows:
     return "const int *__restrict__ ";
@@ -79,6 +80,8 @@ StringRef extraParamType(ParamRole role) {
   case ParamRole::NumBatchBlocks:
   case ParamRole::NumRows:
   case ParamRole::NumItems:
+  case ParamRole::NumRouteTiles:
+  case ParamRole::RouteBlocks:
     return "long long ";
   default:
     return "";
@@ -189,6 +192,9 @@ LogicalResult CUDAEmitter::declareParams(KernelToPrint &k,
   };
   auto elementOf = [&](Type type) -> FailureOr<StringRef> {
     Type element = cast<RankedTensorType>(type).getElementType();
+    // gnn.segment_matmul's segment offsets.
+    if (element.isInteger(64))
+      return StringRef("long long");
     FailureOr<ElementType> known = elementTypeOf(element);
     if (failed(known))
       return kernel.emitError()

@@ -25,7 +25,7 @@ using namespace gnnc::ExportCUDA;
 namespace {
 
 const OpKind kKinds[] = {OpKind::Spmm, OpKind::Sddmm, OpKind::EdgeSoftmax,
-                         OpKind::EdgeSoftmaxGrad};
+                         OpKind::EdgeSoftmaxGrad, OpKind::SegmentMatmul};
 const Strategy kStrategies[] = {
     Strategy::VertexParallel, Strategy::NeighborGroup, Strategy::EdgeParallel,
     Strategy::Sliced,         Strategy::Batched,       Strategy::TileRouted};

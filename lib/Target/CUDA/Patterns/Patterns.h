@@ -65,6 +65,7 @@ const EmissionPattern &sddmmEdgeParallelPattern();
 const EmissionPattern &edgeSoftmaxPattern();
 const EmissionPattern &edgeSoftmaxGradPattern();
 const EmissionPattern &readoutPattern();
+const EmissionPattern &segmentMatmulTileRoutedPattern();
 
 } // namespace gnnc::ExportCUDA
 

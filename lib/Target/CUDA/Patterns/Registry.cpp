@@ -28,6 +28,8 @@ const PatternEntry kPatterns[] = {
     {OpKind::EdgeSoftmaxGrad, Strategy::VertexParallel, edgeSoftmaxGradPattern},
     {OpKind::Readout, Strategy::Batched, readoutPattern},
     {OpKind::ReadoutGrad, Strategy::Batched, readoutPattern},
+    {OpKind::SegmentMatmul, Strategy::TileRouted,
+     segmentMatmulTileRoutedPattern},
 };
 
 } // namespace

@@ -30,7 +30,8 @@ def Gnn_ScheduledOpInterface : OpInterface<"ScheduledOpInterface"> {
     manifest and the host all read that description.
   }];
   let methods = [
-    InterfaceMethod<"The graph the op runs over.", "::mlir::Value",
+    InterfaceMethod<[{The graph the op runs over; null for an op that
+                      reads none (gnn.segment_matmul).}], "::mlir::Value",
                     "getGraph">,
     InterfaceMethod<"The op's schedule, if it has one.",
                     "::gnnc::gnn::ScheduleAttr", "getScheduleAttr">,

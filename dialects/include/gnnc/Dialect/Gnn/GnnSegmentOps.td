@@ -7,7 +7,8 @@
 #ifndef GNNC_DIALECT_GNN_SEGMENT_OPS_TD
 #define GNNC_DIALECT_GNN_SEGMENT_OPS_TD
 
-def Gnn_SegmentMatmulOp : Gnn_Op<"segment_matmul", [Pure]> {
+def Gnn_SegmentMatmulOp : Gnn_Op<"segment_matmul",
+                                 [Pure, Gnn_ScheduledOpInterface]> {
   let summary = "segmented matmul: each type's rows times its own weights";
   let description = [{
     `Y_t = X_t W_t` for every type `t`: the rows of `x` are grouped by
@@ -36,9 +37,14 @@ def Gnn_SegmentMatmulOp : Gnn_Op<"segment_matmul", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The op as its kernel computes it (OpKind::SegmentMatmul: width M,
-    /// inputWidth K).
+    /// ScheduledOpInterface. The op as its kernel computes it
+    /// (OpKind::SegmentMatmul: width M, inputWidth K); it reads no graph.
     ::gnnc::OpDesc describe();
+    ::mlir::Value getGraph() { return nullptr; }
+    ::llvm::SmallVector<::mlir::Value> getInputs() {
+      return {getInput(), getWeights(), getSegments()};
+    }
+    ::mlir::Value getEdgeValues() { return nullptr; }
   }];
 }
 
