@@ -3,14 +3,15 @@
 // The routing table of the tile_routed strategy (FASTEN): each type's rows
 // cut into tiles of at most tile_rows rows, listed in type order so that
 // the tiles sharing a weight matrix run together, and the number of
-// persistent blocks that walk it. Plain host code; the kernel's launch is
-// not implemented yet.
+// persistent blocks that walk it; the launch of a compiled kernel and its
+// check against the double-precision CPU reference.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_OPS_SEGMENT_MATMUL_H
 #define GNNC_OPS_SEGMENT_MATMUL_H
 
 #include "gnnc/Plan/Abi.h"
+#include "gnnc/ops/Spmm.h"
 #include "gnnc/runtime/Status.h"
 
 #include <cstdint>
@@ -39,6 +40,40 @@ Expected<std::vector<int64_t>> buildRouteTable(const int64_t *seg,
 /// tile, at most the resident ones, at least one (an empty table still
 /// gets its launch).
 int64_t routeBlocks(int64_t tiles, int64_t residentBlocks);
+
+/// The persistent blocks of `spec` (a tile_routed gnn.segment_matmul) that
+/// stay resident at once on `smCount` SMs: as many per SM as its threads
+/// and shared memory allow (gnnc/Plan/Limits.h), at least one.
+int64_t residentRouteBlocks(const rt::KernelSpec &spec, int smCount);
+
+/// A routing table on the device.
+struct DeviceRouteTable {
+  rt::DeviceBuffer tiles;
+  int64_t numTiles = 0;
+};
+
+/// Builds the routing table of `seg` (num_types + 1 offsets over `rows`
+/// input rows) with the tile_rows of `spec`'s schedule and uploads it.
+Expected<DeviceRouteTable> uploadRouteTable(const rt::KernelSpec &spec,
+                                            const std::vector<int64_t> &seg,
+                                            int64_t rows);
+
+/// Launches a gnn.segment_matmul kernel: `x` (rows x K), `w` (num_types x
+/// K x M), the device copy of the segment offsets `seg` and its routing
+/// table to `y` (rows x M), on residentRouteBlocks blocks at most.
+Status launchSegmentMatmul(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+                           const rt::DeviceBuffer &x, const rt::DeviceBuffer &w,
+                           const rt::DeviceBuffer &seg,
+                           const DeviceRouteTable &table, rt::DeviceBuffer &y,
+                           bool synchronize = true, void *stream = nullptr);
+
+/// Runs a gnn.segment_matmul kernel on the segments `seg` with random
+/// inputs and weights drawn from `seed` and a NaN-poisoned output, and
+/// compares every output with the double-precision reference.
+Expected<KernelCheck> checkSegmentMatmul(rt::Runtime &runtime,
+                                         const rt::LoadedKernel &kernel,
+                                         const std::vector<int64_t> &seg,
+                                         uint64_t seed);
 
 } // namespace gnnc::ops
 
