@@ -244,13 +244,12 @@ def _spmm_heads(g: Graph, x: Tensor, values: Optional[Tensor], reduce: str,
 
 #: Fold degree scaling and mean's 1/deg into per-edge values: spmm(norm=...,
 #: reduce='mean') then runs as a plain sum with edge values, forward and
-#: backward, y[r] = sum_e (row[r] * col[c] * v_e) * x[c]. Measured on an
-#: H100 (R-MAT scale 20, width 128) with a library whose tuner ranked only
-#: unscaled spmm, the kernels chosen for scaled spmm (the default schedule)
-#: ran 4-9x slower than the ranked kernel with edge values, which costs one
-#: nnz-long values array. False: the kernels scale by degrees themselves
-#: (worth re-measuring now that the tuner ranks scaled spmm too).
-FOLD_SCALING = True
+#: backward, y[r] = sum_e (row[r] * col[c] * v_e) * x[c], at the cost of one
+#: nnz-long values array per launch. Off by default: the tuner ranks scaled
+#: and mean spmm like sums, so the kernels scale by degrees themselves. (It
+#: was on while the tuner ranked only unscaled spmm and scaled spmm ran the
+#: default schedule, 4-9x slower on an H100; to be re-measured both ways.)
+FOLD_SCALING = False
 
 
 def _edge_factors(g: Graph, dtype, reduce: str, norm: str):

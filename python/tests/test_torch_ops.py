@@ -386,13 +386,16 @@ def test_opcheck(dev):
                           test_utils=tests)
 
 
+@pytest.mark.parametrize("fold", [False, True])
 @pytest.mark.parametrize("reduce,norm,with_values,self_weight", [
     ("mean", "none", False, None), ("sum", "both", False, None),
     ("sum", "left", True, None), ("sum", "right", False, 0.5), ("mean", "both", True, 0.0)])
-def test_spmm_scaling_in_kernel(dev, monkeypatch, reduce, norm, with_values, self_weight):
-    """With FOLD_SCALING off, the kernels scale by degrees themselves (and
-    the feature gradient runs gnnc_spmm_feature_grad_op's scaled op)."""
-    monkeypatch.setattr(ops, "FOLD_SCALING", False)
+def test_spmm_scaling_in_kernel_or_folded(dev, monkeypatch, fold, reduce, norm,
+                                          with_values, self_weight):
+    """With FOLD_SCALING off (the default), the kernels scale by degrees
+    themselves (and the feature gradient runs gnnc_spmm_feature_grad_op's
+    scaled op); on, the factors are folded into edge values."""
+    monkeypatch.setattr(ops, "FOLD_SCALING", fold)
     g, _ = make_graph(dev)
     x = leaf((g.num_cols, 24), dev, torch.float32, 2)
     v = leaf((g.nnz,), dev, torch.float32, 3) if with_values else None
