@@ -219,6 +219,17 @@ def gpu_name(dev) -> str:
     return torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu (emulated)"
 
 
+def summarize(runs):
+    """Mean and spread of the test accuracy over seeds, median epoch time and
+    largest peak memory of training runs (dicts with test_acc, epoch_ms and
+    peak_mib)."""
+    accs = [r["test_acc"] for r in runs]
+    return dict(acc_mean=statistics.mean(accs),
+                acc_std=statistics.stdev(accs) if len(accs) > 1 else 0.0,
+                epoch_ms=statistics.median(r["epoch_ms"] for r in runs),
+                peak_mib=max(r["peak_mib"] for r in runs), seeds=len(runs))
+
+
 def write_json(path, obj):
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,6 @@ the script skips, saying so, when they are absent.
 from __future__ import annotations
 
 import argparse
-import statistics
 
 import gnn_common as C
 import torch
@@ -57,14 +56,6 @@ def train_one(lib, model, data, precision, seed, args, dev):
                 epoch_ms=timer.median(args.warmup), peak_mib=C.peak_mib(dev))
 
 
-def summarize(runs):
-    accs = [r["test_acc"] for r in runs]
-    return dict(acc_mean=statistics.mean(accs),
-                acc_std=statistics.stdev(accs) if len(accs) > 1 else 0.0,
-                epoch_ms=statistics.median(r["epoch_ms"] for r in runs),
-                peak_mib=max(r["peak_mib"] for r in runs), seeds=len(runs))
-
-
 def run(args, dev=None):
     dev = dev or C.device()
     datasets = ["cora", "citeseer"] if args.dataset == "all" else [args.dataset]
@@ -82,10 +73,10 @@ def run(args, dev=None):
         for model in models:
             pyg = None
             if not args.no_pyg:
-                pyg = summarize([train_one("pyg", model, data, "f32", s, args, dev)
+                pyg = C.summarize([train_one("pyg", model, data, "f32", s, args, dev)
                                  for s in range(args.seeds)])
             for precision in precisions:
-                ours = summarize([train_one("gnnc", model, data, precision, s, args, dev)
+                ours = C.summarize([train_one("gnnc", model, data, precision, s, args, dev)
                                   for s in range(args.seeds)])
                 row = dict(dataset=name, model=model, precision=precision, gnnc=ours, pyg_f32=pyg)
                 if pyg:

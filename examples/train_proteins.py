@@ -16,7 +16,6 @@ warm-up) and peak GPU memory. Needs tu_PROTEINS.npz from $GNNC_DATASETS or
 from __future__ import annotations
 
 import argparse
-import statistics
 
 import gnn_common as C
 import numpy as np
@@ -128,14 +127,6 @@ def train_one(lib, data, batches, precision, seed, args, dev):
                 peak_mib=C.peak_mib(dev))
 
 
-def summarize(runs):
-    accs = [r["test_acc"] for r in runs]
-    return dict(acc_mean=statistics.mean(accs),
-                acc_std=statistics.stdev(accs) if len(accs) > 1 else 0.0,
-                epoch_ms=statistics.median(r["epoch_ms"] for r in runs),
-                peak_mib=max(r["peak_mib"] for r in runs), seeds=len(runs))
-
-
 def run(args, dev=None):
     dev = dev or C.device()
     data = C.load_proteins(dev)
@@ -151,7 +142,7 @@ def run(args, dev=None):
         batches = splits(data, seed, args.batch_size, dev)
         for (lib, p) in runs:
             runs[(lib, p)].append(train_one(lib, data, batches, p, seed, args, dev))
-    out = {f"{lib}_{p}": summarize(r) for (lib, p), r in runs.items()}
+    out = {f"{lib}_{p}": C.summarize(r) for (lib, p), r in runs.items()}
     for k, s in out.items():
         print(f"  GIN {k:9s}: acc {s['acc_mean']:5.2f} ± {s['acc_std']:4.2f}  epoch "
               f"{s['epoch_ms']:7.2f} ms  peak {s['peak_mib']:7.1f} MiB")
