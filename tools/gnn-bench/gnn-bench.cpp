@@ -372,6 +372,15 @@ Status writeText(const std::string &path, const std::string &text) {
   return Status::ok();
 }
 
+/// Writes the results document to `path` (when one was given) and says so.
+Status writeResults(const std::string &path, const json &doc) {
+  if (path.empty())
+    return Status::ok();
+  GNNC_RETURN_IF_ERROR(writeText(path, doc.dump(1) + "\n"));
+  std::printf("wrote    %s\n", path.c_str());
+  return Status::ok();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -497,12 +506,8 @@ int main(int argc, char **argv) {
       doc["batched_cases"] = batchedCases;
       doc["failures"] = failures;
       doc["wall_seconds"] = secondsSince(start);
-      if (!o.outFile.empty()) {
-        Status written = writeText(o.outFile, doc.dump(1) + "\n");
-        if (!written)
-          return fail(written.message(), 1);
-        std::printf("wrote    %s\n", o.outFile.c_str());
-      }
+      if (Status written = writeResults(o.outFile, doc); !written)
+        return fail(written.message(), 1);
       std::printf("done     %zu batched cases in %.0f s; %d failure%s\n",
                   batchedCases.size(), secondsSince(start), failures,
                   failures == 1 ? "" : "s");
@@ -691,12 +696,8 @@ int main(int argc, char **argv) {
   doc["failures"] = failures;
   doc["peak_device_used_bytes"] = peakUsed;
   doc["wall_seconds"] = secondsSince(start);
-  if (!o.outFile.empty()) {
-    Status written = writeText(o.outFile, doc.dump(1) + "\n");
-    if (!written)
-      return fail(written.message(), 1);
-    std::printf("wrote    %s\n", o.outFile.c_str());
-  }
+  if (Status written = writeResults(o.outFile, doc); !written)
+    return fail(written.message(), 1);
   std::printf("done     %zu cases in %.0f s; %zu skipped; %d failure%s\n",
               cases.size(), secondsSince(start), skippedCases.size(), failures,
               failures == 1 ? "" : "s");
