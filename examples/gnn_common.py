@@ -94,10 +94,13 @@ def load_planetoid(name: str, dev):
 
 
 def rmat_edge_index(scale: int, edge_factor: int = 16, seed: int = 0, dev="cuda",
-                    a=0.57, b=0.19, c=0.19):
+                    a=0.57, b=0.19, c=0.19, symmetrize: bool = False):
     """A Graph500 R-MAT graph generated with torch on the device: 2^scale
     nodes, edge_factor * 2^scale directed edges (duplicates and self loops
-    kept, not symmetrised), node ids permuted at random."""
+    kept), node ids permuted at random. With `symmetrize`, PyG's
+    to_undirected of it: every edge in both directions, duplicates removed
+    (self loops kept), sorted by destination then source (about 31M edges
+    at scale 20)."""
     n = 1 << scale
     e = edge_factor * n
     g = torch.Generator(device=dev).manual_seed(seed)
@@ -111,7 +114,14 @@ def rmat_edge_index(scale: int, edge_factor: int = 16, seed: int = 0, dev="cuda"
         dst |= dst_bit.long() << level
         del r, src_bit, dst_bit
     perm = torch.randperm(n, generator=g, device=dev)
-    return torch.stack([perm[src], perm[dst]]), n
+    src, dst = perm[src], perm[dst]
+    if symmetrize:
+        key = torch.cat([dst * n + src, src * n + dst])
+        del src, dst
+        key = torch.unique(key)  # sorted: by destination, then source
+        dst, src = key // n, key % n
+        del key
+    return torch.stack([src, dst]), n
 
 
 def load_proteins(dev):

@@ -22,9 +22,10 @@ def main():
     p.add_argument("--precision", default="f32", choices=["f32", "f16"])
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--rows", type=int, default=25)
+    p.add_argument("--directed", action="store_true")
     a = p.parse_args()
     dev = C.device()
-    ei, n = C.rmat_edge_index(a.scale, 16, seed=a.scale, dev=dev)
+    ei, n = C.rmat_edge_index(a.scale, 16, seed=a.scale, dev=dev, symmetrize=not a.directed)
     x = torch.randn(n, a.hidden, device=dev)
     y = torch.randint(0, 16, (n,), device=dev)
     net = C.NodeModel(a.lib, a.model, a.hidden, a.hidden, 16, dropout=0.0).to(dev)
@@ -40,6 +41,7 @@ def main():
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
+        return loss
 
     for _ in range(3):
         epoch()
@@ -52,8 +54,9 @@ def main():
     timer = C.EpochTimer(dev)
     for _ in range(10):
         with timer:
-            epoch()
-    print(f"median epoch {timer.median(0):.3f} ms")
+            loss = epoch()
+    print(f"median epoch {timer.median(0):.3f} ms, loss {float(loss):.4f}, peak "
+          f"{C.peak_mib(dev):.0f} MiB")
 
 
 if __name__ == "__main__":
