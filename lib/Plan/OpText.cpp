@@ -44,8 +44,10 @@ std::string vectorType(const char *type) {
 /// Collects `key = value` pairs into `{...}`.
 struct Attributes {
   std::string text;
+  /// A unit attribute when `value` is empty.
   void add(const std::string &key, const std::string &value) {
-    text += (text.empty() ? "" : ", ") + key + " = " + value;
+    text +=
+        (text.empty() ? "" : ", ") + key + (value.empty() ? "" : " = " + value);
   }
   std::string str() const { return text.empty() ? "" : " {" + text + "}"; }
 };
@@ -114,16 +116,25 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
     types = graph + ", " + x + (grad ? ", " + x + ", " + x : "");
     break;
   }
-  case OpKind::SegmentMatmul: {
-    // No graph: rows of x grouped by type, one weight matrix per type.
+  case OpKind::SegmentMatmul:
+  case OpKind::SegmentMatmulWeightGrad: {
+    // No graph: rows of x grouped by type, one weight matrix per type
+    // (K x M as the forward stores it).
+    const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
+    const int64_t k = op.transposeWeights ? op.width : op.inputWidth;
+    const int64_t m = op.transposeWeights ? op.inputWidth : op.width;
     const std::string x = matrixType(op.inputWidth, t);
-    const std::string w = "tensor<?x" + std::to_string(op.inputWidth) + "x" +
-                          std::to_string(op.width) + "x" + t + ">";
+    const std::string w = "tensor<?x" + std::to_string(k) + "x" +
+                          std::to_string(m) + "x" + t + ">";
+    const std::string dy = matrixType(op.width, t);
     const std::string seg = "tensor<?xi64>";
-    operands = in0 + ": " + x + ", " + in1 + ": " + w + ", %seg: " + seg;
-    result = matrixType(op.width, t);
-    body = "gnn.segment_matmul " + in0 + ", " + in1 + ", %seg";
-    types = x + ", " + w + ", " + seg;
+    const std::string second = weightGrad ? dy : w;
+    operands = in0 + ": " + x + ", " + in1 + ": " + second + ", %seg: " + seg;
+    result = weightGrad ? w : matrixType(op.width, t);
+    body = std::string(opKindName(op.kind)) + " " + in0 + ", " + in1 + ", %seg";
+    if (op.transposeWeights)
+      attrs.add("transpose_weights", "");
+    types = x + ", " + second + ", " + seg;
     break;
   }
   case OpKind::EdgeSoftmax:
@@ -142,7 +153,7 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
   }
   if (schedule)
     attrs.add("schedule", schedule->str());
-  const std::string params = op.kind == OpKind::SegmentMatmul
+  const std::string params = isSegmentMatmulKind(op.kind)
                                  ? operands
                                  : g + ": " + graph + ", " + operands;
   std::string text =

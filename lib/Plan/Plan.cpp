@@ -73,13 +73,17 @@ Status gnnc::checkOpSizes(const OpDesc &op) {
                          width + " is over the limit of the kernel plans, " +
                          std::to_string(kMaxFeatureWidth) +
                          (heads ? " heads" : " features per row"));
-  if (op.kind == OpKind::SegmentMatmul &&
+  if (isSegmentMatmulKind(op.kind) &&
       (op.inputWidth < 1 || op.inputWidth > kMaxFeatureWidth))
     return Status::error("input width (K) " + std::to_string(op.inputWidth) +
-                         " of gnn.segment_matmul must be from 1 to " +
+                         " of " + opKindName(op.kind) + " must be from 1 to " +
                          std::to_string(kMaxFeatureWidth));
-  if (op.kind != OpKind::SegmentMatmul && op.inputWidth != 0)
+  if (!isSegmentMatmulKind(op.kind) && op.inputWidth != 0)
     return Status::error(std::string("an input width (K) applies to "
+                                     "gnn.segment_matmul only, not ") +
+                         opKindName(op.kind));
+  if (op.kind != OpKind::SegmentMatmul && op.transposeWeights)
+    return Status::error(std::string("transposed weights apply to "
                                      "gnn.segment_matmul only, not ") +
                          opKindName(op.kind));
   const std::string stride = std::to_string(op.rowStride);
@@ -151,7 +155,7 @@ Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
 ParamRole gnnc::inputRole(OpKind kind, int32_t operand) {
   if (kind == OpKind::SegmentMatmul && operand == 1)
     return ParamRole::SegmentWeights;
-  if (kind == OpKind::SegmentMatmul && operand == 2)
+  if (isSegmentMatmulKind(kind) && operand == 2)
     return ParamRole::SegmentOffsets;
   return ParamRole::Input;
 }
@@ -166,7 +170,9 @@ bool gnnc::isCompleteSchedule(const Schedule &s) {
   if (s.strategy == Strategy::Batched)
     return common && s.graphsPerBlock != 0;
   if (s.strategy == Strategy::TileRouted)
-    return common && s.tileRows != 0 && s.tileRouting;
+    return common && s.tileRows != 0 && s.tileRouting &&
+           s.math != MathMode::Auto &&
+           (s.math != MathMode::TensorCore || s.stages != 0);
   return common;
 }
 
@@ -199,8 +205,19 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
   }
   if (s.strategy == Strategy::TileRouted) {
     if (s.tileRows == 0)
-      s.tileRows = defaults::kSegmentTileRows;
+      s.tileRows = op.kind == OpKind::SegmentMatmulWeightGrad
+                       ? defaults::kSegmentSplitRows
+                       : defaults::kSegmentTileRows;
     s.tileRouting = true;
+    // The one place the math is chosen; a tensor-core tile fixes the
+    // block's threads.
+    s.math = chooseSegmentMath(op, s);
+    if (s.math == MathMode::TensorCore) {
+      if (s.stages == 0)
+        s.stages = defaults::kPipelineStages;
+      if (s.threadsPerBlock == 0)
+        s.threadsPerBlock = segmentMmaTile(op, s).threads;
+    }
   }
   if (s.dimWorkers == 0) {
     int32_t edgeWorkers = familyOf(op.kind).edgeWorkers;

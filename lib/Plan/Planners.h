@@ -51,10 +51,15 @@ Expected<KernelPlan> planSpmmBatched(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planReadout(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSegmentMatmulTileRouted(const OpDesc &op,
                                                  const Schedule &s);
+Expected<KernelPlan> planSegmentMatmulWeightGrad(const OpDesc &op,
+                                                 const Schedule &s);
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);
 Status readoutRules(const OpDesc &op, const Schedule &s);
+/// The segmented matmuls: math = tensor_core only where
+/// segmentTensorCoreFits accepts the op.
+Status segmentMatmulRules(const OpDesc &op, const Schedule &s);
 
 // Shared pieces.
 /// The thread mapping every strategy starts from: lanes = dim_workers,

@@ -23,8 +23,10 @@ const OpFamily kFamilies[] = {
     {OpKind::Readout, readoutRules, false, false, false, 0, Strategy::Batched},
     {OpKind::ReadoutGrad, readoutRules, false, false, false, 0,
      Strategy::Batched},
-    {OpKind::SegmentMatmul, nullptr, false, false, false, 0,
+    {OpKind::SegmentMatmul, segmentMatmulRules, false, false, false, 0,
      Strategy::TileRouted},
+    {OpKind::SegmentMatmulWeightGrad, segmentMatmulRules, false, false, false,
+     0, Strategy::TileRouted},
 };
 
 struct PlannerEntry {
@@ -46,6 +48,8 @@ const PlannerEntry kPlanners[] = {
     {OpKind::Readout, Strategy::Batched, planReadout},
     {OpKind::ReadoutGrad, Strategy::Batched, planReadout},
     {OpKind::SegmentMatmul, Strategy::TileRouted, planSegmentMatmulTileRouted},
+    {OpKind::SegmentMatmulWeightGrad, Strategy::TileRouted,
+     planSegmentMatmulWeightGrad},
 };
 
 } // namespace

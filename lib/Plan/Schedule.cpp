@@ -22,6 +22,7 @@ const char *const kStrategyNames[] = {"vertex_parallel", "neighbor_group",
                                       "batched",         "tile_routed"};
 const char *const kAccumulateNames[] = {"f32", "f16"};
 const char *const kWriteNames[] = {"direct", "atomic", "staged", "shared"};
+const char *const kMathNames[] = {"auto", "simt", "tensor_core"};
 
 template <size_t N> std::string listOf(const char *const (&names)[N]) {
   std::string text;
@@ -51,6 +52,8 @@ const FieldInfo kFields[kNumScheduleFields] = {
     {"blocks_per_sm", &Schedule::blocksPerSm},
     {"tile_rows", &Schedule::tileRows},
     {"graphs_per_block", &Schedule::graphsPerBlock},
+    {"math"},
+    {"stages", &Schedule::stages},
 };
 
 const FieldInfo &info(ScheduleField field) {
@@ -71,6 +74,12 @@ const char *gnnc::accumulateName(Accumulate accumulate) {
 }
 const char *gnnc::writeModeName(WriteMode write) {
   return nameOf(kWriteNames, write);
+}
+const char *gnnc::mathModeName(MathMode math) {
+  return nameOf(kMathNames, math);
+}
+std::optional<MathMode> gnnc::parseMathMode(const std::string &name) {
+  return lookupName<MathMode>(kMathNames, name);
 }
 std::optional<Strategy> gnnc::parseStrategy(const std::string &name) {
   return lookupName<Strategy>(kStrategyNames, name);
@@ -117,6 +126,8 @@ std::string gnnc::scheduleFieldValue(const Schedule &s, ScheduleField field) {
     return accumulateName(s.accumulate);
   case ScheduleField::Write:
     return writeModeName(s.write);
+  case ScheduleField::Math:
+    return mathModeName(s.math);
   default:
     return std::to_string(s.*info(field).integer);
   }
@@ -157,6 +168,12 @@ Status gnnc::setScheduleField(Schedule &s, ScheduleField field,
       return Status::ok();
     }
     return bad(listOf(kWriteNames));
+  case ScheduleField::Math:
+    if (auto v = parseMathMode(value)) {
+      s.math = *v;
+      return Status::ok();
+    }
+    return bad(listOf(kMathNames));
   default: {
     const char *begin = value.c_str();
     char *end = nullptr;
@@ -281,6 +298,21 @@ Status gnnc::checkScheduleFields(const Schedule &s) {
   if (s.tileRouting && s.strategy != Strategy::TileRouted)
     return fail(std::string("tile_routing applies to the tile_routed "
                             "strategy, not ") +
+                strategy);
+  if (s.math != MathMode::Auto && s.strategy != Strategy::TileRouted)
+    return fail(std::string("math applies to the tile_routed strategy, not ") +
+                strategy);
+  if (s.stages != 0 &&
+      (s.stages < kMinPipelineStages || s.stages > kMaxPipelineStages))
+    return fail("stages must be from " + std::to_string(kMinPipelineStages) +
+                " to " + std::to_string(kMaxPipelineStages) +
+                " (0 = choose), got " + std::to_string(s.stages));
+  if (s.stages != 0 && s.math == MathMode::Simt)
+    return fail("stages applies to math = tensor_core; the SIMT kernel "
+                "stages the whole weight matrix once");
+  if (s.stages != 0 && s.strategy != Strategy::TileRouted)
+    return fail(std::string("stages applies to the tile_routed strategy, "
+                            "not ") +
                 strategy);
   if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSm)
     return fail("blocks_per_sm must be from 0 to " +

@@ -1,26 +1,64 @@
-//===- SegmentMatmulPlan.cpp - Kernel plans of gnn.segment_matmul ---------===//
+//===- SegmentMatmulPlan.cpp - Kernel plans of the segmented matmuls ------===//
 //
 // tile_routed (FASTEN): the host cuts each type's rows into tiles of at
 // most tile_rows rows and lists them in a routing table (type, first row,
 // end row), tiles of one type adjacent, in type order. The host launches
-// route_blocks persistent blocks (at most one per tile, at most what stays
-// resident); block b walks the contiguous run of tiles
-// [b * tiles / blocks, (b + 1) * tiles / blocks), so that it stages a
-// type's K x M weights in shared memory once for all its tiles of that
-// type. Within a tile, sub-warps of `lanes` threads take one result row
-// at a time, each lane its vector chunks of the M columns, accumulating in
-// f32 over K with the input row read from global memory.
+// route_blocks persistent blocks (at most one per work item, at most what
+// stays resident); block b walks the contiguous run of work items
+// [b * items / blocks, (b + 1) * items / blocks), so that runs of one type
+// stay on one block.
 //
-// Not planned yet: K-blocking (the whole W_t must fit shared memory),
-// tensor cores, the backward.
+// math = simt: a work item is a routing tile; the block stages the type's
+// whole K x M weights in shared memory once per run of that type, and
+// sub-warps of `lanes` threads take one result row at a time, each lane its
+// vector chunks of the M columns, accumulating in f32 over K.
+//
+// math = tensor_core (SegmentMmaTile): a work item is (routing tile,
+// column block); warps multiply 16 x 8 fragments with mma.sync (TF32 for
+// f32, f16/bf16 inputs, f32 accumulation) from tiles that cp.async brings
+// into a pipeline of `stages` shared-memory buffers.
+//
+// gnn.segment_matmul_weight_grad (dW_t = X_tᵀ dY_t): a routing tile is a
+// split of a type's rows (tile_rows, 256 by default); each split leaves its
+// K x M partial in f32 in the workspace, and a follow-up kernel adds the
+// partials of each type in table order (deterministic, no atomics) and
+// writes dW_t (zero for a type without rows).
 //
 //===----------------------------------------------------------------------===//
 #include "Planners.h"
 
 #include "gnnc/Plan/Checked.h"
 
+#include <algorithm>
+
 using namespace gnnc;
 using namespace gnnc::plan;
+
+namespace {
+
+/// The reduction step of a tensor-core tile (two k16 or four k8 mma steps).
+constexpr int64_t kMmaDepth = 32;
+/// Padding of a shared tile row, in elements: 16 bytes where the row runs
+/// along the reduction (fragment rows then start 4 banks apart), 8
+/// elements where it runs along the result (k rows 8 banks apart in f32).
+int64_t reductionRowPad(ElementType type) { return 16 / elementSize(type); }
+constexpr int64_t kResultRowPad = 8;
+
+/// The smallest of 8, 16, 32, 64 that holds `n` (64 for anything wider):
+/// the result columns of a block; at least `least`.
+int64_t blockExtent(int64_t n, int64_t least) {
+  int64_t extent = least;
+  while (extent < n && extent < 64)
+    extent *= 2;
+  return extent;
+}
+
+std::string widthText(const OpDesc &op) {
+  return "K " + std::to_string(op.inputWidth) + " and M " +
+         std::to_string(op.width);
+}
+
+} // namespace
 
 SegmentTile gnnc::segmentMatmulTile(const OpDesc &op, const Schedule &s) {
   SegmentTile tile;
@@ -34,30 +72,172 @@ SegmentTile gnnc::segmentMatmulTile(const OpDesc &op, const Schedule &s) {
   return tile;
 }
 
-Expected<KernelPlan>
-gnnc::plan::planSegmentMatmulTileRouted(const OpDesc &op, const Schedule &s) {
-  if (op.kind != OpKind::SegmentMatmul)
-    return Status::error(std::string("tile_routed plans gnn.segment_matmul, "
-                                     "not ") +
-                         opKindName(op.kind));
+SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
+  SegmentMmaTile t;
+  const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
+  const int64_t size = static_cast<int64_t>(elementSize(op.type));
+  t.depth = kMmaDepth;
+  t.rows = weightGrad ? blockExtent(op.inputWidth, 16) : s.tileRows;
+  t.cols = blockExtent(op.width, 8);
+  t.warpsN = t.cols >= 32 ? 2 : 1;
+  t.fragsN = static_cast<int32_t>(t.cols / t.warpsN / 8);
+  t.warpsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / 32));
+  t.fragsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / t.warpsM / 16));
+  t.threads = 32 * t.warpsM * t.warpsN;
+  t.stages = s.stages != 0 ? s.stages : defaults::kPipelineStages;
+  t.aReductionMajor = !weightGrad;
+  t.bReductionMajor = op.transposeWeights;
+  t.aStride = t.aReductionMajor ? t.depth + reductionRowPad(op.type)
+                                : t.rows + kResultRowPad;
+  t.bStride = t.bReductionMajor ? t.depth + reductionRowPad(op.type)
+                                : t.cols + kResultRowPad;
+  t.aElements = t.aReductionMajor ? t.rows * t.aStride : t.depth * t.aStride;
+  t.bElements = t.bReductionMajor ? t.cols * t.bStride : t.depth * t.bStride;
+  t.stageBytes = (t.aElements + t.bElements) * size;
+  t.bytes = t.stageBytes * t.stages;
+  const int64_t colBlocks = ceilDiv(op.width, t.cols);
+  t.itemsPerRouteTile =
+      weightGrad ? ceilDiv(op.inputWidth, t.rows) * colBlocks : colBlocks;
+  return t;
+}
+
+Status gnnc::segmentTensorCoreFits(const OpDesc &op, const Schedule &s) {
+  const int64_t max = limits::kMaxTensorCoreWidth;
+  if (op.inputWidth % 8 != 0 || op.width % 8 != 0 || op.inputWidth > max ||
+      op.width > max)
+    return Status::error("tensor cores take " +
+                         std::string("K and M in "
+                                     "multiples of 8 "
+                                     "up to ") +
+                         std::to_string(max) + ", got " + widthText(op));
+  if (op.kind == OpKind::SegmentMatmul && s.tileRows != 16 &&
+      s.tileRows != 32 && s.tileRows != 64 && s.tileRows != 128)
+    return Status::error("tensor cores take tile_rows 16, 32, 64 or 128 (a "
+                         "block's rows of 16-row fragments), got " +
+                         std::to_string(s.tileRows));
+  const SegmentMmaTile tile = segmentMmaTile(op, s);
+  GNNC_RETURN_IF_ERROR(checkSharedBytes(
+      tile.bytes,
+      "the tensor-core pipeline of " + std::to_string(tile.stages) +
+          " stages of " + std::to_string(tile.stageBytes) + " bytes",
+      "use fewer stages or a smaller tile_rows"));
+  if (s.threadsPerBlock != 0 && s.threadsPerBlock != tile.threads)
+    return Status::error(
+        "the tensor-core tile of " + std::to_string(tile.rows) + " x " +
+        std::to_string(tile.cols) + " runs " + std::to_string(tile.threads) +
+        " threads (" + std::to_string(tile.warpsM) + " x " +
+        std::to_string(tile.warpsN) + " warps), not threads_per_block " +
+        std::to_string(s.threadsPerBlock) + "; leave threads_per_block out");
+  return Status::ok();
+}
+
+MathMode gnnc::chooseSegmentMath(const OpDesc &op, const Schedule &s) {
+  if (s.math != MathMode::Auto)
+    return s.math;
+  if (op.type == ElementType::F32)
+    return MathMode::Simt;
+  return segmentTensorCoreFits(op, s) ? MathMode::TensorCore : MathMode::Simt;
+}
+
+int64_t gnnc::segmentRouteItemsPerTile(const OpDesc &op, const Schedule &s) {
+  return s.math == MathMode::TensorCore
+             ? segmentMmaTile(op, s).itemsPerRouteTile
+             : 1;
+}
+
+Status gnnc::plan::segmentMatmulRules(const OpDesc &op, const Schedule &s) {
+  if (s.math != MathMode::TensorCore)
+    return Status::ok();
+  // Open fields take the values completeSchedule gives them.
+  Schedule filled = s;
+  if (filled.tileRows == 0)
+    filled.tileRows = op.kind == OpKind::SegmentMatmulWeightGrad
+                          ? defaults::kSegmentSplitRows
+                          : defaults::kSegmentTileRows;
+  if (Status fits = segmentTensorCoreFits(op, filled); !fits)
+    return Status::error(std::string(opKindName(op.kind)) +
+                         " with math = tensor_core: " + fits.message() +
+                         " (math = simt takes any K and M)");
+  return Status::ok();
+}
+
+namespace {
+
+/// The launch every tile_routed kernel shares: route_blocks persistent
+/// blocks; tensor-core kernels take their tile's threads and pipeline.
+Expected<KernelPlan> routedPlan(const OpDesc &op, const Schedule &s) {
   Expected<KernelPlan> plan = rowPlan(op, s, /*wideBatch=*/false);
   if (!plan)
     return plan;
-  const SegmentTile tile = segmentMatmulTile(op, s);
-  GNNC_RETURN_IF_ERROR(checkSharedBytes(
-      tile.bytes,
-      "gnn.segment_matmul (tile_routed) stages a type's whole weight matrix "
-      "in shared memory: K " +
-          std::to_string(op.inputWidth) + " x M " + std::to_string(op.width) +
-          " x " + std::to_string(elementSize(op.type)) + " bytes",
-      "splitting K over several passes is not implemented yet; use a "
-      "smaller K or M, or 16-bit weights"));
   plan->extraParams = {ParamRole::RouteTiles, ParamRole::NumRouteTiles,
                        ParamRole::RouteBlocks};
   LaunchPlan &launch = plan->launch;
   launch.grid = {ParamRole::RouteBlocks};
   launch.itemsPerBlock = 1;
   launch.minBlocks = 1;
-  launch.sharedBytes = tile.bytes;
+  if (s.math == MathMode::TensorCore) {
+    const SegmentMmaTile tile = segmentMmaTile(op, s);
+    GNNC_RETURN_IF_ERROR(segmentTensorCoreFits(op, s));
+    launch.threads = tile.threads;
+    launch.sharedBytes = tile.bytes;
+  }
+  return plan;
+}
+
+} // namespace
+
+Expected<KernelPlan>
+gnnc::plan::planSegmentMatmulTileRouted(const OpDesc &op, const Schedule &s) {
+  if (op.kind != OpKind::SegmentMatmul)
+    return Status::error(std::string("tile_routed plans gnn.segment_matmul, "
+                                     "not ") +
+                         opKindName(op.kind));
+  Expected<KernelPlan> plan = routedPlan(op, s);
+  if (!plan || s.math == MathMode::TensorCore)
+    return plan;
+  const SegmentTile tile = segmentMatmulTile(op, s);
+  GNNC_RETURN_IF_ERROR(checkSharedBytes(
+      tile.bytes,
+      "gnn.segment_matmul (tile_routed) stages a type's whole weight matrix "
+      "in shared memory: K " +
+          std::to_string(op.transposeWeights ? op.width : op.inputWidth) +
+          " x M " +
+          std::to_string(op.transposeWeights ? op.inputWidth : op.width) +
+          " x " + std::to_string(elementSize(op.type)) + " bytes",
+      "splitting K over several passes is not implemented yet; use a "
+      "smaller K or M, 16-bit weights, or math = tensor_core (K and M "
+      "multiples of 8)"));
+  plan->launch.sharedBytes = tile.bytes;
+  return plan;
+}
+
+Expected<KernelPlan>
+gnnc::plan::planSegmentMatmulWeightGrad(const OpDesc &op, const Schedule &s) {
+  if (op.kind != OpKind::SegmentMatmulWeightGrad)
+    return Status::error(std::string("this planner plans "
+                                     "gnn.segment_matmul_weight_grad, not ") +
+                         opKindName(op.kind));
+  Expected<KernelPlan> plan = routedPlan(op, s);
+  if (!plan)
+    return plan;
+  // The type count (types without rows get zeros) and the partials: one
+  // K x M block of f32 per split.
+  plan->extraParams.push_back(ParamRole::NumSegments);
+  plan->extraParams.push_back(ParamRole::Workspace);
+  WorkspacePlan workspace;
+  workspace.count = {ParamRole::NumRouteTiles};
+  workspace.itemsPerUnit = 1;
+  workspace.bytesPerUnit = op.inputWidth * op.width * 4;
+  workspace.minUnits = 1;
+  plan->workspace = workspace;
+  // The follow-up adds the partials of each type, grid-striding over
+  // num_types x K x M outputs.
+  CompanionPlan reduce;
+  reduce.suffix = "_reduce";
+  reduce.launch.threads = defaults::kThreadsPerBlock;
+  reduce.launch.grid = {ParamRole::RouteBlocks};
+  reduce.launch.itemsPerBlock = 1;
+  reduce.launch.minBlocks = 1;
+  plan->followUps.push_back(reduce);
   return plan;
 }

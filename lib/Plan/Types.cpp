@@ -32,12 +32,13 @@ Expected<ElementType> gnnc::parseElementType(const std::string &name) {
 namespace {
 
 const char *const kOpKeys[] = {
-    "spmm",    "sddmm",        "edge_softmax",  "edge_softmax_grad",
-    "readout", "readout_grad", "segment_matmul"};
-const char *const kOpNames[] = {"gnn.spmm",          "gnn.sddmm",
-                                "gnn.edge_softmax",  "gnn.edge_softmax_grad",
-                                "gnn.readout",       "gnn.readout_grad",
-                                "gnn.segment_matmul"};
+    "spmm",    "sddmm",        "edge_softmax",   "edge_softmax_grad",
+    "readout", "readout_grad", "segment_matmul", "segment_matmul_weight_grad"};
+const char *const kOpNames[] = {
+    "gnn.spmm",           "gnn.sddmm",
+    "gnn.edge_softmax",   "gnn.edge_softmax_grad",
+    "gnn.readout",        "gnn.readout_grad",
+    "gnn.segment_matmul", "gnn.segment_matmul_weight_grad"};
 const char *const kReduceNames[] = {"sum", "mean", "max"};
 const char *const kScaleNames[] = {"none", "left", "right", "both"};
 const char *const kFormNames[] = {"dot", "add"};
@@ -77,6 +78,18 @@ OpDesc gnnc::segmentMatmulOp(ElementType type, int64_t k, int64_t m) {
   return op;
 }
 
+OpDesc gnnc::segmentMatmulInputGradOp(ElementType type, int64_t k, int64_t m) {
+  OpDesc op = segmentMatmulOp(type, m, k);
+  op.transposeWeights = true;
+  return op;
+}
+
+OpDesc gnnc::segmentMatmulWeightGradOp(ElementType type, int64_t k, int64_t m) {
+  OpDesc op = segmentMatmulOp(type, k, m);
+  op.kind = OpKind::SegmentMatmulWeightGrad;
+  return op;
+}
+
 OpDesc gnnc::spmmOp(ElementType type, int64_t width) {
   OpDesc op;
   op.kind = OpKind::Spmm;
@@ -92,5 +105,5 @@ bool OpDesc::operator==(const OpDesc &o) const {
          edgeValues == o.edgeValues && reduce == o.reduce && scale == o.scale &&
          selfWeight == o.selfWeight && colNormExponent == o.colNormExponent &&
          form == o.form && leakyRelu == o.leakyRelu &&
-         inputWidth == o.inputWidth;
+         inputWidth == o.inputWidth && transposeWeights == o.transposeWeights;
 }

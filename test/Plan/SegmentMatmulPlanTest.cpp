@@ -2,7 +2,10 @@
 //
 // tile_routed: its defaults, its launch (persistent blocks counted by a
 // role), the weights staged in shared memory and the rules that refuse a
-// schedule, each with its reason.
+// schedule, each with its reason; the choice of math (SIMT or tensor
+// cores) and its guards, the tensor-core tile, and the backward plans (the
+// input gradient's transposed weights, the weight gradient's splits,
+// workspace and reduction).
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Plan/Limits.h"
@@ -33,7 +36,7 @@ TEST(SegmentMatmulPlan, DefaultsAreTileRouted) {
   EXPECT_EQ(s->threadsPerBlock, defaults::kThreadsPerBlock);
   EXPECT_EQ(s->str(), "#gnn.schedule<strategy = tile_routed, vector_width = "
                       "4, dim_workers = 8, threads_per_block = 256, "
-                      "tile_routing = true, tile_rows = 64>");
+                      "tile_routing = true, tile_rows = 64, math = simt>");
 
   Expected<KernelPlan> plan = planKernel(op, *s);
   ASSERT_TRUE(plan) << plan.message();
@@ -76,7 +79,8 @@ TEST(SegmentMatmulPlan, TheWeightsTileInShared) {
             "gnn.segment_matmul (tile_routed) stages a type's whole weight "
             "matrix in shared memory: K 256 x M 128 x 4 bytes = 131072 bytes, "
             "over 98304; splitting K over several passes is not implemented "
-            "yet; use a smaller K or M, or 16-bit weights");
+            "yet; use a smaller K or M, 16-bit weights, or math = tensor_core "
+            "(K and M multiples of 8)");
 }
 
 TEST(SegmentMatmulPlan, RulesWithReasons) {
@@ -123,11 +127,247 @@ TEST(SegmentMatmulPlan, RulesWithReasons) {
             "tile_routed");
 }
 
+Schedule routed(MathMode math = MathMode::Auto, int32_t tileRows = 0,
+                int32_t stages = 0) {
+  Schedule s;
+  s.strategy = Strategy::TileRouted;
+  s.math = math;
+  s.tileRows = tileRows;
+  s.stages = stages;
+  return s;
+}
+
+MathMode chosenMath(const OpDesc &op, const Schedule &s = routed()) {
+  Expected<Schedule> complete = completeSchedule(op, s);
+  EXPECT_TRUE(complete) << complete.message();
+  return complete ? complete->math : MathMode::Auto;
+}
+
+TEST(SegmentMatmulPlan, TheMathIsChosenOnceWithItsGuards) {
+  // f32 stays exact (SIMT) unless tensor cores are asked for.
+  EXPECT_EQ(chosenMath(segmentMatmulOp(ElementType::F32, 64, 32)),
+            MathMode::Simt);
+  EXPECT_EQ(chosenMath(segmentMatmulOp(ElementType::F32, 64, 32),
+                       routed(MathMode::TensorCore)),
+            MathMode::TensorCore);
+  // 16-bit types take tensor cores where K and M are multiples of 8 up to
+  // 512 and the tile has 16, 32, 64 or 128 rows; SIMT otherwise.
+  for (ElementType type : {ElementType::F16, ElementType::BF16}) {
+    EXPECT_EQ(chosenMath(segmentMatmulOp(type, 64, 32)), MathMode::TensorCore);
+    EXPECT_EQ(chosenMath(segmentMatmulOp(type, 8, 512)), MathMode::TensorCore);
+    EXPECT_EQ(chosenMath(segmentMatmulOp(type, 33, 32)), MathMode::Simt);
+    EXPECT_EQ(chosenMath(segmentMatmulOp(type, 64, 36)), MathMode::Simt);
+    EXPECT_EQ(chosenMath(segmentMatmulOp(type, 520, 8)), MathMode::Simt);
+    EXPECT_EQ(chosenMath(segmentMatmulOp(type, 64, 32), routed({}, 48)),
+              MathMode::Simt);
+    EXPECT_EQ(chosenMath(segmentMatmulInputGradOp(type, 64, 32)),
+              MathMode::TensorCore);
+    EXPECT_EQ(chosenMath(segmentMatmulWeightGradOp(type, 64, 32)),
+              MathMode::TensorCore);
+    EXPECT_EQ(chosenMath(segmentMatmulWeightGradOp(type, 3, 5)),
+              MathMode::Simt);
+    // Threads that do not match the tile's keep SIMT.
+    Schedule threads = routed();
+    threads.threadsPerBlock = 256;
+    EXPECT_EQ(chosenMath(segmentMatmulOp(type, 64, 32), threads),
+              MathMode::Simt);
+  }
+  // The choice is written into the schedule, with the pipeline's stages
+  // and the tile's threads.
+  Expected<Schedule> s =
+      completeSchedule(segmentMatmulOp(ElementType::F16, 64, 32), routed());
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_TRUE(isCompleteSchedule(*s));
+  EXPECT_EQ(s->stages, defaults::kPipelineStages);
+  EXPECT_EQ(s->threadsPerBlock, 128);
+  EXPECT_EQ(s->str(), "#gnn.schedule<strategy = tile_routed, vector_width = "
+                      "8, dim_workers = 4, threads_per_block = 128, "
+                      "tile_routing = true, tile_rows = 64, math = "
+                      "tensor_core, stages = 2>");
+  Expected<Schedule> parsed = parseSchedule(s->str());
+  ASSERT_TRUE(parsed) << parsed.message();
+  EXPECT_EQ(*parsed, *s);
+}
+
+TEST(SegmentMatmulPlan, TensorCoreRefusalsSayWhy) {
+  OpDesc odd = segmentMatmulOp(ElementType::F32, 33, 32);
+  EXPECT_EQ(why(odd, routed(MathMode::TensorCore)),
+            "gnn.segment_matmul with math = tensor_core: tensor cores take K "
+            "and M in multiples of 8 up to 512, got K 33 and M 32 (math = "
+            "simt takes any K and M)");
+  EXPECT_EQ(why(segmentMatmulOp(ElementType::F16, 1024, 64),
+                routed(MathMode::TensorCore)),
+            "gnn.segment_matmul with math = tensor_core: tensor cores take K "
+            "and M in multiples of 8 up to 512, got K 1024 and M 64 (math = "
+            "simt takes any K and M)");
+  OpDesc op = segmentMatmulOp(ElementType::F32, 64, 32);
+  EXPECT_EQ(why(op, routed(MathMode::TensorCore, 48)),
+            "gnn.segment_matmul with math = tensor_core: tensor cores take "
+            "tile_rows 16, 32, 64 or 128 (a block's rows of 16-row "
+            "fragments), got 48 (math = simt takes any K and M)");
+  // f32, 128 rows: (128 x 36 + 32 x 72) x 4 bytes a stage.
+  EXPECT_EQ(why(segmentMatmulOp(ElementType::F32, 512, 512),
+                routed(MathMode::TensorCore, 128, 4)),
+            "gnn.segment_matmul with math = tensor_core: the tensor-core "
+            "pipeline of 4 stages of 27648 bytes = 110592 bytes, over 98304; "
+            "use fewer stages or a smaller tile_rows (math = simt takes any "
+            "K and M)");
+  Schedule threads = routed(MathMode::TensorCore);
+  threads.threadsPerBlock = 256;
+  EXPECT_EQ(why(op, threads),
+            "gnn.segment_matmul with math = tensor_core: the tensor-core tile "
+            "of 64 x 32 runs 128 threads (2 x 2 warps), not threads_per_block "
+            "256; leave threads_per_block out (math = simt takes any K and "
+            "M)");
+  EXPECT_EQ(why(op, routed(MathMode::TensorCore, 0, 5)),
+            "stages must be from 2 to 4 (0 = choose), got 5");
+  EXPECT_EQ(why(op, routed(MathMode::Simt, 0, 2)),
+            "stages applies to math = tensor_core; the SIMT kernel stages the "
+            "whole weight matrix once");
+  Schedule general;
+  general.math = MathMode::TensorCore;
+  EXPECT_EQ(why(spmmOp(ElementType::F32, 32), general),
+            "math applies to the tile_routed strategy, not vertex_parallel");
+  // Weights too large for the SIMT kernel's shared memory run on tensor
+  // cores, which stream them.
+  EXPECT_EQ(why(segmentMatmulOp(ElementType::F32, 256, 128),
+                routed(MathMode::TensorCore)),
+            "");
+  // A transposed weight in any other op is refused.
+  OpDesc transposedSpmm = spmmOp(ElementType::F32, 32);
+  transposedSpmm.transposeWeights = true;
+  EXPECT_EQ(checkOpSizes(transposedSpmm).message(),
+            "transposed weights apply to gnn.segment_matmul only, not "
+            "gnn.spmm");
+}
+
+TEST(SegmentMatmulPlan, TheTensorCoreTile) {
+  // f16, 64 x 32, tiles of 64 rows: 2 x 2 warps of 2 x 2 fragments; shared
+  // rows of 32 + 8 halves, two stages.
+  OpDesc op = segmentMatmulOp(ElementType::F16, 64, 32);
+  Expected<KernelPlan> plan = planWithDefaults(op, routed());
+  ASSERT_TRUE(plan) << plan.message();
+  SegmentMmaTile t = segmentMmaTile(op, plan->schedule);
+  EXPECT_EQ(t.rows, 64);
+  EXPECT_EQ(t.cols, 32);
+  EXPECT_EQ(t.depth, 32);
+  EXPECT_EQ(t.warpsM, 2);
+  EXPECT_EQ(t.warpsN, 2);
+  EXPECT_EQ(t.fragsM, 2);
+  EXPECT_EQ(t.fragsN, 2);
+  EXPECT_EQ(t.threads, 128);
+  EXPECT_TRUE(t.aReductionMajor);
+  EXPECT_FALSE(t.bReductionMajor);
+  EXPECT_EQ(t.aStride, 40);
+  EXPECT_EQ(t.bStride, 40);
+  EXPECT_EQ(t.stageBytes, (64 * 40 + 32 * 40) * 2);
+  EXPECT_EQ(t.bytes, 2 * t.stageBytes);
+  EXPECT_EQ(t.itemsPerRouteTile, 1);
+  EXPECT_EQ(plan->launch.threads, 128);
+  EXPECT_EQ(plan->launch.sharedBytes, t.bytes);
+  EXPECT_EQ(plan->launch.grid, std::vector<ParamRole>{ParamRole::RouteBlocks});
+  EXPECT_EQ(segmentRouteItemsPerTile(op, plan->schedule), 1);
+
+  // f32, M = 72: column blocks of 64 (the second holds 8 columns), rows of
+  // 32 + 4 floats for X, 64 + 8 for W_t; 128 rows: 4 x 2 warps.
+  OpDesc wide = segmentMatmulOp(ElementType::F32, 40, 72);
+  Expected<KernelPlan> widePlan =
+      planWithDefaults(wide, routed(MathMode::TensorCore, 128, 3));
+  ASSERT_TRUE(widePlan) << widePlan.message();
+  t = segmentMmaTile(wide, widePlan->schedule);
+  EXPECT_EQ(t.cols, 64);
+  EXPECT_EQ(t.warpsM, 4);
+  EXPECT_EQ(t.warpsN, 2);
+  EXPECT_EQ(t.fragsN, 4);
+  EXPECT_EQ(t.threads, 256);
+  EXPECT_EQ(t.aStride, 36);
+  EXPECT_EQ(t.bStride, 72);
+  EXPECT_EQ(t.itemsPerRouteTile, 2);
+  EXPECT_EQ(widePlan->launch.sharedBytes, 3 * (128 * 36 + 32 * 72) * 4);
+  EXPECT_EQ(segmentRouteItemsPerTile(wide, widePlan->schedule), 2);
+
+  // The input gradient reads W_t transposed: its tile rows run along the
+  // reduction (M of the forward), no copy.
+  OpDesc dx = segmentMatmulInputGradOp(ElementType::BF16, 64, 32);
+  EXPECT_EQ(dx.inputWidth, 32);
+  EXPECT_EQ(dx.width, 64);
+  EXPECT_TRUE(dx.transposeWeights);
+  Expected<KernelPlan> dxPlan = planWithDefaults(dx, routed());
+  ASSERT_TRUE(dxPlan) << dxPlan.message();
+  t = segmentMmaTile(dx, dxPlan->schedule);
+  EXPECT_TRUE(t.bReductionMajor);
+  EXPECT_EQ(t.bStride, 40);
+  EXPECT_EQ(t.bElements, 64 * 40);
+  // SIMT kernels walk one item per tile.
+  Expected<Schedule> simt =
+      completeSchedule(segmentMatmulOp(ElementType::F32, 64, 32), routed());
+  ASSERT_TRUE(simt);
+  EXPECT_EQ(segmentRouteItemsPerTile(segmentMatmulOp(ElementType::F32, 64, 32),
+                                     *simt),
+            1);
+}
+
+TEST(SegmentMatmulPlan, TheWeightGradientSplitsRowsAndReducesInOrder) {
+  OpDesc op = segmentMatmulWeightGradOp(ElementType::F16, 8, 512);
+  EXPECT_EQ(op.kind, OpKind::SegmentMatmulWeightGrad);
+  EXPECT_EQ(op.inputWidth, 8);
+  EXPECT_EQ(op.width, 512);
+  EXPECT_EQ(defaultSchedule(op.kind).strategy, Strategy::TileRouted);
+  Expected<KernelPlan> plan = planWithDefaults(op, defaultSchedule(op.kind));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->schedule.tileRows, defaults::kSegmentSplitRows);
+  EXPECT_EQ(plan->schedule.math, MathMode::TensorCore);
+  const std::vector<ParamRole> extras = {
+      ParamRole::RouteTiles, ParamRole::NumRouteTiles, ParamRole::RouteBlocks,
+      ParamRole::NumSegments, ParamRole::Workspace};
+  EXPECT_EQ(plan->extraParams, extras);
+  ASSERT_TRUE(plan->workspace);
+  EXPECT_EQ(plan->workspace->count,
+            std::vector<ParamRole>{ParamRole::NumRouteTiles});
+  EXPECT_EQ(plan->workspace->bytesPerUnit, 8 * 512 * 4);
+  EXPECT_EQ(plan->workspace->minUnits, 1);
+  ASSERT_EQ(plan->followUps.size(), 1u);
+  EXPECT_EQ(plan->followUps[0].suffix, "_reduce");
+  EXPECT_EQ(plan->followUps[0].launch.grid,
+            std::vector<ParamRole>{ParamRole::RouteBlocks});
+  EXPECT_TRUE(plan->preludes.empty());
+  // K = 8 takes a 16-row tile (rows 8 to 15 zero), M = 512 eight column
+  // blocks of 64; X is read transposed (rows along the result).
+  SegmentMmaTile t = segmentMmaTile(op, plan->schedule);
+  EXPECT_EQ(t.rows, 16);
+  EXPECT_EQ(t.cols, 64);
+  EXPECT_EQ(t.warpsM, 1);
+  EXPECT_EQ(t.fragsM, 1);
+  EXPECT_FALSE(t.aReductionMajor);
+  EXPECT_FALSE(t.bReductionMajor);
+  EXPECT_EQ(t.aStride, 16 + 8);
+  EXPECT_EQ(t.itemsPerRouteTile, 8);
+  EXPECT_EQ(plan->launch.threads, 64);
+  // Any tile_rows is a split size; odd K and M take the SIMT kernels.
+  EXPECT_EQ(why(op, routed(MathMode::TensorCore, 7)), "");
+  Expected<KernelPlan> simt =
+      planWithDefaults(segmentMatmulWeightGradOp(ElementType::F32, 3, 5),
+                       defaultSchedule(OpKind::SegmentMatmulWeightGrad));
+  ASSERT_TRUE(simt) << simt.message();
+  EXPECT_EQ(simt->schedule.math, MathMode::Simt);
+  EXPECT_EQ(simt->launch.sharedBytes, 0);
+  EXPECT_EQ(simt->followUps.size(), 1u);
+  EXPECT_EQ(why(segmentMatmulWeightGradOp(ElementType::F32, 3, 5),
+                routed(MathMode::TensorCore)),
+            "gnn.segment_matmul_weight_grad with math = tensor_core: tensor "
+            "cores take K and M in multiples of 8 up to 512, got K 3 and M 5 "
+            "(math = simt takes any K and M)");
+}
+
 TEST(SegmentMatmulPlan, ItsDescriptionComparesK) {
   OpDesc a = segmentMatmulOp(ElementType::F32, 64, 32);
   OpDesc b = segmentMatmulOp(ElementType::F32, 16, 32);
   EXPECT_NE(a, b);
   EXPECT_EQ(a, segmentMatmulOp(ElementType::F32, 64, 32));
+  EXPECT_NE(segmentMatmulInputGradOp(ElementType::F32, 32, 32),
+            segmentMatmulOp(ElementType::F32, 32, 32));
+  EXPECT_NE(segmentMatmulWeightGradOp(ElementType::F32, 32, 32),
+            segmentMatmulOp(ElementType::F32, 32, 32));
 }
 
 } // namespace

@@ -54,6 +54,11 @@ constexpr int32_t kMaxDiscBatch = 1024;
 /// block takes (`graphs_per_block`).
 constexpr int32_t kMaxTileRows = 1 << 16;
 constexpr int32_t kMaxGraphsPerBlock = 1024;
+/// tile_routed with tensor cores: the buffers of the cp.async pipeline
+/// (`stages`), and the largest K and M (multiples of 8) its tiles take.
+constexpr int32_t kMinPipelineStages = 2;
+constexpr int32_t kMaxPipelineStages = 4;
+constexpr int64_t kMaxTensorCoreWidth = 512;
 
 // The largest products the plans form stay far below 2^63: shared memory of
 // a block (threads x stride x 8 bytes), a worker's workspace (stride x 8
@@ -96,6 +101,11 @@ constexpr int64_t kBatchedEdgesPerTileRow = 8;
 /// tile_routed (gnn.segment_matmul): result rows per tile of the routing
 /// table.
 constexpr int32_t kSegmentTileRows = 64;
+/// tile_routed gnn.segment_matmul_weight_grad: input rows per split (each
+/// split leaves one K x M partial in the workspace).
+constexpr int32_t kSegmentSplitRows = 256;
+/// tile_routed with math = tensor_core: the cp.async pipeline's buffers.
+constexpr int32_t kPipelineStages = 2;
 
 } // namespace gnnc::defaults
 

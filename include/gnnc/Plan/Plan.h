@@ -154,9 +154,66 @@ struct SegmentTile {
 /// The tile of `op` (a gnn.segment_matmul) under `s` (tile_rows set).
 SegmentTile segmentMatmulTile(const OpDesc &op, const Schedule &s);
 
+/// The block tile of a tile_routed segmented matmul on tensor cores
+/// (math = tensor_core). A block computes `rows` x `cols` of a result with
+/// warpsM x warpsN warps, each holding fragsM x fragsN accumulator
+/// fragments of 16 x 8 (register blocking), and walks the reduction in
+/// steps of `depth` through a pipeline of `stages` shared-memory buffers,
+/// each holding an A tile and a B tile (rows of aStride and bStride
+/// elements of the op's type, padded against bank conflicts).
+///  - gnn.segment_matmul: rows = tile_rows of a routing tile, cols from M
+///    (8 to 64), the reduction over K; A = X rows x K steps, B = W_t steps
+///    x columns (with transposeWeights stored columns x K steps, read
+///    transposed).
+///  - gnn.segment_matmul_weight_grad: rows and cols from K and M (16 to
+///    64), the reduction over the rows of one split (tile_rows); A = X
+///    stored steps x K columns (read transposed), B = dY steps x columns.
+struct SegmentMmaTile {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t depth = 0;
+  int32_t warpsM = 1, warpsN = 1, fragsM = 1, fragsN = 1;
+  int32_t stages = 0;
+  int32_t threads = 0;
+  /// A tile rows are contiguous along the reduction (X, dY rows) or along
+  /// the result rows (X read transposed: the weight gradient).
+  bool aReductionMajor = true;
+  /// B tile rows are contiguous along the result columns (W_t, dY) or
+  /// along the reduction (W_t read transposed: the input gradient).
+  bool bReductionMajor = false;
+  int64_t aStride = 0, bStride = 0;
+  int64_t aElements = 0, bElements = 0;
+  int64_t stageBytes = 0;
+  int64_t bytes = 0;
+  /// Result tiles per routing tile: column blocks of the result (forward)
+  /// or tiles of the K x M weight gradient. Blocks walk (routing tile,
+  /// result tile) pairs.
+  int64_t itemsPerRouteTile = 1;
+};
+/// The tensor-core tile of `op` (a segmented matmul) under `s` (tile_rows
+/// set; stages open means the default). Meaningful when
+/// segmentTensorCoreFits accepts them.
+SegmentMmaTile segmentMmaTile(const OpDesc &op, const Schedule &s);
+/// Why `op` under `s` cannot run on tensor cores, or ok: K and M must be
+/// multiples of 8 up to kMaxTensorCoreWidth, gnn.segment_matmul's
+/// tile_rows 16, 32, 64 or 128, the pipeline must fit a block's shared
+/// memory, and threads_per_block (when set) must be the tile's.
+Status segmentTensorCoreFits(const OpDesc &op, const Schedule &s);
+/// The math a tile_routed schedule with math = auto gets: tensor cores for
+/// f16 and bf16 when segmentTensorCoreFits accepts them, SIMT otherwise;
+/// f32 keeps exact SIMT arithmetic (TF32 rounds the inputs to 10 bits of
+/// mantissa) unless the schedule asks for tensor cores.
+MathMode chooseSegmentMath(const OpDesc &op, const Schedule &s);
+/// The work items the blocks of a tile_routed kernel of `op` under the
+/// complete schedule `s` walk per routing tile (the host launches
+/// min(tiles x items, resident) blocks): the tensor-core tile's
+/// itemsPerRouteTile, 1 for SIMT kernels.
+int64_t segmentRouteItemsPerTile(const OpDesc &op, const Schedule &s);
+
 /// The role of the op's tensor input `operand` (in the order of the op's
 /// getInputs()): ParamRole::Input, except gnn.segment_matmul's weights
-/// (SegmentWeights, operand 1) and segment offsets (SegmentOffsets, 2).
+/// (SegmentWeights, operand 1) and the segment offsets of the segmented
+/// matmul ops (SegmentOffsets, 2).
 ParamRole inputRole(OpKind kind, int32_t operand);
 
 /// The strategies implemented for `kind`, in the order messages list them.

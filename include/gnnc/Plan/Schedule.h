@@ -35,14 +35,20 @@ enum class Strategy {
 enum class Accumulate { F32, F16 };
 /// How partial results of rows split between workers reach memory.
 enum class WriteMode { Direct, Atomic, Staged, Shared };
+/// The arithmetic of a tile_routed gnn.segment_matmul: open (the plan
+/// chooses), SIMT (exact f32 products and sums) or tensor cores (mma.sync:
+/// TF32 inputs for f32, f16/bf16 inputs, f32 accumulation).
+enum class MathMode { Auto, Simt, TensorCore };
 
 /// IR spellings ("vertex_parallel", "f16", "staged", ...).
 const char *strategyName(Strategy strategy);
 const char *accumulateName(Accumulate accumulate);
 const char *writeModeName(WriteMode write);
+const char *mathModeName(MathMode math);
 std::optional<Strategy> parseStrategy(const std::string &name);
 std::optional<Accumulate> parseAccumulate(const std::string &name);
 std::optional<WriteMode> parseWriteMode(const std::string &name);
+std::optional<MathMode> parseMathMode(const std::string &name);
 
 /// Every schedule parameter gnnc knows; 0 (or the enum's first value) means
 /// "let gnnc choose" (completeSchedule in Plan.h fills it in).
@@ -75,6 +81,12 @@ struct Schedule {
   /// batched: most consecutive graphs one block takes (gnn.spmm: those
   /// that fit its tile, up to this many).
   int32_t graphsPerBlock = 0;
+  /// tile_routed: SIMT or tensor-core arithmetic ("auto" = choose).
+  MathMode math = MathMode::Auto;
+  /// tile_routed with math = tensor_core: the shared-memory buffers of the
+  /// cp.async pipeline (2 to 4): the loads of stages - 1 K steps are in
+  /// flight while one is multiplied.
+  int32_t stages = 0;
 
   bool operator==(const Schedule &o) const;
   bool operator!=(const Schedule &o) const { return !(*this == o); }
@@ -98,9 +110,11 @@ enum class ScheduleField {
   Write,
   BlocksPerSm,
   TileRows,
-  GraphsPerBlock
+  GraphsPerBlock,
+  Math,
+  Stages
 };
-constexpr size_t kNumScheduleFields = 14;
+constexpr size_t kNumScheduleFields = 16;
 
 /// The field's name in the text form ("vector_width").
 const char *scheduleFieldName(ScheduleField field);

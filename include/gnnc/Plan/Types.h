@@ -43,15 +43,17 @@ enum class OpKind {
   EdgeSoftmaxGrad,
   Readout,
   ReadoutGrad,
-  SegmentMatmul
+  SegmentMatmul,
+  SegmentMatmulWeightGrad
 };
 
 /// The op's name in the IR: "gnn.spmm", "gnn.sddmm", "gnn.edge_softmax",
 /// "gnn.edge_softmax_grad", "gnn.readout", "gnn.readout_grad",
-/// "gnn.segment_matmul".
+/// "gnn.segment_matmul", "gnn.segment_matmul_weight_grad".
 const char *opKindName(OpKind kind);
 /// Its short name in manifests and reports: "spmm", "sddmm", "edge_softmax",
-/// "edge_softmax_grad", "readout", "readout_grad", "segment_matmul".
+/// "edge_softmax_grad", "readout", "readout_grad", "segment_matmul",
+/// "segment_matmul_weight_grad".
 const char *opKindKey(OpKind kind);
 std::optional<OpKind> parseOpKind(const std::string &key);
 
@@ -106,9 +108,14 @@ struct OpDesc {
   std::optional<double> colNormExponent;
 
   // gnn.segment_matmul: Y_t = X_t W_t, X of K columns, W_t of K x M
-  // (`width` is M).
+  // (`width` is M). With transposeWeights, Y_t = X_t W_tᵀ (the input
+  // gradient): the input rows have `inputWidth` columns, the results
+  // `width`, and each W_t is stored `width` x `inputWidth` (the forward's
+  // K x M), read transposed. gnn.segment_matmul_weight_grad: dW_t = X_tᵀ
+  // dY_t, X of `inputWidth` (K) columns, dY of `width` (M), dW_t K x M.
   /// Columns of the input rows, K (0 for every other op).
   int64_t inputWidth = 0;
+  bool transposeWeights = false;
 
   // gnn.sddmm
   SddmmForm form = SddmmForm::Dot;
@@ -137,6 +144,17 @@ struct OpDesc {
 /// A gnn.segment_matmul of `type` with inputs of `k` columns and results
 /// of `m` columns.
 OpDesc segmentMatmulOp(ElementType type, int64_t k, int64_t m);
+/// The input gradient of that op: dX_t = dY_t W_tᵀ, rows of `m` columns in,
+/// rows of `k` out, the weights K x M read transposed.
+OpDesc segmentMatmulInputGradOp(ElementType type, int64_t k, int64_t m);
+/// Its weight gradient: dW_t = X_tᵀ dY_t, X of `k` columns, dY of `m`.
+OpDesc segmentMatmulWeightGradOp(ElementType type, int64_t k, int64_t m);
+/// Whether `kind` is one of the segmented-matmul ops (which read no graph
+/// and have an input width).
+inline bool isSegmentMatmulKind(OpKind kind) {
+  return kind == OpKind::SegmentMatmul ||
+         kind == OpKind::SegmentMatmulWeightGrad;
+}
 
 /// A gnn.spmm (sum) of `type` features of `width` per row, unpadded, over a
 /// graph with 64-bit row offsets and 32-bit column indices.
