@@ -63,9 +63,10 @@ LogicalResult KernelOp::verify() {
   }
   for (auto [i, type] : llvm::enumerate(getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || tensor.getRank() < 1 || tensor.getRank() > 2)
+    // Rank 3: gnn.segment_matmul_weight_grad's result, one matrix per type.
+    if (!tensor || tensor.getRank() < 1 || tensor.getRank() > 3)
       return emitOpError() << "result #" << i
-                           << " must be a ranked tensor of rank 1 or 2, got "
+                           << " must be a ranked tensor of rank 1, 2 or 3, got "
                            << type;
   }
   Block &entry = getBody().front();
