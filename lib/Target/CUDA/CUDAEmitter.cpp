@@ -82,6 +82,7 @@ StringRef extraParamType(ParamRole role) {
   case ParamRole::NumItems:
   case ParamRole::NumRouteTiles:
   case ParamRole::RouteBlocks:
+  case ParamRole::NumSegments:
     return "long long ";
   default:
     return "";

@@ -52,6 +52,10 @@ public:
   }
 };
 
+/// The mma.sync shape of tensor-core kernels of `type`, for comments:
+/// "m16n8k8 (TF32)", "m16n8k16 (f16)" or "m16n8k16 (bf16)".
+std::string mmaShapeName(ElementType type);
+
 /// The pattern of (kind, strategy), or null when there is none.
 const EmissionPattern *findEmissionPattern(OpKind kind, Strategy strategy);
 
@@ -66,6 +70,7 @@ const EmissionPattern &edgeSoftmaxPattern();
 const EmissionPattern &edgeSoftmaxGradPattern();
 const EmissionPattern &readoutPattern();
 const EmissionPattern &segmentMatmulTileRoutedPattern();
+const EmissionPattern &segmentMatmulWeightGradTileRoutedPattern();
 
 } // namespace gnnc::ExportCUDA
 

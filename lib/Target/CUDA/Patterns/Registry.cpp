@@ -30,6 +30,8 @@ const PatternEntry kPatterns[] = {
     {OpKind::ReadoutGrad, Strategy::Batched, readoutPattern},
     {OpKind::SegmentMatmul, Strategy::TileRouted,
      segmentMatmulTileRoutedPattern},
+    {OpKind::SegmentMatmulWeightGrad, Strategy::TileRouted,
+     segmentMatmulWeightGradTileRoutedPattern},
 };
 
 } // namespace

@@ -1,10 +1,15 @@
 //===- SegmentMatmulTileRouted.cpp - gnn.segment_matmul, tile_routed ------===//
 //
-// The kernel hands the routing table to gnnc_segment_matmul_routed
-// (gnnc/cuda/segment_matmul.cuh) with the sizes and the thread mapping of
-// the op's plan: K, M, the block's threads, the lanes of a row, the vector
-// width and the chunks per lane. The weights of the current type live in
-// the block's dynamic shared memory (segmentMatmulTile: K x M elements).
+// The kernel hands the routing table to the helper its plan's math names
+// (gnnc/cuda/segment_matmul.cuh):
+//  - math = simt: gnnc_segment_matmul_routed with K, M, the block's
+//    threads, the lanes of a row, the vector width and the chunks per lane;
+//    the weights of the current type live in the block's dynamic shared
+//    memory (segmentMatmulTile: K x M elements).
+//  - math = tensor_core: gnnc_segment_matmul_mma with the block tile of
+//    segmentMmaTile (rows, columns, warps, fragments, stages, shared row
+//    strides); the pipeline's buffers live in dynamic shared memory.
+// With transpose_weights both read W_t transposed (the input gradient).
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -25,6 +30,13 @@ class SegmentMatmulPattern : public EmissionPattern {
   }
 
   void emitKernel(const OpContext &c) const override {
+    if (c.schedule.math == MathMode::TensorCore)
+      emitTensorCore(c);
+    else
+      emitSimt(c);
+  }
+
+  void emitSimt(const OpContext &c) const {
     Printer &os = c.os;
     const OpDesc &d = c.desc;
     const ThreadMapping &m = c.plan;
@@ -33,20 +45,54 @@ class SegmentMatmulPattern : public EmissionPattern {
     os << "// gnn.segment_matmul, tile_routed: tiles of at most " << tile.rows
        << " rows of one type, " << m.lanes << " thread"
        << (m.lanes == 1 ? "" : "s") << " per row, " << m.rowsPerBlock
-       << " rows at a time; the type's " << d.inputWidth << " x " << d.width
-       << " weights staged in shared memory (" << tile.bytes << " bytes).\n";
+       << " rows at a time; the type's "
+       << (d.transposeWeights ? d.width : d.inputWidth) << " x "
+       << (d.transposeWeights ? d.inputWidth : d.width)
+       << " weights staged in shared memory (" << tile.bytes << " bytes)"
+       << (d.transposeWeights ? ", read transposed" : "") << ".\n";
     os << "extern __shared__ __align__(16) unsigned char gnnc_segment_w[];\n";
     os << "gnnc_segment_matmul_routed<" << t << ", " << d.inputWidth << ", "
        << d.width << ", " << c.schedule.threadsPerBlock << ", " << m.lanes
-       << ", " << m.vectorWidth << ", " << m.chunksPerLane << ">(" << c.input(0)
-       << ", " << c.params.name(ParamRole::SegmentWeights) << ", " << c.result()
-       << ", " << c.params.name(ParamRole::RouteTiles) << ", "
+       << ", " << m.vectorWidth << ", " << m.chunksPerLane
+       << (d.transposeWeights ? ", true" : "") << ">(" << c.input(0) << ", "
+       << c.params.name(ParamRole::SegmentWeights) << ", " << c.result() << ", "
+       << c.params.name(ParamRole::RouteTiles) << ", "
        << c.params.name(ParamRole::NumRouteTiles) << ", reinterpret_cast<" << t
        << " *>(gnnc_segment_w));\n";
+  }
+
+  void emitTensorCore(const OpContext &c) const {
+    Printer &os = c.os;
+    const OpDesc &d = c.desc;
+    const SegmentMmaTile tile = segmentMmaTile(d, c.schedule);
+    os << "// gnn.segment_matmul, tile_routed on tensor cores: mma.sync "
+       << mmaShapeName(d.type) << " with f32 accumulators; blocks of "
+       << tile.rows << " x " << tile.cols << " results from " << tile.warpsM
+       << " x " << tile.warpsN << " warps of " << tile.fragsM << " x "
+       << tile.fragsN << " fragments, K in steps of " << tile.depth
+       << " through " << tile.stages << " cp.async stages (" << tile.bytes
+       << " bytes of shared memory)"
+       << (d.transposeWeights ? "; W_t read transposed" : "") << ".\n";
+    os << "extern __shared__ __align__(16) unsigned char "
+          "gnnc_segment_smem[];\n";
+    os << "gnnc_segment_matmul_mma<" << c.e.cType << ", " << d.inputWidth
+       << ", " << d.width << ", " << (d.transposeWeights ? "true" : "false")
+       << ", " << tile.rows << ", " << tile.cols << ", " << tile.warpsM << ", "
+       << tile.warpsN << ", " << tile.fragsM << ", " << tile.fragsN << ", "
+       << tile.stages << ", " << tile.aStride << ", " << tile.bStride << ">("
+       << c.input(0) << ", " << c.params.name(ParamRole::SegmentWeights) << ", "
+       << c.result() << ", " << c.params.name(ParamRole::RouteTiles) << ", "
+       << c.params.name(ParamRole::NumRouteTiles) << ", gnnc_segment_smem);\n";
   }
 };
 
 } // namespace
+
+std::string gnnc::ExportCUDA::mmaShapeName(ElementType type) {
+  return type == ElementType::F32
+             ? std::string("m16n8k8 (TF32)")
+             : std::string("m16n8k16 (") + elementTypeName(type) + ")";
+}
 
 const EmissionPattern &gnnc::ExportCUDA::segmentMatmulTileRoutedPattern() {
   static const SegmentMatmulPattern pattern;

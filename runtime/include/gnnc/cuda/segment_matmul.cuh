@@ -10,8 +10,22 @@
 // columns each and accumulates over K in f32, reading the input row from
 // global memory (every lane of a row reads the same element: a broadcast).
 //
-// This is the SIMT version: no tensor cores, no K-blocking (the whole W_t
-// is staged), no pipelining of the next tile's loads.
+// gnnc_segment_matmul_routed is the SIMT version (exact f32 arithmetic):
+// no K-blocking (the whole W_t is staged), no pipelining. With TransW it
+// computes the input gradient, dX_t = dY_t W_tᵀ, reading the staged W_t
+// transposed.
+//
+// gnnc_segment_matmul_mma is the tensor-core version (gnnc/cuda/
+// mma_tile.cuh): a work item is (routing tile, column block); the block's
+// warps multiply 16 x 8 fragments of the tile with mma.sync while cp.async
+// brings the next K steps of X and W_t into a pipeline of Stages buffers.
+// TransW reads W_t transposed from its stored layout (no transposed copy).
+//
+// The weight gradient, dW_t = X_tᵀ dY_t, takes the routing table as splits
+// of each type's rows: gnnc_segment_weight_grad_mma (tensor cores) or
+// gnnc_segment_weight_grad_simt leaves each split's K x M partial in f32,
+// and gnnc_segment_weight_grad_reduce adds each type's partials in table
+// order (deterministic, no atomics), writing zeros for a type without rows.
 //
 // gnnc's runtime hands this header to NVRTC from a copy embedded at build
 // time; to compile a gnnc .cu file elsewhere, add -I <gnnc>/runtime/include.
@@ -19,6 +33,8 @@
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_CUDA_SEGMENT_MATMUL_CUH
 #define GNNC_CUDA_SEGMENT_MATMUL_CUH
+
+#include "gnnc/cuda/mma_tile.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -58,9 +74,10 @@ template <> struct SegmentFromFloat<__nv_bfloat16> {
 /// block takes: x holds K elements per row, w num_types matrices of K x M,
 /// y M elements per row; w_tile is K x M elements of shared memory. Threads
 /// is the block's size, Lanes the threads of a row (a power of two that
-/// divides Threads), ChunksPerLane the VW-column chunks of a lane.
+/// divides Threads), ChunksPerLane the VW-column chunks of a lane. With
+/// TransW each of w's matrices is stored M x K and read transposed.
 template <typename T, int K, int M, int Threads, int Lanes, int VW,
-          int ChunksPerLane>
+          int ChunksPerLane, bool TransW = false>
 __device__ __forceinline__ void gnnc_segment_matmul_routed(
     const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y,
     const long long *__restrict__ tiles, long long num_tiles, T *w_tile) {
@@ -99,7 +116,9 @@ __device__ __forceinline__ void gnnc_segment_matmul_routed(
           if (c0 < M) {
 #pragma unroll
             for (int v = 0; v < VW; ++v)
-              acc[j * VW + v] += xv * segmentToFloat(wk[c0 + v]);
+              acc[j * VW + v] +=
+                  xv * segmentToFloat(TransW ? w_tile[(c0 + v) * K + k]
+                                             : wk[c0 + v]);
           }
         }
       }
@@ -114,6 +133,245 @@ __device__ __forceinline__ void gnnc_segment_matmul_routed(
         }
       }
     }
+  }
+}
+
+namespace gnnc::cuda {
+
+/// The run of `items` work items that this block takes: [first, last).
+__device__ __forceinline__ void routedRun(long long items, long long &first,
+                                          long long &last) {
+  const long long blocks = gridDim.x;
+  first = (long long)blockIdx.x * items / blocks;
+  last = ((long long)blockIdx.x + 1) * items / blocks;
+}
+
+/// The first tile of the routing table (num_tiles tiles) whose type is at
+/// least `type`.
+__device__ __forceinline__ long long
+firstTileOfType(const long long *__restrict__ tiles, long long num_tiles,
+                long long type) {
+  long long lo = 0, hi = num_tiles;
+  while (lo < hi) {
+    const long long mid = (lo + hi) / 2;
+    if (tiles[mid * GNNC_ROUTE_TILE_WORDS] < type)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+} // namespace gnnc::cuda
+
+/// Y_t = X_t W_t (or X_t W_tᵀ with TransW) on tensor cores. x holds KIn
+/// elements per row, y NOut; w num_types matrices of KIn x NOut (TransW:
+/// NOut x KIn). A work item is (routing tile, column block of Cols);
+/// WarpsM x WarpsN warps of FragsM x FragsN fragments cover the tile's
+/// Rows x Cols; `smem` holds Stages buffers of an X tile (Rows x Depth,
+/// rows of AStride) and a W_t tile (Depth x Cols, rows of BStride; TransW:
+/// Cols x Depth). KIn and NOut are multiples of 8.
+template <typename T, int KIn, int NOut, bool TransW, int Rows, int Cols,
+          int WarpsM, int WarpsN, int FragsM, int FragsN, int Stages,
+          int AStride, int BStride>
+__device__ __forceinline__ void
+gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
+                        T *__restrict__ y, const long long *__restrict__ tiles,
+                        long long num_tiles, unsigned char *smem) {
+  namespace mma = gnnc::cuda::mma;
+  constexpr int Depth = 32, Threads = 32 * WarpsM * WarpsN;
+  static_assert(Rows == WarpsM * FragsM * 16 && Cols == WarpsN * FragsN * 8,
+                "the warps cover the block tile");
+  static_assert(Stages >= 2, "the pipeline has at least two buffers");
+  constexpr int ColBlocks = (NOut + Cols - 1) / Cols;
+  constexpr int Steps = (KIn + Depth - 1) / Depth;
+  constexpr int AElements = Rows * AStride;
+  constexpr int BElements = (TransW ? Cols : Depth) * BStride;
+  T *buffers = reinterpret_cast<T *>(smem);
+  const int warp = threadIdx.x / 32;
+  const int m0 = (warp / WarpsN) * FragsM * 16,
+            n0 = (warp % WarpsN) * FragsN * 8;
+  long long first, last;
+  gnnc::cuda::routedRun(num_tiles * ColBlocks, first, last);
+  for (long long item = first; item < last; ++item) {
+    const long long *tile = tiles + (item / ColBlocks) * GNNC_ROUTE_TILE_WORDS;
+    const long long type = tile[0], r0 = tile[1], r1 = tile[2];
+    const long long col0 = (item % ColBlocks) * Cols;
+    const T *wt = w + type * (long long)KIn * NOut;
+    auto load = [&](int step, int slot) {
+      T *a = buffers + slot * (AElements + BElements);
+      T *b = a + AElements;
+      const long long k0 = (long long)step * Depth;
+      mma::copyTileAsync<T, Rows, Depth, AStride, Threads>(a, x, KIn, r0, r1,
+                                                           k0, KIn);
+      if constexpr (TransW)
+        mma::copyTileAsync<T, Cols, Depth, BStride, Threads>(b, wt, KIn, col0,
+                                                             NOut, k0, KIn);
+      else
+        mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(b, wt, NOut, k0,
+                                                             KIn, col0, NOut);
+    };
+    float acc[FragsM][FragsN][4];
+#pragma unroll
+    for (int i = 0; i < FragsM; ++i)
+#pragma unroll
+      for (int j = 0; j < FragsN; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          acc[i][j][v] = 0.0f;
+#pragma unroll
+    for (int s = 0; s < Stages - 1; ++s) {
+      if (s < Steps)
+        load(s, s);
+      mma::commitAsync();
+    }
+    for (int step = 0; step < Steps; ++step) {
+      // Step `step` has landed, and every warp is done with the buffer the
+      // next load overwrites (the one of step - 1).
+      mma::waitAsync<Stages - 2>();
+      __syncthreads();
+      if (step + Stages - 1 < Steps)
+        load(step + Stages - 1, (step + Stages - 1) % Stages);
+      mma::commitAsync();
+      const T *a = buffers + (step % Stages) * (AElements + BElements);
+      mma::mmaStep<T, FragsM, FragsN, Depth, true, TransW, AStride, BStride>(
+          acc, a, a + AElements, m0, n0);
+    }
+    mma::waitAsync<0>();
+    // The next item's first loads overwrite buffers other warps may read.
+    __syncthreads();
+    mma::storeFragments<T, FragsM, FragsN>(y, NOut, acc, r0 + m0, r1, col0 + n0,
+                                           NOut);
+  }
+}
+
+/// The weight gradient's partials on tensor cores: for each split of the
+/// routing table (a run of one type's rows) and each Rows x Cols tile of
+/// the K x M result, partials[split] = X_splitᵀ dY_split in f32. x holds K
+/// elements per row, dy M; the reduction runs over the split's rows in
+/// steps of Depth, each buffer an X tile (Depth rows x Rows columns of K,
+/// rows of AStride: read transposed) and a dY tile (Depth x Cols, rows of
+/// BStride). K and M are multiples of 8.
+template <typename T, int K, int M, int Rows, int Cols, int WarpsM, int WarpsN,
+          int FragsM, int FragsN, int Stages, int AStride, int BStride>
+__device__ __forceinline__ void
+gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
+                             float *__restrict__ partials,
+                             const long long *__restrict__ tiles,
+                             long long num_tiles, unsigned char *smem) {
+  namespace mma = gnnc::cuda::mma;
+  constexpr int Depth = 32, Threads = 32 * WarpsM * WarpsN;
+  static_assert(Rows == WarpsM * FragsM * 16 && Cols == WarpsN * FragsN * 8,
+                "the warps cover the block tile");
+  static_assert(Stages >= 2, "the pipeline has at least two buffers");
+  constexpr int RowBlocks = (K + Rows - 1) / Rows;
+  constexpr int ColBlocks = (M + Cols - 1) / Cols;
+  constexpr int AElements = Depth * AStride;
+  constexpr int BElements = Depth * BStride;
+  T *buffers = reinterpret_cast<T *>(smem);
+  const int warp = threadIdx.x / 32;
+  const int m0 = (warp / WarpsN) * FragsM * 16,
+            n0 = (warp % WarpsN) * FragsN * 8;
+  long long first, last;
+  gnnc::cuda::routedRun(num_tiles * RowBlocks * ColBlocks, first, last);
+  for (long long item = first; item < last; ++item) {
+    const long long split = item / (RowBlocks * ColBlocks);
+    const int block = (int)(item % (RowBlocks * ColBlocks));
+    const long long *tile = tiles + split * GNNC_ROUTE_TILE_WORDS;
+    const long long r0 = tile[1], r1 = tile[2];
+    const long long i0 = (long long)(block / ColBlocks) * Rows;
+    const long long j0 = (long long)(block % ColBlocks) * Cols;
+    const int steps = (int)((r1 - r0 + Depth - 1) / Depth);
+    auto load = [&](int step, int slot) {
+      T *a = buffers + slot * (AElements + BElements);
+      T *b = a + AElements;
+      const long long rr = r0 + (long long)step * Depth;
+      mma::copyTileAsync<T, Depth, Rows, AStride, Threads>(a, x, K, rr, r1, i0,
+                                                           K);
+      mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(b, dy, M, rr, r1, j0,
+                                                           M);
+    };
+    float acc[FragsM][FragsN][4];
+#pragma unroll
+    for (int i = 0; i < FragsM; ++i)
+#pragma unroll
+      for (int j = 0; j < FragsN; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          acc[i][j][v] = 0.0f;
+#pragma unroll
+    for (int s = 0; s < Stages - 1; ++s) {
+      if (s < steps)
+        load(s, s);
+      mma::commitAsync();
+    }
+    for (int step = 0; step < steps; ++step) {
+      mma::waitAsync<Stages - 2>();
+      __syncthreads();
+      if (step + Stages - 1 < steps)
+        load(step + Stages - 1, (step + Stages - 1) % Stages);
+      mma::commitAsync();
+      const T *a = buffers + (step % Stages) * (AElements + BElements);
+      mma::mmaStep<T, FragsM, FragsN, Depth, false, false, AStride, BStride>(
+          acc, a, a + AElements, m0, n0);
+    }
+    mma::waitAsync<0>();
+    __syncthreads();
+    mma::storeFragments<float, FragsM, FragsN>(
+        partials + split * (long long)K * M, M, acc, i0 + m0, K, j0 + n0, M);
+  }
+}
+
+/// The weight gradient's partials in SIMT f32: each block walks a run of
+/// the splits; its Threads threads take the K x M outputs of a split in
+/// turn, each summing x[r, i] dy[r, j] over the split's rows.
+template <typename T, int K, int M, int Threads>
+__device__ __forceinline__ void
+gnnc_segment_weight_grad_simt(const T *__restrict__ x, const T *__restrict__ dy,
+                              float *__restrict__ partials,
+                              const long long *__restrict__ tiles,
+                              long long num_tiles) {
+  using gnnc::cuda::segmentToFloat;
+  long long first, last;
+  gnnc::cuda::routedRun(num_tiles, first, last);
+  for (long long split = first; split < last; ++split) {
+    const long long *tile = tiles + split * GNNC_ROUTE_TILE_WORDS;
+    const long long r0 = tile[1], r1 = tile[2];
+    float *out = partials + split * (long long)K * M;
+    for (int e = threadIdx.x; e < K * M; e += Threads) {
+      const int i = e / M, j = e % M;
+      float acc = 0.0f;
+      for (long long r = r0; r < r1; ++r)
+        acc += segmentToFloat(x[r * K + i]) * segmentToFloat(dy[r * M + j]);
+      out[e] = acc;
+    }
+  }
+}
+
+/// The weight gradient from the partials: dw[t] = the sum of the partials
+/// of type t's splits, in table order (0 for a type without rows), for
+/// the num_types x K x M outputs, grid-striding.
+template <typename T, int K, int M>
+__device__ __forceinline__ void
+gnnc_segment_weight_grad_reduce(const float *__restrict__ partials,
+                                T *__restrict__ dw,
+                                const long long *__restrict__ tiles,
+                                long long num_tiles, long long num_types) {
+  constexpr long long PerType = (long long)K * M;
+  const long long total = num_types * PerType;
+  long long cached = -1, begin = 0, end = 0;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       e < total; e += (long long)gridDim.x * blockDim.x) {
+    const long long type = e / PerType, at = e % PerType;
+    if (type != cached) {
+      begin = gnnc::cuda::firstTileOfType(tiles, num_tiles, type);
+      end = gnnc::cuda::firstTileOfType(tiles, num_tiles, type + 1);
+      cached = type;
+    }
+    float sum = 0.0f;
+    for (long long s = begin; s < end; ++s)
+      sum += partials[s * PerType + at];
+    dw[e] = gnnc::cuda::SegmentFromFloat<T>::get(sum);
   }
 }
 

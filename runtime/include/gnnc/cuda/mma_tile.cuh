@@ -1,0 +1,299 @@
+//===- mma_tile.cuh - Tensor-core tiles: cp.async, fragments, mma -*- CUDA
+//-*-===//
+//
+// The pieces of a tensor-core block tile that any gnnc kernel can reuse
+// (sm_80 and later, through NVRTC):
+//  - copyAsync16 / commitAsync / waitAsync: 16-byte cp.async copies from
+//    global to shared memory (zero-filled when out of bounds) and their
+//    groups, for a pipeline of several shared-memory buffers;
+//  - copyTileAsync: a block's share of one tile, rows of 16-byte chunks;
+//  - Fragments<T>: a warp's A (16 x k) and B (k x 8) fragments from shared
+//    tiles stored either way round (rows along the reduction, or along the
+//    result), with ldmatrix for 16-bit types and TF32 conversion for f32;
+//  - Mma<T>: mma.sync.aligned.m16n8k8 (TF32) or m16n8k16 (f16, bf16) with
+//    f32 accumulators;
+//  - mmaStep: one reduction step of a warp's FragsM x FragsN fragments
+//    (register blocking);
+//  - storePair: two adjacent f32 accumulators to memory of type T.
+//
+// Fragment layouts follow the PTX ISA's description of mma.m16n8k8 and
+// mma.m16n8k16: with g = lane / 4 and t = lane % 4, the accumulators of a
+// 16 x 8 fragment are (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1).
+//
+// gnnc's runtime hands this header to NVRTC from a copy embedded at build
+// time; to compile a gnnc .cu file elsewhere, add -I <gnnc>/runtime/include.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_CUDA_MMA_TILE_CUH
+#define GNNC_CUDA_MMA_TILE_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace gnnc::cuda::mma {
+
+//===----------------------------------------------------------------------===//
+// Asynchronous copies
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ unsigned sharedAddress(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// Copies 16 bytes from global `src` to shared `dst` without waiting; when
+/// `valid` is false nothing is read and `dst` gets 16 zero bytes.
+__device__ __forceinline__ void copyAsync16(void *dst, const void *src,
+                                            bool valid) {
+  const int bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                   sharedAddress(dst)),
+               "l"(src), "r"(bytes)
+               : "memory");
+}
+
+/// Closes the group of copies this thread issued since the last commit.
+__device__ __forceinline__ void commitAsync() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/// Waits until at most `Pending` of this thread's groups are in flight.
+template <int Pending> __device__ __forceinline__ void waitAsync() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+/// The block's threads copy a Rows x Cols tile whose rows lie `ld`
+/// elements apart in global memory, from (row0, col0), into shared rows of
+/// Stride elements; chunks at rows >= rowEnd or columns >= colEnd are
+/// zero-filled. Cols, col0 and colEnd are multiples of 16 bytes' elements
+/// (so a chunk is wholly inside or outside), `src` 16-byte aligned.
+template <typename T, int Rows, int Cols, int Stride, int Threads>
+__device__ __forceinline__ void
+copyTileAsync(T *dst, const T *__restrict__ src, long long ld, long long row0,
+              long long rowEnd, long long col0, long long colEnd) {
+  constexpr int Chunk = 16 / sizeof(T);
+  static_assert(Cols % Chunk == 0, "tile rows are whole 16-byte chunks");
+  static_assert((Stride * sizeof(T)) % 16 == 0,
+                "shared rows start on 16 bytes");
+  constexpr int ChunksPerRow = Cols / Chunk;
+  for (int c = threadIdx.x; c < Rows * ChunksPerRow; c += Threads) {
+    const int r = c / ChunksPerRow, k = (c % ChunksPerRow) * Chunk;
+    const long long gr = row0 + r, gc = col0 + k;
+    const bool valid = gr < rowEnd && gc < colEnd;
+    copyAsync16(dst + r * Stride + k, valid ? src + gr * ld + gc : src, valid);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// mma.sync
+//===----------------------------------------------------------------------===//
+
+/// D = A B + D on one 16 x 8 fragment: A four 32-bit registers, B two, the
+/// accumulators four floats. kDepth is the k of one instruction.
+template <typename T> struct Mma;
+
+template <> struct Mma<float> {
+  static constexpr int kDepth = 8;
+  static __device__ __forceinline__ void
+  run(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                   "r"(b[1]));
+  }
+};
+
+template <> struct Mma<__half> {
+  static constexpr int kDepth = 16;
+  static __device__ __forceinline__ void
+  run(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                   "r"(b[1]));
+  }
+};
+
+template <> struct Mma<__nv_bfloat16> {
+  static constexpr int kDepth = 16;
+  static __device__ __forceinline__ void
+  run(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                   "r"(b[1]));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Fragments from shared memory
+//===----------------------------------------------------------------------===//
+
+/// f32 rounded to TF32 (round to nearest, ties away: 10 mantissa bits).
+__device__ __forceinline__ unsigned toTf32(float v) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+  return r;
+}
+
+/// A warp's fragments from shared tiles. A tile whose rows run along the
+/// reduction holds A(m, k) at a[m * Stride + k]; one whose rows run along
+/// the result holds it at a[k * Stride + m] (A read transposed). Likewise
+/// B(k, n) at b[n * Stride + k] (rows along the reduction: B read
+/// transposed) or b[k * Stride + n]. (m0, k0) and (k0, n0) are the
+/// fragment's first element.
+template <typename T> struct Fragments {
+  // 16-bit types: ldmatrix gives every lane the pairs the mma expects
+  // (.trans for tiles stored the other way round); each lane names the
+  // 16-byte row of one 8 x 8 matrix.
+  template <bool ReductionRows, int Stride>
+  static __device__ __forceinline__ void loadA(unsigned (&a)[4], const T *s,
+                                               int m0, int k0) {
+    const int lane = threadIdx.x % 32;
+    if constexpr (ReductionRows) {
+      // Matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15),
+      // (m 8-15, k 8-15).
+      const T *p = s + (m0 + (lane & 7) + ((lane >> 3) & 1) * 8) * Stride + k0 +
+                   (lane >> 4) * 8;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                   "{%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                   : "r"(sharedAddress(p)));
+    } else {
+      // The same matrices from k rows, transposed.
+      const T *p = s + (k0 + (lane & 7) + (lane >> 4) * 8) * Stride + m0 +
+                   ((lane >> 3) & 1) * 8;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                   "{%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                   : "r"(sharedAddress(p)));
+    }
+  }
+
+  template <bool ReductionRows, int Stride>
+  static __device__ __forceinline__ void loadB(unsigned (&b)[2], const T *s,
+                                               int k0, int n0) {
+    const int lane = threadIdx.x % 32;
+    if constexpr (ReductionRows) {
+      // Matrices (n 0-7, k 0-7) and (n 0-7, k 8-15) from n rows.
+      const T *p = s + (n0 + (lane & 7)) * Stride + k0 + ((lane >> 3) & 1) * 8;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+                   : "=r"(b[0]), "=r"(b[1])
+                   : "r"(sharedAddress(p)));
+    } else {
+      // Matrices (k 0-7, n 0-7) and (k 8-15, n 0-7) from k rows,
+      // transposed.
+      const T *p = s + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * Stride + n0;
+      asm volatile(
+          "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+          : "=r"(b[0]), "=r"(b[1])
+          : "r"(sharedAddress(p)));
+    }
+  }
+};
+
+template <> struct Fragments<float> {
+  // TF32 m16n8k8: A registers (g, t), (g + 8, t), (g, t + 4), (g + 8,
+  // t + 4); B registers (t, g), (t + 4, g).
+  template <bool ReductionRows, int Stride>
+  static __device__ __forceinline__ void loadA(unsigned (&a)[4], const float *s,
+                                               int m0, int k0) {
+    const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    auto at = [&](int m, int k) {
+      return ReductionRows ? s[(m0 + m) * Stride + k0 + k]
+                           : s[(k0 + k) * Stride + m0 + m];
+    };
+    a[0] = toTf32(at(g, t));
+    a[1] = toTf32(at(g + 8, t));
+    a[2] = toTf32(at(g, t + 4));
+    a[3] = toTf32(at(g + 8, t + 4));
+  }
+
+  template <bool ReductionRows, int Stride>
+  static __device__ __forceinline__ void loadB(unsigned (&b)[2], const float *s,
+                                               int k0, int n0) {
+    const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    auto at = [&](int k, int n) {
+      return ReductionRows ? s[(n0 + n) * Stride + k0 + k]
+                           : s[(k0 + k) * Stride + n0 + n];
+    };
+    b[0] = toTf32(at(t, g));
+    b[1] = toTf32(at(t + 4, g));
+  }
+};
+
+/// One Depth-deep step of a warp's FragsM x FragsN fragments of 16 x 8,
+/// whose first result element is (m0, n0) of the block tile: `a` and `b`
+/// are the step's shared tiles (see Fragments for their layouts).
+template <typename T, int FragsM, int FragsN, int Depth, bool AReductionRows,
+          bool BReductionRows, int AStride, int BStride>
+__device__ __forceinline__ void mmaStep(float (&acc)[FragsM][FragsN][4],
+                                        const T *a, const T *b, int m0,
+                                        int n0) {
+  constexpr int Step = Mma<T>::kDepth;
+  static_assert(Depth % Step == 0, "a step holds whole mma depths");
+#pragma unroll
+  for (int k = 0; k < Depth; k += Step) {
+    unsigned af[FragsM][4], bf[FragsN][2];
+#pragma unroll
+    for (int i = 0; i < FragsM; ++i)
+      Fragments<T>::template loadA<AReductionRows, AStride>(af[i], a,
+                                                            m0 + i * 16, k);
+#pragma unroll
+    for (int j = 0; j < FragsN; ++j)
+      Fragments<T>::template loadB<BReductionRows, BStride>(bf[j], b, k,
+                                                            n0 + j * 8);
+#pragma unroll
+    for (int i = 0; i < FragsM; ++i)
+#pragma unroll
+      for (int j = 0; j < FragsN; ++j)
+        Mma<T>::run(acc[i][j], af[i], bf[j]);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Results
+//===----------------------------------------------------------------------===//
+
+/// Stores two adjacent accumulators (an even column) as T.
+__device__ __forceinline__ void storePair(float *p, float a, float b) {
+  *reinterpret_cast<float2 *>(p) = make_float2(a, b);
+}
+__device__ __forceinline__ void storePair(__half *p, float a, float b) {
+  *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(a, b);
+}
+__device__ __forceinline__ void storePair(__nv_bfloat16 *p, float a, float b) {
+  *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(a, b);
+}
+
+/// Stores a warp's FragsM x FragsN fragments whose first element is (row0,
+/// col0) of a result of `ld` columns: rows from rowEnd and columns from
+/// colEnd (a multiple of 8) on are left out.
+template <typename T, int FragsM, int FragsN>
+__device__ __forceinline__ void
+storeFragments(T *out, long long ld, const float (&acc)[FragsM][FragsN][4],
+               long long row0, long long rowEnd, long long col0,
+               long long colEnd) {
+  const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int i = 0; i < FragsM; ++i)
+#pragma unroll
+    for (int j = 0; j < FragsN; ++j) {
+      const long long row = row0 + i * 16 + g, col = col0 + j * 8 + 2 * t;
+      if (col >= colEnd)
+        continue;
+      if (row < rowEnd)
+        storePair(out + row * ld + col, acc[i][j][0], acc[i][j][1]);
+      if (row + 8 < rowEnd)
+        storePair(out + (row + 8) * ld + col, acc[i][j][2], acc[i][j][3]);
+    }
+}
+
+} // namespace gnnc::cuda::mma
+
+#endif // GNNC_CUDA_MMA_TILE_CUH
