@@ -4,6 +4,7 @@
 #include "CheckSupport.h"
 
 #include "gnnc/Plan/Limits.h"
+#include "gnnc/Plan/Plan.h"
 #include "gnnc/reference/SegmentMatmul.h"
 
 #include <algorithm>
@@ -90,6 +91,41 @@ gnnc::ops::uploadRouteTable(const rt::KernelSpec &spec,
   return out;
 }
 
+int64_t gnnc::ops::routeWorkItems(const rt::KernelSpec &spec, int64_t tiles) {
+  if (!spec.op)
+    return tiles;
+  // checkOpSizes bounds K and M, so the items per tile stay small.
+  return tiles * segmentRouteItemsPerTile(*spec.op, spec.schedule);
+}
+
+double gnnc::ops::segmentMatmulTolerance(const OpDesc &op, const Schedule &s) {
+  // TF32 keeps 10 of f32's 23 mantissa bits: each input is rounded to
+  // nearest with a relative error of at most 2^-11, so each product is off
+  // by at most about 2 * 2^-11 = 2^-10 of its size, and a sum of K products
+  // by at most 2^-10 of the sum of their sizes (the magnitude the check
+  // scales by; f32 accumulation adds ~K 2^-24 more, far less). The errors
+  // are independent, so an output's error is typically ~2^-11 sqrt(K)
+  // times a typical term, well inside; 2^-9 keeps a margin of 2 over the
+  // worst case. f16 and bf16 inputs multiply exactly into f32 sums, so
+  // their tolerance is the rounding of the result, as for SIMT.
+  if (op.type == ElementType::F32 && s.math == MathMode::TensorCore)
+    return 1.0 / 512;
+  return spmmTolerance(op.type);
+}
+
+namespace {
+
+/// The persistent blocks of `kernel` for `table`.
+int64_t launchedRouteBlocks(rt::Runtime &runtime,
+                            const rt::LoadedKernel &kernel,
+                            const DeviceRouteTable &table) {
+  return routeBlocks(
+      routeWorkItems(kernel.spec, table.numTiles),
+      residentRouteBlocks(kernel.spec, runtime.device().smCount()));
+}
+
+} // namespace
+
 Status gnnc::ops::launchSegmentMatmul(
     rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     const rt::DeviceBuffer &x, const rt::DeviceBuffer &w,
@@ -106,11 +142,63 @@ Status gnnc::ops::launchSegmentMatmul(
       .bind(ParamRole::RouteTiles, table.tiles)
       .bind(ParamRole::NumRouteTiles, table.numTiles)
       .bind(ParamRole::RouteBlocks,
-            routeBlocks(
-                table.numTiles,
-                residentRouteBlocks(kernel.spec, runtime.device().smCount())));
+            launchedRouteBlocks(runtime, kernel, table));
   return runtime.launch(kernel, args, synchronize, stream);
 }
+
+Status gnnc::ops::launchSegmentMatmulWeightGrad(
+    rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+    const rt::DeviceBuffer &x, const rt::DeviceBuffer &dy,
+    const rt::DeviceBuffer &seg, int64_t numTypes,
+    const DeviceRouteTable &table, rt::DeviceBuffer &dw, bool synchronize,
+    void *stream) {
+  if (!kernel.spec.op ||
+      kernel.spec.op->kind != OpKind::SegmentMatmulWeightGrad)
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' is no gnn.segment_matmul_weight_grad");
+  if (numTypes < 0)
+    return Status::error("kernel '" + kernel.spec.name +
+                         "': negative number of types, " +
+                         std::to_string(numTypes));
+  // The workspace (one K x M f32 partial per split) is the runtime's
+  // scratch buffer unless the caller binds one.
+  rt::ArgPack args;
+  args.bind(ParamRole::Input, x, 0)
+      .bind(ParamRole::Input, dy, 1)
+      .bind(ParamRole::SegmentOffsets, seg)
+      .bind(ParamRole::Result, dw)
+      .bind(ParamRole::RouteTiles, table.tiles)
+      .bind(ParamRole::NumRouteTiles, table.numTiles)
+      .bind(ParamRole::RouteBlocks, launchedRouteBlocks(runtime, kernel, table))
+      .bind(ParamRole::NumSegments, numTypes);
+  return runtime.launch(kernel, args, synchronize, stream);
+}
+
+namespace {
+
+/// Random values for `count` elements drawn from `seed`, rounded through
+/// `type` (at least one element, so that an empty tensor still has a
+/// buffer).
+std::vector<float> randomTensor(int64_t count, uint64_t seed,
+                                ElementType type) {
+  return ref::roundThrough(
+      ref::randomFeatures(std::max<int64_t>(1, count), seed), type);
+}
+
+/// The shape compareWithReference reports: `rows` rows, named by the
+/// problem.
+graph::CsrGraph reportShape(int64_t rows, int64_t types, const OpDesc &op) {
+  graph::CsrGraph shape;
+  shape.numRows = rows;
+  shape.rowPtr.assign(static_cast<size_t>(rows + 1), 0);
+  shape.name = std::to_string(types) + " types, " +
+               std::to_string(op.inputWidth) + " -> " +
+               std::to_string(op.width) + " columns" +
+               (op.transposeWeights ? " (transposed weights)" : "");
+  return shape;
+}
+
+} // namespace
 
 Expected<KernelCheck>
 gnnc::ops::checkSegmentMatmul(rt::Runtime &runtime,
@@ -120,16 +208,15 @@ gnnc::ops::checkSegmentMatmul(rt::Runtime &runtime,
     return Status::error("kernel '" + kernel.spec.name +
                          "' is no gnn.segment_matmul");
   const OpDesc op = *kernel.spec.op;
-  const int64_t k = op.inputWidth, m = op.width;
+  // Rows of `in` columns in, rows of `out` columns out; the weights are
+  // K x M as the forward stores them either way.
+  const int64_t in = op.inputWidth, out = op.width;
   const int64_t rows = seg.empty() ? 0 : seg.back();
   GNNC_RETURN_IF_ERROR(
       checkSegmentOffsets(seg.data(), int64_t(seg.size()), rows));
   const int64_t types = int64_t(seg.size()) - 1;
-  std::vector<float> x =
-      ref::roundThrough(ref::randomFeatures(rows * k, seed), op.type);
-  std::vector<float> w = ref::roundThrough(
-      ref::randomFeatures(std::max<int64_t>(1, types * k * m), seed ^ 0x5eed),
-      op.type);
+  std::vector<float> x = randomTensor(rows * in, seed, op.type);
+  std::vector<float> w = randomTensor(types * in * out, seed ^ 0x5eed, op.type);
   auto xDev = uploadTensor(x, op.type);
   if (!xDev)
     return xDev.status();
@@ -142,23 +229,68 @@ gnnc::ops::checkSegmentMatmul(rt::Runtime &runtime,
   Expected<DeviceRouteTable> table = uploadRouteTable(kernel.spec, seg, rows);
   if (!table)
     return table.status();
-  auto out = allocatePoisoned(
-      static_cast<size_t>(std::max<int64_t>(1, rows * m)), op.type);
-  if (!out)
-    return out.status();
-  GNNC_RETURN_IF_ERROR(launchSegmentMatmul(runtime, kernel, *xDev, *wDev,
-                                           *segDev, *table, *out));
+  auto y = allocatePoisoned(
+      static_cast<size_t>(std::max<int64_t>(1, rows * out)), op.type);
+  if (!y)
+    return y.status();
+  GNNC_RETURN_IF_ERROR(
+      launchSegmentMatmul(runtime, kernel, *xDev, *wDev, *segDev, *table, *y));
   std::vector<double> expected, magnitude;
-  ref::segmentMatmul(x.data(), w.data(), seg.data(), types, k, m, expected,
-                     &magnitude);
-  auto got = downloadTensor(*out, static_cast<size_t>(rows * m), op.type);
+  if (op.transposeWeights)
+    ref::segmentMatmulInputGrad(x.data(), w.data(), seg.data(), types, out, in,
+                                expected, &magnitude);
+  else
+    ref::segmentMatmul(x.data(), w.data(), seg.data(), types, in, out, expected,
+                       &magnitude);
+  auto got = downloadTensor(*y, static_cast<size_t>(rows * out), op.type);
   if (!got)
     return got.status();
-  graph::CsrGraph shape;
-  shape.numRows = rows;
-  shape.rowPtr.assign(static_cast<size_t>(rows + 1), 0);
-  shape.name = std::to_string(types) + " types, K " + std::to_string(k) +
-               ", M " + std::to_string(m);
-  return compareWithReference(kernel.spec, shape, m, op.type, *got, expected,
-                              magnitude, m);
+  return compareWithReference(kernel.spec, reportShape(rows, types, op), out,
+                              op.type, *got, expected, magnitude, out,
+                              segmentMatmulTolerance(op, kernel.spec.schedule));
+}
+
+Expected<KernelCheck> gnnc::ops::checkSegmentMatmulWeightGrad(
+    rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+    const std::vector<int64_t> &seg, uint64_t seed) {
+  if (!kernel.spec.op ||
+      kernel.spec.op->kind != OpKind::SegmentMatmulWeightGrad)
+    return Status::error("kernel '" + kernel.spec.name +
+                         "' is no gnn.segment_matmul_weight_grad");
+  const OpDesc op = *kernel.spec.op;
+  const int64_t k = op.inputWidth, m = op.width;
+  const int64_t rows = seg.empty() ? 0 : seg.back();
+  GNNC_RETURN_IF_ERROR(
+      checkSegmentOffsets(seg.data(), int64_t(seg.size()), rows));
+  const int64_t types = int64_t(seg.size()) - 1;
+  std::vector<float> x = randomTensor(rows * k, seed, op.type);
+  std::vector<float> dy = randomTensor(rows * m, seed ^ 0xd1, op.type);
+  auto xDev = uploadTensor(x, op.type);
+  if (!xDev)
+    return xDev.status();
+  auto dyDev = uploadTensor(dy, op.type);
+  if (!dyDev)
+    return dyDev.status();
+  Expected<rt::DeviceBuffer> segDev = checks::uploadVector(seg);
+  if (!segDev)
+    return segDev.status();
+  Expected<DeviceRouteTable> table = uploadRouteTable(kernel.spec, seg, rows);
+  if (!table)
+    return table.status();
+  auto dw = allocatePoisoned(
+      static_cast<size_t>(std::max<int64_t>(1, types * k * m)), op.type);
+  if (!dw)
+    return dw.status();
+  GNNC_RETURN_IF_ERROR(launchSegmentMatmulWeightGrad(
+      runtime, kernel, *xDev, *dyDev, *segDev, types, *table, *dw));
+  std::vector<double> expected, magnitude;
+  ref::segmentMatmulWeightGrad(x.data(), dy.data(), seg.data(), types, k, m,
+                               expected, &magnitude);
+  auto got = downloadTensor(*dw, static_cast<size_t>(types * k * m), op.type);
+  if (!got)
+    return got.status();
+  // Rows of the report are the types' K rows of M.
+  return compareWithReference(kernel.spec, reportShape(types * k, types, op), m,
+                              op.type, *got, expected, magnitude, m,
+                              segmentMatmulTolerance(op, kernel.spec.schedule));
 }

@@ -163,7 +163,10 @@ static Json opJson(const OpDesc &op) {
       json["col_norm_exponent"] = *op.colNormExponent;
     break;
   case OpKind::SegmentMatmul:
+  case OpKind::SegmentMatmulWeightGrad:
     json["input_width"] = op.inputWidth;
+    if (op.transposeWeights)
+      json["transpose_weights"] = true;
     break;
   case OpKind::Sddmm:
     json["form"] = sddmmFormName(op.form);
@@ -371,17 +374,17 @@ public:
 
   Status readOp(const Json &object, const std::string &field,
                 OpDesc &op) const {
-    GNNC_RETURN_IF_ERROR(
-        checkObject(object, field,
-                    {"kind", "element_type", "width", "row_stride",
-                     "offset_type", "index_type", "edge_values", "reduce",
-                     "scale", "self_weight", "col_norm_exponent", "form",
-                     "leaky_relu", "batched_graph", "input_width"}));
+    GNNC_RETURN_IF_ERROR(checkObject(
+        object, field,
+        {"kind", "element_type", "width", "row_stride", "offset_type",
+         "index_type", "edge_values", "reduce", "scale", "self_weight",
+         "col_norm_exponent", "form", "leaky_relu", "batched_graph",
+         "input_width", "transpose_weights"}));
     GNNC_RETURN_IF_ERROR(readName(
         object, "kind", field, true,
         [](const std::string &t) { return parseOpKind(t); },
         "spmm, sddmm, edge_softmax, edge_softmax_grad, readout, "
-        "readout_grad or segment_matmul",
+        "readout_grad, segment_matmul or segment_matmul_weight_grad",
         op.kind));
     GNNC_RETURN_IF_ERROR(readName(
         object, "element_type", field, true,
@@ -410,7 +413,7 @@ public:
                                       limits::kMaxRowStride, width, stride));
     op.width = static_cast<int64_t>(width);
     op.rowStride = static_cast<int64_t>(stride);
-    if (op.kind == OpKind::SegmentMatmul) {
+    if (isSegmentMatmulKind(op.kind)) {
       uint64_t inputWidth = 0;
       if (!object.contains("input_width"))
         return fail(field + ".input_width", "missing (segment_matmul's K)");
@@ -420,6 +423,15 @@ public:
       op.inputWidth = static_cast<int64_t>(inputWidth);
     } else if (object.contains("input_width")) {
       return fail(field + ".input_width", "applies to segment_matmul only");
+    }
+    if (auto transposed = object.find("transpose_weights");
+        transposed != object.end()) {
+      if (op.kind != OpKind::SegmentMatmul)
+        return fail(field + ".transpose_weights",
+                    "applies to segment_matmul only");
+      if (!transposed->is_boolean())
+        return fail(field + ".transpose_weights", "expected true or false");
+      op.transposeWeights = transposed->get<bool>();
     }
     if (auto batched = object.find("batched_graph"); batched != object.end()) {
       if (!batched->is_boolean())

@@ -11,6 +11,8 @@
 #define GNNC_OPS_SEGMENT_MATMUL_H
 
 #include "gnnc/Plan/Abi.h"
+#include "gnnc/Plan/Schedule.h"
+#include "gnnc/Plan/Types.h"
 #include "gnnc/ops/Spmm.h"
 #include "gnnc/runtime/Status.h"
 
@@ -58,18 +60,52 @@ Expected<DeviceRouteTable> uploadRouteTable(const rt::KernelSpec &spec,
                                             const std::vector<int64_t> &seg,
                                             int64_t rows);
 
+/// The work items the persistent blocks of `spec` (a tile_routed
+/// segmented matmul) walk over a routing table of `tiles` tiles: tiles x
+/// the items per tile of its plan (segmentRouteItemsPerTile: column blocks
+/// or weight-gradient tiles on tensor cores, 1 for SIMT).
+int64_t routeWorkItems(const rt::KernelSpec &spec, int64_t tiles);
+
+/// The relative tolerance (of each output's term magnitude) of a
+/// segmented matmul of `op` under `s` against the double-precision
+/// reference: spmmTolerance(type), or 2^-9 for f32 on tensor cores (TF32
+/// inputs; the reasoning is at its definition).
+double segmentMatmulTolerance(const OpDesc &op, const Schedule &s);
+
 /// Launches a gnn.segment_matmul kernel: `x` (rows x K), `w` (num_types x
 /// K x M), the device copy of the segment offsets `seg` and its routing
-/// table to `y` (rows x M), on residentRouteBlocks blocks at most.
+/// table to `y` (rows x M), on residentRouteBlocks blocks at most. With
+/// transpose_weights `x` has M columns and `y` K (the input gradient).
 Status launchSegmentMatmul(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                            const rt::DeviceBuffer &x, const rt::DeviceBuffer &w,
                            const rt::DeviceBuffer &seg,
                            const DeviceRouteTable &table, rt::DeviceBuffer &y,
                            bool synchronize = true, void *stream = nullptr);
 
+/// Launches a gnn.segment_matmul_weight_grad kernel and its follow-up:
+/// `x` (rows x K), `dy` (rows x M), the device segment offsets of
+/// `numTypes` types and their routing table (splits of tile_rows rows) to
+/// `dw` (num_types x K x M). The partials go to the runtime's scratch
+/// buffer (one K x M f32 block per split).
+Status launchSegmentMatmulWeightGrad(
+    rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+    const rt::DeviceBuffer &x, const rt::DeviceBuffer &dy,
+    const rt::DeviceBuffer &seg, int64_t numTypes,
+    const DeviceRouteTable &table, rt::DeviceBuffer &dw,
+    bool synchronize = true, void *stream = nullptr);
+
+/// Runs a gnn.segment_matmul_weight_grad kernel on the segments `seg` with
+/// random inputs and output gradients drawn from `seed` and a NaN-poisoned
+/// result, and compares every output with the double-precision reference.
+Expected<KernelCheck>
+checkSegmentMatmulWeightGrad(rt::Runtime &runtime,
+                             const rt::LoadedKernel &kernel,
+                             const std::vector<int64_t> &seg, uint64_t seed);
+
 /// Runs a gnn.segment_matmul kernel on the segments `seg` with random
 /// inputs and weights drawn from `seed` and a NaN-poisoned output, and
-/// compares every output with the double-precision reference.
+/// compares every output with the double-precision reference (with
+/// transpose_weights, the input gradient's).
 Expected<KernelCheck> checkSegmentMatmul(rt::Runtime &runtime,
                                          const rt::LoadedKernel &kernel,
                                          const std::vector<int64_t> &seg,
