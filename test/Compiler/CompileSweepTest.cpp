@@ -93,6 +93,31 @@ TEST_P(SegmentMatmulCompileSweep, EverySegmentMatmulVariantCompiles) {
         << spec.name << " is missing from the cubin";
 }
 
+// The tensor-core forward and the backward (input and weight gradients).
+TEST_P(SegmentMatmulCompileSweep, EveryTensorCoreAndBackwardVariantCompiles) {
+  for (auto [make, file] :
+       {std::pair{test::segmentMatmulTensorCoreModuleText, "segment_tc"},
+        std::pair{test::segmentMatmulBackwardModuleText, "segment_bwd"}}) {
+    size_t count = 0;
+    const std::string text = make(&count);
+    auto compiled = compileGnn(text, std::string(file) + ".gnn");
+    ASSERT_TRUE(compiled) << compiled.message();
+    ASSERT_EQ(compiled->kernels.size(), count);
+    rt::CompileOptions options;
+    options.arch = GetParam();
+    auto binary =
+        rt::compileCuda(compiled->source, std::string(file) + ".cu", options);
+    ASSERT_TRUE(binary) << binary.message();
+    for (const rt::KernelSpec &spec : compiled->kernels) {
+      EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
+          << spec.name << " is missing from the cubin";
+      for (const rt::FollowUpKernel &next : spec.followUps)
+        EXPECT_NE(binary->binary.find(next.name), std::string::npos)
+            << next.name << " is missing from the cubin";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Arch, SegmentMatmulCompileSweep,
                          ::testing::Values("sm_80", "sm_90"));
 

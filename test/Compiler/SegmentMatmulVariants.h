@@ -1,10 +1,20 @@
-//===- SegmentMatmulVariants.h - gnn.segment_matmul kernels to test -*- C++
+//===- SegmentMatmulVariants.h - Segmented matmul kernels to test -*- C++
 //-*-===//
 //
-// The gnn.segment_matmul kernels the NVRTC sweep compiles and the GPU test
-// runs: f32, f16 and bf16; odd and even K and M (vector widths 1 to 8, one
-// to four chunks per lane); the default schedule and one of
-// single-element loads, a warp per row and tiles of 16 rows.
+// The segmented-matmul kernels the NVRTC sweep compiles and the GPU tests
+// run.
+//  - segmentMatmulModuleText: the SIMT forward (math = simt, and the
+//    default, which is SIMT for f32 and for odd K or M): f32, f16 and bf16;
+//    odd and even K and M (vector widths 1 to 8, one to four chunks per
+//    lane); the default schedule and one of single-element loads, a warp
+//    per row and tiles of 16 rows.
+//  - segmentMatmulTensorCoreModuleText: the forward on tensor cores (TF32
+//    for f32, f16, bf16) for K and M of 8 to 512, tiles of 16, 64 and 128
+//    rows, 2 to 4 pipeline stages; and an unaligned K left to the default
+//    (SIMT).
+//  - segmentMatmulBackwardModuleText: the input gradient (transposed
+//    weights) and the weight gradient, each on tensor cores and in SIMT,
+//    with small and large splits.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TEST_COMPILER_SEGMENT_MATMUL_VARIANTS_H
@@ -14,22 +24,63 @@
 #include "gnnc/Plan/Types.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gnnc::test {
 
-/// A gnn.module of every variant; `count` receives their number.
+/// One kernel: its name, op and schedule (none: the op's defaults).
+struct SegmentVariant {
+  std::string name;
+  OpDesc op;
+  std::optional<Schedule> schedule;
+};
+
+/// The element types every list covers, and their short names.
+inline constexpr ElementType kSegmentTypes[] = {
+    ElementType::F32, ElementType::F16, ElementType::BF16};
+
+/// A gnn.module of `variants`; `count` receives their number.
+inline std::string
+segmentModuleText(const std::string &module,
+                  const std::vector<SegmentVariant> &variants, size_t *count) {
+  std::string text = "gnn.module @" + module + " {\n";
+  for (const SegmentVariant &v : variants)
+    text += opKernelText(v.name, v.op, v.schedule);
+  *count = variants.size();
+  return text + "}\n";
+}
+
+/// "<prefix>_<type>_k<K>_m<M><suffix>".
+inline std::string segmentVariantName(const std::string &prefix,
+                                      ElementType type, int64_t k, int64_t m,
+                                      const std::string &suffix = "") {
+  return prefix + "_" + elementTypeName(type) + "_k" + std::to_string(k) +
+         "_m" + std::to_string(m) + suffix;
+}
+
+/// A tile_routed schedule with `math`, and tile_rows and stages when not 0.
+inline Schedule segmentSchedule(MathMode math, int32_t tileRows = 0,
+                                int32_t stages = 0) {
+  Schedule s;
+  s.strategy = Strategy::TileRouted;
+  s.math = math;
+  s.tileRows = tileRows;
+  s.stages = stages;
+  return s;
+}
+
+/// The SIMT forward variants.
 inline std::string segmentMatmulModuleText(size_t *count) {
-  std::string text = "gnn.module @segment {\n";
-  size_t n = 0;
+  std::vector<SegmentVariant> variants;
   Schedule narrow;
   narrow.strategy = Strategy::TileRouted;
   narrow.vectorWidth = 1;
   narrow.dimWorkers = 32;
   narrow.tileRows = 16;
-  for (ElementType type :
-       {ElementType::F32, ElementType::F16, ElementType::BF16})
+  for (ElementType type : kSegmentTypes)
     for (auto [k, m] : {std::pair<int64_t, int64_t>{1, 1},
                         {3, 5},
                         {16, 32},
@@ -37,16 +88,85 @@ inline std::string segmentMatmulModuleText(size_t *count) {
                         {33, 128},
                         {128, 96}})
       for (bool defaults : {true, false}) {
-        const std::string name = std::string("sm_") + elementTypeName(type) +
-                                 "_k" + std::to_string(k) + "_m" +
-                                 std::to_string(m) + (defaults ? "" : "_w1");
-        text += opKernelText(name, segmentMatmulOp(type, k, m),
-                             defaults ? std::nullopt
-                                      : std::optional<Schedule>(narrow));
-        ++n;
+        // 16-bit types with K and M multiples of 8 default to tensor
+        // cores: ask for SIMT.
+        Schedule simt = defaults ? segmentSchedule(MathMode::Simt) : narrow;
+        if (!defaults)
+          simt.math = MathMode::Simt;
+        variants.push_back(
+            {segmentVariantName("sm", type, k, m, defaults ? "" : "_w1"),
+             segmentMatmulOp(type, k, m), simt});
       }
-  *count = n;
-  return text + "}\n";
+  return segmentModuleText("segment", variants, count);
+}
+
+/// The tensor-core forward variants.
+inline std::string segmentMatmulTensorCoreModuleText(size_t *count) {
+  std::vector<SegmentVariant> variants;
+  for (ElementType type : kSegmentTypes) {
+    for (auto [k, m] : {std::pair<int64_t, int64_t>{8, 8},
+                        {32, 32},
+                        {64, 64},
+                        {128, 128},
+                        {256, 256},
+                        {512, 512},
+                        {8, 512},
+                        {512, 24},
+                        {40, 72}})
+      variants.push_back({segmentVariantName("tc", type, k, m),
+                          segmentMatmulOp(type, k, m),
+                          segmentSchedule(MathMode::TensorCore)});
+    // Small tiles with a deeper pipeline, and large tiles.
+    variants.push_back({segmentVariantName("tc", type, 64, 128, "_t16_s3"),
+                        segmentMatmulOp(type, 64, 128),
+                        segmentSchedule(MathMode::TensorCore, 16, 3)});
+    variants.push_back({segmentVariantName("tc", type, 256, 64, "_t128_s3"),
+                        segmentMatmulOp(type, 256, 64),
+                        segmentSchedule(MathMode::TensorCore, 128, 3)});
+    variants.push_back({segmentVariantName("tc", type, 128, 32, "_t32_s4"),
+                        segmentMatmulOp(type, 128, 32),
+                        segmentSchedule(MathMode::TensorCore, 32, 4)});
+    // Unaligned K: the default is the SIMT kernel.
+    variants.push_back({segmentVariantName("tc", type, 36, 64, "_default"),
+                        segmentMatmulOp(type, 36, 64), std::nullopt});
+  }
+  return segmentModuleText("segment_tc", variants, count);
+}
+
+/// The backward variants: input and weight gradients.
+inline std::string segmentMatmulBackwardModuleText(size_t *count) {
+  std::vector<SegmentVariant> variants;
+  for (ElementType type : kSegmentTypes) {
+    for (auto [k, m] : {std::pair<int64_t, int64_t>{8, 8},
+                        {64, 32},
+                        {128, 256},
+                        {512, 512}}) {
+      variants.push_back({segmentVariantName("dx_tc", type, k, m),
+                          segmentMatmulInputGradOp(type, k, m),
+                          segmentSchedule(MathMode::TensorCore)});
+      variants.push_back({segmentVariantName("dw_tc", type, k, m),
+                          segmentMatmulWeightGradOp(type, k, m),
+                          segmentSchedule(MathMode::TensorCore)});
+    }
+    // Splits of 32 rows: many partials per type.
+    variants.push_back({segmentVariantName("dw_tc", type, 32, 64, "_s32"),
+                        segmentMatmulWeightGradOp(type, 32, 64),
+                        segmentSchedule(MathMode::TensorCore, 32, 3)});
+    // SIMT: odd and small sizes, and exact f32.
+    for (auto [k, m] :
+         {std::pair<int64_t, int64_t>{3, 5}, {33, 16}, {64, 64}}) {
+      variants.push_back({segmentVariantName("dx_simt", type, k, m),
+                          segmentMatmulInputGradOp(type, k, m),
+                          segmentSchedule(MathMode::Simt)});
+      variants.push_back({segmentVariantName("dw_simt", type, k, m),
+                          segmentMatmulWeightGradOp(type, k, m),
+                          segmentSchedule(MathMode::Simt)});
+    }
+    variants.push_back({segmentVariantName("dw_simt", type, 16, 8, "_s7"),
+                        segmentMatmulWeightGradOp(type, 16, 8),
+                        segmentSchedule(MathMode::Simt, 7)});
+  }
+  return segmentModuleText("segment_bwd", variants, count);
 }
 
 } // namespace gnnc::test
