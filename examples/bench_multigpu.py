@@ -1,0 +1,218 @@
+"""Runs the multi-GPU examples with torchrun at world sizes 1 and 2 and
+writes summary.json, the runs' results (raw/) and their logs (logs/) to
+--out-dir.
+
+  python examples/bench_multigpu.py --out-dir bench-multigpu           # ~5-8 min on 2 H100s
+  python examples/bench_multigpu.py --scale 20 --out-dir bench-20      # a smaller R-MAT graph
+  python examples/bench_multigpu.py --quick --out-dir bench-quick      # smoke run
+
+Runs: train_ddp_proteins.py (GIN, DistributedDataParallel; PROTEINS and
+generated molecules) and train_fullgraph_dist.py --parts rmat
+(row-partitioned full-graph GCN and GIN on an R-MAT graph) on 1 and 2
+GPUs, then train_fullgraph_dist.py --parts planetoid (cora and citeseer
+accuracy, distributed vs one process) on 2 GPUs. With one GPU the 2-GPU
+runs are skipped and the summary says so.
+
+summary.json:
+- ddp_scaling_2gpu: training throughput (graphs/s) on 2 GPUs over 1 GPU,
+  generated molecules (ddp_scaling_2gpu_by_data: each dataset);
+- fullgraph_scaling_2gpu: R-MAT epoch time on 1 GPU over 2 GPUs, the
+  smaller over GCN and GIN (fullgraph_scaling_2gpu_by_model: each);
+- exchange_volume_vs_boundary: bytes the halo exchanges sent (forward,
+  all ranks and layers) over the boundary bytes the partition implies
+  (distinct referenced rows x width x element size), the largest over
+  the models; 1.0 means only referenced rows travelled;
+- the raw numbers (epoch times and their exchange / all_reduce / compute
+  parts, bytes, edge cut, accuracy), the device, the date, what was skipped.
+A key is null when its runs did not run or failed.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+def device_info():
+    """(GPUs usable by the runs, device name)."""
+    if os.environ.get("GNNC_EMULATE") == "1":
+        return 2, "cpu (emulated)"
+    import torch
+    if not torch.cuda.is_available():
+        return 0, "none"
+    return torch.cuda.device_count(), torch.cuda.get_device_name(0)
+
+
+def launch(name, script, world, args, out_dir, timeout):
+    """Runs `script` under torchrun with `world` processes; returns its JSON
+    results (None when it failed) and a record of the run."""
+    raw = out_dir / "raw" / f"{name}.json"
+    log = out_dir / "logs" / f"{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc_per_node={world}", str(HERE / script), *map(str, args),
+           "--out", str(raw)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO / "python")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    print(f"== {name}: {' '.join(cmd[2:])}", flush=True)
+    t0 = time.perf_counter()
+    with open(log, "w") as f:
+        try:
+            rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env,
+                                timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+    wall = time.perf_counter() - t0
+    text = log.read_text(errors="replace")
+    shown = [ln for ln in text.splitlines()
+             if not ln.startswith(("    epoch", "*****", "Setting OMP_NUM_THREADS"))]
+    print("\n".join(shown[-40:]))
+    record = dict(name=name, world_size=world, wall_s=wall, returncode=rc, log=str(log))
+    if rc != 0 or not raw.is_file():
+        print(f"!! {name} failed ({rc}); see {log}", flush=True)
+        return None, record
+    print(f"== {name}: {wall:.0f} s", flush=True)
+    return json.loads(raw.read_text()), record
+
+
+def _ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def ddp_throughput(res, data):
+    r = (res or {}).get("results", {}).get(data) or {}
+    return r.get("graphs_per_s")
+
+
+def fullgraph_rows(res):
+    return {r["model"]: r for r in (res or {}).get("rmat", [])}
+
+
+def summarize(runs, scale):
+    d1, d2 = runs.get("ddp_w1"), runs.get("ddp_w2")
+    by_data = {k: _ratio(ddp_throughput(d2, k), ddp_throughput(d1, k))
+               for k in ("proteins", "molecules")}
+    f1, f2 = fullgraph_rows(runs.get("fullgraph_w1")), fullgraph_rows(runs.get("fullgraph_w2"))
+    by_model = {m: _ratio(f1[m]["epoch_ms"], f2[m]["epoch_ms"])
+                for m in f1 if m in f2}
+    volume = [r.get("exchange_volume_vs_boundary") for r in f2.values()]
+    volume = [v for v in volume if v is not None]
+
+    def parts(rows):
+        return {m: {k: r[k] for k in ("epoch_ms", "compute_ms", "exchange_ms",
+                                      "allreduce_ms", "peak_mib", "exchange_bytes_sent",
+                                      "boundary_bytes", "first_epoch_s")}
+                for m, r in rows.items()}
+    cut = None
+    if f2:
+        p = next(iter(f2.values()))["partition"]
+        cut = dict(edge_cut=p[0]["edge_cut"], edge_cut_fraction=p[0]["edge_cut_fraction"],
+                   halo_rows=[q["n_halo"] for q in p], local_rows=[q["n_local"] for q in p],
+                   local_edges=[q["local_edges"] for q in p])
+    acc = (runs.get("accuracy") or {}).get("planetoid")
+    return dict(
+        ddp_scaling_2gpu=by_data["molecules"] if by_data["molecules"] is not None
+        else by_data["proteins"],
+        ddp_scaling_2gpu_by_data=by_data,
+        fullgraph_scaling_2gpu=min(by_model.values()) if by_model else None,
+        fullgraph_scaling_2gpu_by_model=by_model,
+        exchange_volume_vs_boundary=max(volume) if volume else None,
+        rmat_scale=scale,
+        ddp_graphs_per_s={w: {k: ddp_throughput(r, k) for k in ("proteins", "molecules")}
+                          for w, r in (("1", d1), ("2", d2)) if r},
+        ddp_test_acc={w: {k: ((r or {}).get("results", {}).get(k) or {}).get("acc_mean")
+                          for k in ("proteins", "molecules")}
+                      for w, r in (("1", d1), ("2", d2)) if r},
+        fullgraph_epoch={w: parts(rows) for w, rows in (("1", f1), ("2", f2)) if rows},
+        fullgraph_partition_2gpu=cut,
+        accuracy=[dict(dataset=r["dataset"], model=r["model"],
+                       distributed=r["distributed"]["acc_mean"],
+                       single=r.get("single", {}).get("acc_mean"),
+                       acc_delta_points=r.get("acc_delta_points")) for r in acc or []],
+    )
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out-dir", default="bench-multigpu")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: R-MAT scale 16, few epochs, 4,096 molecules, 1 seed")
+    p.add_argument("--scale", type=int, help="R-MAT scale (default 22)")
+    p.add_argument("--models", nargs="+", default=["gcn", "gin"], choices=["gcn", "gin"])
+    p.add_argument("--epochs", type=int, help="timed full-graph epochs (default 10)")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--ddp-epochs", type=int, help="DDP epochs (default 12)")
+    p.add_argument("--molecules", type=int, help="generated molecules (default 32768)")
+    p.add_argument("--seeds", type=int, help="accuracy seeds (default 5)")
+    p.add_argument("--no-accuracy", action="store_true",
+                   help="skip the cora/citeseer accuracy run")
+    p.add_argument("--precision", default="f32", choices=["f32", "f16"])
+    p.add_argument("--timeout", type=int, default=420, help="seconds per run")
+    args = p.parse_args()
+    q = args.quick
+    scale = args.scale or (16 if q else 22)
+    epochs = args.epochs or (3 if q else 10)
+    warmup = 1 if q else args.warmup
+    ddp_epochs = args.ddp_epochs or (3 if q else 12)
+    molecules = args.molecules or (4096 if q else 32768)
+    seeds = args.seeds or (1 if q else 5)
+    out = Path(args.out_dir)
+    gpus, name = device_info()
+    worlds = [1, 2] if gpus >= 2 else [1] if gpus == 1 else []
+    skipped = []
+    if gpus < 2:
+        skipped.append(f"2-GPU runs: {gpus} GPU(s) available")
+    if not worlds:
+        raise SystemExit("no GPU (GNNC_EMULATE=1 runs the examples on the CPU)")
+    t0 = time.perf_counter()
+    runs, records = {}, []
+    ddp_args = ["--epochs", ddp_epochs, "--warmup", min(2, ddp_epochs - 1),
+                "--eval-every", max(1, ddp_epochs // 3), "--molecules", molecules,
+                "--precision", args.precision]
+    full_args = ["--parts", "rmat", "--scales", scale, "--models", *args.models,
+                 "--epochs", epochs, "--warmup", warmup, "--precision", args.precision]
+    for world in worlds:
+        res, rec = launch(f"ddp_w{world}", "train_ddp_proteins.py", world, ddp_args, out,
+                          args.timeout)
+        runs[f"ddp_w{world}"] = res
+        records.append(rec)
+    for world in worlds:
+        res, rec = launch(f"fullgraph_w{world}", "train_fullgraph_dist.py", world,
+                          full_args, out, args.timeout)
+        runs[f"fullgraph_w{world}"] = res
+        records.append(rec)
+    if args.no_accuracy:
+        skipped.append("accuracy: --no-accuracy")
+    else:
+        acc_args = ["--parts", "planetoid", "--seeds", seeds, "--precision", args.precision]
+        if q:
+            acc_args += ["--train-epochs", 50, "--datasets", "cora"]
+        res, rec = launch("accuracy", "train_fullgraph_dist.py", worlds[-1], acc_args, out,
+                          args.timeout)
+        runs["accuracy"] = res
+        records.append(rec)
+    summary = summarize(runs, scale)
+    summary.update(device=name, gpus=gpus, date=datetime.datetime.now().isoformat(
+        timespec="seconds"), precision=args.precision, quick=q, skipped=skipped,
+        failed=[r["name"] for r in records if r["returncode"] != 0],
+        runs=records, wall_s=time.perf_counter() - t0)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    print(json.dumps({k: summary[k] for k in (
+        "ddp_scaling_2gpu", "fullgraph_scaling_2gpu", "exchange_volume_vs_boundary",
+        "device", "skipped", "failed", "wall_s")}, indent=2, default=str))
+    print(f"wrote {out / 'summary.json'}")
+
+
+if __name__ == "__main__":
+    main()
