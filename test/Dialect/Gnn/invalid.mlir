@@ -588,9 +588,39 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%x: tensor<?x64xf32>, %w: tensor<?x32x16xf32>, %seg: tensor<?xi64>) -> tensor<?x16xf32> {
-    // expected-error @+1 {{weights' K (32) differs from the input's K (64)}}
+    // expected-error @+1 {{weights' K (32) differs from the input's width (64)}}
     %y = gnn.segment_matmul %x, %w, %seg : tensor<?x64xf32>, tensor<?x32x16xf32>, tensor<?xi64> -> tensor<?x16xf32>
     gnn.return %y : tensor<?x16xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%dy: tensor<?x32xf32>, %w: tensor<?x32x16xf32>, %seg: tensor<?xi64>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{weights' M (16) differs from the input's width (32) (transpose_weights)}}
+    %dx = gnn.segment_matmul %dy, %w, %seg {transpose_weights} : tensor<?x32xf32>, tensor<?x32x16xf32>, tensor<?xi64> -> tensor<?x32xf32>
+    gnn.return %dx : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x33xf32>, %w: tensor<?x33x16xf32>, %seg: tensor<?xi64>) -> tensor<?x16xf32> {
+    // expected-error @+1 {{gnn.segment_matmul with math = tensor_core: tensor cores take K and M in multiples of 8 up to 512, got K 33 and M 16 (math = simt takes any K and M)}}
+    %y = gnn.segment_matmul %x, %w, %seg {schedule = #gnn.schedule<strategy = tile_routed, math = tensor_core>} : tensor<?x33xf32>, tensor<?x33x16xf32>, tensor<?xi64> -> tensor<?x16xf32>
+    gnn.return %y : tensor<?x16xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%x: tensor<?x16xf32>, %dy: tensor<?x8xf32>, %seg: tensor<?xi64>) -> tensor<?x8x16xf32> {
+    // expected-error @+1 {{result must be types x 16 x 8 (the input's and the output gradient's widths), got 'tensor<?x8x16xf32>'}}
+    %dw = gnn.segment_matmul_weight_grad %x, %dy, %seg : tensor<?x16xf32>, tensor<?x8xf32>, tensor<?xi64> -> tensor<?x8x16xf32>
+    gnn.return %dw : tensor<?x8x16xf32>
   }
 }
 

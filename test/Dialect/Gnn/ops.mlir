@@ -169,5 +169,17 @@ gnn.module @segment {
     %y = gnn.segment_matmul %x, %w, %seg {schedule = #gnn.schedule<strategy = tile_routed, tile_rows = 32, tile_routing = true>} : tensor<?x16xf16>, tensor<?x16x8xf16>, tensor<?xi64> -> tensor<?x8xf16>
     gnn.return %y : tensor<?x8xf16>
   }
+  // The backward: the input gradient (weights read transposed) on tensor
+  // cores, and the weight gradient.
+  // CHECK: gnn.segment_matmul %{{.*}}, %{{.*}}, %{{.*}} {schedule = #gnn.schedule<strategy = tile_routed, math = tensor_core, stages = 3>, transpose_weights} : tensor<?x8xf16>, tensor<?x16x8xf16>, tensor<?xi64> -> tensor<?x16xf16>
+  gnn.kernel @input_grad(%dy: tensor<?x8xf16>, %w: tensor<?x16x8xf16>, %seg: tensor<?xi64>) -> tensor<?x16xf16> {
+    %dx = gnn.segment_matmul %dy, %w, %seg {transpose_weights, schedule = #gnn.schedule<strategy = tile_routed, math = tensor_core, stages = 3>} : tensor<?x8xf16>, tensor<?x16x8xf16>, tensor<?xi64> -> tensor<?x16xf16>
+    gnn.return %dx : tensor<?x16xf16>
+  }
+  // CHECK: gnn.segment_matmul_weight_grad %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x16xf16>, tensor<?x8xf16>, tensor<?xi64> -> tensor<?x16x8xf16>
+  gnn.kernel @weight_grad(%x: tensor<?x16xf16>, %dy: tensor<?x8xf16>, %seg: tensor<?xi64>) -> tensor<?x16x8xf16> {
+    %dw = gnn.segment_matmul_weight_grad %x, %dy, %seg : tensor<?x16xf16>, tensor<?x8xf16>, tensor<?xi64> -> tensor<?x16x8xf16>
+    gnn.return %dw : tensor<?x16x8xf16>
+  }
 }
 // GENERIC: "gnn.segment_matmul"(%{{.*}}, %{{.*}}, %{{.*}})
