@@ -154,6 +154,14 @@ gnnc_status gnnc_op_check(const gnnc_op_desc *desc, const char *schedule);
 gnnc_status gnnc_context_create(int device, const char *cache_dir,
                                 const char *tuning_db, gnnc_context *out);
 void gnnc_context_destroy(gnnc_context ctx);
+/* How kernels requested without a schedule are chosen for a graph: with
+ * `measure_top_k` > 0, the cost model's leaders (up to that many: its best,
+ * other strategies' best within reach of it, the next ranked) are timed on
+ * this GPU over the graph with random features and the fastest is taken;
+ * 0 (the default): the cost model's best. A tuning database entry for the
+ * graph is taken as it is either way. Applies to kernels requested after
+ * the call. */
+gnnc_status gnnc_context_set_measure(gnnc_context ctx, int measure_top_k);
 /* The device's name and NVRTC architecture ("sm_90"), into caller buffers. */
 gnnc_status gnnc_context_device(gnnc_context ctx, char *name, size_t name_size,
                                 char *arch, size_t arch_size);

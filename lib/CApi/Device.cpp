@@ -160,6 +160,21 @@ gnnc_status gnnc_context_create(int device, const char *cache_dir,
   });
 }
 
+gnnc_status gnnc_context_set_measure(gnnc_context ctx, int measure_top_k) {
+  return guarded("gnnc_context_set_measure", [&]() -> Status {
+    GNNC_RETURN_IF_ERROR(requireNonNull(ctx, "ctx"));
+    if (measure_top_k < 0 || measure_top_k > 64)
+      return Status::error("measure_top_k must be 0 to 64, got " +
+                           std::to_string(measure_top_k));
+    ContextState &context = *ctx->state;
+    ContextLock lock(context);
+    GNNC_RETURN_IF_ERROR(lock.status);
+    context.tuning.runtime = measure_top_k > 0 ? &context.runtime : nullptr;
+    context.tuning.measureTopK = static_cast<size_t>(measure_top_k);
+    return Status::ok();
+  });
+}
+
 void gnnc_context_destroy(gnnc_context ctx) {
   try {
     delete ctx;

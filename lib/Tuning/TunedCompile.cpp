@@ -47,13 +47,23 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
   tuning.gpu = *gpu;
   tuning.database = db ? &*db : nullptr;
   tuning.takeFromDatabase = true;
+  if (options.runtime && options.measureTopK > 0) {
+    tuning.topK = options.measureTopK;
+    tuning.visitMeasures = true;
+    MeasureOptions measure;
+    measure.check = false;
+    tuning.visit = [&](const TunableSite &, const rt::KernelSpec &kernel) {
+      return measureFor(*options.runtime, kernel, g, measure);
+    };
+  }
   std::vector<SiteTuning> tuned = tuneModule(*module, g, tuning);
   if (choices) {
     choices->arch = gpu->arch;
     for (const SiteTuning &t : tuned)
       choices->schedules[t.site->entryName] = {
-          t.choice,
-          t.source == ChoiceSource::Database ? "database" : "cost model"};
+          t.choice, t.source == ChoiceSource::Database   ? "database"
+                    : t.source == ChoiceSource::Measured ? "measured"
+                                                         : "cost model"};
   }
   return module->compile(tuning::choices(tuned));
 }

@@ -136,6 +136,7 @@ SIGNATURES = {
         [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p,
          ctypes.POINTER(gnnc_context)],
     ),
+    "gnnc_context_set_measure": (_c_enum, [gnnc_context, ctypes.c_int]),
     "gnnc_context_destroy": (None, [gnnc_context]),
     "gnnc_context_device": (
         _c_enum,

@@ -148,7 +148,8 @@ gnnc_kernel kernelFor(const OpDesc &op, Schedule *schedule,
   if (written)
     EXPECT_EQ(from, "written");
   else
-    EXPECT_TRUE(from == "database" || from == "cost model" || from == "default")
+    EXPECT_TRUE(from == "database" || from == "cost model" ||
+                from == "measured" || from == "default")
         << from;
   return kernel;
 }
@@ -285,6 +286,31 @@ TEST(CApiGpu, SpmmWrittenSchedule) {
   op.edgeValues = true;
   checkSpmm(op, streamHandle(),
             "#gnn.schedule<strategy = edge_parallel, edges_per_warp = 64>");
+}
+
+TEST(CApiGpu, SpmmMeasuredChoice) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_EQ(fixture().error, "");
+  Fixture &f = fixture();
+  ASSERT_EQ(gnnc_context_set_measure(f.ctx, 3), GNNC_OK) << gnnc_last_error();
+  // A signature no other test requested, so that it is chosen now.
+  OpDesc op = spmmOp(ElementType::F32, 24);
+  op.scale = DegreeScale::Both;
+  gnnc_op_desc d = descOf(op);
+  gnnc_kernel kernel = nullptr;
+  ASSERT_EQ(gnnc_kernel_get(f.graph, &d, nullptr, &kernel), GNNC_OK)
+      << gnnc_last_error();
+  char text[512], source[64];
+  ASSERT_EQ(
+      gnnc_kernel_schedule(kernel, text, sizeof(text), source, sizeof(source)),
+      GNNC_OK);
+  EXPECT_EQ(std::string(source), "measured") << text;
+  checkSpmm(op, streamHandle());
+  ASSERT_EQ(gnnc_context_set_measure(f.ctx, 0), GNNC_OK);
+  EXPECT_EQ(gnnc_context_set_measure(f.ctx, -1), GNNC_ERROR);
+  EXPECT_NE(std::string(gnnc_last_error()).find("measure_top_k"),
+            std::string::npos)
+      << gnnc_last_error();
 }
 
 TEST(CApiGpu, SpmmRefusesShortBuffers) {

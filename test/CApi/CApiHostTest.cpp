@@ -353,6 +353,8 @@ TEST(CApi, NullHandlesAreErrors) {
               {"out is NULL"}, "null out");
   expectError(gnnc_context_device(nullptr, nullptr, 0, nullptr, 0),
               {"ctx is NULL"}, "null context");
+  expectError(gnnc_context_set_measure(nullptr, 2),
+              {"gnnc_context_set_measure", "ctx is NULL"}, "null context");
   gnnc_graph graph = nullptr;
   int64_t rowPtr[2] = {0, 0};
   expectError(gnnc_graph_create(nullptr, "g", 1, 1, 0, rowPtr, nullptr, none,

@@ -86,6 +86,11 @@ struct MeasureOptions {
   int warmups = 3;
   int runs = 10;
   uint64_t seed = 1;
+  /// Check the kernel's result against the CPU reference before timing it
+  /// (gnn-tune). Off where the candidates are gnnc's tested kernels and a
+  /// reference over the whole graph would cost seconds each
+  /// (compileForGraph's measuring).
+  bool check = true;
 };
 
 /// Loads the compiled gnn.spmm kernel `spec`, runs ops::checkSpmm on `g`

@@ -13,6 +13,7 @@
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Schedule.h"
 #include "gnnc/graph/Csr.h"
+#include "gnnc/runtime/Runtime.h"
 
 #include <map>
 #include <string>
@@ -26,11 +27,18 @@ struct TunedCompileOptions {
   /// Consult (never write) the tuning database; "" = defaultDatabasePath().
   bool useDatabase = true;
   std::string databasePath;
+  /// With a runtime and measureTopK > 0, the cost model's leaders
+  /// (measurementOrder: the best, other strategies' best within reach, the
+  /// next ranked) are timed on the runtime's GPU over the graph with random
+  /// features, and the fastest is chosen. Unchecked: the candidates are
+  /// gnnc's tested kernels.
+  rt::Runtime *runtime = nullptr;
+  size_t measureTopK = 0;
 };
 
 /// What compileForGraph chose: the architecture it tuned for, and for each
 /// tuned kernel (by entry name) the schedule and where it came from
-/// ("database" or "cost model").
+/// ("database", "cost model" or "measured").
 struct TuningChoices {
   std::string arch;
   struct Choice {
