@@ -75,6 +75,28 @@ class OpSpec:
                       dtype_code(dtype) if not isinstance(dtype, DType) else dtype,
                       int(heads))
 
+    def describe(self) -> str:
+        """A short description, e.g. 'spmm f16 width 128 norm=both values'."""
+        parts = [self.kind.name.lower(), self.dtype.name.lower(), f"width {self.width}"]
+        if self.row_stride:
+            parts.append(f"stride {self.row_stride}")
+        if self.kind == OpKind.SPMM:
+            if self.reduce != Reduce.SUM:
+                parts.append(f"reduce={self.reduce.name.lower()}")
+            if self.scale != Scale.NONE:
+                parts.append(f"norm={self.scale.name.lower()}")
+            if self.edge_values:
+                parts.append("values")
+            if self.self_weight is not None:
+                parts.append(f"self={self.self_weight:g}")
+            if self.col_norm_exponent is not None:
+                parts.append(f"col_exp={self.col_norm_exponent:g}")
+        elif self.kind == OpKind.SDDMM:
+            parts.append(f"form={self.form.name.lower()}")
+            if self.leaky_relu is not None:
+                parts.append(f"leaky_relu={self.leaky_relu:g}")
+        return " ".join(parts)
+
     def with_(self, **changes) -> "OpSpec":
         return replace(self, **changes)
 

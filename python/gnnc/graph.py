@@ -285,6 +285,23 @@ class Graph:
                                                    len(source)))
         return sched.value.decode(), source.value.decode()
 
+    def chosen(self) -> Dict[str, Tuple[str, str]]:
+        """For every kernel this graph and the graphs derived from it (its
+        transpose, its self-loop graph) hold: a description of the op ->
+        (schedule, where it came from), as kernel_schedule reports them."""
+        out: Dict[str, Tuple[str, str]] = {}
+        sched = ctypes.create_string_buffer(1024)
+        source = ctypes.create_string_buffer(64)
+        for (spec, written), k in list(self._kernels.items()):
+            _lib.check(_lib.lib().gnnc_kernel_schedule(k, sched, len(sched), source,
+                                                       len(source)))
+            key = f"{self.name or 'graph'}: {spec.describe()}"
+            out[key] = (sched.value.decode(), source.value.decode())
+        for derived in list(self._derived.values()):
+            if isinstance(derived, Graph) and derived is not self:
+                out.update(derived.chosen())
+        return out
+
     def spmm_edge_factors(self, spec: OpSpec) -> Optional[torch.Tensor]:
         """row[r] * col[c] of each edge for spmm `spec` (gnnc_graph_spmm_factors),
         f32 on the device; None when every factor is 1."""

@@ -302,6 +302,10 @@ def _spmm_grad_x_impl(graph: int, dy: Tensor, values: Optional[Tensor], reduce: 
                       norm: str, self_weight: Optional[float]) -> Tensor:
     g = _graph(graph)
     values, reduce, norm = _fold_scaling(g, dy.dtype, values, reduce, norm)
+    if values is None and reduce != "max" and g.is_symmetric:
+        # The transpose is the graph itself, degrees included: its kernels
+        # serve the gradient, and no second copy of the graph is built.
+        return _spmm_heads(g, dy, None, reduce, norm, self_weight, g.num_cols, grad=True)
     vt = values.index_select(0, g.t2f) if values is not None else None
     return _spmm_heads(g.T, dy, vt, reduce, norm, self_weight, g.num_cols, grad=True)
 
