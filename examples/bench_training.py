@@ -11,10 +11,14 @@ summary.json:
   (gnnc f32 and f16; PyG f32), over --seeds seeds (10 by default);
 - epoch_speedup_f16_vs_pyg_f32, epoch_speedup_f32_vs_pyg_f32: PyG's epoch
   time (its faster configuration, edge_index or torch.sparse CSR) over
-  gnnc's, the smallest over GCN and GIN and the R-MAT scales run;
+  gnnc's, the smallest over GCN and GIN and the R-MAT scales run. The half
+  precision run is f16; where f16 training overflowed (a loss that is not
+  finite: GIN's unnormalised sums over R-MAT hubs exceed f16's range) the
+  bf16 run of the same model stands in, and half_precision_runs says so;
 - gat_epoch_speedup: the same for 4-head GAT, gnnc f16 vs PyG's fastest f32;
-- memory_ratio_f16_vs_pyg_f32: gnnc f16 peak memory / PyG f32 peak (its
-  fastest configuration), the largest over the R-MAT models and scales;
+- memory_ratio_f16_vs_pyg_f32: gnnc half-precision peak memory / PyG f32
+  peak (its fastest configuration), the largest over the R-MAT models and
+  scales (the same f16-or-bf16 run as above);
 - proteins_epoch_speedup: PROTEINS GIN epoch time, PyG f32 over gnnc f32
   (proteins_epoch_speedup_f16: over gnnc f16).
 A key is null when its part did not run (or, for a dataset, was absent).
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 
@@ -42,6 +47,15 @@ def _max(xs):
     return max(xs) if xs else None
 
 
+def half_run(row):
+    """'f16', or 'bf16' where the f16 run's loss is not finite and a bf16 run
+    exists."""
+    loss = row.get("gnnc_f16", {}).get("loss")
+    if loss is not None and not math.isfinite(loss) and "speedup_bf16" in row:
+        return "bf16"
+    return "f16"
+
+
 def summarize(raw):
     node = raw.get("node", {}).get("results", [])
     rmat = raw.get("rmat", {}).get("results", [])
@@ -49,10 +63,11 @@ def summarize(raw):
     gcn_gin = [r for r in rmat if r["model"] in ("gcn", "gin")]
     return dict(
         accuracy_delta_points=_max(r.get("acc_delta_points") for r in node),
-        epoch_speedup_f16_vs_pyg_f32=_min(r.get("speedup_f16") for r in gcn_gin),
+        epoch_speedup_f16_vs_pyg_f32=_min(r.get(f"speedup_{half_run(r)}") for r in gcn_gin),
         epoch_speedup_f32_vs_pyg_f32=_min(r.get("speedup_f32") for r in gcn_gin),
         gat_epoch_speedup=_min(r.get("speedup_f16") for r in rmat if r["model"] == "gat"),
-        memory_ratio_f16_vs_pyg_f32=_max(r.get("memory_ratio_f16") for r in rmat),
+        memory_ratio_f16_vs_pyg_f32=_max(r.get(f"memory_ratio_{half_run(r)}") for r in rmat),
+        half_precision_runs={f"{r['model']} scale {r['scale']}": half_run(r) for r in rmat},
         proteins_epoch_speedup=prot.get("speedup_f32"),
         proteins_epoch_speedup_f16=prot.get("speedup_f16"),
     )

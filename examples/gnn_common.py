@@ -248,12 +248,22 @@ def write_json(path, obj):
         print(f"wrote {path}")
 
 
+HALF_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def feature_dtype(dev, precision):
+    """The dtype features are stored in for a run at `precision` (f16 is
+    emulated in bf16 on the CPU)."""
+    if precision == "f16" and dev.type != "cuda":
+        return torch.bfloat16
+    return HALF_DTYPES.get(precision, torch.float32)
+
+
 def amp_context(dev, precision):
-    """f16: HalfGNN style, f16 features and activations (autocast), f32
-    master weights."""
-    if precision == "f16":
-        return torch.autocast(dev.type, dtype=torch.float16 if dev.type == "cuda"
-                              else torch.bfloat16)
+    """f16 / bf16: HalfGNN style, half-precision features and activations
+    (autocast), f32 master weights."""
+    if precision in HALF_DTYPES:
+        return torch.autocast(dev.type, dtype=feature_dtype(dev, precision))
     import contextlib
     return contextlib.nullcontext()
 

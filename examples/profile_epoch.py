@@ -19,19 +19,29 @@ def main():
     p.add_argument("--scale", type=int, default=18)
     p.add_argument("--model", default="gcn", choices=["gcn", "gin", "gat"])
     p.add_argument("--lib", default="gnnc", choices=["gnnc", "pyg"])
-    p.add_argument("--precision", default="f32", choices=["f32", "f16"])
+    p.add_argument("--precision", default="f32", choices=["f32", "f16", "bf16"])
+    p.add_argument("--dataset", help="cora or citeseer instead of an R-MAT graph")
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--rows", type=int, default=25)
     p.add_argument("--directed", action="store_true")
     a = p.parse_args()
     dev = C.device()
-    ei, n = C.rmat_edge_index(a.scale, 16, seed=a.scale, dev=dev, symmetrize=not a.directed)
-    x = torch.randn(n, a.hidden, device=dev)
-    y = torch.randint(0, 16, (n,), device=dev)
-    net = C.NodeModel(a.lib, a.model, a.hidden, a.hidden, 16, dropout=0.0).to(dev)
+    if a.dataset:
+        data = C.load_planetoid(a.dataset, dev)
+        if data is None:
+            return C.skip(f"{a.dataset}_planetoid.npz not found")
+        ei, n, x, y = data["edge_index"], data["num_nodes"], data["x"], data["y"]
+        classes = data["num_classes"]
+    else:
+        ei, n = C.rmat_edge_index(a.scale, 16, seed=a.scale, dev=dev,
+                                  symmetrize=not a.directed)
+        x = torch.randn(n, a.hidden, device=dev)
+        classes = 16
+        y = torch.randint(0, classes, (n,), device=dev)
+    net = C.NodeModel(a.lib, a.model, x.shape[1], a.hidden, classes, dropout=0.0).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=0.01)
     scaler = C.grad_scaler(dev, a.precision)
-    xin = x.half() if a.precision == "f16" else x
+    xin = x.to(C.feature_dtype(dev, a.precision))
 
     def epoch():
         opt.zero_grad(set_to_none=True)

@@ -5,8 +5,10 @@ scale 20; --directed keeps the generated directed edges): epoch time (forward + 
 Adam step of a two-layer model, CUDA events, median after warm-up) and peak
 GPU memory for GCN, GIN and 4-head GAT, random features and labels.
 
-Each model runs as gnnc f32, gnnc f16 (f16 features and activations, f32
-master weights), and PyG f32 twice: with edge_index (gather/scatter
+Each model runs as gnnc f32, gnnc f16 and bf16 (half-precision features
+and activations, f32 master weights; the features are stored in that
+precision, as HalfGNN stores them: no f32 copy is alive during a half run),
+and PyG f32 twice: with edge_index (gather/scatter
 message passing) and with a torch.sparse CSR adjacency passed as adj_t
 (cuSPARSE); the faster PyG configuration is the baseline.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import time
 
 import gnn_common as C
@@ -48,14 +51,27 @@ def pyg_adjacency(edge_index, n, self_loops):
     return adj
 
 
-def time_config(lib, model, precision, graph_arg, x, y, args, dev, pyg_sparse=False):
+def features(n, width, dtype, dev):
+    """The run's random features (the same values for every run, rounded
+    to `dtype`), generated on the device without an f32 copy left alive."""
+    g = torch.Generator(device=dev).manual_seed(1)
+    return torch.randn(n, width, generator=g, device=dev).to(dtype)
+
+
+def labels(n, classes, dev):
+    g = torch.Generator(device=dev).manual_seed(2)
+    return torch.randint(0, classes, (n,), generator=g, device=dev)
+
+
+def time_config(lib, model, precision, graph_arg, n, y, args, dev, pyg_sparse=False):
+    xin = features(n, args.hidden, C.feature_dtype(dev, precision), dev)
     torch.manual_seed(0)
-    net = C.NodeModel(lib, model, x.shape[1], args.hidden, args.classes, dropout=0.0).to(dev)
+    net = C.NodeModel(lib, model, xin.shape[1], args.hidden, args.classes,
+                      dropout=0.0).to(dev)
     if pyg_sparse and model == "gat":
         net.c1.add_self_loops = net.c2.add_self_loops = False  # adj_t has them
     opt = torch.optim.Adam(net.parameters(), lr=0.01)
     scaler = C.grad_scaler(dev, precision)
-    xin = x.half() if precision == "f16" else x
     timer = C.EpochTimer(dev)
     C.reset_peak(dev)
     t0 = time.perf_counter()
@@ -71,9 +87,19 @@ def time_config(lib, model, precision, graph_arg, x, y, args, dev, pyg_sparse=Fa
         if epoch == 0:
             first_s = time.perf_counter() - t0
     res = dict(epoch_ms=timer.median(args.warmup), peak_mib=C.peak_mib(dev),
-               first_epoch_s=first_s, loss=float(loss))
-    del net, opt, out, loss
+               first_epoch_s=first_s, loss=float(loss.detach()))
+    if lib == "gnnc":
+        res["schedules"] = gnnc_schedules(graph_arg, n, model, xin.dtype)
+    del net, opt, out, loss, xin
     return res
+
+
+def gnnc_schedules(edge_index, n, model, dtype):
+    """The schedules gnnc chose for the graph's kernels of this run (op
+    signature -> schedule and where it came from)."""
+    variant = "self_loops" if model in ("gcn", "gat") else None
+    g = gnnc.graph.cached_graph(edge_index, n, variant, edge_index.device)
+    return {desc: dict(schedule=s, source=src) for desc, (s, src) in g.chosen().items()}
 
 
 def guarded(fn):
@@ -95,9 +121,7 @@ def run(args, dev=None):
         edge_index, n = C.rmat_edge_index(scale, args.edge_factor, seed=scale, dev=dev,
                                           symmetrize=not args.directed)
         gen_s = time.perf_counter() - t0
-        g = torch.Generator(device=dev).manual_seed(1)
-        x = torch.randn(n, args.hidden, generator=g, device=dev)
-        y = torch.randint(0, args.classes, (n,), generator=g, device=dev)
+        y = labels(n, args.classes, dev)
         kind = "directed edges" if args.directed else "edges (undirected, both directions)"
         print(f"R-MAT scale {scale}: {n} nodes, {edge_index.shape[1]} {kind}, "
               f"generated in {gen_s:.1f} s")
@@ -109,18 +133,18 @@ def run(args, dev=None):
             gnnc.graph.cached_graph(edge_index, n, "self_loops" if model in ("gcn", "gat")
                                     else None, dev)
             row["gnnc_graph_build_s"] = time.perf_counter() - t0
-            for precision in ("f32", "f16"):
+            for precision in args.precisions:
                 row[f"gnnc_{precision}"] = guarded(
-                    lambda: time_config("gnnc", model, precision, edge_index, x, y, args, dev))
+                    lambda: time_config("gnnc", model, precision, edge_index, n, y, args, dev))
             free()
             if not args.no_pyg:
                 row["pyg_f32_edge_index"] = guarded(
-                    lambda: time_config("pyg", model, "f32", edge_index, x, y, args, dev))
+                    lambda: time_config("pyg", model, "f32", edge_index, n, y, args, dev))
                 free()
 
                 def sparse():
                     adj = pyg_adjacency(edge_index, n, self_loops=(model == "gat"))
-                    return time_config("pyg", model, "f32", adj, x, y, args, dev,
+                    return time_config("pyg", model, "f32", adj, n, y, args, dev,
                                        pyg_sparse=True)
                 row["pyg_f32_sparse_csr"] = guarded(sparse)
                 free()
@@ -130,14 +154,14 @@ def run(args, dev=None):
                     best = min(ok, key=lambda k: ok[k]["epoch_ms"])
                     row["pyg_fastest"] = best
                     base = ok[best]
-                    for p in ("f32", "f16"):
+                    for p in args.precisions:
                         r = row[f"gnnc_{p}"]
                         if "epoch_ms" in r:
                             row[f"speedup_{p}"] = base["epoch_ms"] / r["epoch_ms"]
                             row[f"memory_ratio_{p}"] = r["peak_mib"] / base["peak_mib"]
             results.append(row)
             print_row(row)
-        del edge_index, x, y
+        del edge_index, y
         free()
     return dict(device=C.gpu_name(dev), hidden=args.hidden, edge_factor=args.edge_factor,
                 undirected=not args.directed,
@@ -154,13 +178,16 @@ def fmt(r):
 
 def print_row(row):
     print(f"  {row['model']:3s} gnnc graph build {row['gnnc_graph_build_s']:.2f} s")
-    for k in ("gnnc_f32", "gnnc_f16", "pyg_f32_edge_index", "pyg_f32_sparse_csr"):
+    for k in ("gnnc_f32", "gnnc_f16", "gnnc_bf16", "pyg_f32_edge_index",
+              "pyg_f32_sparse_csr"):
         if k in row:
-            print(f"    {k:20s} {fmt(row[k])}")
+            loss = row[k].get("loss")
+            note = "" if loss is None or math.isfinite(loss) else "  (loss not finite)"
+            print(f"    {k:20s} {fmt(row[k])}{note}")
     if "pyg_fastest" in row:
-        print(f"    PyG fastest: {row['pyg_fastest']}; speedup f32 "
-              f"{row.get('speedup_f32', float('nan')):.2f}x, f16 "
-              f"{row.get('speedup_f16', float('nan')):.2f}x; memory f16/PyG "
+        parts = ", ".join(f"{p} {row[f'speedup_{p}']:.2f}x" for p in ("f32", "f16", "bf16")
+                          if f"speedup_{p}" in row)
+        print(f"    PyG fastest: {row['pyg_fastest']}; speedup {parts}; memory f16/PyG "
               f"{row.get('memory_ratio_f16', float('nan')):.2f}")
 
 
@@ -174,6 +201,8 @@ def parser():
                    help="keep the generated directed edges (default: undirected)")
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--classes", type=int, default=16)
+    p.add_argument("--precisions", nargs="+", default=["f32", "f16", "bf16"],
+                   choices=["f32", "f16", "bf16"], help="gnnc's runs")
     p.add_argument("--epochs", type=int, default=10, help="timed epochs")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--no-pyg", action="store_true")
