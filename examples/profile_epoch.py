@@ -21,6 +21,8 @@ def main():
     p.add_argument("--lib", default="gnnc", choices=["gnnc", "pyg"])
     p.add_argument("--precision", default="f32", choices=["f32", "f16", "bf16"])
     p.add_argument("--dataset", help="cora or citeseer instead of an R-MAT graph")
+    p.add_argument("--sort", default="cuda_time_total",
+                   help="profiler table order, e.g. cpu_time_total for host overhead")
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--rows", type=int, default=25)
     p.add_argument("--directed", action="store_true")
@@ -60,7 +62,7 @@ def main():
         for _ in range(3):
             epoch()
         torch.cuda.synchronize()
-    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=a.rows))
+    print(prof.key_averages().table(sort_by=a.sort, row_limit=a.rows))
     timer = C.EpochTimer(dev)
     for _ in range(10):
         with timer:
