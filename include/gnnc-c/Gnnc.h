@@ -155,8 +155,8 @@ gnnc_status gnnc_context_create(int device, const char *cache_dir,
                                 const char *tuning_db, gnnc_context *out);
 void gnnc_context_destroy(gnnc_context ctx);
 /* How kernels requested without a schedule are chosen for a graph: with
- * `measure_top_k` > 0, the cost model's leaders (up to that many: its best,
- * other strategies' best within reach of it, the next ranked) are timed on
+ * `measure_top_k` > 0, the cost model's leaders (its best, every other
+ * strategy's best, the next ranked up to `measure_top_k`) are timed on
  * this GPU over the graph with random features and the fastest is taken;
  * 0 (the default): the cost model's best. A tuning database entry for the
  * graph is taken as it is either way. Applies to kernels requested after

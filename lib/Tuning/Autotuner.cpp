@@ -123,19 +123,22 @@ std::vector<Candidate> gnnc::tuning::rankSchedules(
 }
 
 std::vector<size_t>
-gnnc::tuning::measurementOrder(const std::vector<Candidate> &ranked, size_t k) {
+gnnc::tuning::measurementOrder(const std::vector<Candidate> &ranked, size_t k,
+                               bool everyStrategy) {
   k = std::min(k, ranked.size());
   if (k == 0)
     return {};
   // The overall leader (index 0), then each other strategy's leader if
-  // its prediction is within kCloseStrategies of it, then the rest by rank.
+  // its prediction is within kCloseStrategies of it (or at all, with
+  // everyStrategy), then the rest by rank.
   std::vector<size_t> chosen{0};
   std::set<Strategy> seen = {ranked[0].schedule.strategy};
-  for (size_t i = 1; i < ranked.size() && chosen.size() < k; ++i) {
+  for (size_t i = 1; i < ranked.size() && (everyStrategy || chosen.size() < k);
+       ++i) {
     if (!seen.insert(ranked[i].schedule.strategy).second)
       continue;
-    if (ranked[i].prediction.seconds <=
-        kCloseStrategies * ranked[0].prediction.seconds)
+    if (everyStrategy || ranked[i].prediction.seconds <=
+                             kCloseStrategies * ranked[0].prediction.seconds)
       chosen.push_back(i);
   }
   for (size_t i = 1; i < ranked.size() && chosen.size() < k; ++i)

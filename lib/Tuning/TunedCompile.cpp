@@ -49,6 +49,7 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
   tuning.takeFromDatabase = true;
   if (options.runtime && options.measureTopK > 0) {
     tuning.topK = options.measureTopK;
+    tuning.visitEveryStrategy = true;
     tuning.visitMeasures = true;
     MeasureOptions measure;
     measure.check = false;

@@ -172,7 +172,8 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
     if (result.ranked.empty())
       continue;
     if (options.visit)
-      for (size_t i : measurementOrder(result.ranked, options.topK)) {
+      for (size_t i : measurementOrder(result.ranked, options.topK,
+                                       options.visitEveryStrategy)) {
         Candidate &c = result.ranked[i];
         Expected<rt::KernelSpec> kernel = module.compileKernel(
             site.entryName, TunableModule::applied(site, c.schedule));

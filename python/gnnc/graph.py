@@ -64,8 +64,6 @@ class Graph:
         self._coo = coo  # the [2, E] edge list it was built from, if any
         self.row_ptr = torch.from_numpy(host.row_ptr).to(device)
         self.col_idx = torch.from_numpy(host.col_idx).to(device)
-        self.perm = (torch.from_numpy(host.perm).to(device)
-                     if host.perm is not None else None)
         self.id = graphs.register(self)
         self._handle = None
         self._kernels: Dict[Tuple[OpSpec, Optional[str]], ctypes.c_void_p] = {}
@@ -124,6 +122,16 @@ class Graph:
     def __repr__(self):
         return (f"gnnc.Graph(rows={self.num_rows}, cols={self.num_cols}, "
                 f"nnz={self.nnz}, device={self.device})")
+
+    @property
+    def perm(self) -> Optional[torch.Tensor]:
+        """For each CSR edge, its position in the edge list the graph was
+        built from (int64 on the graph's device; None when built from CSR).
+        Uploaded on first use: only edge values given in edge-list order need
+        it, and it is 8 bytes per edge."""
+        if self.host.perm is None:
+            return None
+        return self._get("perm", lambda: torch.from_numpy(self.host.perm).to(self.device))
 
     # --- derived graphs ------------------------------------------------------
 

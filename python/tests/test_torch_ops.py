@@ -432,3 +432,44 @@ def test_spmm_scaling_in_kernel_or_folded(dev, monkeypatch, fold, reduce, norm,
     for got, want in grads:
         if want is not None:
             close(got, want, torch.float32)
+
+
+def test_measured_choice(dev):
+    """With measuring on, a kernel's schedule is the fastest timed one."""
+    if dev.type != "cuda":
+        pytest.skip("schedules are timed on a GPU")
+    from gnnc import _context
+    ctx = _context.get(dev.index)
+    before = ctx.measure
+    ctx.set_measure(3)
+    try:
+        g, _ = make_graph(dev, seed=7)
+        sched, source = g.kernel_schedule("spmm", 40, torch.float32, norm="both")
+        assert source == "measured", (sched, source)
+        x = leaf((g.num_cols, 40), dev, torch.float32, 5)
+        y = ops.spmm(g, x, norm="both")
+        rows, cols = g.edge_rows, g.edge_cols
+        close(y, torch_ref.spmm(rows, cols, g.num_rows, x.detach().double(), None, "sum",
+                                "both", None), torch.float32)
+    finally:
+        ctx.set_measure(before)
+
+
+def test_measure_setting_errors():
+    from gnnc import _context
+    import os
+    old = os.environ.get("GNNC_TUNE_MEASURE")
+    try:
+        os.environ["GNNC_TUNE_MEASURE"] = "many"
+        with pytest.raises(ValueError, match="GNNC_TUNE_MEASURE"):
+            _context.measure_top_k()
+        os.environ["GNNC_TUNE_MEASURE"] = "65"
+        with pytest.raises(ValueError, match="0 to 64"):
+            _context.measure_top_k()
+        os.environ["GNNC_TUNE_MEASURE"] = ""
+        assert _context.measure_top_k() == _context.DEFAULT_MEASURE_TOP_K
+    finally:
+        if old is None:
+            os.environ.pop("GNNC_TUNE_MEASURE", None)
+        else:
+            os.environ["GNNC_TUNE_MEASURE"] = old

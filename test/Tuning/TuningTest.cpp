@@ -333,10 +333,11 @@ TEST(TuningLegality, EdgeParallelLimitsAreTheCompilers) {
 TEST(TuningLegality, VectorAndGroupLimitsAreTheCompilers) {
   OpDesc f32 = spmmProblem(ElementType::F32, 64);
   expectCompilerAgrees(f32, vertexSchedule(8, 8, 256), "16 bytes");
-  expectCompilerAgrees(spmmProblem(ElementType::F32, 6), vertexSchedule(4, 2, 256),
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 6),
+                       vertexSchedule(4, 2, 256),
                        "does not divide the feature width");
-  expectCompilerAgrees(spmmProblem(ElementType::F32, 256), vertexSchedule(1, 1, 256),
-                       "accumulators");
+  expectCompilerAgrees(spmmProblem(ElementType::F32, 256),
+                       vertexSchedule(1, 1, 256), "accumulators");
   // Too many groups' partial sums for shared memory: 512 groups x 256
   // features x 4 bytes.
   expectCompilerAgrees(spmmProblem(ElementType::F32, 256),
@@ -660,9 +661,15 @@ TEST(TuningRank, MeasurementComparesTheStrategiesFirst) {
   three.push_back({groupSchedule(4, 16, 256, 32), far, std::nullopt, ""});
   EXPECT_EQ(measurementOrder(three, 3), (std::vector<size_t>{0, 3, 5}));
   EXPECT_EQ(measurementOrder(three, 2), (std::vector<size_t>{0, 3}));
-  // A strategy predicted far behind (over 2x) is not pulled forward.
+  // With everyStrategy, each strategy's leader is measured even beyond k.
+  EXPECT_EQ(measurementOrder(three, 1, true), (std::vector<size_t>{0, 3, 5}));
+  EXPECT_EQ(measurementOrder(three, 4, true),
+            (std::vector<size_t>{0, 1, 3, 5}));
+  // A strategy predicted far behind (over 2x) is not pulled forward, unless
+  // every strategy is asked for.
   ranked[3].prediction.seconds = ranked[4].prediction.seconds = 2.5e-4;
   EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(measurementOrder(ranked, 2, true), (std::vector<size_t>{0, 3}));
   // One strategy only: the plain top k.
   ranked.resize(3);
   EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 1}));

@@ -73,9 +73,13 @@ std::vector<Candidate> rankSchedules(const GpuModel &gpu,
 /// edge-parallel, neighbour groups) whose prediction is within 2x of the
 /// leader's first, then the best-ranked of the rest. When the model puts
 /// two strategies close together it is least reliable between them, so a
-/// measurement of `k` >= 2 then compares them.
+/// measurement of `k` >= 2 then compares them. With `everyStrategy`, each
+/// strategy's best is measured however far behind the leader the model puts
+/// it (beyond `k` if need be): for callers that measure once per graph and
+/// op, where a model that is wrong by more than 2x between strategies costs
+/// more than a few extra timings.
 std::vector<size_t> measurementOrder(const std::vector<Candidate> &ranked,
-                                     size_t k);
+                                     size_t k, bool everyStrategy = false);
 
 /// Index of the chosen candidate: the fastest measured one if any was
 /// measured, else the first (best predicted).

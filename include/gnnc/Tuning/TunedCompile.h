@@ -28,10 +28,10 @@ struct TunedCompileOptions {
   bool useDatabase = true;
   std::string databasePath;
   /// With a runtime and measureTopK > 0, the cost model's leaders
-  /// (measurementOrder: the best, other strategies' best within reach, the
-  /// next ranked) are timed on the runtime's GPU over the graph with random
-  /// features, and the fastest is chosen. Unchecked: the candidates are
-  /// gnnc's tested kernels.
+  /// (measurementOrder: the best, every other strategy's best, the next
+  /// ranked up to measureTopK) are timed on the runtime's GPU over the graph
+  /// with random features, and the fastest is chosen. Unchecked: the candidates
+  /// are gnnc's tested kernels.
   rt::Runtime *runtime = nullptr;
   size_t measureTopK = 0;
 };

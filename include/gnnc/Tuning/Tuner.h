@@ -107,8 +107,10 @@ struct TuningOptions {
   /// the choice, without ranking.
   const TuningDb *database = nullptr;
   bool takeFromDatabase = false;
-  /// How many ranked candidates to hand to `visit` (measurementOrder).
+  /// How many ranked candidates to hand to `visit` (measurementOrder), and
+  /// whether every strategy's best is among them regardless.
   size_t topK = 0;
+  bool visitEveryStrategy = false;
   /// Called, when set, with the compiled kernel of each candidate to visit;
   /// returns its measured seconds (0 when it only compiled it ahead) or
   /// why it failed, which lands in the candidate's note.
