@@ -6,12 +6,16 @@ writes summary.json, the runs' results (raw/) and their logs (logs/) to
   python examples/bench_multigpu.py --scale 20 --out-dir bench-20      # a smaller R-MAT graph
   python examples/bench_multigpu.py --quick --out-dir bench-quick      # smoke run
 
-Runs: train_ddp_proteins.py (GIN, DistributedDataParallel; PROTEINS and
-generated molecules) and train_fullgraph_dist.py --parts rmat
+Runs: train_ddp_proteins.py (GIN, DistributedDataParallel; PROTEINS in
+batches of 128 graphs and generated molecules in batches of
+--molecule-batch-size, default 1024: DDP's all_reduce costs about the
+same every step, so larger batches keep two GPUs busy for more of each
+step) and train_fullgraph_dist.py --parts rmat
 (row-partitioned full-graph GCN and GIN on an R-MAT graph) on 1 and 2
 GPUs, then train_fullgraph_dist.py --parts planetoid (cora and citeseer
-accuracy, distributed vs one process) on 2 GPUs. With one GPU the 2-GPU
-runs are skipped and the summary says so.
+accuracy over --seeds seeds, default 10: distributed vs the same model on
+one process, and vs train_node.py's NodeModel) on 2 GPUs. With one GPU
+the 2-GPU runs are skipped and the summary says so.
 
 summary.json:
 - ddp_scaling_2gpu: training throughput (graphs/s) on 2 GPUs over 1 GPU,
@@ -22,6 +26,13 @@ summary.json:
   all ranks and layers) over the boundary bytes the partition implies
   (distinct referenced rows x width x element size), the largest over
   the models; 1.0 means only referenced rows travelled;
+- accuracy_delta_points: |distributed - one process| test accuracy
+  (points, mean over seeds) of the same model with the same weights and
+  dropout masks (which do not depend on the partition), the largest over
+  datasets and models: what distributing the rows changes, the order of
+  floating-point sums; accuracy lists each dataset and model, with the
+  NodeModel reference (other dropout draws, so seed noise included) as
+  single_node_model and acc_delta_points_node_model;
 - the raw numbers (epoch times and their exchange / all_reduce / compute
   parts, bytes, edge cut, accuracy), the device, the date, what was skipped.
 A key is null when its runs did not run or failed.
@@ -119,7 +130,8 @@ def summarize(runs, scale):
         cut = dict(edge_cut=p[0]["edge_cut"], edge_cut_fraction=p[0]["edge_cut_fraction"],
                    halo_rows=[q["n_halo"] for q in p], local_rows=[q["n_local"] for q in p],
                    local_edges=[q["local_edges"] for q in p])
-    acc = (runs.get("accuracy") or {}).get("planetoid")
+    acc = (runs.get("accuracy") or {}).get("planetoid") or []
+    deltas = [r["acc_delta_points"] for r in acc if r.get("acc_delta_points") is not None]
     return dict(
         ddp_scaling_2gpu=by_data["molecules"] if by_data["molecules"] is not None
         else by_data["proteins"],
@@ -127,6 +139,7 @@ def summarize(runs, scale):
         fullgraph_scaling_2gpu=min(by_model.values()) if by_model else None,
         fullgraph_scaling_2gpu_by_model=by_model,
         exchange_volume_vs_boundary=max(volume) if volume else None,
+        accuracy_delta_points=max(deltas) if deltas else None,
         rmat_scale=scale,
         ddp_graphs_per_s={w: {k: ddp_throughput(r, k) for k in ("proteins", "molecules")}
                           for w, r in (("1", d1), ("2", d2)) if r},
@@ -135,10 +148,13 @@ def summarize(runs, scale):
                       for w, r in (("1", d1), ("2", d2)) if r},
         fullgraph_epoch={w: parts(rows) for w, rows in (("1", f1), ("2", f2)) if rows},
         fullgraph_partition_2gpu=cut,
-        accuracy=[dict(dataset=r["dataset"], model=r["model"],
+        accuracy=[dict(dataset=r["dataset"], model=r["model"], seeds=r["distributed"]["seeds"],
                        distributed=r["distributed"]["acc_mean"],
                        single=r.get("single", {}).get("acc_mean"),
-                       acc_delta_points=r.get("acc_delta_points")) for r in acc or []],
+                       acc_delta_points=r.get("acc_delta_points"),
+                       single_node_model=r.get("single_node_model", {}).get("acc_mean"),
+                       acc_delta_points_node_model=r.get("acc_delta_points_node_model"))
+                  for r in acc],
     )
 
 
@@ -153,7 +169,9 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--ddp-epochs", type=int, help="DDP epochs (default 12)")
     p.add_argument("--molecules", type=int, help="generated molecules (default 32768)")
-    p.add_argument("--seeds", type=int, help="accuracy seeds (default 5)")
+    p.add_argument("--molecule-batch-size", type=int, default=1024,
+                   help="molecules per DDP batch (PROTEINS stays at 128)")
+    p.add_argument("--seeds", type=int, help="accuracy seeds (default 10)")
     p.add_argument("--no-accuracy", action="store_true",
                    help="skip the cora/citeseer accuracy run")
     p.add_argument("--precision", default="f32", choices=["f32", "f16"])
@@ -165,7 +183,7 @@ def main():
     warmup = 1 if q else args.warmup
     ddp_epochs = args.ddp_epochs or (3 if q else 12)
     molecules = args.molecules or (4096 if q else 32768)
-    seeds = args.seeds or (1 if q else 5)
+    seeds = args.seeds or (1 if q else 10)
     out = Path(args.out_dir)
     gpus, name = device_info()
     worlds = [1, 2] if gpus >= 2 else [1] if gpus == 1 else []
@@ -178,6 +196,7 @@ def main():
     runs, records = {}, []
     ddp_args = ["--epochs", ddp_epochs, "--warmup", min(2, ddp_epochs - 1),
                 "--eval-every", max(1, ddp_epochs // 3), "--molecules", molecules,
+                "--batch-size", 128, "--molecule-batch-size", args.molecule_batch_size,
                 "--precision", args.precision]
     full_args = ["--parts", "rmat", "--scales", scale, "--models", *args.models,
                  "--epochs", epochs, "--warmup", warmup, "--precision", args.precision]
@@ -210,7 +229,7 @@ def main():
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     print(json.dumps({k: summary[k] for k in (
         "ddp_scaling_2gpu", "fullgraph_scaling_2gpu", "exchange_volume_vs_boundary",
-        "device", "skipped", "failed", "wall_s")}, indent=2, default=str))
+        "accuracy_delta_points", "device", "skipped", "failed", "wall_s")}, indent=2, default=str))
     print(f"wrote {out / 'summary.json'}")
 
 

@@ -13,7 +13,19 @@ atom types; the class says whether the ring has few or many chords; fixed
 seed), numerous enough to keep the GPUs busy. Per epoch: the training
 throughput (training graphs / the slowest rank's epoch time, CUDA
 events), the loss and, every --eval-every epochs, validation and test
-accuracy (the batches split over the ranks, the counts summed). A plain
+accuracy (the batches split over the ranks, the counts summed).
+
+Warm-up: gnnc chooses (tunes) a graph's kernels the first time it sees
+the graph. With the batches dealt out afresh every epoch, a rank of two
+keeps meeting batches for the first time in later epochs, inside the
+timing, while one process meets them all in epoch 1; so before the first
+epoch every rank runs every training batch once (forward and backward,
+no gradient all_reduce, no optimizer step; the gradients, BatchNorm
+statistics and random state are put back, so training is unchanged) and
+its evaluation batches once (no_grad), and prints how long that took.
+Kernel choice then happens outside the timing whatever the world size.
+
+A plain
 `python examples/train_ddp_proteins.py` runs one process; GNNC_EMULATE=1
 runs on the CPU (gloo, kernels emulated) to check the script. Rank 0
 prints and writes --out.
@@ -22,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 
 import gnn_common as C
 import numpy as np
@@ -91,6 +104,43 @@ def evaluate(net, batches, rank, world, precision, dev):
     return float(counts[0] / counts[1])
 
 
+def warm_up(net, ddp, opt, scaler, batches, rank, world, precision, dev):
+    """Runs every training batch once (forward + backward under no_sync:
+    no all_reduce, gradients dropped, no step) and this rank's evaluation
+    batches once (no_grad), so gnnc chooses every graph's kernels here and
+    not inside a timed epoch. The BatchNorm buffers and the random state
+    (dropout) are restored: training goes on as without the warm-up. Every
+    rank runs the same batches, so DDP's collectives stay matched. Returns
+    the seconds it took (the slowest rank)."""
+    half = torch.float16 if dev.type == "cuda" else torch.bfloat16
+    saved = [b.detach().clone() for b in net.buffers()]
+    t0 = time.perf_counter()
+    with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+        ddp.train()
+        for b in batches["train"]:
+            x = b["x"].to(half) if precision == "f16" else b["x"]
+            with ddp.no_sync():
+                with C.amp_context(dev, precision):
+                    out = ddp(x, b["graph"], b["batch"], b["num_graphs"])
+                scaler.scale(F.cross_entropy(out.float(), b["y"])).backward()
+            opt.zero_grad(set_to_none=True)
+        net.eval()
+        with torch.no_grad(), C.amp_context(dev, precision):
+            for k in ("val", "test"):
+                for b in batches[k][rank::world]:  # the ones evaluate() gives this rank
+                    x = b["x"].to(half) if precision == "f16" else b["x"]
+                    net(x, b["graph"], b["batch"], b["num_graphs"])
+    with torch.no_grad():
+        for b, v in zip(net.buffers(), saved):
+            b.copy_(v)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    secs = torch.tensor([time.perf_counter() - t0], dtype=torch.float64, device=dev)
+    if world > 1:
+        dist.all_reduce(secs, op=dist.ReduceOp.MAX)
+    return float(secs)
+
+
 def train_one(data, batch_size, seed, args, rank, world, dev):
     batches = P.splits(data, seed, batch_size, dev)
     torch.manual_seed(seed)
@@ -103,6 +153,11 @@ def train_one(data, batch_size, seed, args, rank, world, dev):
     sampler = DistributedSampler(range(len(train)), num_replicas=world, rank=rank,
                                  shuffle=True, seed=seed)
     train_graphs = sum(b["num_graphs"] for b in train)
+    warmup_s = warm_up(net, ddp, opt, scaler, batches, rank, world, args.precision, dev)
+    if rank == 0:
+        print(f"    warm-up (kernel choice): {len(train)} training and "
+              f"{len(batches['val']) + len(batches['test'])} evaluation batches in "
+              f"{warmup_s:.1f} s")
     timer = C.EpochTimer(dev)
     epochs, best_val, best_test = [], 0.0, 0.0
     C.reset_peak(dev)
@@ -152,7 +207,7 @@ def train_one(data, batch_size, seed, args, rank, world, dev):
     return dict(test_acc=best_test, val_acc=best_val,
                 epoch_ms=statistics.median(r["epoch_ms"] for r in timed),
                 graphs_per_s=statistics.median(r["graphs_per_s"] for r in timed),
-                peak_mib=float(peak), steps_per_rank=len(sampler),
+                peak_mib=float(peak), steps_per_rank=len(sampler), warmup_s=warmup_s,
                 train_graphs=train_graphs, epochs=epochs)
 
 
@@ -177,6 +232,7 @@ def run(args):
                 for s in range(args.seeds)]
         res = C.summarize(runs)
         res.update(graphs_per_s=statistics.median(r["graphs_per_s"] for r in runs),
+                   warmup_s=statistics.median(r["warmup_s"] for r in runs),
                    batch_size=batch_size, steps_per_rank=runs[0]["steps_per_rank"],
                    train_graphs=runs[0]["train_graphs"], runs=runs)
         out["results"][name] = res

@@ -19,8 +19,17 @@ against the boundary bytes the partition implies (distinct referenced
 rows x width x element size), the edge cut and peak memory.
 
 planetoid: cora and citeseer (the stored split), test accuracy at the best
-validation accuracy, mean over seeds, beside the single-process gnnc model
-(examples/train_node.py's run, on rank 0) with the same hyperparameters.
+validation accuracy, mean over seeds, beside two one-process references
+on rank 0 with the same hyperparameters and seeds:
+- "single": the SAME DistNodeModel on a one-process partition (a group of
+  rank 0 alone). Its dropout masks are drawn for all rows from a generator
+  seeded with the run's seed (gnnc.distributed.GlobalDropout), so they do
+  not depend on the partition: the two runs differ only by the order of
+  floating-point sums, and acc_delta_points measures what distributing
+  the rows changes.
+- "single_node_model": examples/train_node.py's NodeModel (F.dropout from
+  torch's generator): other dropout draws, so acc_delta_points_node_model
+  also holds the seeds' noise.
 
 A plain `python examples/train_fullgraph_dist.py` runs one process (no
 exchange). GNNC_EMULATE=1 runs on the CPU (gloo, kernels emulated) to
@@ -50,11 +59,15 @@ def setup():
 
 class DistNodeModel(torch.nn.Module):
     """gnn_common.NodeModel's GCN and GIN over a PartitionedGraph: the same
-    layers, parameters and initialisation (a NodeModel's state_dict loads)."""
+    layers, parameters and initialisation (a NodeModel's state_dict loads).
+    Dropout is gnnc.distributed.GlobalDropout seeded with `seed`: its masks
+    are drawn for all rows, the same whatever the partition, so the model
+    on any number of ranks draws the masks it draws on one."""
 
-    def __init__(self, model, in_ch, hidden, out_ch, dropout=0.5):
+    def __init__(self, model, in_ch, hidden, out_ch, dropout=0.5, seed=0):
         super().__init__()
-        self.model, self.dropout = model, dropout
+        self.model = model
+        self.drop = gd.GlobalDropout(dropout, seed)
         if model == "gcn":
             self.c1 = gd.DistGCNConv(in_ch, hidden)
             self.c2 = gd.DistGCNConv(hidden, out_ch)
@@ -68,9 +81,9 @@ class DistNodeModel(torch.nn.Module):
             raise ValueError(f"unknown model {model!r}")
 
     def forward(self, x, pg):
-        x = F.dropout(x, self.dropout, self.training)
+        x = self.drop(x, pg)
         x = F.relu(self.c1(x, pg, "conv1"))
-        x = F.dropout(x, self.dropout, self.training)
+        x = self.drop(x, pg)
         return self.c2(x, pg, "conv2")
 
 
@@ -103,18 +116,18 @@ class Span:
         return (self.t1 - self.t0) * 1e3
 
 
-def all_max(value: float, dev) -> float:
-    if dist.get_world_size() == 1:
+def all_max(value: float, dev, group=None) -> float:
+    if dist.get_world_size(group) == 1:
         return value
     t = torch.tensor([value], dtype=torch.float64, device=dev)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
     return float(t)
 
 
-def all_sum(values, dev):
+def all_sum(values, dev, group=None):
     t = torch.tensor(values, dtype=torch.float64, device=dev)
-    if dist.get_world_size() > 1:
-        dist.all_reduce(t)
+    if dist.get_world_size(group) > 1:
+        dist.all_reduce(t, group=group)
     return t.tolist()
 
 
@@ -136,13 +149,15 @@ def broadcast_edges(edge_index, dev):
     return edge_index
 
 
-def partition(edge_index, n, order, dev):
-    """The rank's PartitionedGraph of a full edge_index (same on every rank)."""
+def partition(edge_index, n, order, dev, group=None):
+    """The rank's PartitionedGraph of a full edge_index (same on every rank
+    of `group`, default: all)."""
     row_ptr, col_idx = gd.csr_from_edge_index(edge_index, n)
     perm = None
     if order == "degree":  # highest in-degree first
         perm = torch.argsort(row_ptr.diff(), descending=True, stable=True)
-    pg = gd.PartitionedGraph.from_csr(row_ptr, col_idx, order=perm, device=dev)
+    pg = gd.PartitionedGraph.from_csr(row_ptr, col_idx, order=perm, device=dev,
+                                      group=group)
     del row_ptr, col_idx, perm
     return pg
 
@@ -156,7 +171,7 @@ def local_index(pg, idx):
 
 
 def train_epoch(net, opt, scaler, pg, x, y, train, n_train, precision, dev):
-    """One epoch; returns (the loss, the all_reduce's Span)."""
+    """One epoch over pg's ranks; returns (the loss, the all_reduce's Span)."""
     opt.zero_grad(set_to_none=True)
     with C.amp_context(dev, precision):
         out = net(x, pg)
@@ -164,7 +179,7 @@ def train_epoch(net, opt, scaler, pg, x, y, train, n_train, precision, dev):
     loss = F.cross_entropy(out[train].float(), y[train], reduction="sum") / n_train
     scaler.scale(loss).backward()
     with Span(dev) as reduce_span:
-        gd.all_reduce_gradients(net)
+        gd.all_reduce_gradients(net, pg.group)
     scaler.step(opt)
     scaler.update()
     return loss, reduce_span
@@ -294,9 +309,13 @@ def print_rmat_row(row):
 # --- accuracy on cora and citeseer --------------------------------------------
 
 def train_accuracy(model, data, pg, seed, args, dev):
+    """One training run over pg's ranks (all of them call it). The weights
+    come from torch.manual_seed(seed) and the dropout masks from a
+    generator seeded with `seed` (a fresh model: the masks start again), so
+    a run on any partition draws the same weights and masks."""
     torch.manual_seed(seed)
     net = DistNodeModel(model, data["x"].shape[1], args.hidden, data["num_classes"],
-                        dropout=args.dropout).to(dev)
+                        dropout=args.dropout, seed=seed).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     scaler = C.grad_scaler(dev, args.precision)
     x, y = pg.local(data["x"]), pg.local(data["y"])
@@ -316,14 +335,14 @@ def train_accuracy(model, data, pg, seed, args, dev):
             with torch.no_grad(), C.amp_context(dev, args.precision):
                 pred = net(x, pg).argmax(-1)
             counts = all_sum([float((pred[split[k]] == y[split[k]]).sum())
-                              for k in ("val", "test")], dev)
+                              for k in ("val", "test")], dev, pg.group)
             acc = dict(val=counts[0] / len(data["split"]["val"]),
                        test=counts[1] / len(data["split"]["test"]))
             if acc["val"] >= best_val:
                 best_val, best_test = acc["val"], acc["test"]
     return dict(test_acc=100 * best_test, val_acc=100 * best_val,
-                epoch_ms=all_max(timer.median(args.warmup), dev),
-                peak_mib=all_max(C.peak_mib(dev), dev))
+                epoch_ms=all_max(timer.median(args.warmup), dev, pg.group),
+                peak_mib=all_max(C.peak_mib(dev), dev, pg.group))
 
 
 def run_planetoid(args, rank, world, dev):
@@ -332,6 +351,10 @@ def run_planetoid(args, rank, world, dev):
     # single-process model).
     args = argparse.Namespace(**vars(args))
     args.hidden, args.epochs, args.warmup = args.node_hidden, args.train_epochs, 10
+    # The same-model reference runs on rank 0 alone: a group of that one
+    # rank (every rank takes part in creating it), whose partition is the
+    # whole graph.
+    solo = dist.new_group([0]) if not args.no_single else None
     rows = []
     for name in args.datasets:
         data = C.load_planetoid(name, dev)
@@ -344,16 +367,26 @@ def run_planetoid(args, rank, world, dev):
         if rank == 0:
             print(f"{name}: {data['num_nodes']} nodes, {data['edge_index'].shape[1]} edges "
                   f"over {world} rank(s), edge cut {pg.edge_cut}, from {data['path']}")
+        whole = (partition(data["edge_index"], data["num_nodes"], "none", dev, solo)
+                 if rank == 0 and solo is not None else None)
         for model in args.models:
             runs = [train_accuracy(model, data, pg, s, args, dev) for s in range(args.seeds)]
             row = dict(dataset=name, model=model, precision=args.precision,
                        world_size=world, distributed=C.summarize(runs))
-            if rank == 0 and not args.no_single:
-                single = [train_node.train_one("gnnc", model, data, args.precision, s, args,
-                                               dev) for s in range(args.seeds)]
+            if whole is not None:
+                # The same model, weights and dropout masks on one process:
+                # only the summation order differs.
+                single = [train_accuracy(model, data, whole, s, args, dev)
+                          for s in range(args.seeds)]
                 row["single"] = C.summarize(single)
                 row["acc_delta_points"] = abs(row["distributed"]["acc_mean"]
                                               - row["single"]["acc_mean"])
+                # train_node's NodeModel: other dropout draws (F.dropout).
+                node = [train_node.train_one("gnnc", model, data, args.precision, s, args,
+                                             dev) for s in range(args.seeds)]
+                row["single_node_model"] = C.summarize(node)
+                row["acc_delta_points_node_model"] = abs(
+                    row["distributed"]["acc_mean"] - row["single_node_model"]["acc_mean"])
             dist.barrier()
             rows.append(row)
             if rank == 0:
@@ -361,12 +394,14 @@ def run_planetoid(args, rank, world, dev):
                 msg = (f"  {model:3s} distributed ({world}): acc {d['acc_mean']:5.2f} ± "
                        f"{d['acc_std']:4.2f}  epoch {d['epoch_ms']:7.3f} ms")
                 if "single" in row:
-                    s = row["single"]
-                    msg += (f" | single process: acc {s['acc_mean']:5.2f} ± {s['acc_std']:4.2f}"
-                            f"  epoch {s['epoch_ms']:7.3f} ms | delta "
-                            f"{row['acc_delta_points']:.2f} points")
+                    s, nm = row["single"], row["single_node_model"]
+                    msg += (f" | same model, one process: acc {s['acc_mean']:5.2f} ± "
+                            f"{s['acc_std']:4.2f}  epoch {s['epoch_ms']:7.3f} ms, delta "
+                            f"{row['acc_delta_points']:.2f} points | NodeModel, one "
+                            f"process: acc {nm['acc_mean']:5.2f} ± {nm['acc_std']:4.2f}, "
+                            f"delta {row['acc_delta_points_node_model']:.2f} points")
                 print(msg)
-        del pg
+        del pg, whole
     return rows
 
 
@@ -411,7 +446,7 @@ def parser():
     a.add_argument("--lr", type=float, default=0.01)
     a.add_argument("--weight-decay", type=float, default=5e-4)
     a.add_argument("--no-single", action="store_true",
-                   help="skip the single-process comparison")
+                   help="skip the one-process comparisons")
     return p
 
 

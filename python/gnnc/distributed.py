@@ -21,6 +21,10 @@ slice and their features, and exchanges only the rows its edges reference.
   each layer a transform, a halo exchange and gnnc's spmm over the local
   graph. GCN's normalisation uses global degrees, so a distributed model
   computes what the same model computes on the whole graph.
+- :func:`global_dropout` and :class:`GlobalDropout`: dropout whose mask does
+  not depend on the partition (drawn for all N rows from a generator
+  seeded alike on every rank, each rank keeping its rows), so a
+  distributed model and the same model on one process draw the same masks.
 - :class:`ExchangeStats` counts the bytes each exchange sent and times it;
   :meth:`PartitionedGraph.boundary_bytes` is what the partition implies
   (distinct referenced rows x width x element size).
@@ -47,7 +51,7 @@ from .nn.conv import GCNConv, GINConv
 
 __all__ = ["partition_rows", "PartitionedGraph", "ExchangeStats", "DistGCNConv",
            "DistGINConv", "init_process_group", "all_reduce_gradients",
-           "csr_from_edge_index"]
+           "csr_from_edge_index", "global_dropout", "GlobalDropout"]
 
 
 # --- process group ----------------------------------------------------------
@@ -569,6 +573,68 @@ def all_reduce_gradients(module: torch.nn.Module, group=None) -> None:
     for g in grads:
         g.copy_(flat[offset:offset + g.numel()].view_as(g))
         offset += g.numel()
+
+
+# --- dropout ----------------------------------------------------------------
+
+def global_dropout(x: Tensor, p: float, training: bool, pg: Optional["PartitionedGraph"],
+                   generator: Optional[torch.Generator]) -> Tensor:
+    """Dropout of the rank's rows x ([n_local, ...]) with a mask that does
+    not depend on the partition: the uniform numbers are drawn for ALL
+    ``pg.num_nodes`` global rows (``torch.rand(num_nodes, ...)`` from
+    `generator`, on x's device) and the rank keeps its rows (``pg.local``);
+    an element survives where its number is >= p and is scaled by
+    1 / (1 - p), as F.dropout does. With `generator` seeded alike on every
+    rank, every rank draws the same numbers, so each keeps its slice of the
+    mask one process would draw for the whole graph: a distributed model
+    and the same model on one process differ only by the order of
+    floating-point sums. (Uniform numbers on a GPU depend on its model, so
+    the ranks' GPUs should be of one kind.) The price: every rank draws N x
+    width numbers per call. p == 0 or not training: x itself, nothing drawn
+    (the generator does not advance). pg None: x holds all rows."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0
+    num_nodes = x.shape[0] if pg is None else pg.num_nodes
+    u = torch.rand((num_nodes,) + tuple(x.shape[1:]), generator=generator, device=x.device)
+    if pg is not None:
+        u = pg.local(u)
+    keep = (u >= p).to(x.dtype)
+    return x * (keep * (1.0 / (1.0 - p)))
+
+
+class GlobalDropout(torch.nn.Module):
+    """:func:`global_dropout` as a module with its own generator, created on
+    the input's device at the first draw and seeded with `seed` (the same
+    on every rank); :meth:`reseed` starts the sequence again. Every call in
+    training mode advances the generator by one draw over all rows, in the
+    same order on every rank; eval mode draws nothing."""
+
+    def __init__(self, p: float = 0.5, seed: int = 0):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+        self.p, self.seed = float(p), int(seed)
+        self.generator: Optional[torch.Generator] = None
+
+    def reseed(self, seed: Optional[int] = None) -> None:
+        """Restarts the masks' sequence from `seed` (default: the current one)."""
+        if seed is not None:
+            self.seed = int(seed)
+        self.generator = None
+
+    def forward(self, x: Tensor, pg: Optional["PartitionedGraph"]) -> Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        if self.generator is None or self.generator.device != x.device:
+            self.generator = torch.Generator(device=x.device).manual_seed(self.seed)
+        return global_dropout(x, self.p, True, pg, self.generator)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, seed={self.seed}"
 
 
 # --- layers -------------------------------------------------------------------

@@ -8,8 +8,12 @@ the referenced remote rows, the send lists what each peer references,
 the edge cut and boundary rows against a brute-force count), the halo
 exchange forward and backward in f64 against a single-process reference
 (and f32/f16/bf16 rows moved bit for bit), the byte counters against the
-boundary formula, and two-layer GCN and GIN models, forward and gradients,
-against gnnc.nn's layers on the whole graph with the same weights.
+boundary formula, two-layer GCN and GIN models, forward and gradients,
+against gnnc.nn's layers on the whole graph with the same weights, and
+partition-independent dropout: global_dropout keeps exactly the rank's
+slice of the mask one process draws, and two-layer models with dropout in
+training mode give, output and gradients, what the same model with the
+same generator seed gives on a one-process partition (a group of one).
 """
 import json
 import os
@@ -30,6 +34,7 @@ if not dist.is_available() or not dist.is_gloo_available():
 from conftest import _lib_reason  # noqa: E402
 
 N = 61
+SOLO = None  # in a worker: a process group of that worker alone
 
 
 class _Patch:
@@ -233,8 +238,80 @@ def check_gin(rank, world, group):
             False, order)
 
 
+def check_global_dropout(rank, world, group):
+    from gnnc import distributed as gd
+    pg = _build(random_edges(9), group, order_for(9))
+    x_full = torch.randn(N, 4, generator=torch.Generator().manual_seed(9))
+    x = pg.local(x_full)
+    for p in (0.5, 0.2):
+        ours, theirs = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+        for _ in range(2):  # two draws in a row: the generators advance alike
+            got = gd.global_dropout(x, p, True, pg, ours)
+            # One process: the mask of all N rows; this rank's slice of it.
+            keep = (torch.rand(N, 4, generator=theirs) >= p).float()
+            want = x_full * (keep * (1.0 / (1.0 - p)))
+            assert torch.equal(got, pg.local(want))
+            assert 0 < int((got == 0).sum()) < got.numel() or pg.n_local < 3
+    # Identity, drawing nothing: p == 0, eval mode.
+    g = torch.Generator().manual_seed(4)
+    state = g.get_state()
+    assert gd.global_dropout(x, 0.0, True, pg, g) is x
+    assert gd.global_dropout(x, 0.5, False, pg, g) is x
+    assert torch.equal(g.get_state(), state)
+    assert torch.equal(gd.global_dropout(x, 1.0, True, pg, g), torch.zeros_like(x))
+
+
+class _DropoutModel(torch.nn.Module):
+    """Two layers with dropout before each, as the examples' DistNodeModel."""
+
+    def __init__(self, kind, seed):
+        super().__init__()
+        from gnnc import distributed as gd
+        self.drop = gd.GlobalDropout(0.5, seed)
+        if kind == "gcn":
+            self.c1, self.c2 = gd.DistGCNConv(8, 5), gd.DistGCNConv(5, 6)
+        else:
+            def mlp(i, o):
+                return torch.nn.Sequential(torch.nn.Linear(i, 5), torch.nn.ReLU(),
+                                           torch.nn.Linear(5, o))
+            self.c1, self.c2 = gd.DistGINConv(mlp(8, 5)), gd.DistGINConv(mlp(5, 6))
+
+    def forward(self, x, pg):
+        x = torch.relu(self.c1(self.drop(x, pg), pg, "c1"))
+        return self.c2(self.drop(x, pg), pg, "c2")
+
+
+def check_dropout_model(rank, world, group):
+    from gnnc import distributed as gd
+    ei = random_edges(10, symmetric=True)
+    whole = _build(ei, SOLO)  # one process: every row, in global order
+    assert whole.world_size == 1 and whole.nodes.tolist() == list(range(N))
+    x_full = torch.randn(N, 8, generator=torch.Generator().manual_seed(11))
+    dy_full = torch.randn(N, 6, generator=torch.Generator().manual_seed(12))
+    for kind, order in [("gcn", None), ("gin", order_for(10))]:
+        pg = _build(ei, group, order)
+        torch.manual_seed(0)
+        ref = _DropoutModel(kind, seed=5)
+        ours = _DropoutModel(kind, seed=5)
+        ours.load_state_dict(ref.state_dict())
+        xr = x_full.clone().requires_grad_(True)
+        yr = ref(xr, whole)
+        (yr * dy_full).sum().backward()
+        x = pg.local(x_full).requires_grad_(True)
+        y = ours(x, pg)
+        (y * pg.local(dy_full)).sum().backward()
+        gd.all_reduce_gradients(ours, group)
+        torch.testing.assert_close(y, pg.local(yr.detach()), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(x.grad, pg.local(xr.grad), rtol=1e-5, atol=1e-5)
+        for (n1, p1), (n2, p2) in zip(ours.named_parameters(), ref.named_parameters()):
+            torch.testing.assert_close(p1.grad, p2.grad, rtol=1e-5, atol=1e-5, msg=n1)
+        # The dropout was at work: without it the output differs.
+        with torch.no_grad():
+            assert not torch.allclose(ref.eval()(x_full, whole), yr)
+
+
 CHECKS = [check_partition, check_exchange_f64, check_exchange_dtypes, check_byte_counters,
-          check_gcn, check_gin]
+          check_gcn, check_gin, check_global_dropout, check_dropout_model]
 
 
 WORLDS = (3, 2)
@@ -247,6 +324,9 @@ def _worker(rank, size, init_file, out_dir):
     emulate.install(_Patch())
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank,
                             world_size=size, timeout=timedelta(seconds=60))
+    global SOLO
+    solos = [dist.new_group([r]) for r in range(size)]  # every rank creates each
+    SOLO = solos[rank]
     results = {}
     for world in WORLDS:
         group = dist.new_group(list(range(world)))  # every rank takes part
