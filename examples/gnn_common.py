@@ -183,12 +183,12 @@ class NodeModel(torch.nn.Module):
 
 # --- measuring ----------------------------------------------------------------
 
-class EpochTimer:
-    """Times each epoch with CUDA events (perf_counter when emulating)."""
+class Span:
+    """Elapsed milliseconds of a region: CUDA events on a GPU, read (and
+    waited for) only by ms(), perf_counter on the CPU."""
 
     def __init__(self, dev):
         self.cuda = dev.type == "cuda"
-        self.times = []
 
     def __enter__(self):
         if self.cuda:
@@ -202,10 +202,30 @@ class EpochTimer:
     def __exit__(self, *exc):
         if self.cuda:
             self.end.record()
-            self.end.synchronize()
-            self.times.append(self.start.elapsed_time(self.end))
         else:
-            self.times.append((time.perf_counter() - self.t0) * 1e3)
+            self.t1 = time.perf_counter()
+
+    def ms(self) -> float:
+        if self.cuda:
+            self.end.synchronize()
+            return self.start.elapsed_time(self.end)
+        return (self.t1 - self.t0) * 1e3
+
+
+class EpochTimer:
+    """Times each epoch (a Span each, read at its end)."""
+
+    def __init__(self, dev):
+        self.dev = dev
+        self.times = []
+
+    def __enter__(self):
+        self.span = Span(self.dev).__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.span.__exit__(*exc)
+        self.times.append(self.span.ms())
 
     def median(self, warmup: int) -> float:
         t = self.times[warmup:] or self.times

@@ -87,35 +87,6 @@ class DistNodeModel(torch.nn.Module):
         return self.c2(x, pg, "conv2")
 
 
-class Span:
-    """Elapsed milliseconds of a region: CUDA events on a GPU (read later),
-    perf_counter on the CPU."""
-
-    def __init__(self, dev):
-        self.cuda = dev.type == "cuda"
-
-    def __enter__(self):
-        if self.cuda:
-            self.start = torch.cuda.Event(enable_timing=True)
-            self.end = torch.cuda.Event(enable_timing=True)
-            self.start.record()
-        else:
-            self.t0 = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        if self.cuda:
-            self.end.record()
-        else:
-            self.t1 = time.perf_counter()
-
-    def ms(self) -> float:
-        if self.cuda:
-            self.end.synchronize()
-            return self.start.elapsed_time(self.end)
-        return (self.t1 - self.t0) * 1e3
-
-
 def all_max(value: float, dev, group=None) -> float:
     if dist.get_world_size(group) == 1:
         return value
@@ -178,7 +149,7 @@ def train_epoch(net, opt, scaler, pg, x, y, train, n_train, precision, dev):
     # This rank's share of the global mean loss; the gradients are summed.
     loss = F.cross_entropy(out[train].float(), y[train], reduction="sum") / n_train
     scaler.scale(loss).backward()
-    with Span(dev) as reduce_span:
+    with C.Span(dev) as reduce_span:
         gd.all_reduce_gradients(net, pg.group)
     scaler.step(opt)
     scaler.update()

@@ -259,7 +259,7 @@ class Graph:
                 desc = spec.to_struct()
                 _lib.check(_lib.lib().gnnc_kernel_get(
                     self.handle, ctypes.byref(desc), _lib._enc(schedule),
-                    ctypes.byref(k)), f"compiling {_describe(spec)} for {self!r}")
+                    ctypes.byref(k)), f"compiling {spec.describe()} for {self!r}")
                 self._kernels[key] = k
             if schedule is None:
                 # The entry keeps `spec` alive, so its id is not reused while
@@ -286,25 +286,15 @@ class Graph:
             spec = OpSpec.edge_softmax(dtype_code(dtype), width, op.endswith("grad"))
         else:
             raise ValueError(f"unknown op {op!r}")
-        k = self.kernel(spec, schedule)
-        sched = ctypes.create_string_buffer(1024)
-        source = ctypes.create_string_buffer(64)
-        _lib.check(_lib.lib().gnnc_kernel_schedule(k, sched, len(sched), source,
-                                                   len(source)))
-        return sched.value.decode(), source.value.decode()
+        return _schedule_of(self.kernel(spec, schedule))
 
     def chosen(self) -> Dict[str, Tuple[str, str]]:
         """For every kernel this graph and the graphs derived from it (its
         transpose, its self-loop graph) hold: a description of the op ->
         (schedule, where it came from), as kernel_schedule reports them."""
         out: Dict[str, Tuple[str, str]] = {}
-        sched = ctypes.create_string_buffer(1024)
-        source = ctypes.create_string_buffer(64)
-        for (spec, written), k in list(self._kernels.items()):
-            _lib.check(_lib.lib().gnnc_kernel_schedule(k, sched, len(sched), source,
-                                                       len(source)))
-            key = f"{self.name or 'graph'}: {spec.describe()}"
-            out[key] = (sched.value.decode(), source.value.decode())
+        for (spec, _), k in list(self._kernels.items()):
+            out[f"{self.name or 'graph'}: {spec.describe()}"] = _schedule_of(k)
         for derived in list(self._derived.values()):
             if isinstance(derived, Graph) and derived is not self:
                 out.update(derived.chosen())
@@ -350,9 +340,13 @@ class Graph:
             pass
 
 
-def _describe(spec: OpSpec) -> str:
-    name = spec.kind.name.lower()
-    return f"{name} ({spec.dtype.name.lower()}, width {spec.width})"
+def _schedule_of(kernel) -> Tuple[str, str]:
+    """(schedule, where it came from) of a kernel handle (gnnc_kernel_schedule)."""
+    sched = ctypes.create_string_buffer(1024)
+    source = ctypes.create_string_buffer(64)
+    _lib.check(_lib.lib().gnnc_kernel_schedule(kernel, sched, len(sched), source,
+                                               len(source)))
+    return sched.value.decode(), source.value.decode()
 
 
 #: The process-wide cache of graphs built by the layers from edge_index.

@@ -463,9 +463,6 @@ def test_measure_setting_errors():
         os.environ["GNNC_TUNE_MEASURE"] = "many"
         with pytest.raises(ValueError, match="GNNC_TUNE_MEASURE"):
             _context.measure_top_k()
-        os.environ["GNNC_TUNE_MEASURE"] = "65"
-        with pytest.raises(ValueError, match="0 to 64"):
-            _context.measure_top_k()
         os.environ["GNNC_TUNE_MEASURE"] = ""
         assert _context.measure_top_k() == _context.DEFAULT_MEASURE_TOP_K
     finally:
