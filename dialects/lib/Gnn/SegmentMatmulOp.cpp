@@ -11,6 +11,34 @@ using namespace mlir;
 using namespace gnnc;
 using namespace gnnc::gnn;
 
+namespace {
+
+/// What both ops check last: the segment offsets hold one entry per type of
+/// `perType` (types x K x M) plus one, the sizes fit a kernel, and a written
+/// schedule is legal for the op.
+LogicalResult verifySegmentsAndPlan(Operation *op, RankedTensorType seg,
+                                    RankedTensorType perType,
+                                    const char *matrix, const OpDesc &desc,
+                                    ScheduleAttr schedule) {
+  if (!seg.isDynamicDim(0) && seg.getDimSize(0) < 1)
+    return op->emitOpError()
+           << "segment offsets need num_types + 1 >= 1 entries, got " << seg;
+  if (!seg.isDynamicDim(0) && !perType.isDynamicDim(0) &&
+      seg.getDimSize(0) != perType.getDimSize(0) + 1)
+    return op->emitOpError()
+           << "segment offsets must hold num_types + 1 = "
+           << perType.getDimSize(0) + 1 << " entries (one " << matrix
+           << " matrix per type), got " << seg.getDimSize(0);
+  if (Status sizes = checkOpSizes(desc); !sizes)
+    return op->emitOpError() << sizes.message();
+  if (schedule)
+    if (Status status = checkSchedule(desc, schedule.getValue()); !status)
+      return op->emitOpError() << status.message();
+  return success();
+}
+
+} // namespace
+
 LogicalResult SegmentMatmulOp::verify() {
   auto x = cast<RankedTensorType>(getInput().getType());
   auto w = cast<RankedTensorType>(getWeights().getType());
@@ -60,22 +88,8 @@ LogicalResult SegmentMatmulOp::verify() {
       x.getDimSize(0) != y.getDimSize(0))
     return emitOpError() << "result has " << y.getDimSize(0)
                          << " rows, the input " << x.getDimSize(0);
-  if (!seg.isDynamicDim(0) && seg.getDimSize(0) < 1)
-    return emitOpError() << "segment offsets need num_types + 1 >= 1 entries, "
-                            "got "
-                         << seg;
-  if (!seg.isDynamicDim(0) && !w.isDynamicDim(0) &&
-      seg.getDimSize(0) != w.getDimSize(0) + 1)
-    return emitOpError() << "segment offsets must hold num_types + 1 = "
-                         << w.getDimSize(0) + 1 << " entries (one weight "
-                         << "matrix per type), got " << seg.getDimSize(0);
-  OpDesc desc = describe();
-  if (Status sizes = checkOpSizes(desc); !sizes)
-    return emitOpError() << sizes.message();
-  if (ScheduleAttr schedule = getScheduleAttr())
-    if (Status status = checkSchedule(desc, schedule.getValue()); !status)
-      return emitOpError() << status.message();
-  return success();
+  return verifySegmentsAndPlan(*this, seg, w, "weight", describe(),
+                               getScheduleAttr());
 }
 
 OpDesc SegmentMatmulOp::describe() {
@@ -131,22 +145,8 @@ LogicalResult SegmentMatmulWeightGradOp::verify() {
       x.getDimSize(0) != dy.getDimSize(0))
     return emitOpError() << "output gradient has " << dy.getDimSize(0)
                          << " rows, the input " << x.getDimSize(0);
-  if (!seg.isDynamicDim(0) && seg.getDimSize(0) < 1)
-    return emitOpError() << "segment offsets need num_types + 1 >= 1 entries, "
-                            "got "
-                         << seg;
-  if (!seg.isDynamicDim(0) && !dw.isDynamicDim(0) &&
-      seg.getDimSize(0) != dw.getDimSize(0) + 1)
-    return emitOpError() << "segment offsets must hold num_types + 1 = "
-                         << dw.getDimSize(0) + 1 << " entries (one result "
-                         << "matrix per type), got " << seg.getDimSize(0);
-  OpDesc desc = describe();
-  if (Status sizes = checkOpSizes(desc); !sizes)
-    return emitOpError() << sizes.message();
-  if (ScheduleAttr schedule = getScheduleAttr())
-    if (Status status = checkSchedule(desc, schedule.getValue()); !status)
-      return emitOpError() << status.message();
-  return success();
+  return verifySegmentsAndPlan(*this, seg, dw, "result", describe(),
+                               getScheduleAttr());
 }
 
 OpDesc SegmentMatmulWeightGradOp::describe() {
