@@ -1,0 +1,537 @@
+"""A discrete-time dynamic GNN (T-GCN style) on snapshot sequences with
+gnnc's kernels and, in the same run, the same model over torch_geometric's
+GCNConv in PyG-Temporal's per-snapshot loop.
+
+The model, per snapshot t of a window of consecutive snapshots:
+
+    Z_t = ReLU(GCN(... ReLU(GCN(X_t, A_t)) ...))   one or two GCN layers
+    H_t = GRUCell(Z_t, H_{t-1})                     per node, carried across time
+    P_t = Linear(H_t)                               one value per node
+
+GCN is PyG's GCNConv (D^-1/2 (A + I) D^-1/2 X W + b, gcn_norm with
+in-degrees; edge weights where the data has them, an existing self loop
+keeping its weight as add_remaining_self_loops does). This is the
+"graph convolution, then a recurrent cell per node" form of T-GCN
+(GCRN-M1 in Seo et al.'s terms); T-GCN proper runs the graph convolution
+inside the GRU's gates. The loss is the MSE of P_t against the snapshot's
+node targets, averaged over the window's snapshots; each window is one
+Adam step (truncated backpropagation through time: the hidden state is
+carried to the next window, detached). No dropout, so both libraries
+compute the same losses.
+
+  python examples/train_dgnn.py --dataset rmat --scale 14 --snapshots 16 --compare
+  python examples/train_dgnn.py --dataset england_covid --lib gnnc --json covid.json
+
+Datasets (--dataset):
+  england_covid  129 regions, 61 daily mobility graphs (weighted, directed,
+                 a self loop per region). The file has no node features:
+                 X_t = the --lags previous days' targets (standardised per
+                 region with the training span's mean and std); target: the
+                 day's standardised value y[t]. Edge weights are the stored
+                 mobility counts (--no-edge-weight drops them).
+  bitcoinalpha   the trust-rating stream cut into its 30-day windows
+                 (snapshot_ptr_30d), one directed unweighted graph per window
+                 (rater -> rated). Task: node-degree regression. X_t =
+                 [log1p in-degree, log1p out-degree, mean rating received / 10,
+                 mean rating given / 10] in window t; target: log1p of the
+                 node's degree (in + out) in window t + 1.
+  rmat           an evolving R-MAT graph generated with numpy (Graph500
+                 a=0.57, b=c=0.19, --edge-factor * 2^--scale draws, made
+                 undirected, duplicates and self loops dropped; fixed seed).
+                 Each later snapshot removes --churn of the edges at random
+                 and adds as many new R-MAT edges. X_t random normal;
+                 synthetic target y_t = tanh(A_t^ X_t w) + 0.5 y_{t-1} with A_t^
+                 the GCN-normalised adjacency with self loops and a fixed w.
+The first --train-frac of the snapshots train; the rest are the test span,
+evaluated once after training with the hidden state carried on from the
+training span.
+
+Data starts in host memory: features and targets are CPU tensors (pinned on
+CUDA), copied to the device per snapshot (non_blocking) inside the timed
+epoch, the same way for both libraries. Graph structure is prepared once
+before training for both: gnnc builds one gnnc.Graph per snapshot (self
+loops added, GCN values in CSR order, or norm='both' on a symmetric
+unweighted snapshot) and reuses it every epoch; PyG keeps each snapshot's
+edge_index (and edge weights) on the device and normalises in GCNConv on
+every call, as PyG-Temporal does. gnnc's per-window aggregation is one
+function, aggregate_window(graphs, xs), so that an op over all the
+snapshots of a window can replace its loop.
+
+Both libraries start from the same weights (built once from the seed, loaded
+into each). Prints, per run: dataset, library, precision, the final training
+loss (mean over the last epoch's windows), the test loss, the median epoch
+time (forward + backward + Adam step of every training window, CUDA events,
+after --warmup epochs) and peak GPU memory. --compare runs both and prints
+the largest relative difference of the per-epoch losses over the first
+--compare-epochs epochs and the epoch time ratio PyG / gnnc. The datasets
+come from $GNNC_DATASETS or ../shared/datasets; the script skips a dataset,
+saying so, when its file is absent (R-MAT needs none). GNNC_EMULATE=1 runs
+on the CPU with the kernels emulated (a check of the script only).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import gnn_common as C
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import gnnc
+
+
+# --- datasets (host memory: numpy) --------------------------------------------
+
+@dataclass
+class Sequence:
+    """A snapshot sequence on the host. Snapshot t: the directed edges
+    src[t] -> dst[t] (int64, sources to destinations), their weights (float32)
+    or None, features x[t] ([N, F]) and node targets y[t] ([N])."""
+
+    name: str
+    num_nodes: int
+    src: List[np.ndarray]
+    dst: List[np.ndarray]
+    weight: List[Optional[np.ndarray]]
+    x: np.ndarray  # [T, N, F] float32
+    y: np.ndarray  # [T, N] float32
+    train_end: int  # snapshots [0, train_end) train, the rest test
+    note: str = ""
+
+    @property
+    def num_snapshots(self) -> int:
+        return len(self.src)
+
+    def edges(self) -> int:
+        return sum(len(s) for s in self.src)
+
+
+def train_end_of(t: int, frac: float) -> int:
+    """Training snapshots: at least one, and one left for testing when t > 1."""
+    return max(1, min(t - 1, int(round(frac * t)))) if t > 1 else t
+
+
+def load_england_covid(args) -> Optional[Sequence]:
+    path = C.find_dataset("temporal_england_covid.npz")
+    if path is None:
+        return None
+    z = np.load(path)
+    n, ptr = int(z["num_nodes"]), z["edge_ptr"]
+    y_all = z["y"].astype(np.float64)  # [61, N] daily cases per region
+    lags = args.lags
+    steps = y_all.shape[0] - lags  # snapshots lags..60 have a full history
+    train_end = train_end_of(steps, args.train_frac)
+    # Standardise per region with the statistics of the days the training
+    # span sees (its features and targets), not the test days.
+    seen = y_all[:lags + train_end]
+    z_all = (y_all - seen.mean(0)) / (seen.std(0) + 1e-10)
+    src, dst, weight, x, y = [], [], [], [], []
+    for t in range(lags, y_all.shape[0]):
+        e0, e1 = int(ptr[t]), int(ptr[t + 1])
+        src.append(z["src"][e0:e1].astype(np.int64))
+        dst.append(z["dst"][e0:e1].astype(np.int64))
+        weight.append(None if args.no_edge_weight else z["weight"][e0:e1].astype(np.float32))
+        x.append(z_all[t - lags:t].T)  # [N, lags]: the previous days, oldest first
+        y.append(z_all[t])
+    return Sequence("england_covid", n, src, dst, weight,
+                    np.stack(x).astype(np.float32), np.stack(y).astype(np.float32),
+                    train_end, note=f"lagged targets ({lags} days) as features, "
+                    f"{'unweighted' if args.no_edge_weight else 'mobility weights'}")
+
+
+def load_bitcoinalpha(args) -> Optional[Sequence]:
+    path = C.find_dataset("temporal_bitcoinalpha.npz")
+    if path is None:
+        return None
+    z = np.load(path)
+    n, ptr = int(z["num_nodes"]), z["snapshot_ptr_30d"]
+    s_all, d_all = z["src"].astype(np.int64), z["dst"].astype(np.int64)
+    r_all = z["rating"].astype(np.float64)
+    windows = len(ptr) - 1
+    src, dst, x, deg = [], [], [], []
+    for t in range(windows):
+        e0, e1 = int(ptr[t]), int(ptr[t + 1])
+        s, d, r = s_all[e0:e1], d_all[e0:e1], r_all[e0:e1]
+        # One edge per (rater, rated) pair in a window (the file has none
+        # repeated; kept so that both libraries see a simple graph).
+        _, first = np.unique(s * n + d, return_index=True)
+        s, d, r = s[first], d[first], r[first]
+        din = np.bincount(d, minlength=n).astype(np.float64)
+        dout = np.bincount(s, minlength=n).astype(np.float64)
+        rin = np.bincount(d, weights=r, minlength=n) / np.maximum(din, 1)
+        rout = np.bincount(s, weights=r, minlength=n) / np.maximum(dout, 1)
+        src.append(s)
+        dst.append(d)
+        x.append(np.stack([np.log1p(din), np.log1p(dout), rin / 10, rout / 10], 1))
+        deg.append(np.log1p(din + dout))
+    # Snapshot t predicts window t + 1's degree: the last window has no target.
+    steps = windows - 1
+    return Sequence("bitcoinalpha", n, src[:steps], dst[:steps], [None] * steps,
+                    np.stack(x[:steps]).astype(np.float32),
+                    np.stack(deg[1:]).astype(np.float32),
+                    train_end_of(steps, args.train_frac),
+                    note="30-day windows, node-degree regression (next window's "
+                    "log1p degree)")
+
+
+def rmat_keys(rng, scale: int, count: int, a=0.57, b=0.19, c=0.19) -> np.ndarray:
+    """`count` R-MAT draws (Graph500 parameters) as undirected keys
+    min * n + max, self loops dropped, duplicates removed (sorted)."""
+    n = 1 << scale
+    src = np.zeros(count, dtype=np.int64)
+    dst = np.zeros(count, dtype=np.int64)
+    for level in range(scale):
+        r = rng.random(count)
+        src |= (r > a + b).astype(np.int64) << level
+        dst |= (((r > a) & (r <= a + b)) | (r > a + b + c)).astype(np.int64) << level
+    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+    keep = lo != hi
+    return np.unique(lo[keep] * n + hi[keep])
+
+
+def evolving_rmat(scale: int, snapshots: int, churn: float, edge_factor: int,
+                  seed: int) -> List[np.ndarray]:
+    """The undirected edge keys of each snapshot: snapshot 0 is an R-MAT
+    graph; each next one drops round(churn * E) of the previous one's edges
+    at random and adds as many R-MAT edges it does not have (E stays)."""
+    rng = np.random.default_rng(seed)
+    keys = rmat_keys(rng, scale, edge_factor << scale)
+    out = [keys]
+    for _ in range(1, snapshots):
+        k = int(round(churn * len(keys)))
+        kept = np.delete(keys, rng.choice(len(keys), k, replace=False))
+        new = np.empty(0, dtype=np.int64)
+        while len(new) < k:
+            cand = np.setdiff1d(rmat_keys(rng, scale, 2 * (k - len(new)) + 64), kept)
+            new = np.union1d(new, rng.permutation(cand)[:k - len(new)])
+        keys = np.union1d(kept, new)
+        out.append(keys)
+    return out
+
+
+def load_rmat(args) -> Sequence:
+    n = 1 << args.scale
+    keys = evolving_rmat(args.scale, args.snapshots, args.churn, args.edge_factor,
+                         args.seed)
+    rng = np.random.default_rng(args.seed + 1)
+    relabel = rng.permutation(n)  # as Graph500 does: hubs spread over the ids
+    w_true = rng.standard_normal(args.features) / np.sqrt(args.features)
+    src, dst, x, y = [], [], [], []
+    prev = np.zeros(n)
+    for k in keys:
+        lo, hi = relabel[k // n], relabel[k % n]
+        s, d = np.concatenate([lo, hi]), np.concatenate([hi, lo])  # both directions
+        order = np.lexsort((s, d))  # by destination, then source
+        s, d = s[order], d[order]
+        xt = rng.standard_normal((n, args.features)).astype(np.float32)
+        # tanh(A^ X w) + 0.5 y_{t-1}, A^ = D^-1/2 (A + I) D^-1/2.
+        proj = xt.astype(np.float64) @ w_true
+        dinv = (np.bincount(d, minlength=n) + 1.0) ** -0.5
+        agg = (np.bincount(d, weights=proj[s] * dinv[s], minlength=n) + proj * dinv) * dinv
+        prev = np.tanh(agg) + 0.5 * prev
+        src.append(s)
+        dst.append(d)
+        x.append(xt)
+        y.append(prev.copy())
+    return Sequence("rmat", n, src, dst, [None] * len(keys), np.stack(x),
+                    np.stack(y).astype(np.float32),
+                    train_end_of(len(keys), args.train_frac),
+                    note=f"evolving R-MAT scale {args.scale}, churn {args.churn}, "
+                    f"random features, synthetic target")
+
+
+LOADERS = dict(england_covid=load_england_covid, bitcoinalpha=load_bitcoinalpha,
+               rmat=load_rmat)
+FILES = dict(england_covid="temporal_england_covid.npz",
+             bitcoinalpha="temporal_bitcoinalpha.npz")
+
+
+# --- snapshot graphs ----------------------------------------------------------
+
+def add_remaining_self_loops(src, dst, weight, n):
+    """PyG's add_remaining_self_loops on numpy arrays: [the edges that are not
+    loops, one loop per node]; a loop the input has keeps its weight, the
+    others weigh 1."""
+    keep = src != dst
+    loops = np.arange(n, dtype=np.int64)
+    s = np.concatenate([src[keep], loops])
+    d = np.concatenate([dst[keep], loops])
+    if weight is None:
+        return s, d, None
+    loop_w = np.ones(n, dtype=np.float64)
+    loop_w[src[~keep]] = weight[~keep]
+    return s, d, np.concatenate([weight[keep].astype(np.float64), loop_w])
+
+
+def gcn_values(src, dst, weight, n) -> np.ndarray:
+    """PyG's gcn_norm per edge (in the given edge order): w / sqrt(deg[src] *
+    deg[dst]), deg the weighted in-degree; f64."""
+    deg = np.bincount(dst, weights=weight, minlength=n)
+    inv = np.zeros(n)
+    inv[deg > 0] = deg[deg > 0] ** -0.5
+    return inv[src] * weight * inv[dst]
+
+
+@dataclass
+class GcnSnapshot:
+    """One snapshot for gnnc: its graph with self loops and how to normalise
+    it: norm='both' in the kernel (symmetric, unweighted), else PyG's GCN
+    values per CSR edge (converted to a dtype once, on first use)."""
+
+    graph: "gnnc.Graph"
+    values: Optional[torch.Tensor]  # f32, CSR order; None: norm='both'
+    _by_dtype: Dict[torch.dtype, torch.Tensor] = field(default_factory=dict)
+
+    def values_as(self, dtype) -> torch.Tensor:
+        v = self._by_dtype.get(dtype)
+        if v is None:
+            v = self._by_dtype[dtype] = self.values.to(dtype)
+        return v
+
+
+def gnnc_snapshot(src, dst, weight, n, dev) -> GcnSnapshot:
+    s, d, w = add_remaining_self_loops(src, dst, weight, n)
+    g = gnnc.Graph.from_edge_index(np.stack([s, d]), n, device=dev)
+    if w is None:
+        if g.is_symmetric:
+            return GcnSnapshot(g, None)
+        return GcnSnapshot(g, g.gcn_edge_values())  # PyG's values, CSR order
+    vals = torch.from_numpy(gcn_values(s, d, w, n).astype(np.float32)).to(dev)
+    return GcnSnapshot(g, vals[g.perm])  # edge-list order -> CSR order
+
+
+def aggregate_window(graphs: List[GcnSnapshot], xs: List[torch.Tensor]) -> List[torch.Tensor]:
+    """A_t^ x_t for every snapshot t of a window (A_t^ the GCN-normalised
+    adjacency with self loops): graphs and xs ([N, F], the same F) in time
+    order; returns the [N, F] aggregates. The gnnc model's only sparse work:
+    one spmm per snapshot now, one multi-snapshot op later."""
+    if len(graphs) != len(xs):
+        raise ValueError(f"{len(graphs)} graphs but {len(xs)} feature tensors")
+    out = []
+    for s, x in zip(graphs, xs):
+        if s.values is None:
+            out.append(gnnc.ops.spmm(s.graph, x, norm="both"))
+        else:
+            out.append(gnnc.ops.spmm(s.graph, x, s.values_as(x.dtype)))
+    return out
+
+
+def pyg_snapshot(src, dst, weight, dev):
+    """(edge_index, edge_weight) on the device, for torch_geometric's GCNConv."""
+    ei = torch.from_numpy(np.stack([src, dst])).to(dev)
+    return ei, (None if weight is None else torch.from_numpy(weight).to(dev))
+
+
+def build_graphs(lib, seq: Sequence, dev):
+    if lib == "gnnc":
+        return [gnnc_snapshot(s, d, w, seq.num_nodes, dev)
+                for s, d, w in zip(seq.src, seq.dst, seq.weight)]
+    return [pyg_snapshot(s, d, w, dev) for s, d, w in zip(seq.src, seq.dst, seq.weight)]
+
+
+# --- the model ----------------------------------------------------------------
+
+class TGCN(torch.nn.Module):
+    """GCN layers per snapshot, a GRU cell per node across the snapshots, a
+    linear head per node. The same parameters (names included) over either
+    library's GCNConv; gnnc's path runs a window's GCN layers with
+    aggregate_window, PyG's runs GCNConv snapshot by snapshot."""
+
+    def __init__(self, lib, in_ch, hidden, layers=2):
+        super().__init__()
+        if layers not in (1, 2):
+            raise ValueError(f"layers must be 1 or 2, got {layers}")
+        m = C.conv_module(lib)
+        self.lib = lib
+        self.convs = torch.nn.ModuleList(
+            [m.GCNConv(in_ch if i == 0 else hidden, hidden) for i in range(layers)])
+        self.gru = torch.nn.GRUCell(hidden, hidden)
+        self.head = torch.nn.Linear(hidden, 1)
+
+    def encode_window(self, graphs, xs):
+        """gnnc: the GCN layers of every snapshot of the window, layer by
+        layer (lin and bias as GCNConv's, the aggregation over the window)."""
+        for conv in self.convs:
+            hs = aggregate_window(graphs, [conv.lin(x) for x in xs])
+            xs = [F.relu(h + conv.bias.to(h.dtype)) for h in hs]
+        return xs
+
+    def forward(self, graphs, xs, h=None):
+        """Predictions ([N] per snapshot) and the last hidden state."""
+        outs = []
+        if self.lib == "gnnc":
+            for z in self.encode_window(graphs, xs):
+                h = self.gru(z, h)
+                outs.append(self.head(h).squeeze(-1))
+            return outs, h
+        for (ei, w), x in zip(graphs, xs):  # PyG-Temporal's loop
+            for conv in self.convs:
+                x = F.relu(conv(x, ei, w))
+            h = self.gru(x, h)
+            outs.append(self.head(h).squeeze(-1))
+        return outs, h
+
+
+def initial_state(seq: Sequence, args):
+    """The weights both libraries start from (gnnc's layers initialise as
+    PyG's; the state is copied into each run's model)."""
+    torch.manual_seed(args.seed)
+    net = TGCN("gnnc", seq.x.shape[2], args.hidden, args.layers)
+    return {k: v.clone() for k, v in net.state_dict().items()}
+
+
+# --- training -----------------------------------------------------------------
+
+def host_tensors(seq: Sequence, precision, dev):
+    """Features (in the run's feature dtype) and targets as CPU tensors,
+    pinned when the device is a GPU."""
+    x = torch.from_numpy(seq.x).to(C.feature_dtype(dev, precision))
+    y = torch.from_numpy(seq.y)
+    if dev.type == "cuda":
+        x, y = x.pin_memory(), y.pin_memory()
+    return x, y
+
+
+def windows(start, end, size):
+    return [list(range(t, min(t + size, end))) for t in range(start, end, size)]
+
+
+def train_one(lib, seq: Sequence, graphs, init, precision, args, dev):
+    torch.manual_seed(args.seed)
+    net = TGCN(lib, seq.x.shape[2], args.hidden, args.layers).to(dev)
+    net.load_state_dict(init)
+    opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+    scaler = C.grad_scaler(dev, precision)
+    x_host, y_host = host_tensors(seq, precision, dev)
+    train = windows(0, seq.train_end, args.window)
+    timer = C.EpochTimer(dev)
+    losses = []
+    C.reset_peak(dev)
+    for epoch in range(args.epochs):
+        net.train()
+        total = torch.zeros((), device=dev)
+        h = None
+        with timer:
+            for w in train:
+                xs = [x_host[t].to(dev, non_blocking=True) for t in w]
+                ys = [y_host[t].to(dev, non_blocking=True) for t in w]
+                opt.zero_grad(set_to_none=True)
+                with C.amp_context(dev, precision):
+                    outs, h = net([graphs[t] for t in w], xs, h)
+                loss = sum(F.mse_loss(o.float(), y) for o, y in zip(outs, ys)) / len(w)
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+                h = h.detach()
+                total += loss.detach()
+        losses.append(float(total) / len(train))
+    peak = C.peak_mib(dev)
+    # The test span, continuing from the training span's hidden state.
+    net.eval()
+    test_err, test_n, h = 0.0, 0, None
+    with torch.no_grad(), C.amp_context(dev, precision):
+        for w in windows(0, seq.num_snapshots, args.window):
+            xs = [x_host[t].to(dev, non_blocking=True) for t in w]
+            outs, h = net([graphs[t] for t in w], xs, h)
+            for t, o in zip(w, outs):
+                if t >= seq.train_end:
+                    y = y_host[t].to(dev, non_blocking=True)
+                    test_err += float(F.mse_loss(o.float(), y))
+                    test_n += 1
+    return dict(lib=lib, precision=precision, train_loss=losses[-1],
+                test_loss=test_err / test_n if test_n else None, losses=losses,
+                epoch_ms=timer.median(args.warmup), first_epoch_ms=timer.times[0],
+                peak_mib=peak)
+
+
+def max_rel_diff(a, b):
+    return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
+
+
+def run_dataset(name, args, dev):
+    t0 = time.perf_counter()
+    seq = LOADERS[name](args)
+    if seq is None:
+        C.skip(f"{FILES[name]} not found (set GNNC_DATASETS or provide ../shared/datasets)")
+        return dict(dataset=name, skipped=f"{FILES[name]} not found")
+    load_s = time.perf_counter() - t0
+    print(f"{name}: {seq.num_nodes} nodes, {seq.num_snapshots} snapshots "
+          f"({seq.train_end} train, {seq.num_snapshots - seq.train_end} test), "
+          f"{seq.edges() / seq.num_snapshots:.0f} edges per snapshot, "
+          f"{seq.x.shape[2]} features; {seq.note} (prepared in {load_s:.2f} s)")
+    init = initial_state(seq, args)
+    libs = ["pyg", "gnnc"] if args.compare else [args.lib]
+    row = dict(dataset=name, nodes=seq.num_nodes, snapshots=seq.num_snapshots,
+               train_snapshots=seq.train_end, edges=seq.edges(),
+               features=int(seq.x.shape[2]), runs={})
+    for lib in libs:
+        t0 = time.perf_counter()
+        graphs = build_graphs(lib, seq, dev)
+        build_s = time.perf_counter() - t0
+        r = train_one(lib, seq, graphs, init, args.precision, args, dev)
+        r["graph_build_s"] = build_s
+        row["runs"][lib] = r
+        test = "n/a" if r["test_loss"] is None else f"{r['test_loss']:.5f}"
+        print(f"  {name} {lib:4s} {args.precision}: train loss {r['train_loss']:.6f}  "
+              f"test loss {test}  epoch {r['epoch_ms']:8.2f} ms (first "
+              f"{r['first_epoch_ms']:.1f})  peak {r['peak_mib']:8.1f} MiB  "
+              f"graphs built in {build_s:.2f} s")
+        del graphs
+    if args.compare:
+        k = min(args.compare_epochs, args.epochs)
+        g, p = row["runs"]["gnnc"], row["runs"]["pyg"]
+        row["loss_max_rel_diff"] = max_rel_diff(g["losses"][:k], p["losses"][:k])
+        row["compare_epochs"] = k
+        row["epoch_ratio_pyg_over_gnnc"] = p["epoch_ms"] / g["epoch_ms"]
+        print(f"  {name} compare: largest relative loss difference over the first {k} "
+              f"epochs {row['loss_max_rel_diff']:.2e}; epoch time PyG / gnnc "
+              f"{row['epoch_ratio_pyg_over_gnnc']:.2f}x")
+    return row
+
+
+def run(args, dev=None):
+    dev = dev or C.device()
+    names = list(LOADERS) if args.dataset == "all" else [args.dataset]
+    results = [run_dataset(name, args, dev) for name in names]
+    return dict(device=C.gpu_name(dev), emulated=C.EMULATE, args=vars(args),
+                results=results)
+
+
+def parser():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", default="rmat",
+                   choices=["england_covid", "bitcoinalpha", "rmat", "all"])
+    p.add_argument("--lib", default="gnnc", choices=["gnnc", "pyg"])
+    p.add_argument("--compare", action="store_true",
+                   help="run both libraries and compare their losses and epoch times")
+    p.add_argument("--compare-epochs", type=int, default=5,
+                   help="epochs whose losses --compare checks")
+    p.add_argument("--precision", default="f32", choices=["f32", "f16", "bf16"])
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3, help="epochs left out of the timing")
+    p.add_argument("--window", type=int, default=8,
+                   help="snapshots per window (one optimizer step)")
+    p.add_argument("--layers", type=int, default=2, choices=[1, 2])
+    p.add_argument("--hidden", type=int, default=32)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--train-frac", type=float, default=0.8)
+    p.add_argument("--lags", type=int, default=8, help="england_covid: days of history")
+    p.add_argument("--no-edge-weight", action="store_true",
+                   help="england_covid: ignore the mobility weights")
+    p.add_argument("--scale", type=int, default=14, help="rmat: 2^scale nodes")
+    p.add_argument("--edge-factor", type=int, default=16, help="rmat: draws per node")
+    p.add_argument("--snapshots", type=int, default=8, help="rmat: snapshots")
+    p.add_argument("--churn", type=float, default=0.05,
+                   help="rmat: fraction of edges replaced per snapshot")
+    p.add_argument("--features", type=int, default=16, help="rmat: feature width")
+    p.add_argument("--json", help="write the results as JSON here")
+    return p
+
+
+if __name__ == "__main__":
+    a = parser().parse_args()
+    C.write_json(a.json, run(a))
