@@ -8,13 +8,35 @@ using namespace gnnc::plan;
 
 namespace {
 const char *const kKindNames[] = {"ptr", "i32", "i64", "f32"};
-const char *const kRoleNames[] = {
-    "row_offsets",   "column_indices", "num_rows",        "input",
-    "edge_values",   "result",         "column_factors",  "num_edges",
-    "workspace",     "group_offsets",  "group_rows",      "num_groups",
-    "graph_offsets", "num_graphs",     "batch_blocks",    "num_batch_blocks",
-    "unused",        "num_items",      "segment_weights", "segment_offsets",
-    "num_segments",  "route_tiles",    "num_route_tiles", "route_blocks"};
+const char *const kRoleNames[] = {"row_offsets",
+                                  "column_indices",
+                                  "num_rows",
+                                  "input",
+                                  "edge_values",
+                                  "result",
+                                  "column_factors",
+                                  "num_edges",
+                                  "workspace",
+                                  "group_offsets",
+                                  "group_rows",
+                                  "num_groups",
+                                  "graph_offsets",
+                                  "num_graphs",
+                                  "batch_blocks",
+                                  "num_batch_blocks",
+                                  "unused",
+                                  "num_items",
+                                  "segment_weights",
+                                  "segment_offsets",
+                                  "num_segments",
+                                  "route_tiles",
+                                  "num_route_tiles",
+                                  "route_blocks",
+                                  "exclusive_offsets",
+                                  "exclusive_indices",
+                                  "slice_offsets",
+                                  "slice_rows",
+                                  "num_slices"};
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {
@@ -44,6 +66,7 @@ ParamKind gnnc::paramKindOf(ParamRole role) {
   case ParamRole::NumSegments:
   case ParamRole::NumRouteTiles:
   case ParamRole::RouteBlocks:
+  case ParamRole::NumSlices:
     return ParamKind::Int64;
   default:
     return ParamKind::Pointer;
@@ -80,6 +103,14 @@ const char *gnnc::extraParamStem(ParamRole role) {
     return "num_route_tiles";
   case ParamRole::RouteBlocks:
     return "route_blocks";
+  case ParamRole::ExclusiveOffsets:
+    return "excl_ptr";
+  case ParamRole::ExclusiveIndices:
+    return "excl_idx";
+  case ParamRole::SliceOffsets:
+    return "slice_ptr";
+  case ParamRole::SliceRows:
+    return "slice_rows";
   default:
     return paramRoleName(role);
   }

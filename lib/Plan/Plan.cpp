@@ -144,6 +144,11 @@ Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
       return Status::error("neighbor_group adds the rows that span blocks to "
                            "the result atomically: use write = atomic (or "
                            "leave it out)");
+  } else if (s.strategy == Strategy::Sliced) {
+    if (s.write == WriteMode::Staged || s.write == WriteMode::Shared)
+      return Status::error("sliced adds the slices of a row cut into several "
+                           "to the result atomically: use write = atomic (or "
+                           "leave it out)");
   } else if (s.write != WriteMode::Direct) {
     return Status::error("write = " + write + " is not implemented yet; " +
                          strategyName(s.strategy) +
@@ -169,6 +174,8 @@ bool gnnc::isCompleteSchedule(const Schedule &s) {
     return common && s.groupSize != 0 && s.write == WriteMode::Atomic;
   if (s.strategy == Strategy::Batched)
     return common && s.graphsPerBlock != 0;
+  if (s.strategy == Strategy::Sliced)
+    return common && s.sliceSize != 0 && s.write == WriteMode::Atomic;
   if (s.strategy == Strategy::TileRouted)
     return common && s.tileRows != 0 && s.tileRouting &&
            s.math != MathMode::Auto &&
@@ -181,14 +188,15 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
   if (s.strategy != Strategy::VertexParallel &&
       s.strategy != Strategy::EdgeParallel &&
       s.strategy != Strategy::NeighborGroup &&
-      s.strategy != Strategy::Batched && s.strategy != Strategy::TileRouted)
+      s.strategy != Strategy::Batched && s.strategy != Strategy::TileRouted &&
+      s.strategy != Strategy::Sliced)
     return Status::error(std::string("no default for strategy '") +
                          strategyName(s.strategy) + "'");
   if (s.vectorWidth == 0) {
     s.vectorWidth = 1;
     for (int32_t vw : {8, 4, 2})
       if (vw * static_cast<int64_t>(elementSize(op.type)) <= kMaxVectorBytes &&
-          op.stride() % vw == 0) {
+          (op.snapshots > 0 ? op.snapshotWidth() : op.stride()) % vw == 0) {
         s.vectorWidth = vw;
         break;
       }
@@ -245,6 +253,11 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
   if (s.strategy == Strategy::NeighborGroup) {
     if (s.groupSize == 0)
       s.groupSize = defaults::kGroupSize;
+    s.write = WriteMode::Atomic;
+  }
+  if (s.strategy == Strategy::Sliced) {
+    if (s.sliceSize == 0)
+      s.sliceSize = defaults::kSliceSize;
     s.write = WriteMode::Atomic;
   }
   // What the defaults chose must keep the fields' own rules (256 threads

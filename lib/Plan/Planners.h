@@ -48,6 +48,7 @@ Expected<KernelPlan> planSpmmNeighbourGroups(const OpDesc &op,
 Expected<KernelPlan> planSddmmEdgeParallel(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planEdgeSoftmax(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSpmmBatched(const OpDesc &op, const Schedule &s);
+Expected<KernelPlan> planSpmmSliced(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planReadout(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSegmentMatmulTileRouted(const OpDesc &op,
                                                  const Schedule &s);

@@ -41,6 +41,7 @@ const PlannerEntry kPlanners[] = {
     {OpKind::Spmm, Strategy::EdgeParallel, planSpmmEdgeParallel},
     {OpKind::Spmm, Strategy::NeighborGroup, planSpmmNeighbourGroups},
     {OpKind::Spmm, Strategy::Batched, planSpmmBatched},
+    {OpKind::Spmm, Strategy::Sliced, planSpmmSliced},
     {OpKind::Sddmm, Strategy::VertexParallel, planVertexParallel},
     {OpKind::Sddmm, Strategy::EdgeParallel, planSddmmEdgeParallel},
     {OpKind::EdgeSoftmax, Strategy::VertexParallel, planEdgeSoftmax},

@@ -265,8 +265,10 @@ Status gnnc::checkScheduleFields(const Schedule &s) {
   if (s.edgesPerWarp < 0)
     return fail("edges_per_warp must be >= 0, got " +
                 std::to_string(s.edgesPerWarp));
-  if (s.sliceSize < 0)
-    return fail("slice_size must be >= 0, got " + std::to_string(s.sliceSize));
+  if (s.sliceSize < 0 || s.sliceSize > kMaxSliceSize)
+    return fail("slice_size must be from 1 to " +
+                std::to_string(kMaxSliceSize) + " (0 = choose), got " +
+                std::to_string(s.sliceSize));
   const char *strategy = strategyName(s.strategy);
   if (s.groupSize != 0 && s.strategy != Strategy::NeighborGroup)
     return fail(std::string("group_size applies to the neighbor_group "

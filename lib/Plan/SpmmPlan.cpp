@@ -56,6 +56,29 @@ Status gnnc::plan::spmmRules(const OpDesc &op, const Schedule &s) {
   if (s.strategy == Strategy::Batched && !op.batchedGraph)
     return Status::error("strategy = batched runs over a batch of graphs; "
                          "the graph must be a !gnn.graph<batched_csr, ...>");
+  const bool sliced = s.strategy == Strategy::Sliced;
+  if (sliced != (op.snapshots > 0))
+    return Status::error(
+        sliced ? "strategy = sliced aggregates a group of snapshots at once; "
+                 "the graph must be a !gnn.graph<snapshot_csr, ...>"
+               : std::string("a group of snapshots (snapshot_csr) is "
+                             "aggregated by strategy = sliced, not ") +
+                     strategyName(s.strategy));
+  if (sliced) {
+    if (op.edgeValues || max || op.selfWeight || op.padded())
+      return Status::error(
+          "a group of snapshots is aggregated with reduce = sum or mean and "
+          "degree scaling; edge values, reduce = max, self_weight and padded "
+          "rows are not implemented for it");
+    if (f16Accumulate || s.discBatch != 0)
+      return Status::error("sliced accumulates in f32; accumulate = f16 and "
+                           "disc_batch are not implemented for it");
+    if (s.vectorWidth != 0 && op.snapshotWidth() % s.vectorWidth != 0)
+      return Status::error("vector_width " + std::to_string(s.vectorWidth) +
+                           " does not divide the features of one snapshot (" +
+                           std::to_string(op.snapshotWidth()) +
+                           "); a vector load must not straddle two snapshots");
+  }
   if (s.strategy == Strategy::NeighborGroup && max)
     return Status::error("neighbor_group adds the rows that span blocks with "
                          "atomicAdd, which cannot take a maximum; use "
@@ -159,6 +182,32 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
   plan.atomicPieceEdges =
       int64_t(s.groupSize) * s.threadsPerBlock / s.dimWorkers;
   return groups;
+}
+
+Expected<KernelPlan> gnnc::plan::planSpmmSliced(const OpDesc &op,
+                                                const Schedule &s) {
+  // PiPAD: a worker of `lanes` threads per slice of the overlap (at most
+  // slice_size of a row's shared non-zeros; every row has at least one),
+  // over the node's whole row of S x F features (all snapshots at once).
+  // The row's first slice also adds each snapshot's exclusive edges to
+  // that snapshot's features. A row of one slice is stored; the slices of
+  // a row cut into several are added atomically to the zeros a first
+  // kernel left in it.
+  Expected<KernelPlan> sliced = rowPlan(op, s, /*wideBatch=*/true);
+  if (!sliced)
+    return sliced;
+  KernelPlan &plan = *sliced;
+  ThreadMapping &m = plan.mapping;
+  m.groupSize = s.sliceSize;
+  plan.extraParams = spmmExtras(op);
+  for (ParamRole role :
+       {ParamRole::ExclusiveOffsets, ParamRole::ExclusiveIndices,
+        ParamRole::SliceOffsets, ParamRole::SliceRows, ParamRole::NumSlices})
+    plan.extraParams.push_back(role);
+  plan.launch.grid = {ParamRole::NumSlices};
+  plan.preludes.push_back(initKernel(s, m));
+  plan.atomicPieceEdges = s.sliceSize;
+  return sliced;
 }
 
 int64_t gnnc::plan::batchedColumnChunks(const OpDesc &op, int64_t vw,

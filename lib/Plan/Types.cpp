@@ -102,8 +102,9 @@ bool OpDesc::operator==(const OpDesc &o) const {
   return kind == o.kind && type == o.type && width == o.width &&
          stride() == o.stride() && offsets64 == o.offsets64 &&
          indices64 == o.indices64 && batchedGraph == o.batchedGraph &&
-         edgeValues == o.edgeValues && reduce == o.reduce && scale == o.scale &&
-         selfWeight == o.selfWeight && colNormExponent == o.colNormExponent &&
-         form == o.form && leakyRelu == o.leakyRelu &&
-         inputWidth == o.inputWidth && transposeWeights == o.transposeWeights;
+         snapshots == o.snapshots && edgeValues == o.edgeValues &&
+         reduce == o.reduce && scale == o.scale && selfWeight == o.selfWeight &&
+         colNormExponent == o.colNormExponent && form == o.form &&
+         leakyRelu == o.leakyRelu && inputWidth == o.inputWidth &&
+         transposeWeights == o.transposeWeights;
 }

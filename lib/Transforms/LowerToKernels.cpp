@@ -60,6 +60,13 @@ StringRef purposeOf(ParamRole role) {
   case ParamRole::NumRouteTiles:
   case ParamRole::RouteBlocks:
     return "tile_routed (the routing table)";
+  case ParamRole::ExclusiveOffsets:
+  case ParamRole::ExclusiveIndices:
+    return "a snapshot group (the exclusive edges)";
+  case ParamRole::SliceOffsets:
+  case ParamRole::SliceRows:
+  case ParamRole::NumSlices:
+    return "sliced (the host's slices)";
   default:
     return "neighbor_group (the host's groups)";
   }
@@ -118,7 +125,7 @@ public:
           : role == ParamRole::SegmentWeights ? "w"
           : role == ParamRole::SegmentOffsets
               ? "seg"
-              : (tensor.getRank() == 2 ? numbered("x", matrices++)
+              : (tensor.getRank() >= 2 ? numbered("x", matrices++)
                                        : numbered("values", vectors++));
       if (failed(add(name, role, operand)))
         return failure();

@@ -444,7 +444,7 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
 }
 
 TEST(Abi, RolesHaveOneSpellingEach) {
-  for (int i = 0; i <= static_cast<int>(ParamRole::RouteBlocks); ++i) {
+  for (int i = 0; i <= static_cast<int>(ParamRole::NumSlices); ++i) {
     auto role = static_cast<ParamRole>(i);
     EXPECT_EQ(parseParamRole(paramRoleName(role)), role);
   }
@@ -454,6 +454,8 @@ TEST(Abi, RolesHaveOneSpellingEach) {
   EXPECT_STREQ(extraParamStem(ParamRole::ColumnFactors), "col_norm");
   EXPECT_STREQ(extraParamStem(ParamRole::NumSegments), "num_types");
   EXPECT_EQ(paramKindOf(ParamRole::RouteBlocks), ParamKind::Int64);
+  EXPECT_EQ(paramKindOf(ParamRole::NumSlices), ParamKind::Int64);
+  EXPECT_STREQ(extraParamStem(ParamRole::ExclusiveOffsets), "excl_ptr");
   EXPECT_EQ(paramKindOf(ParamRole::SegmentWeights), ParamKind::Pointer);
   for (ParamKind kind : {ParamKind::Pointer, ParamKind::Int32, ParamKind::Int64,
                          ParamKind::Float32})

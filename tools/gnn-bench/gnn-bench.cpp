@@ -11,7 +11,9 @@
 #include "gnnc/Bench/Cusparse.h"
 #include "gnnc/Bench/Harness.h"
 #include "gnnc/Bench/NpyWriter.h"
+#include "gnnc/Bench/Snapshots.h"
 #include "gnnc/Bench/Suite.h"
+#include "gnnc/Plan/Limits.h"
 #include "gnnc/Tools/ToolSupport.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/graph/Parallel.h"
@@ -94,6 +96,16 @@ void usage() {
       "                      schedules on the block-diagonal graph, and the\n"
       "                      batched strategy (--types; widths 16,32,64,128,\n"
       "                      256 unless --widths)\n"
+      "  --snapshots LIST    instead of the cases above: series of graph\n"
+      "                      snapshots (rmat<scale>c<churn %%>, e.g.\n"
+      "                      rmat18c10: 8 snapshots of an evolving R-MAT\n"
+      "                      graph; temporal_england_covid and\n"
+      "                      temporal_bitcoinalpha from --datasets): gnnc's\n"
+      "                      multi-snapshot aggregation of a group against\n"
+      "                      gnnc per snapshot and cuSPARSE on the\n"
+      "                      block-diagonal graph (--types; widths 8,16,32,64\n"
+      "                      unless --widths)\n"
+      "  --group LIST        snapshots per group for --snapshots (2,4,8)\n"
       "  --quick             cora_planetoid + rmat18, width 64, f32 + f16,\n"
       "                      the default schedule, no SpMMve (SDDMM and the\n"
       "                      GAT chain included)\n"
@@ -142,6 +154,8 @@ struct Options {
   size_t largeSchedules = 2;
   double timeLimit = 0;
   std::vector<std::string> batches;
+  std::vector<std::string> snapshotSeries;
+  std::vector<int64_t> groupSizes{2, 4, 8};
   bool offsets64 = true;
   CaseOptions caseOptions;
   TimingOptions timing;
@@ -191,6 +205,16 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       o.datasets = v;
     } else if (arg == "--batched") {
       o.batches = splitList(v);
+    } else if (arg == "--snapshots") {
+      o.snapshotSeries = splitList(v);
+    } else if (arg == "--group") {
+      o.groupSizes.clear();
+      for (const std::string &s : splitList(v)) {
+        if (!parseInt(s, n) || n < 1 || n > gnnc::limits::kMaxSnapshots)
+          return "--group: bad group size '" + s + "' (1 to " +
+                 std::to_string(gnnc::limits::kMaxSnapshots) + ")";
+        o.groupSizes.push_back(n);
+      }
     } else if (arg == "--out") {
       o.outFile = v;
     } else if (arg == "--dump-graphs") {
@@ -301,6 +325,8 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
   }
   if (!o.batches.empty() && !explicitWidths)
     o.widths = {16, 32, 64, 128, 256};
+  if (!o.snapshotSeries.empty() && !explicitWidths)
+    o.widths = {8, 16, 32, 64};
   if (o.dumpOnly && o.dumpDir.empty())
     return "--dump-only needs --dump-graphs DIR";
   return "";
@@ -478,6 +504,40 @@ int main(int argc, char **argv) {
     }
     doc["copy_bandwidth_gbs"] = copyGbs;
     o.caseOptions.copyGbs = copyGbs;
+
+    if (!o.snapshotSeries.empty()) {
+      // Series of snapshots: a run of their own.
+      json cases = json::array();
+      int failures = 0;
+      for (const std::string &name : o.snapshotSeries) {
+        auto series = loadSnapshotSeries(name, o.datasets, o.caseOptions.seed);
+        if (!series) {
+          std::printf("skipped  %s: %s\n", name.c_str(),
+                      series.message().c_str());
+          cases.push_back({{"series", name}, {"skipped", series.message()}});
+          continue;
+        }
+        for (int64_t group : o.groupSizes)
+          for (ElementType type : o.types)
+            for (int64_t width : o.widths) {
+              cases.push_back(runSnapshotCase(
+                  *bench, libraries ? &*libraries : nullptr, name, *series,
+                  group, type, width, o.caseOptions.seed, failures));
+              doc["snapshot_cases"] = cases;
+              if (!o.outFile.empty())
+                (void)writeText(o.outFile, doc.dump(1) + "\n");
+            }
+      }
+      doc["snapshot_cases"] = cases;
+      doc["failures"] = failures;
+      doc["wall_seconds"] = secondsSince(start);
+      if (Status written = writeResults(o.outFile, doc); !written)
+        return fail(written.message(), 1);
+      std::printf("done     %zu snapshot cases in %.0f s; %d failure%s\n",
+                  cases.size(), secondsSince(start), failures,
+                  failures == 1 ? "" : "s");
+      return failures ? 1 : 0;
+    }
 
     if (!o.batches.empty()) {
       // Batches of small graphs: a run of their own.

@@ -1,5 +1,6 @@
 //===- GnnOps.cpp - Operations of the gnn dialect -------------------------===//
 #include "gnnc/Dialect/Gnn/GnnOps.h"
+#include "gnnc/Plan/Limits.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -103,11 +104,23 @@ LogicalResult ReturnOp::verify() {
 //===----------------------------------------------------------------------===//
 
 int64_t SpmmOp::getFeatureWidth() {
-  return cast<RankedTensorType>(getFeatures().getType()).getDimSize(1);
+  auto features = cast<RankedTensorType>(getFeatures().getType());
+  // A snapshot group's node row: S snapshots of F features side by side.
+  if (features.getRank() == 3)
+    return features.getDimSize(1) * features.getDimSize(2);
+  return features.getDimSize(1);
 }
 
 int64_t SpmmOp::getRowStride() {
-  return rowStride(cast<RankedTensorType>(getFeatures().getType()));
+  auto features = cast<RankedTensorType>(getFeatures().getType());
+  if (features.getRank() == 3)
+    return getFeatureWidth();
+  return rowStride(features);
+}
+
+int64_t SpmmOp::getSnapshots() {
+  auto features = cast<RankedTensorType>(getFeatures().getType());
+  return features.getRank() == 3 ? features.getDimSize(1) : 0;
 }
 
 Type SpmmOp::getElementType() {
@@ -189,21 +202,54 @@ static OpDesc describeCommon(OpKind kind, Value graph, Type elementType,
 
 LogicalResult SpmmOp::verify() {
   auto graphType = cast<GnnGraphType>(getGraph().getType());
-  if (graphType.getFormat() != GraphFormat::csr &&
-      graphType.getFormat() != GraphFormat::batched_csr)
-    return emitOpError() << "graph format '"
-                         << stringifyGraphFormat(graphType.getFormat())
-                         << "' is not supported by gnn.spmm yet; use csr or "
-                            "batched_csr";
+  const GraphFormat format = graphType.getFormat();
+  if (format != GraphFormat::csr && format != GraphFormat::batched_csr &&
+      format != GraphFormat::snapshot_csr)
+    return emitOpError() << "graph format '" << stringifyGraphFormat(format)
+                         << "' is not supported by gnn.spmm yet; use csr, "
+                            "batched_csr or snapshot_csr";
   auto features = cast<RankedTensorType>(getFeatures().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (format == GraphFormat::snapshot_csr) {
+    // A group of snapshots: nodes x snapshots x features of one snapshot.
+    if (features.getRank() != 3 || features.isDynamicDim(1) ||
+        features.isDynamicDim(2) || features.getDimSize(1) < 1 ||
+        features.getDimSize(2) < 1)
+      return emitOpError() << "features over a group of snapshots must be a "
+                              "3-D tensor (nodes x snapshots x feature width) "
+                              "with static positive snapshots and width, got "
+                           << features;
+    if (features.getDimSize(1) > limits::kMaxSnapshots)
+      return emitOpError() << "a group of snapshots holds at most "
+                           << limits::kMaxSnapshots << " snapshots, got "
+                           << features.getDimSize(1);
+    if (result.getRank() != 3 ||
+        result.getElementType() != features.getElementType() ||
+        result.getDimSize(1) != features.getDimSize(1) ||
+        result.getDimSize(2) != features.getDimSize(2))
+      return emitOpError() << "result " << result
+                           << " must be a 3-D tensor with the element type, "
+                              "snapshots and feature width of the features "
+                           << features;
+    if (features.getEncoding() || result.getEncoding())
+      return emitOpError() << "features over a group of snapshots take no "
+                              "encoding (their rows are unpadded)";
+    if (getValues())
+      return emitOpError() << "edge values over a group of snapshots are not "
+                              "implemented";
+    return verifySchedule(*this);
+  }
   if (features.getRank() != 2)
     return emitOpError() << "features must be a 2-D tensor (nodes x feature "
                             "width), got "
-                         << features;
+                         << features
+                         << (features.getRank() == 3
+                                 ? " (3-D features take a "
+                                   "!gnn.graph<snapshot_csr, ...>)"
+                                 : "");
   if (features.isDynamicDim(1) || features.getDimSize(1) < 1)
     return emitOpError() << "feature width must be static and positive, got "
                          << features;
-  auto result = cast<RankedTensorType>(getResult().getType());
   if (result.getRank() != 2 ||
       result.getElementType() != features.getElementType() ||
       result.getDimSize(1) != features.getDimSize(1))
@@ -256,6 +302,7 @@ OpDesc SpmmOp::describe() {
   OpDesc desc = describeCommon(OpKind::Spmm, getGraph(), getElementType(),
                                getFeatureWidth());
   desc.rowStride = getRowStride();
+  desc.snapshots = getSnapshots();
   desc.edgeValues = static_cast<bool>(getValues());
   desc.reduce = static_cast<gnnc::Reduce>(getReduce());
   desc.scale = static_cast<gnnc::DegreeScale>(getScale());

@@ -75,7 +75,20 @@ enum class ParamRole {
   /// launches to walk it (at most one per tile).
   RouteTiles,
   NumRouteTiles,
-  RouteBlocks
+  RouteBlocks,
+  /// A group of S snapshots (snapshot_csr): the row offsets of each
+  /// snapshot's exclusive edges (S x (numRows + 1), i64, snapshot s's at
+  /// s x (numRows + 1), all indexing one array) and their column indices;
+  /// the overlap (the edges every snapshot shares) is the graph's own CSR.
+  ExclusiveOffsets,
+  ExclusiveIndices,
+  /// The slices of the overlap (sliced, PiPAD's sliced CSR): each row's
+  /// non-zeros cut into slices of at most slice_size, every row at least
+  /// one (graph::sliceRows): the first slice of each row (numRows + 1,
+  /// i64), the row of each slice (i32), and their number.
+  SliceOffsets,
+  SliceRows,
+  NumSlices
 };
 
 /// The manifest spelling: "row_offsets", "column_indices", "num_rows",
@@ -83,7 +96,9 @@ enum class ParamRole {
 /// "workspace", "group_offsets", "group_rows", "num_groups",
 /// "graph_offsets", "num_graphs", "batch_blocks", "num_batch_blocks",
 /// "unused", "num_items", "segment_weights", "segment_offsets",
-/// "num_segments", "route_tiles", "num_route_tiles", "route_blocks".
+/// "num_segments", "route_tiles", "num_route_tiles", "route_blocks",
+/// "exclusive_offsets", "exclusive_indices", "slice_offsets", "slice_rows",
+/// "num_slices".
 const char *paramRoleName(ParamRole role);
 std::optional<ParamRole> parseParamRole(const std::string &text);
 
@@ -95,7 +110,8 @@ ParamKind paramKindOf(ParamRole role);
 /// beyond its operands (after the graph's prefix): "col_norm",
 /// "num_edges", "workspace", "group_ptr", "group_rows", "num_groups",
 /// "graph_ptr", "num_graphs", "batch_blocks", "num_batch_blocks",
-/// "num_types", "route_tiles", "num_route_tiles", "route_blocks".
+/// "num_types", "route_tiles", "num_route_tiles", "route_blocks",
+/// "excl_ptr", "excl_idx", "slice_ptr", "slice_rows", "num_slices".
 const char *extraParamStem(ParamRole role);
 
 /// The bit of a batch block's first row (ParamRole::BatchBlocks) that

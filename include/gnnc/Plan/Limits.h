@@ -59,6 +59,11 @@ constexpr int32_t kMaxGraphsPerBlock = 1024;
 constexpr int32_t kMinPipelineStages = 2;
 constexpr int32_t kMaxPipelineStages = 4;
 constexpr int64_t kMaxTensorCoreWidth = 512;
+/// Snapshots of one snapshot group (`!gnn.graph<snapshot_csr, ...>`): the
+/// exclusive row offsets of a group take snapshots x (rows + 1) words.
+constexpr int64_t kMaxSnapshots = 64;
+/// sliced: the largest slice_size (non-zeros per slice of the overlap).
+constexpr int32_t kMaxSliceSize = 1 << 16;
 
 // The largest products the plans form stay far below 2^63: shared memory of
 // a block (threads x stride x 8 bytes), a worker's workspace (stride x 8
@@ -106,6 +111,9 @@ constexpr int32_t kSegmentTileRows = 64;
 constexpr int32_t kSegmentSplitRows = 256;
 /// tile_routed with math = tensor_core: the cp.async pipeline's buffers.
 constexpr int32_t kPipelineStages = 2;
+/// sliced: non-zeros per slice of the overlap (PiPAD's slice size), and
+/// the threads of a block.
+constexpr int32_t kSliceSize = 32;
 
 } // namespace gnnc::defaults
 

@@ -96,6 +96,12 @@ struct OpDesc {
   /// block-diagonal CSR graph whose kernels may also read the first node
   /// of each graph (`graph_ptr`).
   bool batchedGraph = false;
+  /// The graph is a group of this many snapshots over one node set
+  /// (`!gnn.graph<snapshot_csr, ...>`, 0 otherwise): the CSR of the edges
+  /// every snapshot shares (the overlap) plus each snapshot's exclusive
+  /// edges. A feature row holds the snapshots' features side by side
+  /// (`tensor<?x S x F x ...>`): `width` is S x F, snapshotWidth() F.
+  int64_t snapshots = 0;
 
   // gnn.spmm (and gnn.readout, gnn.readout_grad: reduce)
   /// The op reads one value per edge (`values(...)`).
@@ -124,6 +130,11 @@ struct OpDesc {
   /// The row stride, or the width when no stride is set.
   int64_t stride() const { return rowStride > 0 ? rowStride : width; }
   bool padded() const { return stride() != width; }
+  /// The features of one snapshot (the width when the graph is no snapshot
+  /// group).
+  int64_t snapshotWidth() const {
+    return snapshots > 0 ? width / snapshots : width;
+  }
   /// gnn.spmm reads the column factors `col_norm` (scale right or both).
   bool scalesColumns() const {
     return scale == DegreeScale::Right || scale == DegreeScale::Both;

@@ -60,17 +60,24 @@ rt::LaunchRule launchRule(LaunchAttr launch) {
 
 /// The C type of a parameter that a kernel plan adds after the kernel's
 /// arguments and results, by its role; empty for a role that has no place
-/// there.
-StringRef extraParamType(ParamRole role) {
+/// there. The exclusive column indices of a snapshot group have the type of
+/// the graph's column indices (`indices64`).
+StringRef extraParamType(ParamRole role, bool indices64) {
   switch (role) {
+  case ParamRole::ExclusiveIndices:
+    return indices64 ? "const long long *__restrict__ "
+                     : "const int *__restrict__ ";
   case ParamRole::ColumnFactors:
     return "const float *__restrict__ ";
   case ParamRole::GroupOffsets:
   case ParamRole::GraphOffsets:
   case ParamRole::BatchBlocks:
   case ParamRole::RouteTiles:
+  case ParamRole::ExclusiveOffsets:
+  case ParamRole::SliceOffsets:
     return "const long long *__restrict__ ";
   case ParamRole::GroupRows:
+  case ParamRole::SliceRows:
     return "const int *__restrict__ ";
   case ParamRole::Workspace:
     return "float *__restrict__ ";
@@ -83,6 +90,7 @@ StringRef extraParamType(ParamRole role) {
   case ParamRole::NumRouteTiles:
   case ParamRole::RouteBlocks:
   case ParamRole::NumSegments:
+  case ParamRole::NumSlices:
     return "long long ";
   default:
     return "";
@@ -223,7 +231,7 @@ LogicalResult CUDAEmitter::declareParams(KernelToPrint &k,
   }
   // The parameters the plan adds.
   while (next != abi.end()) {
-    StringRef type = extraParamType(next->getRole());
+    StringRef type = extraParamType(next->getRole(), k.desc.indices64);
     if (type.empty())
       return kernel.emitOpError()
              << "has parameter '" << next->getName() << "' with role "

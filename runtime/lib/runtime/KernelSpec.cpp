@@ -148,6 +148,8 @@ static Json opJson(const OpDesc &op) {
             {"index_type", op.indices64 ? "i64" : "i32"}};
   if (op.batchedGraph)
     json["batched_graph"] = true;
+  if (op.snapshots > 0)
+    json["snapshots"] = op.snapshots;
   switch (op.kind) {
   case OpKind::Readout:
   case OpKind::ReadoutGrad:
@@ -379,7 +381,7 @@ public:
         {"kind", "element_type", "width", "row_stride", "offset_type",
          "index_type", "edge_values", "reduce", "scale", "self_weight",
          "col_norm_exponent", "form", "leaky_relu", "batched_graph",
-         "input_width", "transpose_weights"}));
+         "snapshots", "input_width", "transpose_weights"}));
     GNNC_RETURN_IF_ERROR(readName(
         object, "kind", field, true,
         [](const std::string &t) { return parseOpKind(t); },
@@ -437,6 +439,16 @@ public:
       if (!batched->is_boolean())
         return fail(field + ".batched_graph", "expected true or false");
       op.batchedGraph = batched->get<bool>();
+    }
+    if (object.contains("snapshots")) {
+      uint64_t snapshots = 0;
+      GNNC_RETURN_IF_ERROR(readUnsigned(object, "snapshots", field,
+                                        limits::kMaxSnapshots, 1, snapshots));
+      if (op.width % static_cast<int64_t>(snapshots) != 0)
+        return fail(field + ".snapshots",
+                    "must divide the width (" + std::to_string(op.width) +
+                        ": the snapshots' features side by side)");
+      op.snapshots = static_cast<int64_t>(snapshots);
     }
     if (auto values = object.find("edge_values"); values != object.end()) {
       if (!values->is_boolean())

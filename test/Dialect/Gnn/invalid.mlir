@@ -52,7 +52,7 @@ module attributes {s = #gnn.schedule<tile_routing = true>} {}
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
-    // expected-error @+1 {{schedule strategy 'sliced' is not implemented for gnn.spmm yet; implemented: vertex_parallel, edge_parallel, neighbor_group, batched}}
+    // expected-error @+1 {{strategy = sliced aggregates a group of snapshots at once; the graph must be a !gnn.graph<snapshot_csr, ...>}}
     %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = sliced, slice_size = 16>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %y : tensor<?x64xf32>
   }
@@ -192,7 +192,7 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<sliced_csr, i64, i32>, %x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-    // expected-error @+1 {{graph format 'sliced_csr' is not supported by gnn.spmm yet; use csr or batched_csr}}
+    // expected-error @+1 {{graph format 'sliced_csr' is not supported by gnn.spmm yet; use csr, batched_csr or snapshot_csr}}
     %y = gnn.spmm %g, %x : !gnn.graph<sliced_csr, i64, i32>, tensor<?x8xf32> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
   }
@@ -721,5 +721,75 @@ gnn.module @m {
     // expected-error @+1 {{vector_width 4 does not divide the feature width 6; use a vector_width that divides it (padded rows are implemented for gnn.spmm only)}}
     %y = gnn.segment_matmul %x, %w, %seg {schedule = #gnn.schedule<strategy = tile_routed, vector_width = 4, tile_rows = 32>} : tensor<?x64xf32>, tensor<?x64x6xf32>, tensor<?xi64> -> tensor<?x6xf32>
     gnn.return %y : tensor<?x6xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<snapshot_csr, i64, i32>, %x: tensor<?x32xf32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{features over a group of snapshots must be a 3-D tensor (nodes x snapshots x feature width) with static positive snapshots and width, got 'tensor<?x32xf32>'}}
+    %y = gnn.spmm %g, %x : !gnn.graph<snapshot_csr, i64, i32>, tensor<?x32xf32> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x4x8xf32>) -> tensor<?x4x8xf32> {
+    // expected-error @+1 {{features must be a 2-D tensor (nodes x feature width), got 'tensor<?x4x8xf32>' (3-D features take a !gnn.graph<snapshot_csr, ...>)}}
+    %y = gnn.spmm %g, %x : !gnn.graph<csr, i64, i32>, tensor<?x4x8xf32> -> tensor<?x4x8xf32>
+    gnn.return %y : tensor<?x4x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<snapshot_csr, i64, i32>, %x: tensor<?x4x8xf32>) -> tensor<?x4x8xf32> {
+    // expected-error @+1 {{a group of snapshots (snapshot_csr) is aggregated by strategy = sliced, not vertex_parallel}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<vector_width = 4>} : !gnn.graph<snapshot_csr, i64, i32>, tensor<?x4x8xf32> -> tensor<?x4x8xf32>
+    gnn.return %y : tensor<?x4x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<snapshot_csr, i64, i32>, %x: tensor<?x4x6xf32>) -> tensor<?x4x6xf32> {
+    // expected-error @+1 {{vector_width 4 does not divide the features of one snapshot (6); a vector load must not straddle two snapshots}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = sliced, vector_width = 4>} : !gnn.graph<snapshot_csr, i64, i32>, tensor<?x4x6xf32> -> tensor<?x4x6xf32>
+    gnn.return %y : tensor<?x4x6xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<snapshot_csr, i64, i32>, %x: tensor<?x4x8xf32>) -> tensor<?x4x8xf32> {
+    // expected-error @+1 {{a group of snapshots is aggregated with reduce = sum or mean and degree scaling; edge values, reduce = max, self_weight and padded rows are not implemented for it}}
+    %y = gnn.spmm %g, %x {reduce = #gnn<reduce max>, schedule = #gnn.schedule<strategy = sliced>} : !gnn.graph<snapshot_csr, i64, i32>, tensor<?x4x8xf32> -> tensor<?x4x8xf32>
+    gnn.return %y : tensor<?x4x8xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<snapshot_csr, i64, i32>, %x: tensor<?x4x8xf32>) -> tensor<?x4x16xf32> {
+    // expected-error @+1 {{result 'tensor<?x4x16xf32>' must be a 3-D tensor with the element type, snapshots and feature width of the features 'tensor<?x4x8xf32>'}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = sliced>} : !gnn.graph<snapshot_csr, i64, i32>, tensor<?x4x8xf32> -> tensor<?x4x16xf32>
+    gnn.return %y : tensor<?x4x16xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<snapshot_csr, i64, i32>, %x: tensor<?x4x8xf32>) -> tensor<?x4x8xf32> {
+    // expected-error @+1 {{slice_size must be from 1 to 65536 (0 = choose), got 100000}}
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = sliced, slice_size = 100000>} : !gnn.graph<snapshot_csr, i64, i32>, tensor<?x4x8xf32> -> tensor<?x4x8xf32>
+    gnn.return %y : tensor<?x4x8xf32>
   }
 }

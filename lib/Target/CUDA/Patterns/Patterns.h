@@ -64,6 +64,7 @@ const EmissionPattern &spmmVertexParallelPattern();
 const EmissionPattern &spmmEdgeParallelPattern();
 const EmissionPattern &spmmNeighborGroupPattern();
 const EmissionPattern &spmmBatchedPattern();
+const EmissionPattern &spmmSlicedPattern();
 const EmissionPattern &sddmmVertexParallelPattern();
 const EmissionPattern &sddmmEdgeParallelPattern();
 const EmissionPattern &edgeSoftmaxPattern();

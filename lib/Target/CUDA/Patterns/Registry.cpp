@@ -22,6 +22,7 @@ const PatternEntry kPatterns[] = {
     {OpKind::Spmm, Strategy::EdgeParallel, spmmEdgeParallelPattern},
     {OpKind::Spmm, Strategy::NeighborGroup, spmmNeighborGroupPattern},
     {OpKind::Spmm, Strategy::Batched, spmmBatchedPattern},
+    {OpKind::Spmm, Strategy::Sliced, spmmSlicedPattern},
     {OpKind::Sddmm, Strategy::VertexParallel, sddmmVertexParallelPattern},
     {OpKind::Sddmm, Strategy::EdgeParallel, sddmmEdgeParallelPattern},
     {OpKind::EdgeSoftmax, Strategy::VertexParallel, edgeSoftmaxPattern},

@@ -80,9 +80,12 @@ def Gnn_GraphType : TypeDef<Gnn_Dialect, "GnnGraph"> {
   let description = [{
     `!gnn.graph<csr, i64, i32>` is a CSR graph with 64-bit row offsets and
     32-bit column indices. Rows are destinations: row r aggregates from the
-    columns of its non-zeros. Other formats (`sliced_csr`, `batched_csr`,
-    `segmented_csr`, `snapshot_csr`) are declared for the ops that will
-    consume them.
+    columns of its non-zeros. `batched_csr` is a batch of small graphs (a
+    block-diagonal CSR with each graph's first node); `snapshot_csr` is a
+    group of snapshots over one node set: the CSR of the edges every
+    snapshot shares (the overlap) plus each snapshot's exclusive edges,
+    aggregated at once by gnn.spmm with 3-D features. `sliced_csr` and
+    `segmented_csr` are declared for the ops that will consume them.
   }];
   let parameters = (ins EnumParameter<Gnn_GraphFormat>:$format,
                         "::mlir::IntegerType":$offsetType,

@@ -132,6 +132,15 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, Gnn_ScheduledOpInterface]> {
     reads into the padding; only the first `width` elements of each result
     row are written.
 
+    Over a group of S snapshots (`!gnn.graph<snapshot_csr, ...>`, PiPAD)
+    features and result are 3-D, `tensor<?xSxFxf32>`: a node's row holds
+    the S snapshots' F features side by side, and snapshot s's result is
+    the aggregation over snapshot s's edges (the overlap and s's exclusive
+    edges) of snapshot s's features, with snapshot s's degrees in mean and
+    the scaling (the column factors: S x nodes, snapshot by snapshot).
+    Only `strategy = sliced` runs it (sum or mean, any scaling, no edge
+    values or self term).
+
     `reduce` is sum, mean or max; `scale` fuses degree scaling (GCN: both);
     `self_weight` adds (1 + eps) * x[r] (GIN). `schedule` says how it runs.
 
@@ -200,11 +209,15 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, Gnn_ScheduledOpInterface]> {
     ::gnnc::OpDesc describe();
     ::llvm::SmallVector<::mlir::Value> getInputs();
     ::mlir::Value getEdgeValues() { return getValues(); }
-    /// The static feature width (columns of `features`).
+    /// The static feature width (columns of `features`; over a group of
+    /// snapshots, the node row: snapshots x features of one snapshot).
     int64_t getFeatureWidth();
     /// Elements from one row of `features` (and of the result) to the
     /// next: the stride of a `#gnn.rows` encoding, else the width.
     int64_t getRowStride();
+    /// The snapshots of a group (3-D features over a snapshot_csr graph),
+    /// 0 otherwise.
+    int64_t getSnapshots();
     /// The element type of features and result.
     ::mlir::Type getElementType();
   }];

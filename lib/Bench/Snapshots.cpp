@@ -1,0 +1,294 @@
+//===- Snapshots.cpp - gnn-bench's cases on snapshot groups ---------------===//
+#include "gnnc/Bench/Snapshots.h"
+
+#include "gnnc/Bench/Batched.h"
+#include "gnnc/Bench/Json.h"
+#include "gnnc/Bench/KernelRuns.h"
+#include "gnnc/Bench/Problems.h"
+#include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Plan/Limits.h"
+#include "gnnc/Plan/Plan.h"
+#include "gnnc/ops/Snapshots.h"
+#include "gnnc/reference/Spmm.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace gnnc;
+using namespace gnnc::bench;
+using json = nlohmann::json;
+
+Expected<graph::SnapshotSeries>
+gnnc::bench::loadSnapshotSeries(const std::string &name,
+                                const std::string &datasets, uint64_t seed) {
+  if (name.rfind("rmat", 0) == 0) {
+    const size_t c = name.find('c');
+    char *end = nullptr;
+    const std::string scale =
+        name.substr(4, c == std::string::npos ? std::string::npos : c - 4);
+    long long s = std::strtoll(scale.c_str(), &end, 10);
+    long long churn = 10;
+    bool ok = !scale.empty() && *end == '\0' && s >= 1 && s <= 26;
+    if (ok && c != std::string::npos) {
+      const std::string digits = name.substr(c + 1);
+      churn = std::strtoll(digits.c_str(), &end, 10);
+      ok = !digits.empty() && *end == '\0' && churn >= 0 && churn <= 100;
+    }
+    if (!ok)
+      return Status::error("series '" + name +
+                           "': expected rmat<scale 1-26>c<churn percent>, "
+                           "e.g. rmat18c10");
+    graph::EvolvingRmatOptions o;
+    o.scale = static_cast<int>(s);
+    o.snapshots = 8;
+    o.churn = static_cast<double>(churn) / 100.0;
+    o.seed = seed;
+    Expected<graph::SnapshotSeries> series = graph::generateEvolvingRmat(o);
+    if (series)
+      series->name = name;
+    return series;
+  }
+  Expected<graph::SnapshotSeries> series =
+      graph::readSnapshotSeries(datasets + "/" + name + ".npz");
+  if (series)
+    series->name = name;
+  return series;
+}
+
+graph::CsrGraph gnnc::bench::blockDiagonal(const graph::SnapshotGroup &group) {
+  const int64_t n = group.numNodes, snaps = group.size();
+  graph::CsrGraph out;
+  out.numRows = out.numCols = n * snaps;
+  out.rowPtr.reserve(n * snaps + 1);
+  out.rowPtr.push_back(0);
+  out.colIdx.reserve(group.snapshotEdges());
+  for (int64_t s = 0; s < snaps; ++s) {
+    graph::CsrGraph g = group.snapshot(s);
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e)
+        out.colIdx.push_back(g.colIdx[e] + s * n);
+      out.rowPtr.push_back(static_cast<int64_t>(out.colIdx.size()));
+    }
+  }
+  out.name = group.overlap.name + " (block-diagonal)";
+  return out;
+}
+
+namespace {
+
+const int kSliceSizes[] = {8, 16, 32, 64, 128};
+
+std::string moduleText(ElementType type, int64_t snapshots, int64_t width,
+                       const std::vector<std::string> &general) {
+  const std::string t = elementTypeName(type);
+  const std::string flat = "tensor<?x" + std::to_string(width) + "x" + t + ">";
+  const std::string grouped = "tensor<?x" + std::to_string(snapshots) + "x" +
+                              std::to_string(width) + "x" + t + ">";
+  std::string text = "gnn.module @sb {\n";
+  auto kernel = [&](const std::string &name, const std::string &format,
+                    const std::string &feat, const std::string &schedule) {
+    const std::string g = "!gnn.graph<" + format + ", i64, i32>";
+    text += "  gnn.kernel @" + name + "(%g: " + g + ", %x: " + feat + ") -> " +
+            feat + " {\n    %y = gnn.spmm %g, %x {schedule = " + schedule +
+            "} : " + g + ", " + feat + " -> " + feat +
+            "\n    gnn.return %y : " + feat + "\n  }\n";
+  };
+  for (size_t i = 0; i < general.size(); ++i)
+    kernel("general" + std::to_string(i), "csr", flat, general[i]);
+  for (int slice : kSliceSizes)
+    kernel("sliced" + std::to_string(slice), "snapshot_csr", grouped,
+           "#gnn.schedule<strategy = sliced, slice_size = " +
+               std::to_string(slice) + ">");
+  return text + "}\n";
+}
+
+double medianOf(const KernelResult &r) {
+  return r.status == "ok" && r.timing ? r.timing->medianMs : 0;
+}
+
+} // namespace
+
+json gnnc::bench::runSnapshotCase(Bench &bench, CudaLibraries *libraries,
+                                  const std::string &name,
+                                  const graph::SnapshotSeries &series,
+                                  int64_t groupSize, ElementType type,
+                                  int64_t width, uint64_t seed, int &failures) {
+  json record = {{"series", name},
+                 {"nodes", series.numNodes},
+                 {"snapshots_in_series", series.size()},
+                 {"group", groupSize},
+                 {"type", elementTypeName(type)},
+                 {"width", width}};
+  auto error = [&](const std::string &what, const Status &status) {
+    record["error"] = what + ": " + status.message();
+    std::printf("error    %s S%lld %s w%lld: %s: %s\n", name.c_str(),
+                (long long)groupSize, elementTypeName(type), (long long)width,
+                what.c_str(), status.message().c_str());
+    ++failures;
+    return record;
+  };
+  if (series.size() < groupSize)
+    return error("grouping",
+                 Status::error("the series has only " +
+                               std::to_string(series.size()) + " snapshots"));
+  Expected<graph::SnapshotGroup> group =
+      graph::overlapGroup(series, 0, groupSize);
+  if (!group)
+    return error("grouping", group.status());
+  group->overlap.name = name;
+  record["overlap_rate"] = group->overlapRate();
+  record["shared_edges"] = group->overlap.nnz();
+  record["snapshot_edges"] = group->snapshotEdges();
+  record["stored_edges"] = group->storedEdges();
+
+  std::vector<std::string> general = generalBatchSchedules(type, width);
+  Expected<CompiledModule> compiled =
+      compileGnn(moduleText(type, groupSize, width, general), "snapshots.gnn");
+  if (!compiled)
+    return error("compiling", compiled.status());
+
+  // gnnc's multi-snapshot aggregation: each slice size, checked first.
+  double multiMs = 0;
+  std::string multiSchedule;
+  {
+    Expected<ops::DeviceSnapshotGroup> dg =
+        ops::uploadSnapshotGroup(*group, true, false);
+    if (!dg)
+      return error("uploading the group", dg.status());
+    const size_t count =
+        static_cast<size_t>(group->numNodes * groupSize * width);
+    Expected<rt::DeviceBuffer> x = ops::uploadTensor(
+        ref::randomFeatures(static_cast<int64_t>(count), seed), type);
+    Expected<rt::DeviceBuffer> y = ops::allocatePoisoned(count, type);
+    if (!x || !y)
+      return error("allocating", x ? y.status() : x.status());
+    json runs = json::array();
+    for (const rt::KernelSpec &spec : compiled->kernels) {
+      if (spec.name.find("sb_sliced") != 0)
+        continue;
+      json k = {{"schedule", spec.schedule.str()}};
+      auto kernel = bench.runtime().load(spec);
+      Expected<ops::KernelCheck> check =
+          kernel ? ops::checkSnapshotSpmm(bench.runtime(), *kernel, *group,
+                                          seed + 17)
+                 : Expected<ops::KernelCheck>(kernel.status());
+      if (!check || !check->ok) {
+        ++failures;
+        k["status"] = check ? "wrong" : "error";
+        k["report"] = check ? check->report : check.message();
+        std::printf("%s    %s: %s\n", k["status"].get<std::string>().c_str(),
+                    spec.name.c_str(), k["report"].get<std::string>().c_str());
+        runs.push_back(k);
+        continue;
+      }
+      auto timing = bench.time([&]() {
+        return ops::launchSnapshotSpmm(bench.runtime(), *kernel, *dg, *x, *y,
+                                       nullptr, /*synchronize=*/false);
+      });
+      if (!timing) {
+        ++failures;
+        k["status"] = "error";
+        k["report"] = timing.message();
+        runs.push_back(k);
+        continue;
+      }
+      k["status"] = "ok";
+      k["time_ms"] = toJson(*timing);
+      if (multiMs == 0 || timing->medianMs < multiMs) {
+        multiMs = timing->medianMs;
+        multiSchedule = spec.schedule.str();
+      }
+      runs.push_back(k);
+    }
+    record["multi_snapshot"] = runs;
+    record["uploaded_structure_bytes"] = dg->uploadedBytes;
+  }
+
+  // gnnc on each snapshot alone: the best general schedule per snapshot.
+  double perSnapshotMs = 0;
+  json perSnapshot = json::array();
+  for (int64_t s = 0; s < groupSize; ++s) {
+    graph::CsrGraph g = group->snapshot(s);
+    g.name = name + "#" + std::to_string(s);
+    Expected<DeviceGraphs> graphs = uploadGraphs(g, true);
+    if (!graphs)
+      return error("uploading snapshot " + std::to_string(s), graphs.status());
+    Expected<SpmmProblem> problem =
+        makeSpmmProblem(*graphs, type, width, false, seed + s);
+    if (!problem)
+      return error("making the problem", problem.status());
+    double best = 0;
+    std::string bestSchedule;
+    for (const rt::KernelSpec &spec : compiled->kernels) {
+      if (spec.name.find("sb_general") != 0)
+        continue;
+      KernelResult r =
+          runGnncKernel(bench, spec, *problem, CheckMode::Shared, "general");
+      if (r.status != "ok") {
+        ++failures;
+        std::printf("%s    %s on %s: %s\n", r.status.c_str(), spec.name.c_str(),
+                    g.name.c_str(), r.report.c_str());
+      }
+      double ms = medianOf(r);
+      if (ms > 0 && (best == 0 || ms < best)) {
+        best = ms;
+        bestSchedule = spec.schedule.str();
+      }
+    }
+    perSnapshot.push_back({{"snapshot", s},
+                           {"nnz", g.nnz()},
+                           {"best_ms", best},
+                           {"schedule", bestSchedule}});
+    perSnapshotMs += best;
+  }
+  record["per_snapshot"] = perSnapshot;
+
+  // cuSPARSE on the window's block-diagonal graph, one call.
+  double cusparseMs = 0;
+  std::string cusparseAlg;
+  if (libraries) {
+    graph::CsrGraph diag = blockDiagonal(*group);
+    Expected<DeviceGraphs> graphs = uploadGraphs(diag, true);
+    if (!graphs)
+      return error("uploading the block-diagonal graph", graphs.status());
+    Expected<SpmmProblem> problem =
+        makeSpmmProblem(*graphs, type, width, false, seed + 99);
+    if (!problem)
+      return error("making the block-diagonal problem", problem.status());
+    json algs = json::array();
+    for (const LibraryResult &r : libraries->spmm(bench, *problem)) {
+      json a = {
+          {"algorithm", r.algorithm}, {"status", r.status}, {"types", r.types}};
+      if (r.timing) {
+        a["time_ms"] = toJson(*r.timing);
+        if (r.status == "ok" &&
+            (cusparseMs == 0 || r.timing->medianMs < cusparseMs)) {
+          cusparseMs = r.timing->medianMs;
+          cusparseAlg = r.algorithm;
+        }
+      }
+      algs.push_back(a);
+    }
+    record["cusparse_blockdiag"] = algs;
+  }
+
+  json best = {{"multi_snapshot_ms", multiMs},
+               {"multi_snapshot_schedule", multiSchedule},
+               {"per_snapshot_sum_ms", perSnapshotMs},
+               {"cusparse_blockdiag_ms", cusparseMs},
+               {"cusparse_algorithm", cusparseAlg}};
+  if (multiMs > 0 && perSnapshotMs > 0)
+    best["multisnap_vs_gnnc_per_snapshot"] = perSnapshotMs / multiMs;
+  if (multiMs > 0 && cusparseMs > 0)
+    best["multisnap_vs_cusparse_blockdiag"] = cusparseMs / multiMs;
+  record["best"] = best;
+  std::printf("snapshot %-24s S%-2lld %-4s w%-4lld overlap %4.2f  multi %8.4f "
+              "ms  per-snapshot %8.4f ms  cuSPARSE %8.4f ms  %5.2fx %5.2fx  "
+              "%s\n",
+              name.c_str(), (long long)groupSize, elementTypeName(type),
+              (long long)width, group->overlapRate(), multiMs, perSnapshotMs,
+              cusparseMs, multiMs > 0 ? perSnapshotMs / multiMs : 0.0,
+              multiMs > 0 ? cusparseMs / multiMs : 0.0, multiSchedule.c_str());
+  std::fflush(stdout);
+  return record;
+}
