@@ -367,6 +367,54 @@ TEST(SnapshotGroups, OutOfRangeGroupsAreErrors) {
   EXPECT_FALSE(overlapGroups(bad, 2));
 }
 
+TEST(SnapshotGroups, TransposedGroupIsTheGroupOfTheTransposes) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    // Directed snapshots: a group and its transpose differ.
+    SnapshotSeries series = randomSeries(seed, 30 + 7 * seed, 6, 200, 0.7, 30);
+    SnapshotSeries flipped = series;
+    flipped.name = series.name + "^T";
+    for (CsrGraph &g : flipped.snapshots)
+      g = transpose(g);
+    ASSERT_TRUE(flipped.validate()) << flipped.validate().message();
+    for (int64_t count : {1, 2, 6}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " +
+                   std::to_string(count) + " snapshots");
+      SnapshotGroup g = groupOf(series, 0, count);
+      SnapshotGroup t = transposeGroup(g);
+      SnapshotGroup direct = groupOf(flipped, 0, count);
+      ASSERT_EQ(t.size(), count);
+      EXPECT_EQ(t.numNodes, series.numNodes);
+      EXPECT_EQ(t.first, g.first);
+      EXPECT_EQ(t.overlap.rowPtr, direct.overlap.rowPtr);
+      EXPECT_EQ(t.overlap.colIdx, direct.overlap.colIdx);
+      for (int64_t s = 0; s < count; ++s) {
+        EXPECT_EQ(t.exclusive[s].rowPtr, direct.exclusive[s].rowPtr);
+        EXPECT_EQ(t.exclusive[s].colIdx, direct.exclusive[s].colIdx);
+        EXPECT_EQ(t.snapshot(s).name, series.snapshots[s].name + "^T");
+      }
+      expectSplitOf(flipped, t);
+      EXPECT_EQ(t.storedEdges(), g.storedEdges());
+      EXPECT_EQ(t.snapshotEdges(), g.snapshotEdges());
+      EXPECT_DOUBLE_EQ(t.overlapRate(), g.overlapRate());
+      if (count > 1 && g.overlap.nnz() > 0)
+        EXPECT_NE(t.overlap.colIdx, g.overlap.colIdx) << "not directed";
+      // Twice is the group itself.
+      SnapshotGroup back = transposeGroup(t);
+      EXPECT_EQ(back.overlap.rowPtr, g.overlap.rowPtr);
+      EXPECT_EQ(back.overlap.colIdx, g.overlap.colIdx);
+      for (int64_t s = 0; s < count; ++s)
+        EXPECT_EQ(back.exclusive[s].colIdx, g.exclusive[s].colIdx);
+    }
+  }
+  // No nodes, and a group of empty snapshots.
+  SnapshotSeries none =
+      snapshotsFromEdgeLists(0, {{}, {}}, {{}, {}}, {}, "0").take();
+  SnapshotGroup t = transposeGroup(groupOf(none, 0, 2));
+  EXPECT_EQ(t.overlap.rowPtr, (std::vector<int64_t>{0}));
+  EXPECT_EQ(t.size(), 2);
+  EXPECT_DOUBLE_EQ(t.overlapRate(), 0.0);
+}
+
 TEST(SnapshotGroups, StackedExclusiveIndexesOneColumnArray) {
   // Snapshots over 3 nodes: {1->0, 2->0, 0->1}, {1->0, 2->1}, {1->0}.
   SnapshotSeries series =

@@ -832,6 +832,24 @@ gnnc::graph::overlapGroups(const SnapshotSeries &series, int64_t groupSize) {
   return groups;
 }
 
+SnapshotGroup gnnc::graph::transposeGroup(const SnapshotGroup &group) {
+  SnapshotGroup t;
+  t.first = group.first;
+  t.numNodes = group.numNodes;
+  t.overlap = transpose(group.overlap);
+  t.exclusive.reserve(group.exclusive.size());
+  for (const CsrGraph &part : group.exclusive) {
+    CsrGraph flipped = transpose(part);
+    // "<snapshot>^T exclusive", so that snapshot(s) is "<snapshot>^T".
+    flipped.name =
+        part.name.empty()
+            ? std::string()
+            : detail::withoutSuffix(part.name, " exclusive") + "^T exclusive";
+    t.exclusive.push_back(std::move(flipped));
+  }
+  return t;
+}
+
 StackedExclusive gnnc::graph::stackExclusive(const SnapshotGroup &group) {
   StackedExclusive stacked;
   const int64_t n = group.numNodes;

@@ -146,6 +146,16 @@ struct SnapshotGroup {
   CsrGraph snapshot(int64_t s) const;
 };
 
+/// The group of the snapshots' transposes (rows = the original's columns):
+/// the overlap and every exclusive part transposed, rows sorted. A pair of
+/// nodes is an edge of every transposed snapshot exactly when its reverse
+/// is one of every snapshot, so the transposed overlap is again the
+/// snapshots' intersection and the result an overlap group, with the same
+/// counts. Snapshot s of the result is snapshot s of `group` transposed
+/// (named "<snapshot>^T"). The feature gradient of gnn.spmm over a group
+/// runs over its transpose.
+SnapshotGroup transposeGroup(const SnapshotGroup &group);
+
 /// The group of the `count` snapshots from `first` (first in [0, size),
 /// count >= 1, first + count <= size, and those snapshots valid as
 /// SnapshotSeries::validate requires). Edges are matched by (row, column);
