@@ -28,7 +28,9 @@
 extern "C" {
 #endif
 
-/* Bumped when a struct or signature below changes. */
+/* Bumped when a struct or signature below changes. Functions are only
+ * added within a version (snapshot groups came later in version 1): a host
+ * that needs a newer function looks its symbol up. */
 #define GNNC_ABI_VERSION 1
 
 typedef enum gnnc_status { GNNC_OK = 0, GNNC_ERROR = 1 } gnnc_status;
@@ -102,6 +104,7 @@ typedef struct gnnc_buffer {
 typedef struct gnnc_context_s *gnnc_context;
 typedef struct gnnc_graph_s *gnnc_graph;
 typedef struct gnnc_kernel_s *gnnc_kernel;
+typedef struct gnnc_snapshot_group_s *gnnc_snapshot_group;
 
 /* The ABI version this library was built with (GNNC_ABI_VERSION). */
 int gnnc_abi_version(void);
@@ -239,6 +242,79 @@ gnnc_status gnnc_edge_softmax(gnnc_kernel kernel, gnnc_buffer logits,
 gnnc_status gnnc_edge_softmax_grad(gnnc_kernel kernel, gnnc_buffer out,
                                    gnnc_buffer grad_out, gnnc_buffer dx,
                                    uint64_t stream);
+
+/*--- Snapshot groups (several snapshots aggregated at once) -------------*/
+
+/* A group of `num_snapshots` (1 to 64) snapshots of a dynamic graph over
+ * `num_nodes` nodes. Snapshot s is a host CSR with rows = destinations:
+ * host_row_ptrs[s] (num_nodes + 1 int64) and host_col_idxs[s] (nnzs[s]
+ * int32: the sources, strictly increasing within a row, so sorted with no
+ * repeated edge). Each snapshot is checked as gnnc_csr_validate does, and
+ * its rows for order; the error names the group, the snapshot and the rule
+ * ("covid: snapshot 3: row 7 is not sorted and unique: ..."). gnnc splits
+ * the group into the edges every snapshot has (the overlap, read once for
+ * all of them) and each snapshot's exclusive edges, and uploads its own
+ * device copies: unlike gnnc_graph_create, nothing is borrowed, and the
+ * host arrays may be freed after the call. The transposed group (the
+ * feature gradient's) is built on its first request. `ctx` may be NULL for
+ * a host-only group, whose edge counts can be read without a GPU but which
+ * has no kernels. `name` (may be NULL) names the group in messages. */
+gnnc_status gnnc_snapshot_group_create(gnnc_context ctx, const char *name,
+                                       int64_t num_nodes, int64_t num_snapshots,
+                                       const int64_t *const *host_row_ptrs,
+                                       const int32_t *const *host_col_idxs,
+                                       const int64_t *nnzs,
+                                       gnnc_snapshot_group *out);
+void gnnc_snapshot_group_destroy(gnnc_snapshot_group group);
+
+/* The group's edge counts, into caller variables (each may be NULL):
+ * `overlap_edges`, the edges every snapshot has; `stored_edges`, those
+ * stored (the overlap once plus every snapshot's exclusive edges);
+ * `snapshot_edges`, the snapshots' edges summed; and `overlap_rate` =
+ * overlap_edges x num_snapshots / snapshot_edges, the fraction of the
+ * snapshots' edges that are shared (0 when they have none). */
+gnnc_status gnnc_snapshot_group_edges(gnnc_snapshot_group group,
+                                      int64_t *overlap_edges,
+                                      int64_t *stored_edges,
+                                      int64_t *snapshot_edges,
+                                      double *overlap_rate);
+
+/* Checks, without a GPU, that gnnc can compile the spmm `desc` over a
+ * group of `num_snapshots` snapshots (as gnnc_snapshot_kernel_get takes
+ * them): desc->width is the features of one snapshot; reduce sum or mean,
+ * any scaling and column exponent; no edge values, self term or row
+ * stride. `schedule`: a `#gnn.schedule<strategy = sliced, ...>`, or NULL
+ * for the default sliced schedule. The error says which rule was broken. */
+gnnc_status gnnc_snapshot_op_check(const gnnc_op_desc *desc,
+                                   int64_t num_snapshots, const char *schedule);
+
+/* The kernel computing spmm `desc` over every snapshot of `group` in one
+ * launch: snapshot s's result is the spmm over snapshot s's edges of
+ * snapshot s's features, with snapshot s's degrees for reduce = mean and
+ * for the scalings (right and both: snapshot s's column factors, which
+ * gnnc derives). desc->width is F, the features of one snapshot; the rules
+ * and `schedule` are gnnc_snapshot_op_check's. With `transposed` = 1 the
+ * kernel runs over the transposed group (every snapshot transposed), 0
+ * over the group as given. Compiled with NVRTC through the cache on first
+ * request and kept by the group: the same request returns the same kernel,
+ * which belongs to the group (do not use it after
+ * gnnc_snapshot_group_destroy). Launch it with gnnc_snapshot_spmm.
+ *
+ * Gradient: the feature gradient of a kernel of `desc` with `transposed` =
+ * t is the kernel of gnnc_spmm_feature_grad_op(desc) with `transposed` =
+ * 1 - t, run on the gradient of the result, for every reduce and scaling
+ * it takes (snapshots may be directed). */
+gnnc_status gnnc_snapshot_kernel_get(gnnc_snapshot_group group,
+                                     const gnnc_op_desc *desc,
+                                     const char *schedule, int transposed,
+                                     gnnc_kernel *out);
+
+/* Multi-snapshot spmm (asynchronous on `stream`): x and y hold num_nodes
+ * rows of num_snapshots x F elements of the kernel's dtype, a node's
+ * snapshots side by side (a contiguous nodes x snapshots x F tensor); x is
+ * read and y written, so they may not overlap. */
+gnnc_status gnnc_snapshot_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer y,
+                               uint64_t stream);
 
 #ifdef __cplusplus
 }

@@ -9,18 +9,22 @@
 #include "Support.h"
 
 #include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Plan/Limits.h"
 #include "gnnc/Plan/OpText.h"
 #include "gnnc/Plan/Schedule.h"
 #include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/graph/Csr.h"
+#include "gnnc/graph/Snapshots.h"
 #include "gnnc/ops/Backward.h"
 #include "gnnc/ops/EdgeSoftmax.h"
 #include "gnnc/ops/KernelInfo.h"
 #include "gnnc/ops/Sddmm.h"
+#include "gnnc/ops/Snapshots.h"
 #include "gnnc/ops/Spmm.h"
 #include "gnnc/reference/Backward.h"
 #include "gnnc/runtime/Runtime.h"
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,8 +48,25 @@ struct gnnc_context_s {
   std::shared_ptr<ContextState> state;
 };
 
+namespace {
+
+/// A snapshot group one way round (as given, or transposed): the host
+/// split, its device copy and the snapshots' column factors by exponent,
+/// uploaded on first use.
+struct SnapshotSide {
+  graph::SnapshotGroup host;
+  ops::DeviceSnapshotGroup device;
+  std::map<double, rt::DeviceBuffer> columnFactors;
+};
+
+} // namespace
+
 struct gnnc_kernel_s {
+  /// The graph the kernel runs over, or (for a multi-snapshot spmm) the
+  /// snapshot group and the side of it.
   gnnc_graph_s *graph = nullptr;
+  gnnc_snapshot_group_s *group = nullptr;
+  SnapshotSide *side = nullptr;
   /// What the kernel computes, as compiled.
   OpDesc op;
   rt::LoadedKernel loaded;
@@ -61,6 +82,18 @@ struct gnnc_graph_s {
   /// Column factors by exponent, uploaded on first use.
   std::map<double, rt::DeviceBuffer> columnFactors;
   /// Kernels by their .gnn text and how the schedule was given.
+  std::map<std::string, std::unique_ptr<gnnc_kernel_s>> kernels;
+};
+
+struct gnnc_snapshot_group_s {
+  /// Null for a host-only group (no kernels).
+  std::shared_ptr<ContextState> context;
+  std::string name;
+  /// The group as given (uploaded with a context) and its transpose, made
+  /// on the first request of a transposed kernel.
+  SnapshotSide forward;
+  std::unique_ptr<SnapshotSide> transposed;
+  /// Kernels by their .gnn text, how the schedule was given and the side.
   std::map<std::string, std::unique_ptr<gnnc_kernel_s>> kernels;
 };
 
@@ -118,6 +151,9 @@ struct Launch {
 };
 Status beginLaunch(gnnc_kernel kernel, OpKind kind, Launch &launch) {
   GNNC_RETURN_IF_ERROR(requireNonNull(kernel, "kernel"));
+  if (!kernel->graph)
+    return Status::error("the kernel aggregates a snapshot group; launch it "
+                         "with gnnc_snapshot_spmm");
   if (kernel->op.kind != kind)
     return Status::error(std::string("the kernel computes ") +
                          opKindName(kernel->op.kind) + ", not " +
@@ -130,6 +166,76 @@ Status beginLaunch(gnnc_kernel kernel, OpKind kind, Launch &launch) {
 
 void *streamOf(uint64_t stream) {
   return reinterpret_cast<void *>(static_cast<uintptr_t>(stream));
+}
+
+/// The column factors deg_in(c)^-exponent of every snapshot of `side`,
+/// uploaded on first use.
+Expected<const rt::DeviceBuffer *> snapshotColumnFactors(SnapshotSide &side,
+                                                         double exponent) {
+  auto found = side.columnFactors.find(exponent);
+  if (found == side.columnFactors.end()) {
+    Expected<rt::DeviceBuffer> uploaded =
+        ops::uploadSnapshotColumnNorm(side.host, exponent);
+    if (!uploaded)
+      return uploaded.status().withContext(
+          "uploading the snapshots' column factors");
+    found = side.columnFactors.emplace(exponent, uploaded.take()).first;
+  }
+  return &found->second;
+}
+
+/// The snapshot group of the host CSRs of gnnc_snapshot_group_create,
+/// checked; errors name the group (`name`) and the snapshot.
+Expected<graph::SnapshotGroup>
+snapshotGroupOf(const std::string &name, int64_t numNodes, int64_t snapshots,
+                const int64_t *const *rowPtrs, const int32_t *const *colIdxs,
+                const int64_t *nnzs) {
+  // Column indices are int32: node indices up to INT32_MAX.
+  constexpr int64_t kMaxNodes =
+      int64_t(std::numeric_limits<int32_t>::max()) + 1;
+  if (numNodes < 0 || numNodes > kMaxNodes)
+    return Status::error(name + ": num_nodes is " + std::to_string(numNodes) +
+                         ", not in [0, " + std::to_string(kMaxNodes) +
+                         "] (node indices are int32 column indices)");
+  if (snapshots < 1 || snapshots > limits::kMaxSnapshots)
+    return Status::error(name + ": num_snapshots is " +
+                         std::to_string(snapshots) + "; a group holds 1 to " +
+                         std::to_string(limits::kMaxSnapshots) + " snapshots");
+  GNNC_RETURN_IF_ERROR(requireNonNull(rowPtrs, "host_row_ptrs"));
+  GNNC_RETURN_IF_ERROR(requireNonNull(colIdxs, "host_col_idxs"));
+  GNNC_RETURN_IF_ERROR(requireNonNull(nnzs, "nnzs"));
+  graph::SnapshotSeries series;
+  series.numNodes = numNodes;
+  series.name = name;
+  series.snapshots.reserve(static_cast<size_t>(snapshots));
+  for (int64_t s = 0; s < snapshots; ++s) {
+    const std::string where = name + ": snapshot " + std::to_string(s);
+    const std::string at = "[" + std::to_string(s) + "]";
+    if (!rowPtrs[s])
+      return Status::error(where + ": host_row_ptrs" + at + " is NULL");
+    if (nnzs[s] < 0)
+      return Status::error(where + ": nnzs" + at + " is negative (" +
+                           std::to_string(nnzs[s]) + ")");
+    if (nnzs[s] > 0 && !colIdxs[s])
+      return Status::error(where + ": host_col_idxs" + at + " is NULL, for " +
+                           std::to_string(nnzs[s]) + " edges");
+    graph::CsrGraph g;
+    g.name = name + at;
+    g.numRows = g.numCols = numNodes;
+    g.rowPtr.assign(rowPtrs[s], rowPtrs[s] + numNodes + 1);
+    if (nnzs[s] > 0)
+      g.colIdx.assign(colIdxs[s], colIdxs[s] + nnzs[s]);
+    series.snapshots.push_back(std::move(g));
+  }
+  // The snapshots' CSR rules and sorted, unique rows, each error naming
+  // the snapshot.
+  GNNC_RETURN_IF_ERROR(series.validate());
+  return graph::overlapGroup(series, 0, snapshots);
+}
+
+/// `a` and `b` share a byte.
+bool overlapping(uint64_t a, uint64_t aBytes, uint64_t b, uint64_t bBytes) {
+  return aBytes > 0 && bBytes > 0 && a < b + bBytes && b < a + aBytes;
 }
 
 } // namespace
@@ -343,6 +449,150 @@ gnnc_status gnnc_kernel_schedule(gnnc_kernel kernel, char *schedule,
 }
 
 //===----------------------------------------------------------------------===//
+// Snapshot groups
+//===----------------------------------------------------------------------===//
+
+gnnc_status gnnc_snapshot_group_create(gnnc_context ctx, const char *name,
+                                       int64_t num_nodes, int64_t num_snapshots,
+                                       const int64_t *const *host_row_ptrs,
+                                       const int32_t *const *host_col_idxs,
+                                       const int64_t *nnzs,
+                                       gnnc_snapshot_group *out) {
+  return guarded("gnnc_snapshot_group_create", [&]() -> Status {
+    GNNC_RETURN_IF_ERROR(requireNonNull(out, "out"));
+    *out = nullptr;
+    auto group = std::make_unique<gnnc_snapshot_group_s>();
+    group->name = name && *name ? name : "snapshot group";
+    Expected<graph::SnapshotGroup> host =
+        snapshotGroupOf(group->name, num_nodes, num_snapshots, host_row_ptrs,
+                        host_col_idxs, nnzs);
+    if (!host)
+      return host.status();
+    group->forward.host = host.take();
+    if (ctx) {
+      group->context = ctx->state;
+      ContextLock lock(*group->context);
+      GNNC_RETURN_IF_ERROR(lock.status);
+      // The kernels' form: int64 offsets, int32 indices.
+      Expected<ops::DeviceSnapshotGroup> device =
+          ops::uploadSnapshotGroup(group->forward.host, true, false);
+      if (!device)
+        return device.status().withContext(group->name + ": uploading");
+      group->forward.device = device.take();
+    }
+    *out = group.release();
+    return Status::ok();
+  });
+}
+
+void gnnc_snapshot_group_destroy(gnnc_snapshot_group group) {
+  if (!group)
+    return;
+  try {
+    if (!group->context) {
+      delete group;
+      return;
+    }
+    // Device arrays are freed in the context's lock, with the context kept
+    // alive by the group.
+    std::shared_ptr<ContextState> context = group->context;
+    ContextLock lock(*context);
+    delete group;
+  } catch (...) {
+  }
+}
+
+gnnc_status gnnc_snapshot_group_edges(gnnc_snapshot_group group,
+                                      int64_t *overlap_edges,
+                                      int64_t *stored_edges,
+                                      int64_t *snapshot_edges,
+                                      double *overlap_rate) {
+  return guarded("gnnc_snapshot_group_edges", [&]() -> Status {
+    GNNC_RETURN_IF_ERROR(requireNonNull(group, "group"));
+    // The host split does not change after creation: no lock needed.
+    const graph::SnapshotGroup &g = group->forward.host;
+    if (overlap_edges)
+      *overlap_edges = g.overlap.nnz();
+    if (stored_edges)
+      *stored_edges = g.storedEdges();
+    if (snapshot_edges)
+      *snapshot_edges = g.snapshotEdges();
+    if (overlap_rate)
+      *overlap_rate = g.overlapRate();
+    return Status::ok();
+  });
+}
+
+gnnc_status gnnc_snapshot_kernel_get(gnnc_snapshot_group group,
+                                     const gnnc_op_desc *desc,
+                                     const char *schedule, int transposed,
+                                     gnnc_kernel *out) {
+  return guarded("gnnc_snapshot_kernel_get", [&]() -> Status {
+    GNNC_RETURN_IF_ERROR(requireNonNull(out, "out"));
+    *out = nullptr;
+    GNNC_RETURN_IF_ERROR(requireNonNull(group, "group"));
+    if (transposed != 0 && transposed != 1)
+      return Status::error("transposed is " + std::to_string(transposed) +
+                           "; 0 (the group as given) or 1 (its transpose)");
+    Expected<OpDesc> op =
+        toSnapshotOpDesc(desc, group->forward.host.size(), "desc");
+    if (!op)
+      return op.status();
+    Expected<Schedule> parsed = snapshotSchedule(schedule);
+    if (!parsed)
+      return parsed.status();
+    if (!group->context)
+      return Status::error(group->name +
+                           " is a host-only group (created without a "
+                           "context): it has no kernels");
+    const std::string text =
+        opModuleText("gnnc", opKindKey(op->kind), *op, *parsed);
+    const std::string key = text + (schedule ? "written" : "default") +
+                            (transposed ? " transposed" : "");
+    ContextState &context = *group->context;
+    ContextLock lock(context);
+    GNNC_RETURN_IF_ERROR(lock.status);
+    if (auto found = group->kernels.find(key); found != group->kernels.end()) {
+      *out = found->second.get();
+      return Status::ok();
+    }
+    Expected<CompiledModule> compiled =
+        compileGnn(text, "gnnc_snapshot_kernel");
+    if (!compiled)
+      return compiled.status();
+    if (compiled->kernels.size() != 1)
+      return Status::error(
+          "compiling one gnn.spmm over a snapshot group gave " +
+          std::to_string(compiled->kernels.size()) + " kernels");
+    const rt::KernelSpec &spec = compiled->kernels.front();
+    Expected<rt::LoadedKernel> loaded = context.runtime.load(spec);
+    if (!loaded)
+      return loaded.status();
+    if (transposed && !group->transposed) {
+      auto side = std::make_unique<SnapshotSide>();
+      side->host = graph::transposeGroup(group->forward.host);
+      Expected<ops::DeviceSnapshotGroup> device =
+          ops::uploadSnapshotGroup(side->host, true, false);
+      if (!device)
+        return device.status().withContext(group->name +
+                                           ": uploading the transpose");
+      side->device = device.take();
+      group->transposed = std::move(side);
+    }
+    auto kernel = std::make_unique<gnnc_kernel_s>();
+    kernel->group = group;
+    kernel->side = transposed ? group->transposed.get() : &group->forward;
+    kernel->op = spec.op ? *spec.op : *op;
+    kernel->loaded = loaded.take();
+    kernel->schedule = spec.schedule.str();
+    kernel->source = schedule ? "written" : "default";
+    *out = kernel.get();
+    group->kernels.emplace(key, std::move(kernel));
+    return Status::ok();
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // Gradients
 //===----------------------------------------------------------------------===//
 
@@ -418,6 +668,49 @@ gnnc_status gnnc_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer values,
     return ops::launchSpmm(graph.context->runtime, kernel->loaded, graph.device,
                            *dx, dv ? &*dv : nullptr, *dy,
                            /*synchronize=*/false, colNorm, streamOf(stream));
+  });
+}
+
+gnnc_status gnnc_snapshot_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer y,
+                               uint64_t stream) {
+  return guarded("gnnc_snapshot_spmm", [&]() -> Status {
+    GNNC_RETURN_IF_ERROR(requireNonNull(kernel, "kernel"));
+    if (!kernel->group)
+      return Status::error("the kernel runs over one graph, not a snapshot "
+                           "group; launch it with gnnc_spmm");
+    ContextLock lock(*kernel->group->context);
+    GNNC_RETURN_IF_ERROR(lock.status);
+    const OpDesc &op = kernel->op;
+    SnapshotSide &side = *kernel->side;
+    const int64_t nodes = side.host.numNodes;
+    Expected<rt::DeviceBuffer> dx =
+        operand(x, "x", "reads", nodes, op.width, op.type, "nodes");
+    if (!dx)
+      return dx.status();
+    Expected<rt::DeviceBuffer> dy =
+        operand(y, "y", "writes", nodes, op.width, op.type, "nodes");
+    if (!dy)
+      return dy.status();
+    // The kernel zeroes parts of y before it reads all of x.
+    const uint64_t bytes = static_cast<uint64_t>(nodes) *
+                           static_cast<uint64_t>(op.width) *
+                           elementSize(op.type);
+    if (overlapping(x.address, bytes, y.address, bytes))
+      return Status::error("x and y overlap; the kernel writes y while it "
+                           "reads x: give y memory of its own");
+    if (nodes == 0)
+      return Status::ok();
+    const rt::DeviceBuffer *colNorm = nullptr;
+    if (op.scalesColumns()) {
+      Expected<const rt::DeviceBuffer *> factors =
+          snapshotColumnFactors(side, op.columnExponent());
+      if (!factors)
+        return factors.status();
+      colNorm = *factors;
+    }
+    return ops::launchSnapshotSpmm(
+        kernel->group->context->runtime, kernel->loaded, side.device, *dx, *dy,
+        colNorm, /*synchronize=*/false, streamOf(stream));
   });
 }
 

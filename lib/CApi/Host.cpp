@@ -210,6 +210,41 @@ gnnc_op_desc gnnc::capi::fromOpDesc(const OpDesc &op) {
   return d;
 }
 
+Expected<OpDesc> gnnc::capi::toSnapshotOpDesc(const gnnc_op_desc *d,
+                                              int64_t snapshots,
+                                              const char *what) {
+  Expected<OpDesc> op = toOpDesc(d, what);
+  if (!op)
+    return op.status();
+  const std::string name = what;
+  if (op->kind != OpKind::Spmm)
+    return Status::error(name + " is a " + opKindName(op->kind) +
+                         "; a snapshot group is aggregated by gnn.spmm only");
+  if (snapshots < 1)
+    return Status::error("a group of " + std::to_string(snapshots) +
+                         " snapshots; a group has at least one");
+  // The text form has no row layout for a group: refused, not ignored.
+  if (op->padded())
+    return Status::error(name + ".row_stride is " +
+                         std::to_string(op->rowStride) +
+                         ", but a snapshot group's node rows are unpadded "
+                         "(snapshots x width elements); leave it 0");
+  int64_t width = 0;
+  if (__builtin_mul_overflow(op->width, snapshots, &width))
+    return Status::error(name + ".width " + std::to_string(op->width) + " x " +
+                         std::to_string(snapshots) +
+                         " snapshots overflows 64 bits");
+  op->snapshots = snapshots;
+  op->width = width;
+  op->rowStride = width;
+  return op;
+}
+
+Expected<Schedule> gnnc::capi::snapshotSchedule(const char *schedule) {
+  return parseSchedule(schedule ? schedule
+                                : "#gnn.schedule<strategy = sliced>");
+}
+
 //===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
@@ -342,6 +377,23 @@ gnnc_status gnnc_op_check(const gnnc_op_desc *desc, const char *schedule) {
     Expected<CompiledModule> compiled =
         compileGnn(opModuleText("gnnc", opKindKey(op->kind), *op, parsed),
                    "gnnc_op_check");
+    return compiled ? Status::ok() : compiled.status();
+  });
+}
+
+gnnc_status gnnc_snapshot_op_check(const gnnc_op_desc *desc,
+                                   int64_t num_snapshots,
+                                   const char *schedule) {
+  return guarded("gnnc_snapshot_op_check", [&]() -> Status {
+    Expected<OpDesc> op = toSnapshotOpDesc(desc, num_snapshots, "desc");
+    if (!op)
+      return op.status();
+    Expected<Schedule> parsed = snapshotSchedule(schedule);
+    if (!parsed)
+      return parsed.status();
+    Expected<CompiledModule> compiled =
+        compileGnn(opModuleText("gnnc", opKindKey(op->kind), *op, *parsed),
+                   "gnnc_snapshot_op_check");
     return compiled ? Status::ok() : compiled.status();
   });
 }

@@ -9,6 +9,7 @@
 #define GNNC_LIB_CAPI_SUPPORT_H
 
 #include "gnnc-c/Gnnc.h"
+#include "gnnc/Plan/Schedule.h"
 #include "gnnc/Plan/Types.h"
 #include "gnnc/runtime/Status.h"
 
@@ -49,6 +50,16 @@ gnnc_status guarded(const char *function, Body &&body) noexcept {
 Expected<OpDesc> toOpDesc(const gnnc_op_desc *desc, const char *what);
 /// The gnnc_op_desc of `op` (the inverse of toOpDesc).
 gnnc_op_desc fromOpDesc(const OpDesc &op);
+
+/// `desc` (width: the features of one snapshot) as the spmm over a group of
+/// `snapshots` snapshots that it describes (width snapshots x F, rows
+/// unpadded), after toOpDesc's checks and those of the group's text form;
+/// the compiler checks the rest.
+Expected<OpDesc> toSnapshotOpDesc(const gnnc_op_desc *desc, int64_t snapshots,
+                                  const char *what);
+/// The schedule of a spmm over a snapshot group: `schedule` parsed, or
+/// `strategy = sliced` (gnnc's default for a group) when it is NULL.
+Expected<Schedule> snapshotSchedule(const char *schedule);
 
 /// Fails with "`what` is NULL" when `pointer` is null.
 Status requireNonNull(const void *pointer, const char *what);

@@ -37,6 +37,12 @@ std::string matrixType(int64_t width, const char *type, int64_t stride = 0) {
   return text + ">";
 }
 
+/// A group of snapshots' node rows: `snapshots` x `width` features each.
+std::string snapshotType(int64_t snapshots, int64_t width, const char *type) {
+  return "tensor<?x" + std::to_string(snapshots) + "x" + std::to_string(width) +
+         "x" + type + ">";
+}
+
 std::string vectorType(const char *type) {
   return std::string("tensor<?x") + type + ">";
 }
@@ -58,7 +64,9 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
                                const std::optional<Schedule> &schedule,
                                const OpTextNames &names) {
   const char *t = elementTypeName(op.type);
-  const std::string graph = std::string("!gnn.graph<csr, ") +
+  const bool group = op.kind == OpKind::Spmm && op.snapshots > 0;
+  const std::string graph = std::string("!gnn.graph<") +
+                            (group ? "snapshot_csr, " : "csr, ") +
                             (op.offsets64 ? "i64" : "i32") + ", " +
                             (op.indices64 ? "i64" : "i32") + ">";
   const std::string g = "%" + names.graph, in0 = "%" + names.input0,
@@ -67,7 +75,9 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
   std::string operands, types, result, body;
   switch (op.kind) {
   case OpKind::Spmm: {
-    const std::string x = matrixType(op.width, t, op.rowStride);
+    const std::string x =
+        group ? snapshotType(op.snapshots, op.snapshotWidth(), t)
+              : matrixType(op.width, t, op.rowStride);
     const std::string w = vectorType(t);
     operands = in0 + ": " + x + (op.edgeValues ? ", " + in1 + ": " + w : "");
     result = x;

@@ -6,7 +6,10 @@
 // values, padded rows), sddmm (dot; add with leaky ReLU), edge softmax and
 // its gradient, on a ragged graph (empty rows, one heavy row) with an odd
 // width, outputs poisoned with NaN, launched on a created stream (and once
-// on the default stream), against the double-precision CPU reference.
+// on the default stream), against the double-precision CPU reference; and
+// multi-snapshot spmm over groups of a directed evolving graph, forward and
+// feature gradient (over the transposed group), against the reference of
+// each snapshot.
 //
 // Skips, saying why, when no GPU is present.
 //
@@ -15,6 +18,8 @@
 
 #include "gnnc/Plan/Plan.h"
 #include "gnnc/graph/Rmat.h"
+#include "gnnc/graph/Snapshots.h"
+#include "gnnc/ops/Snapshots.h"
 #include "gnnc/ops/Spmm.h"
 #include "gnnc/reference/Backward.h"
 #include "gnnc/reference/EdgeSoftmax.h"
@@ -25,6 +30,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <memory>
 
 using namespace gnnc;
@@ -481,6 +487,251 @@ TEST(CApiGpu, ContextDeviceAndFactors) {
   EXPECT_NE(std::string(gnnc_last_error()).find("dev_row_ptr"),
             std::string::npos)
       << gnnc_last_error();
+  EXPECT_EQ(bad, nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Snapshot groups
+//===----------------------------------------------------------------------===//
+
+/// A directed evolving R-MAT series of 8 snapshots (so that a group and its
+/// transpose differ).
+const graph::SnapshotSeries &directedSeries() {
+  static graph::SnapshotSeries *series = [] {
+    graph::EvolvingRmatOptions o;
+    o.scale = 9;
+    o.edgeFactor = 8;
+    o.snapshots = 8;
+    o.churn = 0.2;
+    o.seed = 5;
+    o.undirected = false;
+    auto s = graph::generateEvolvingRmat(o);
+    EXPECT_TRUE(s) << s.message();
+    return new graph::SnapshotSeries(s ? s.take() : graph::SnapshotSeries());
+  }();
+  return *series;
+}
+
+/// The group of the first `count` snapshots of `series`: the C handle on the
+/// fixture's context (nullptr after a failure) and the C++ split.
+struct Group {
+  gnnc_snapshot_group handle = nullptr;
+  graph::SnapshotGroup host;
+  ~Group() { gnnc_snapshot_group_destroy(handle); }
+};
+
+void makeGroup(const graph::SnapshotSeries &series, int64_t count,
+               Group &group) {
+  std::vector<std::vector<int32_t>> cols;
+  std::vector<const int64_t *> rowPtrs;
+  std::vector<const int32_t *> colIdxs;
+  std::vector<int64_t> nnzs;
+  for (int64_t s = 0; s < count; ++s) {
+    const graph::CsrGraph &g = series.snapshots[s];
+    cols.emplace_back(g.colIdx.begin(), g.colIdx.end());
+    rowPtrs.push_back(g.rowPtr.data());
+    nnzs.push_back(g.nnz());
+  }
+  for (const auto &c : cols)
+    colIdxs.push_back(c.data());
+  ASSERT_EQ(gnnc_snapshot_group_create(
+                fixture().ctx, "evolving", series.numNodes, count,
+                rowPtrs.data(), colIdxs.data(), nnzs.data(), &group.handle),
+            GNNC_OK)
+      << gnnc_last_error();
+  auto host = graph::overlapGroup(series, 0, count);
+  ASSERT_TRUE(host) << host.message();
+  group.host = host.take();
+}
+
+/// Runs the multi-snapshot spmm `d` (width: F per snapshot) over `group`
+/// (its transpose with `transposed`) through the C interface on `stream`
+/// and compares every snapshot's result with the CPU reference.
+void checkSnapshotSpmm(const Group &group, const gnnc_op_desc &d,
+                       bool transposed, uint64_t stream, uint64_t seed,
+                       const char *written = nullptr) {
+  Fixture &f = fixture();
+  const ElementType type = static_cast<ElementType>(d.dtype);
+  const int64_t snaps = group.host.size(), width = d.width;
+  SCOPED_TRACE(std::string(elementTypeName(type)) + " " +
+               std::to_string(snaps) + " x " + std::to_string(width) +
+               " reduce " + std::to_string(d.reduce) + " scale " +
+               std::to_string(d.scale) +
+               (d.has_col_norm_exponent
+                    ? " exponent " + std::to_string(d.col_norm_exponent)
+                    : "") +
+               (transposed ? " transposed" : ""));
+  gnnc_kernel kernel = nullptr;
+  ASSERT_EQ(gnnc_snapshot_kernel_get(group.handle, &d, written,
+                                     transposed ? 1 : 0, &kernel),
+            GNNC_OK)
+      << gnnc_last_error();
+  gnnc_kernel again = nullptr;
+  ASSERT_EQ(gnnc_snapshot_kernel_get(group.handle, &d, written,
+                                     transposed ? 1 : 0, &again),
+            GNNC_OK);
+  EXPECT_EQ(again, kernel) << "a second request compiled again";
+  char text[512], source[64];
+  ASSERT_EQ(
+      gnnc_kernel_schedule(kernel, text, sizeof(text), source, sizeof(source)),
+      GNNC_OK)
+      << gnnc_last_error();
+  EXPECT_EQ(std::string(source), written ? "written" : "default");
+  auto schedule = parseSchedule(text);
+  ASSERT_TRUE(schedule) << schedule.message();
+  EXPECT_EQ(schedule->strategy, Strategy::Sliced) << text;
+
+  const graph::SnapshotGroup side =
+      transposed ? graph::transposeGroup(group.host) : group.host;
+  const int64_t n = side.numNodes, rowLen = snaps * width;
+  std::vector<float> x =
+      ref::roundThrough(ref::randomFeatures(n * rowLen, seed), type);
+  rt::DeviceBuffer dx = upload(x, type);
+  rt::DeviceBuffer dy = poisoned(static_cast<size_t>(n * rowLen), type);
+  ASSERT_EQ(gnnc_snapshot_spmm(kernel, bufferOf(dx), bufferOf(dy), stream),
+            GNNC_OK)
+      << gnnc_last_error();
+  ASSERT_TRUE(stream ? f.stream->synchronize() : f.device->synchronize());
+  std::vector<float> got = download(dy, static_cast<size_t>(n * rowLen), type);
+  ref::SpmmOptions options;
+  options.reduce = static_cast<Reduce>(d.reduce);
+  options.scale = static_cast<DegreeScale>(d.scale);
+  options.colNormExponent = d.has_col_norm_exponent ? d.col_norm_exponent : 0.5;
+  std::vector<double> magnitude;
+  std::vector<double> expected =
+      ops::snapshotSpmmReference(side, x, width, options, &magnitude);
+  // A row cut into slices reaches the result in atomic pieces of at most
+  // slice_size edges: each row's bound grows with its degree.
+  ops::SpmmSignature sig;
+  sig.type = type;
+  sig.atomicPieceEdges = schedule->sliceSize;
+  const double base = ops::spmmTolerance(type);
+  for (int64_t s = 0; s < snaps; ++s) {
+    graph::CsrGraph g = side.snapshot(s);
+    for (int64_t r = 0; r < n; ++r) {
+      const double factor = ops::spmmTolerance(sig, g.degree(r)) / base;
+      for (int64_t c = 0; c < width; ++c)
+        magnitude[r * rowLen + s * width + c] *= factor;
+    }
+  }
+  ops::KernelCheck check = ops::compareWithReference(
+      named(std::string("snapshot spmm ") + text), side.overlap, rowLen, type,
+      got, expected, magnitude, rowLen, base);
+  EXPECT_TRUE(check.ok) << check.report;
+}
+
+gnnc_op_desc snapshotDesc(ElementType type, int64_t width, Reduce reduce,
+                          DegreeScale scale) {
+  OpDesc op = spmmOp(type, width);
+  op.reduce = reduce;
+  op.scale = scale;
+  return descOf(op);
+}
+
+TEST(CApiGpu, SnapshotSpmmAndFeatureGradient) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_EQ(fixture().error, "");
+  struct Variant {
+    ElementType type;
+    int64_t snapshots, width;
+    Reduce reduce;
+    DegreeScale scale;
+  };
+  const Variant variants[] = {
+      {ElementType::F32, 4, 32, Reduce::Sum, DegreeScale::None},
+      {ElementType::F32, 4, 5, Reduce::Sum, DegreeScale::Both},
+      {ElementType::F32, 3, 16, Reduce::Mean, DegreeScale::None},
+      {ElementType::F32, 8, 1, Reduce::Sum, DegreeScale::Left},
+      {ElementType::F32, 2, 8, Reduce::Sum, DegreeScale::Right},
+      {ElementType::F32, 3, 4, Reduce::Mean, DegreeScale::Both},
+      {ElementType::F32, 1, 33, Reduce::Mean, DegreeScale::Left},
+      {ElementType::F16, 4, 32, Reduce::Sum, DegreeScale::Both},
+      {ElementType::F16, 8, 6, Reduce::Mean, DegreeScale::Right},
+      {ElementType::BF16, 4, 16, Reduce::Sum, DegreeScale::Both},
+      {ElementType::BF16, 3, 5, Reduce::Mean, DegreeScale::None},
+  };
+  std::map<int64_t, std::unique_ptr<Group>> groups;
+  uint64_t seed = 100;
+  for (const Variant &v : variants) {
+    std::unique_ptr<Group> &group = groups[v.snapshots];
+    if (!group) {
+      group = std::make_unique<Group>();
+      makeGroup(directedSeries(), v.snapshots, *group);
+      ASSERT_NE(group->handle, nullptr);
+    }
+    gnnc_op_desc fwd = snapshotDesc(v.type, v.width, v.reduce, v.scale);
+    checkSnapshotSpmm(*group, fwd, false, streamHandle(), seed++);
+    // The feature gradient: the gradient op over the transposed group.
+    gnnc_op_desc grad;
+    ASSERT_EQ(gnnc_spmm_feature_grad_op(&fwd, &grad), GNNC_OK)
+        << gnnc_last_error();
+    checkSnapshotSpmm(*group, grad, true, streamHandle(), seed++);
+  }
+  // The default stream, and a written schedule.
+  gnnc_op_desc d =
+      snapshotDesc(ElementType::F32, 12, Reduce::Sum, DegreeScale::Both);
+  checkSnapshotSpmm(*groups[4], d, false, 0, seed++);
+  checkSnapshotSpmm(*groups[4], d, true, streamHandle(), seed++,
+                    "#gnn.schedule<strategy = sliced, slice_size = 4>");
+  // The counts read back as the split's.
+  const Group &g = *groups[8];
+  int64_t overlap = 0, stored = 0, total = 0;
+  double rate = 0;
+  ASSERT_EQ(
+      gnnc_snapshot_group_edges(g.handle, &overlap, &stored, &total, &rate),
+      GNNC_OK);
+  EXPECT_EQ(overlap, g.host.overlap.nnz());
+  EXPECT_EQ(stored, g.host.storedEdges());
+  EXPECT_EQ(total, g.host.snapshotEdges());
+  EXPECT_DOUBLE_EQ(rate, g.host.overlapRate());
+}
+
+TEST(CApiGpu, SnapshotSpmmRefusesBadLaunches) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_EQ(fixture().error, "");
+  Group group;
+  makeGroup(directedSeries(), 3, group);
+  ASSERT_NE(group.handle, nullptr);
+  const int64_t n = group.host.numNodes;
+  gnnc_op_desc d =
+      snapshotDesc(ElementType::F32, 4, Reduce::Sum, DegreeScale::None);
+  gnnc_kernel kernel = nullptr;
+  ASSERT_EQ(gnnc_snapshot_kernel_get(group.handle, &d, nullptr, 0, &kernel),
+            GNNC_OK)
+      << gnnc_last_error();
+  rt::DeviceBuffer x = poisoned(static_cast<size_t>(n * 12), ElementType::F32);
+  rt::DeviceBuffer y = poisoned(static_cast<size_t>(n * 12), ElementType::F32);
+  rt::DeviceBuffer tiny = poisoned(8, ElementType::F32);
+  auto expectRefused = [](gnnc_status status, const std::string &part) {
+    EXPECT_EQ(status, GNNC_ERROR);
+    EXPECT_NE(std::string(gnnc_last_error()).find(part), std::string::npos)
+        << gnnc_last_error();
+  };
+  expectRefused(gnnc_snapshot_spmm(kernel, bufferOf(tiny), bufferOf(y), 0),
+                "gnnc_snapshot_spmm: x has 32 bytes, the kernel reads " +
+                    std::to_string(n * 12 * 4) + " (" + std::to_string(n) +
+                    " nodes x 12 x f32)");
+  expectRefused(gnnc_snapshot_spmm(kernel, bufferOf(x), bufferOf(tiny), 0),
+                "y has 32 bytes");
+  expectRefused(gnnc_snapshot_spmm(kernel, bufferOf(x), bufferOf(x), 0),
+                "x and y overlap");
+  // Each launch function takes its own kernels.
+  expectRefused(gnnc_spmm(kernel, bufferOf(x), {0, 0}, bufferOf(y), 0),
+                "launch it with gnnc_snapshot_spmm");
+  gnnc_kernel graphKernel = kernelFor(spmmOp(ElementType::F32, 4), nullptr);
+  ASSERT_NE(graphKernel, nullptr);
+  expectRefused(gnnc_snapshot_spmm(graphKernel, bufferOf(x), bufferOf(y), 0),
+                "launch it with gnnc_spmm");
+  // Ops and schedules a group cannot run.
+  gnnc_kernel bad = nullptr;
+  d.reduce = GNNC_REDUCE_MAX;
+  expectRefused(gnnc_snapshot_kernel_get(group.handle, &d, nullptr, 0, &bad),
+                "reduce = sum or mean");
+  d.reduce = GNNC_REDUCE_SUM;
+  expectRefused(gnnc_snapshot_kernel_get(
+                    group.handle, &d,
+                    "#gnn.schedule<strategy = vertex_parallel>", 0, &bad),
+                "strategy = sliced");
   EXPECT_EQ(bad, nullptr);
 }
 

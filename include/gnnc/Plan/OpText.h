@@ -34,8 +34,11 @@ struct OpTextNames {
 /// op's offset and index widths (lines indented for a gnn.module body), with
 /// `#gnn.schedule<...>` set to `schedule` when given. A spmm's padded rows
 /// (`rowStride` other than 0 and the width) become `#gnn.rows<stride = ...>`
-/// on its features and result. Floating-point attributes are printed so
-/// that they read back as the same f32.
+/// on its features and result. A spmm over a group of snapshots
+/// (`snapshots` > 0; `width` is snapshots x F) takes a
+/// `!gnn.graph<snapshot_csr, ...>` and features `tensor<?x S x F x ...>`.
+/// Floating-point attributes are printed so that they read back as the same
+/// f32.
 std::string opKernelText(const std::string &name, const OpDesc &op,
                          const std::optional<Schedule> &schedule,
                          const OpTextNames &names = {});
