@@ -9,8 +9,8 @@ from ._lib import ABI_VERSION, GnncError
 
 __version__ = "0.1.0"
 
-__all__ = ["ABI_VERSION", "GnncError", "Graph", "ops", "nn", "spmm", "sddmm",
-           "edge_softmax", "cached_graph"]
+__all__ = ["ABI_VERSION", "GnncError", "Graph", "SnapshotGroup", "ops", "nn",
+           "spmm", "sddmm", "edge_softmax", "snapshot_spmm", "cached_graph"]
 
 _LAZY = {
     "Graph": ("graph", "Graph"),
@@ -19,13 +19,15 @@ _LAZY = {
     "spmm": ("ops", "spmm"),
     "sddmm": ("ops", "sddmm"),
     "edge_softmax": ("ops", "edge_softmax"),
+    "SnapshotGroup": ("snapshots", "SnapshotGroup"),
+    "snapshot_spmm": ("ops", "snapshot_spmm"),
 }
 
 
 def __getattr__(name):
     import importlib
 
-    if name in ("ops", "nn", "graph"):
+    if name in ("ops", "nn", "graph", "snapshots"):
         return importlib.import_module(f".{name}", __name__)
     if name in _LAZY:
         module, attr = _LAZY[name]

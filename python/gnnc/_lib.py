@@ -109,10 +109,12 @@ NULL_BUFFER = Buffer(0, 0)
 gnnc_context = ctypes.c_void_p
 gnnc_graph = ctypes.c_void_p
 gnnc_kernel = ctypes.c_void_p
+gnnc_snapshot_group = ctypes.c_void_p
 
 _i64p = ctypes.POINTER(ctypes.c_int64)
 _i32p = ctypes.POINTER(ctypes.c_int32)
 _f32p = ctypes.POINTER(ctypes.c_float)
+_f64p = ctypes.POINTER(ctypes.c_double)
 _descp = ctypes.POINTER(OpDescStruct)
 
 #: name -> (restype, argtypes), in the header's order.
@@ -168,7 +170,31 @@ SIGNATURES = {
     "gnnc_edge_softmax": (_c_enum, [gnnc_kernel, Buffer, Buffer, ctypes.c_uint64]),
     "gnnc_edge_softmax_grad": (
         _c_enum, [gnnc_kernel, Buffer, Buffer, Buffer, ctypes.c_uint64]),
+    "gnnc_snapshot_group_create": (
+        _c_enum,
+        [gnnc_context, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64,
+         ctypes.POINTER(_i64p), ctypes.POINTER(_i32p), _i64p,
+         ctypes.POINTER(gnnc_snapshot_group)],
+    ),
+    "gnnc_snapshot_group_destroy": (None, [gnnc_snapshot_group]),
+    "gnnc_snapshot_group_edges": (
+        _c_enum, [gnnc_snapshot_group, _i64p, _i64p, _i64p, _f64p]),
+    "gnnc_snapshot_op_check": (_c_enum, [_descp, ctypes.c_int64, ctypes.c_char_p]),
+    "gnnc_snapshot_kernel_get": (
+        _c_enum,
+        [gnnc_snapshot_group, _descp, ctypes.c_char_p, ctypes.c_int,
+         ctypes.POINTER(gnnc_kernel)],
+    ),
+    "gnnc_snapshot_spmm": (_c_enum, [gnnc_kernel, Buffer, Buffer, ctypes.c_uint64]),
 }
+
+#: Functions added within ABI version 1: bound when the library has them
+#: (an older build of the same version lacks them), else `require` says so.
+OPTIONAL = frozenset((
+    "gnnc_snapshot_group_create", "gnnc_snapshot_group_destroy",
+    "gnnc_snapshot_group_edges", "gnnc_snapshot_op_check",
+    "gnnc_snapshot_kernel_get", "gnnc_snapshot_spmm",
+))
 
 
 # --- Finding and loading the library ----------------------------------------
@@ -198,6 +224,8 @@ def _bind(cdll: ctypes.CDLL) -> None:
         try:
             fn = getattr(cdll, name)
         except AttributeError as e:
+            if name in OPTIONAL:
+                continue
             raise GnncError(
                 f"{cdll._name} lacks the C ABI function {name}; it is not a "
                 f"gnnc C library of ABI version {ABI_VERSION}") from e
@@ -257,6 +285,20 @@ def available() -> bool:
         return False
 
 
+def has(name: str) -> bool:
+    """Whether the loaded library exports the C function `name`."""
+    return hasattr(lib(), name)
+
+
+def require(name: str, what: str) -> None:
+    """Raises GnncError, naming `what` needs it, when the library lacks the
+    C function `name` (one of OPTIONAL: a build from before it was added)."""
+    if not has(name):
+        raise GnncError(
+            f"{what} needs {name}, which {library_path()} lacks (built before "
+            f"it was added); rebuild the target gnnc_c")
+
+
 def last_error() -> str:
     msg = lib().gnnc_last_error()
     return msg.decode("utf-8", "replace") if msg else ""
@@ -297,6 +339,15 @@ def op_check(desc: OpDescStruct, schedule: Optional[str] = None) -> None:
     check(lib().gnnc_op_check(ctypes.byref(desc), _enc(schedule)))
 
 
+def snapshot_op_check(desc: OpDescStruct, num_snapshots: int,
+                      schedule: Optional[str] = None) -> None:
+    """gnnc_snapshot_op_check: desc (width = features of one snapshot) over
+    a group of `num_snapshots` snapshots."""
+    require("gnnc_snapshot_op_check", "checking a multi-snapshot spmm")
+    check(lib().gnnc_snapshot_op_check(ctypes.byref(desc), int(num_snapshots),
+                                       _enc(schedule)))
+
+
 def spmm_feature_grad_op(fwd: OpDescStruct) -> OpDescStruct:
     out = op_desc_init()
     check(lib().gnnc_spmm_feature_grad_op(ctypes.byref(fwd), ctypes.byref(out)),
@@ -331,6 +382,61 @@ def coo_to_csr(num_nodes: int, src, dst):
                                 _ptr(col_idx, ctypes.c_int32),
                                 _ptr(perm, ctypes.c_int64)))
     return row_ptr, col_idx, perm
+
+
+def snapshot_group_create(ctx, name: Optional[str], num_nodes: int, row_ptrs,
+                          col_idxs):
+    """gnnc_snapshot_group_create on per-snapshot host CSRs (rows =
+    destinations; row_ptrs[s]: num_nodes + 1 offsets, col_idxs[s]: the
+    sources, sorted and unique within a row; numpy arrays or lists). `ctx`:
+    a context handle, or None for a host-only group. Returns the handle
+    (free it with gnnc_snapshot_group_destroy); the arrays are copied."""
+    import numpy as np
+
+    require("gnnc_snapshot_group_create", "a snapshot group")
+    if len(row_ptrs) != len(col_idxs):
+        raise ValueError(
+            f"a snapshot group needs one row_ptr and one col_idx per snapshot, "
+            f"got {len(row_ptrs)} and {len(col_idxs)}")
+    num_nodes = int(num_nodes)
+    rps, cis = [], []
+    for s, (rp, ci) in enumerate(zip(row_ptrs, col_idxs)):
+        rp = np.ascontiguousarray(rp, dtype=np.int64)
+        ci = np.asarray(ci)
+        if rp.ndim != 1 or ci.ndim != 1:
+            raise ValueError(f"snapshot {s}: row_ptr and col_idx must be 1-D")
+        # gnnc reads num_nodes + 1 offsets (an impossible num_nodes is left
+        # to it to report, before it reads).
+        if 0 <= num_nodes <= 2**31 and rp.shape[0] != num_nodes + 1:
+            raise ValueError(
+                f"snapshot {s}: row_ptr has {rp.shape[0]} entries, expected "
+                f"num_nodes + 1 = {num_nodes + 1}")
+        if ci.size and ci.dtype != np.int32 and (
+                ci.min() < np.iinfo(np.int32).min or ci.max() > np.iinfo(np.int32).max):
+            raise ValueError(f"snapshot {s}: col_idx does not fit 32-bit column indices")
+        rps.append(rp)
+        cis.append(np.ascontiguousarray(ci, dtype=np.int32))
+    n = len(rps)
+    row_arg = (_i64p * n)(*[_ptr(r, ctypes.c_int64) for r in rps])
+    col_arg = (_i32p * n)(*[_ptr(c, ctypes.c_int32) for c in cis])
+    nnz_arg = (ctypes.c_int64 * n)(*[int(c.shape[0]) for c in cis])
+    handle = gnnc_snapshot_group()
+    check(lib().gnnc_snapshot_group_create(ctx, _enc(name), num_nodes, n, row_arg,
+                                           col_arg, nnz_arg, ctypes.byref(handle)),
+          "creating a snapshot group")
+    return handle
+
+
+def snapshot_group_edges(handle) -> dict:
+    """gnnc_snapshot_group_edges: overlap_edges, stored_edges,
+    snapshot_edges and overlap_rate of a snapshot group."""
+    overlap, stored, total = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+    rate = ctypes.c_double()
+    check(lib().gnnc_snapshot_group_edges(handle, ctypes.byref(overlap),
+                                          ctypes.byref(stored), ctypes.byref(total),
+                                          ctypes.byref(rate)))
+    return dict(overlap_edges=overlap.value, stored_edges=stored.value,
+                snapshot_edges=total.value, overlap_rate=rate.value)
 
 
 def csr_validate(row_ptr, col_idx, num_cols: int, name: Optional[str] = None):

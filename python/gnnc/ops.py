@@ -25,7 +25,7 @@ from ._desc import DTYPES, OpSpec, dtype_code
 from ._validate import check_tensor
 from .graph import Graph, buffer_of
 
-__all__ = ["spmm", "sddmm", "edge_softmax"]
+__all__ = ["spmm", "sddmm", "edge_softmax", "snapshot_spmm"]
 
 
 def _graph(gid: int) -> Graph:
@@ -754,6 +754,140 @@ def edge_softmax(graph: Graph, logits: Tensor) -> Tensor:
             return _EdgeSoftmaxFunction.apply(graph.id, logits)
         return _edge_softmax_impl(graph.id, logits)
     return torch.ops.gnnc.edge_softmax(graph.id, logits)
+
+
+# --- multi-snapshot spmm ---------------------------------------------------------
+
+def _launch_snapshot_spmm(group, spec: OpSpec, transposed: bool, x: Tensor,
+                          y: Tensor) -> None:
+    k = group.kernel(spec, transposed)
+    _run(group, _lib.lib().gnnc_snapshot_spmm, "snapshot_spmm", k, buffer_of(x),
+         buffer_of(y))
+
+
+def _snapshot_spmm_impl(group: int, x: Tensor, reduce: str, norm: str,
+                        grad: bool = False) -> Tensor:
+    """y = the spmm (reduce, norm) over every snapshot of the group, x and y
+    [N, S, F]; with `grad`, its feature gradient instead: the op of
+    gnnc_spmm_feature_grad_op over the transposed group."""
+    grp = _graph(group)
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    if x.numel() == 0:
+        return y
+    spec = _spmm_spec(x.dtype, x.shape[2], 0, False, reduce, norm, None, grad)
+    _launch_snapshot_spmm(grp, spec, grad, x, y)
+    return y
+
+
+@torch.library.custom_op("gnnc::snapshot_spmm", mutates_args=())
+def _snapshot_spmm(group: int, x: Tensor, reduce: str, norm: str) -> Tensor:
+    return _snapshot_spmm_impl(group, x, reduce, norm)
+
+
+@_snapshot_spmm.register_fake
+def _(group, x, reduce, norm):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("gnnc::snapshot_spmm_grad_x", mutates_args=())
+def _snapshot_spmm_grad_x(group: int, dy: Tensor, reduce: str, norm: str) -> Tensor:
+    """The feature gradient of gnnc::snapshot_spmm: the kernel of the
+    forward op's feature-gradient form over the transposed group."""
+    return _snapshot_spmm_impl(group, dy, reduce, norm, grad=True)
+
+
+@_snapshot_spmm_grad_x.register_fake
+def _(group, dy, reduce, norm):
+    return torch.empty_like(dy)
+
+
+def _snapshot_spmm_setup(ctx, inputs, output):
+    ctx.group, _, ctx.reduce, ctx.norm = inputs
+
+
+def _snapshot_spmm_backward(ctx, dy):
+    if not ctx.needs_input_grad[1]:
+        return None, None, None, None
+    dy = dy.contiguous()
+    if _eager(dy) and not _records_grad(dy):
+        dx = _snapshot_spmm_impl(ctx.group, dy, ctx.reduce, ctx.norm, grad=True)
+    else:
+        dx = torch.ops.gnnc.snapshot_spmm_grad_x(ctx.group, dy, ctx.reduce, ctx.norm)
+    return None, dx, None, None
+
+
+_snapshot_spmm.register_autograd(_snapshot_spmm_backward,
+                                 setup_context=_snapshot_spmm_setup)
+
+
+class _SnapshotSpmmFunction(torch.autograd.Function):
+    """gnnc::snapshot_spmm's implementation and autograd formula, for eager
+    calls: the backward runs the transposed group's kernel."""
+
+    @staticmethod
+    def forward(ctx, group, x, reduce, norm):
+        out = _snapshot_spmm_impl(group, x, reduce, norm)
+        _snapshot_spmm_setup(ctx, (group, x, reduce, norm), out)
+        return out
+
+    backward = staticmethod(_snapshot_spmm_backward)
+
+
+_LAYOUTS = frozenset(("nsf", "snf"))
+
+
+def snapshot_spmm(group, x: Tensor, reduce: str = "sum", norm: Optional[str] = None,
+                  layout: str = "nsf") -> Tensor:
+    """The spmm of every snapshot of a :class:`gnnc.SnapshotGroup` in one
+    launch: y[:, s] = the aggregation over snapshot s's edges of snapshot
+    s's features x[:, s], as :func:`spmm` computes it over snapshot s alone
+    (row[r] * reduce over edges (r, c) of col[c] * x[c]) with snapshot s's
+    degrees for reduce='mean' and the scalings.
+
+    x: [N, S, F] (layout='nsf', the kernel's own: a node's S snapshots side
+    by side), or [S, N, F] with layout='snf' (x is copied into the kernel's
+    layout, and the result is an [S, N, F] view of an [N, S, F] tensor).
+    reduce: 'sum' or 'mean'. norm: None or 'none', 'left'
+    (1/sqrt(deg(r))), 'right' (1/sqrt(deg_in(c))) or 'both' (GCN's
+    D^-1/2 A D^-1/2 on symmetric snapshots), each snapshot with its own
+    degrees. f32, f16 or bf16. Differentiable in x: the gradient is the
+    feature-gradient kernel over the transposed group (snapshots may be
+    directed).
+    """
+    from .snapshots import SnapshotGroup
+
+    if not isinstance(group, SnapshotGroup):
+        raise TypeError(f"expected a gnnc.SnapshotGroup, got {type(group).__name__}")
+    if reduce not in ("sum", "mean"):
+        raise ValueError(
+            f"reduce must be 'sum' or 'mean' over a snapshot group, got {reduce!r}")
+    norm = "none" if norm is None else norm
+    if norm not in _NORMS:
+        raise ValueError(
+            f"norm must be None, 'none', 'left', 'right' or 'both', got {norm!r}")
+    if layout not in _LAYOUTS:
+        raise ValueError(f"layout must be 'nsf' ([N, S, F]) or 'snf' ([S, N, F]), "
+                         f"got {layout!r}")
+    n, snaps = group.num_nodes, group.num_snapshots
+    if layout == "nsf":
+        check_tensor("x", x, [n, snaps, None], group.device,
+                     what="nodes x snapshots x features")
+        return _call_snapshot_spmm(group.id, x.contiguous(), reduce, norm)
+    check_tensor("x", x, [snaps, n, None], group.device,
+                 what="snapshots x nodes x features, layout='snf'")
+    y = _call_snapshot_spmm(group.id, x.transpose(0, 1).contiguous(), reduce, norm)
+    return y.transpose(0, 1)
+
+
+def _call_snapshot_spmm(group: int, x: Tensor, reduce: str, norm: str) -> Tensor:
+    """torch.ops.gnnc.snapshot_spmm(...), through the eager fast path where
+    it may."""
+    if _eager(x):
+        if _records_grad(x):
+            return _SnapshotSpmmFunction.apply(group, x, reduce, norm)
+        return _snapshot_spmm_impl(group, x, reduce, norm)
+    return torch.ops.gnnc.snapshot_spmm(group, x, reduce, norm)
 
 
 def _check_graph(graph) -> None:

@@ -7,6 +7,7 @@ import torch
 import torch_ref
 from gnnc import graph as ggraph
 from gnnc import ops
+from gnnc import _lib
 from gnnc._lib import OpKind, Reduce, Scale
 
 _REDUCE = {Reduce.SUM: "sum", Reduce.MEAN: "mean", Reduce.MAX: "max"}
@@ -29,6 +30,29 @@ def _launch_spmm(g, spec, x, values, y):
                          _REDUCE[spec.reduce], _NORM[spec.scale], spec.self_weight,
                          0.5 if spec.col_norm_exponent is None else spec.col_norm_exponent)
     yv.copy_(out.to(y.dtype))
+
+
+_checked_snapshot_ops = set()
+
+
+def _launch_snapshot_spmm(group, spec, transposed, x, y):
+    """Each snapshot on its own with the reference: over snapshot s's edges
+    (swapped for the transposed group), snapshot s's degrees. The op is
+    first checked by the library as it would compile it for the group
+    (gnnc_snapshot_op_check)."""
+    assert spec.kind == OpKind.SPMM and not spec.edge_values
+    assert spec.self_weight is None and not spec.row_stride
+    key = (spec, group.num_snapshots)
+    if key not in _checked_snapshot_ops:
+        _lib.snapshot_op_check(spec.to_struct(), group.num_snapshots)
+        _checked_snapshot_ops.add(key)
+    assert x.shape == y.shape == (group.num_nodes, group.num_snapshots, spec.width)
+    exponent = 0.5 if spec.col_norm_exponent is None else spec.col_norm_exponent
+    for s in range(group.num_snapshots):
+        rows, cols = group.edges(s, transposed)
+        out = torch_ref.spmm(rows, cols, group.num_nodes, x[:, s].double(), None,
+                             _REDUCE[spec.reduce], _NORM[spec.scale], None, exponent)
+        y[:, s].copy_(out.to(y.dtype))
 
 
 def _sddmm_launch(g, a, b, form, leaky_relu):
@@ -56,6 +80,7 @@ def _spmm_edge_factors(self, spec):
 def install(monkeypatch):
     monkeypatch.setattr(ggraph, "_allow_cpu", True)
     monkeypatch.setattr(ops, "_launch_spmm", _launch_spmm)
+    monkeypatch.setattr(ops, "_launch_snapshot_spmm", _launch_snapshot_spmm)
     monkeypatch.setattr(ops, "_sddmm_launch", _sddmm_launch)
     monkeypatch.setattr(ops, "_edge_softmax_launch", _edge_softmax_launch)
     monkeypatch.setattr(ggraph.Graph, "spmm_edge_factors", _spmm_edge_factors)

@@ -210,3 +210,46 @@ def test_edge_graphs_are_valid_and_sum_per_edge():
     np.testing.assert_allclose(per_row, np.bincount(g.edge_rows(), w, g.num_rows))
     per_col = np.bincount(ce.edge_rows(), w[ce.col_idx], ce.num_rows)
     np.testing.assert_allclose(per_col, np.bincount(g.col_idx, w, g.num_cols))
+
+
+# --- snapshot groups (host-only: no context, no GPU) ---------------------------
+
+def test_host_only_snapshot_group_counts():
+    # Snapshot 0: 0 -> 1, 2 -> 1, 1 -> 2; snapshot 1: 0 -> 1, 1 -> 0.
+    csrs = [ref_csr(3, [0, 2, 1], [1, 1, 2]), ref_csr(3, [0, 1], [1, 0])]
+    h = _lib.snapshot_group_create(None, "tiny", 3, [c[0] for c in csrs],
+                                   [c[1] for c in csrs])
+    try:
+        counts = _lib.snapshot_group_edges(h)
+    finally:
+        _lib.lib().gnnc_snapshot_group_destroy(h)
+    assert counts == dict(overlap_edges=1, stored_edges=4, snapshot_edges=5,
+                          overlap_rate=pytest.approx(2 / 5))
+
+
+def test_snapshot_group_errors_name_the_snapshot():
+    good = ref_csr(4, [0, 1, 2], [1, 2, 3])
+    repeated = ref_csr(4, [0, 0], [1, 1])
+    with pytest.raises(GnncError, match="grp: snapshot 1: row 1 is not sorted and unique"):
+        _lib.snapshot_group_create(None, "grp", 4, [good[0], repeated[0]],
+                                   [good[1], repeated[1]])
+    with pytest.raises(GnncError, match="grp: snapshot 0: .*out of range"):
+        _lib.snapshot_group_create(None, "grp", 4, [good[0]], [good[1] + 3])
+    with pytest.raises(ValueError, match="snapshot 1: row_ptr has 4 entries, expected"):
+        _lib.snapshot_group_create(None, "grp", 4, [good[0], good[0][:4]],
+                                   [good[1], good[1]])
+    with pytest.raises(ValueError, match="one row_ptr and one col_idx per snapshot"):
+        _lib.snapshot_group_create(None, "grp", 4, [good[0]], [])
+    with pytest.raises(GnncError, match="num_snapshots is 0"):
+        _lib.snapshot_group_create(None, "grp", 4, [], [])
+
+
+def test_snapshot_op_check():
+    spec = OpSpec.spmm(DType.F16, 12, reduce="mean", norm="both")
+    _lib.snapshot_op_check(spec.to_struct(), 8)
+    _lib.snapshot_op_check(spec.feature_grad().to_struct(), 8,
+                           "#gnn.schedule<strategy = sliced, slice_size = 16>")
+    with pytest.raises(GnncError, match="reduce = sum or mean"):
+        _lib.snapshot_op_check(OpSpec.spmm(DType.F32, 4, reduce="max").to_struct(), 2)
+    with pytest.raises(GnncError, match="at most 64"):
+        _lib.snapshot_op_check(spec.to_struct(), 65)

@@ -1,0 +1,193 @@
+"""gnnc.SnapshotGroup: several snapshots of a dynamic graph over one node
+set, aggregated together by gnnc.ops.snapshot_spmm. Needs torch."""
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from . import _context, _host, _lib
+from ._cache import graphs
+from ._desc import OpSpec
+from .graph import _device_index
+
+
+class SnapshotGroup:
+    """S graph snapshots over one node set, in PyG's convention (rows =
+    destinations: row r aggregates the messages of its sources), for
+    multi-snapshot aggregation (:func:`gnnc.ops.snapshot_spmm`).
+
+    Build it with :meth:`from_edge_index` (one edge_index per snapshot) or
+    :meth:`from_csr`. gnnc splits the snapshots into the edges all of them
+    share (the overlap, read once per aggregation of the whole group) and
+    each snapshot's exclusive edges, and keeps its own device copies; the
+    transposed group that the gradient runs over is built on first use.
+    Within a snapshot an edge may appear once (rows sorted, no repeats: a
+    CSR from an edge list with repeated edges is refused, naming the
+    snapshot). At most 64 snapshots per group.
+    """
+
+    def __init__(self, snapshots: Sequence[_host.HostCsr], num_nodes: int,
+                 device=None, name: Optional[str] = None):
+        index = _device_index(device if device is not None else "cuda")
+        self.device = torch.device("cuda", index) if index >= 0 else torch.device("cpu")
+        self._device_index = index
+        self.name = name
+        self.host: List[_host.HostCsr] = list(snapshots)
+        self._num_nodes = int(num_nodes)
+        for s, g in enumerate(self.host):
+            if g.num_rows != self._num_nodes or g.num_cols != self._num_nodes:
+                raise ValueError(
+                    f"snapshot {s} is {g.num_rows} x {g.num_cols}; every snapshot "
+                    f"of the group is num_nodes x num_nodes ({self._num_nodes})")
+        self._lock = threading.RLock()
+        self._kernels: Dict[Tuple[OpSpec, bool, Optional[str]], ctypes.c_void_p] = {}
+        self._edges: Dict[Tuple[int, bool], Tuple[torch.Tensor, torch.Tensor]] = {}
+        self._handle = None
+        # Without a GPU (the emulated tests) the group is host-only: the
+        # same checks and counts, no kernels.
+        ctx = None
+        if index >= 0:
+            torch.cuda.init()
+            ctx = _context.get(index).handle
+        self._handle = _lib.snapshot_group_create(
+            ctx, name, self._num_nodes, [g.row_ptr for g in self.host],
+            [g.col_idx for g in self.host])
+        self._counts = _lib.snapshot_group_edges(self._handle)
+        self.id = graphs.register(self)
+
+    # --- construction -------------------------------------------------------
+
+    @classmethod
+    def from_edge_index(cls, edge_indices: Sequence, num_nodes: Optional[int] = None,
+                        device=None, name: Optional[str] = None) -> "SnapshotGroup":
+        """From one PyG edge_index ([2, E_s]: sources, destinations) per
+        snapshot; num_nodes defaults to the largest node id plus one."""
+        eis = [_host.edge_index_to_numpy(ei) for ei in edge_indices]
+        if num_nodes is None:
+            num_nodes = max((_host.infer_num_nodes(ei) for ei in eis), default=0)
+        if device is None:
+            first = edge_indices[0] if len(edge_indices) else None
+            device = first.device if isinstance(first, torch.Tensor) and first.is_cuda \
+                else "cuda"
+        hosts = [_host.csr_from_edge_index(ei, int(num_nodes)) for ei in eis]
+        return cls(hosts, int(num_nodes), device, name)
+
+    @classmethod
+    def from_csr(cls, row_ptrs: Sequence, col_idxs: Sequence,
+                 num_nodes: Optional[int] = None, device=None,
+                 name: Optional[str] = None) -> "SnapshotGroup":
+        """From one CSR per snapshot (rows = destinations; row_ptr int64,
+        col_idx int32 or int64, sorted and unique within a row; numpy arrays
+        or tensors). num_nodes defaults to the rows of the first."""
+        def np_of(a):
+            return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+        if len(row_ptrs) != len(col_idxs):
+            raise ValueError(f"{len(row_ptrs)} row_ptr arrays but {len(col_idxs)} "
+                             f"col_idx arrays; give one of each per snapshot")
+        if num_nodes is None:
+            num_nodes = len(row_ptrs[0]) - 1 if len(row_ptrs) else 0
+        if device is None:
+            first = row_ptrs[0] if len(row_ptrs) else None
+            device = first.device if isinstance(first, torch.Tensor) and first.is_cuda \
+                else "cuda"
+        hosts = [_host.csr_from_arrays(np_of(rp), np_of(ci), int(num_nodes),
+                                       f"{name or 'snapshot group'}: snapshot {s}")
+                 for s, (rp, ci) in enumerate(zip(row_ptrs, col_idxs))]
+        return cls(hosts, int(num_nodes), device, name)
+
+    # --- shape and counts -------------------------------------------------------
+
+    @property
+    def num_nodes(self) -> int:
+        return self._num_nodes
+
+    @property
+    def num_snapshots(self) -> int:
+        return len(self.host)
+
+    def __len__(self) -> int:
+        return len(self.host)
+
+    @property
+    def overlap_edges(self) -> int:
+        """The edges every snapshot has (stored and read once)."""
+        return self._counts["overlap_edges"]
+
+    @property
+    def stored_edges(self) -> int:
+        """The overlap plus every snapshot's exclusive edges."""
+        return self._counts["stored_edges"]
+
+    @property
+    def snapshot_edges(self) -> int:
+        """The snapshots' edges summed."""
+        return self._counts["snapshot_edges"]
+
+    @property
+    def overlap_rate(self) -> float:
+        """overlap_edges x S / snapshot_edges: the fraction of the
+        snapshots' edges that are shared (0 without edges)."""
+        return self._counts["overlap_rate"]
+
+    def __repr__(self):
+        return (f"gnnc.SnapshotGroup(snapshots={self.num_snapshots}, "
+                f"nodes={self.num_nodes}, edges={self.snapshot_edges}, "
+                f"overlap_rate={self.overlap_rate:.3f}, device={self.device})")
+
+    def edges(self, s: int, transposed: bool = False) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(rows, cols) of snapshot s's CSR edges (int64, on the group's
+        device; rows are destinations); swapped for its transpose."""
+        key = (int(s), bool(transposed))
+        hit = self._edges.get(key)
+        if hit is None:
+            g = self.host[s]
+            rows = torch.from_numpy(g.edge_rows()).to(self.device)
+            cols = torch.from_numpy(g.col_idx.astype(np.int64)).to(self.device)
+            hit = (cols, rows) if transposed else (rows, cols)
+            self._edges[key] = hit
+        return hit
+
+    # --- kernels -------------------------------------------------------------
+
+    def kernel(self, spec: OpSpec, transposed: bool = False,
+               schedule: Optional[str] = None):
+        """The kernel handle of the multi-snapshot spmm `spec` (width: the
+        features of one snapshot) over the group, or its transpose."""
+        key = (spec, bool(transposed), schedule)
+        k = self._kernels.get(key)
+        if k is not None:
+            return k
+        with self._lock:
+            k = self._kernels.get(key)
+            if k is None:
+                _lib.require("gnnc_snapshot_kernel_get", "snapshot_spmm")
+                k = _lib.gnnc_kernel()
+                desc = spec.to_struct()
+                _lib.check(_lib.lib().gnnc_snapshot_kernel_get(
+                    self._handle, ctypes.byref(desc), _lib._enc(schedule),
+                    int(bool(transposed)), ctypes.byref(k)),
+                    f"compiling {spec.describe()} over {self!r}"
+                    + (" transposed" if transposed else ""))
+                self._kernels[key] = k
+            return k
+
+    def close(self) -> None:
+        """Destroys the C group and its kernels (also done when garbage
+        collected)."""
+        with self._lock:
+            if self._handle is not None and not _context.exiting:
+                _lib.lib().gnnc_snapshot_group_destroy(self._handle)
+            self._handle = None
+            self._kernels.clear()
+        if hasattr(self, "id"):
+            graphs.unregister(self.id)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
