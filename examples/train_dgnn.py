@@ -54,8 +54,17 @@ loops added, GCN values in CSR order, or norm='both' on a symmetric
 unweighted snapshot) and reuses it every epoch; PyG keeps each snapshot's
 edge_index (and edge weights) on the device and normalises in GCNConv on
 every call, as PyG-Temporal does. gnnc's per-window aggregation is one
-function, aggregate_window(graphs, xs), so that an op over all the
-snapshots of a window can replace its loop.
+function, aggregate_window(window, xs). With --aggregate multi (the
+default) it is one gnnc.snapshot_spmm over the window's snapshots, their
+features stacked [N, S, F], on a gnnc.SnapshotGroup of the window built
+before training (PiPAD's split: the edges the snapshots share are read once
+for all of them): norm='both' when every snapshot of the window is
+symmetric, else norm='left' with the features scaled by each snapshot's
+deg^-1/2 first (gcn_norm's source factor, in-degrees). Snapshot groups take
+no edge weights, so weighted data (england_covid's mobility counts), a
+window of more than 64 snapshots or a library without snapshot groups runs
+per snapshot (one gnnc.spmm each; --aggregate per-snapshot always does),
+and the run says why. PyG runs its per-snapshot loop either way.
 
 Both libraries start from the same weights (built once from the seed, loaded
 into each). Prints, per run: dataset, library, precision, the final training
@@ -63,7 +72,9 @@ loss (mean over the last epoch's windows), the test loss, the median epoch
 time (forward + backward + Adam step of every training window, CUDA events,
 after --warmup epochs) and peak GPU memory. --compare runs both and prints
 the largest relative difference of the per-epoch losses over the first
---compare-epochs epochs and the epoch time ratio PyG / gnnc. The datasets
+--compare-epochs epochs and the epoch time ratio PyG / gnnc. gnnc's run
+records the aggregation it used (and the mean overlap rate of its groups)
+in the JSON. The datasets
 come from $GNNC_DATASETS or ../shared/datasets; the script skips a dataset,
 saying so, when its file is absent (R-MAT needs none). GNNC_EMULATE=1 runs
 on the CPU with the kernels emulated (a check of the script only).
@@ -283,6 +294,7 @@ class GcnSnapshot:
 
     graph: "gnnc.Graph"
     values: Optional[torch.Tensor]  # f32, CSR order; None: norm='both'
+    weighted: bool = False  # the values carry edge weights
     _by_dtype: Dict[torch.dtype, torch.Tensor] = field(default_factory=dict)
 
     def values_as(self, dtype) -> torch.Tensor:
@@ -300,23 +312,130 @@ def gnnc_snapshot(src, dst, weight, n, dev) -> GcnSnapshot:
             return GcnSnapshot(g, None)
         return GcnSnapshot(g, g.gcn_edge_values())  # PyG's values, CSR order
     vals = torch.from_numpy(gcn_values(s, d, w, n).astype(np.float32)).to(dev)
-    return GcnSnapshot(g, vals[g.perm])  # edge-list order -> CSR order
+    return GcnSnapshot(g, vals[g.perm], weighted=True)  # edge-list order -> CSR order
 
 
-def aggregate_window(graphs: List[GcnSnapshot], xs: List[torch.Tensor]) -> List[torch.Tensor]:
+#: The most snapshots one gnnc.SnapshotGroup holds.
+MAX_GROUP = 64
+
+
+@dataclass
+class GcnWindow:
+    """The snapshots of one window for gnnc and, when they are aggregated
+    together, their gnnc.SnapshotGroup: norm='both' (every snapshot
+    symmetric) or norm='left' after scaling the features by `dinv`
+    ([N, S, 1]: each snapshot's in-degree^-1/2, self loops counted)."""
+
+    snapshots: List[GcnSnapshot]
+    group: Optional["gnnc.SnapshotGroup"] = None
+    norm: str = "both"
+    dinv: Optional[torch.Tensor] = None
+    _by_dtype: Dict[torch.dtype, torch.Tensor] = field(default_factory=dict)
+
+    def dinv_as(self, dtype) -> torch.Tensor:
+        v = self._by_dtype.get(dtype)
+        if v is None:
+            v = self._by_dtype[dtype] = self.dinv.to(dtype)
+        return v
+
+
+def multi_unavailable(snapshots: List[GcnSnapshot], window: int) -> Optional[str]:
+    """Why the snapshots cannot be aggregated by windows of `window`
+    snapshots with one snapshot_spmm each, or None when they can."""
+    if not gnnc._lib.has("gnnc_snapshot_group_create"):
+        return f"{gnnc._lib.library_path()} has no snapshot groups (an older build)"
+    if any(s.weighted for s in snapshots):
+        return "the snapshots are weighted and snapshot groups take no edge weights"
+    if window > MAX_GROUP:
+        return f"windows of {window} snapshots exceed a group's {MAX_GROUP}"
+    for t, s in enumerate(snapshots):
+        rp, ci = s.graph.host.row_ptr, s.graph.host.col_idx
+        rows = np.repeat(np.arange(len(rp) - 1), np.diff(rp))
+        if len(ci) and len(np.unique(rows * s.graph.num_cols + ci)) != len(ci):
+            return f"snapshot {t} repeats an edge, which a snapshot group cannot hold"
+    return None
+
+
+def gnnc_window(snapshots: List[GcnSnapshot], dev) -> GcnWindow:
+    """The window of `snapshots` aggregated by one snapshot_spmm."""
+    graphs = [s.graph for s in snapshots]
+    group = gnnc.SnapshotGroup.from_csr([g.host.row_ptr for g in graphs],
+                                        [g.host.col_idx for g in graphs],
+                                        graphs[0].num_nodes, device=dev)
+    if all(s.values is None for s in snapshots):
+        return GcnWindow(snapshots, group, "both")
+    # gcn_norm's deg^-1/2[src] on the features, deg^-1/2[dst] in the kernel
+    # (left scaling by the row's degree: the in-degree, as gcn_norm's).
+    deg = torch.stack([g.in_degrees() for g in graphs], dim=1).double()
+    dinv = torch.where(deg > 0, deg.clamp_min(1).rsqrt(), torch.zeros_like(deg))
+    return GcnWindow(snapshots, group, "left", dinv.float().unsqueeze(-1))
+
+
+def aggregate_window(window, xs: List[torch.Tensor]) -> List[torch.Tensor]:
     """A_t^ x_t for every snapshot t of a window (A_t^ the GCN-normalised
-    adjacency with self loops): graphs and xs ([N, F], the same F) in time
-    order; returns the [N, F] aggregates. The gnnc model's only sparse work:
-    one spmm per snapshot now, one multi-snapshot op later."""
-    if len(graphs) != len(xs):
-        raise ValueError(f"{len(graphs)} graphs but {len(xs)} feature tensors")
+    adjacency with self loops): `window` (a GcnWindow, or a list of
+    GcnSnapshot) and xs ([N, F], the same F) in time order; returns the
+    [N, F] aggregates. The gnnc model's only sparse work: one snapshot_spmm
+    over the window's stacked features when it has a group, else one spmm
+    per snapshot."""
+    snapshots = window.snapshots if isinstance(window, GcnWindow) else window
+    if len(snapshots) != len(xs):
+        raise ValueError(f"{len(snapshots)} graphs but {len(xs)} feature tensors")
+    if isinstance(window, GcnWindow) and window.group is not None:
+        x = torch.stack(xs, dim=1)  # [N, S, F]
+        if window.dinv is not None:
+            x = x * window.dinv_as(x.dtype)
+        y = gnnc.ops.snapshot_spmm(window.group, x, norm=window.norm)
+        return list(y.unbind(1))
     out = []
-    for s, x in zip(graphs, xs):
+    for s, x in zip(snapshots, xs):
         if s.values is None:
             out.append(gnnc.ops.spmm(s.graph, x, norm="both"))
         else:
             out.append(gnnc.ops.spmm(s.graph, x, s.values_as(x.dtype)))
     return out
+
+
+class GnncGraphs:
+    """gnnc's graphs of a sequence: a GcnSnapshot per snapshot and, for
+    --aggregate multi, a GcnWindow with its group per window that the run
+    uses (built here, before training; another window is built on first
+    use). `aggregate` says what runs, `note` why multi does not."""
+
+    def __init__(self, snapshots: List[GcnSnapshot], dev, aggregate: str,
+                 window: int, windows_used=()):
+        self.snapshots, self.dev = snapshots, dev
+        self.note = None
+        if aggregate == "multi":
+            self.note = multi_unavailable(snapshots, window)
+            if self.note is not None:
+                aggregate = "per-snapshot"
+        self.aggregate = aggregate
+        self._windows: Dict[tuple, GcnWindow] = {}
+        for w in windows_used:
+            self.window(w)
+
+    def __len__(self):
+        return len(self.snapshots)
+
+    def __getitem__(self, t) -> GcnSnapshot:
+        return self.snapshots[t]
+
+    def window(self, w) -> GcnWindow:
+        key = tuple(w)
+        win = self._windows.get(key)
+        if win is None:
+            snaps = [self.snapshots[t] for t in key]
+            win = gnnc_window(snaps, self.dev) if self.aggregate == "multi" \
+                else GcnWindow(snaps)
+            self._windows[key] = win
+        return win
+
+    def overlap_rate(self) -> Optional[float]:
+        """The mean overlap rate of the windows' groups (None without)."""
+        rates = [w.group.overlap_rate for w in self._windows.values()
+                 if w.group is not None]
+        return float(np.mean(rates)) if rates else None
 
 
 def pyg_snapshot(src, dst, weight, dev):
@@ -325,11 +444,21 @@ def pyg_snapshot(src, dst, weight, dev):
     return ei, (None if weight is None else torch.from_numpy(weight).to(dev))
 
 
-def build_graphs(lib, seq: Sequence, dev):
+def build_graphs(lib, seq: Sequence, dev, aggregate="multi", window=8):
+    """gnnc: a GnncGraphs (per snapshot, and the groups of the windows of
+    `window` snapshots that training and the test pass use); PyG: a list of
+    (edge_index, edge_weight) per snapshot."""
     if lib == "gnnc":
-        return [gnnc_snapshot(s, d, w, seq.num_nodes, dev)
-                for s, d, w in zip(seq.src, seq.dst, seq.weight)]
+        snaps = [gnnc_snapshot(s, d, w, seq.num_nodes, dev)
+                 for s, d, w in zip(seq.src, seq.dst, seq.weight)]
+        used = windows(0, seq.train_end, window) + windows(0, seq.num_snapshots, window)
+        return GnncGraphs(snaps, dev, aggregate, window, used)
     return [pyg_snapshot(s, d, w, dev) for s, d, w in zip(seq.src, seq.dst, seq.weight)]
+
+
+def window_graphs(graphs, w):
+    """What the model takes for window `w`: gnnc's GcnWindow, or PyG's list."""
+    return graphs.window(w) if isinstance(graphs, GnncGraphs) else [graphs[t] for t in w]
 
 
 # --- the model ----------------------------------------------------------------
@@ -420,7 +549,7 @@ def train_one(lib, seq: Sequence, graphs, init, precision, args, dev):
                 ys = [y_host[t].to(dev, non_blocking=True) for t in w]
                 opt.zero_grad(set_to_none=True)
                 with C.amp_context(dev, precision):
-                    outs, h = net([graphs[t] for t in w], xs, h)
+                    outs, h = net(window_graphs(graphs, w), xs, h)
                 loss = sum(F.mse_loss(o.float(), y) for o, y in zip(outs, ys)) / len(w)
                 scaler.scale(loss).backward()
                 scaler.step(opt)
@@ -435,16 +564,20 @@ def train_one(lib, seq: Sequence, graphs, init, precision, args, dev):
     with torch.no_grad(), C.amp_context(dev, precision):
         for w in windows(0, seq.num_snapshots, args.window):
             xs = [x_host[t].to(dev, non_blocking=True) for t in w]
-            outs, h = net([graphs[t] for t in w], xs, h)
+            outs, h = net(window_graphs(graphs, w), xs, h)
             for t, o in zip(w, outs):
                 if t >= seq.train_end:
                     y = y_host[t].to(dev, non_blocking=True)
                     test_err += float(F.mse_loss(o.float(), y))
                     test_n += 1
-    return dict(lib=lib, precision=precision, train_loss=losses[-1],
-                test_loss=test_err / test_n if test_n else None, losses=losses,
-                epoch_ms=timer.median(args.warmup), first_epoch_ms=timer.times[0],
-                peak_mib=peak)
+    out = dict(lib=lib, precision=precision, train_loss=losses[-1],
+               test_loss=test_err / test_n if test_n else None, losses=losses,
+               epoch_ms=timer.median(args.warmup), first_epoch_ms=timer.times[0],
+               peak_mib=peak)
+    if isinstance(graphs, GnncGraphs):
+        out.update(aggregate=graphs.aggregate, aggregate_note=graphs.note,
+                   overlap_rate=graphs.overlap_rate())
+    return out
 
 
 def max_rel_diff(a, b):
@@ -469,8 +602,15 @@ def run_dataset(name, args, dev):
                features=int(seq.x.shape[2]), runs={})
     for lib in libs:
         t0 = time.perf_counter()
-        graphs = build_graphs(lib, seq, dev)
+        graphs = build_graphs(lib, seq, dev, args.aggregate, args.window)
         build_s = time.perf_counter() - t0
+        if lib == "gnnc":
+            how = graphs.aggregate if graphs.note is None else \
+                f"{graphs.aggregate} ({graphs.note})"
+            rate = graphs.overlap_rate()
+            print(f"  {name} gnnc aggregates {how}"
+                  + ("" if rate is None else f"; mean overlap rate of its groups "
+                                             f"{rate:.3f}"))
         r = train_one(lib, seq, graphs, init, args.precision, args, dev)
         r["graph_build_s"] = build_s
         row["runs"][lib] = r
@@ -509,6 +649,10 @@ def parser():
                    help="run both libraries and compare their losses and epoch times")
     p.add_argument("--compare-epochs", type=int, default=5,
                    help="epochs whose losses --compare checks")
+    p.add_argument("--aggregate", default="multi", choices=["multi", "per-snapshot"],
+                   help="gnnc: one snapshot_spmm per window (falls back to "
+                   "per-snapshot, saying why, where it cannot) or one spmm per "
+                   "snapshot")
     p.add_argument("--precision", default="f32", choices=["f32", "f16", "bf16"])
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3, help="epochs left out of the timing")

@@ -26,19 +26,22 @@ def _needs_torch_pyg_and_lib():
         pytest.skip(f"libgnnc_c.so not available: {e}")
 
 
-def test_rmat_cli_losses_agree(tmp_path):
+@pytest.mark.parametrize("aggregate", ["multi", "per-snapshot"])
+def test_rmat_cli_losses_agree(tmp_path, aggregate):
     """The script itself, emulated on the CPU: a tiny evolving R-MAT (scale 8,
-    4 snapshots), 2 epochs, --compare."""
+    4 snapshots), 2 epochs, --compare; gnnc aggregates each window with one
+    snapshot_spmm (multi) or one spmm per snapshot."""
     _needs_torch_pyg_and_lib()
     out = tmp_path / "dgnn.json"
     env = dict(os.environ, GNNC_EMULATE="1", PYTHONPATH=str(REPO / "python"))
     proc = subprocess.run(
         [sys.executable, str(EXAMPLES / "train_dgnn.py"), "--dataset", "rmat",
          "--scale", "8", "--snapshots", "4", "--epochs", "2", "--warmup", "0",
-         "--window", "2", "--compare", "--json", str(out)],
+         "--window", "2", "--compare", "--aggregate", aggregate, "--json", str(out)],
         env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "compare: largest relative loss difference" in proc.stdout
+    assert f"gnnc aggregates {aggregate}" in proc.stdout
     res = json.loads(out.read_text())
     assert res["emulated"] is True
     (row,) = res["results"]
@@ -46,8 +49,15 @@ def test_rmat_cli_losses_agree(tmp_path):
     for lib in ("gnnc", "pyg"):
         losses = row["runs"][lib]["losses"]
         assert len(losses) == 2 and all(math.isfinite(v) for v in losses)
+    gnnc_run = row["runs"]["gnnc"]
+    assert gnnc_run["aggregate"] == aggregate and gnnc_run["aggregate_note"] is None
+    if aggregate == "multi":
+        # Churn 0.05 and a self loop per node: the windows share most edges.
+        assert 0.8 < gnnc_run["overlap_rate"] <= 1.0
+    else:
+        assert gnnc_run["overlap_rate"] is None
     # Training moves the loss, and both libraries move it the same way.
-    assert row["runs"]["gnnc"]["losses"][0] != row["runs"]["gnnc"]["losses"][1]
+    assert gnnc_run["losses"][0] != gnnc_run["losses"][1]
     assert row["loss_max_rel_diff"] < 1e-4
     assert row["epoch_ratio_pyg_over_gnnc"] > 0
 
@@ -70,6 +80,68 @@ def _weighted_sequence(T, n=40, snapshots=5, seed=3):
     x = rng.standard_normal((snapshots, n, 6)).astype(np.float32)
     y = rng.standard_normal((snapshots, n)).astype(np.float32)
     return T.Sequence("weighted", n, src, dst, weight, x, y, train_end=4)
+
+
+def _directed_sequence(T, n=40, snapshots=6, seed=5):
+    """Directed unweighted snapshots (bitcoinalpha's kind) that keep most of
+    a base edge set, with self loops present in some and nodes without
+    edges."""
+    rng = np.random.default_rng(seed)
+    e = 150
+    base_s, base_d = rng.integers(0, n, e), np.minimum(rng.integers(0, n, e),
+                                                       rng.integers(0, n, e))
+    src, dst = [], []
+    for _ in range(snapshots):
+        keep = rng.random(e) < 0.8
+        s = np.concatenate([base_s[keep], rng.integers(0, n, 20)])
+        d = np.concatenate([base_d[keep], rng.integers(0, n - 5, 20)])
+        d[:2] = s[:2]  # self loops
+        _, first = np.unique(s * n + d, return_index=True)
+        src.append(s[first].astype(np.int64))
+        dst.append(d[first].astype(np.int64))
+    x = rng.standard_normal((snapshots, n, 5)).astype(np.float32)
+    y = rng.standard_normal((snapshots, n)).astype(np.float32)
+    return T.Sequence("directed", n, src, dst, [None] * snapshots, x, y, train_end=4)
+
+
+def test_directed_multi_snapshot_losses_agree(dev, monkeypatch):
+    """Directed unweighted snapshots with --aggregate multi: one
+    snapshot_spmm per window (norm='left', features scaled by deg^-1/2)
+    against PyG's per-snapshot GCNConv and gnnc's per-snapshot spmm."""
+    pytest.importorskip("torch_geometric", reason="torch_geometric is not installed")
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import train_dgnn as T
+
+    seq = _directed_sequence(T)
+    args = T.parser().parse_args(["--epochs", "3", "--warmup", "0", "--window", "3",
+                                  "--hidden", "8"])
+    init = T.initial_state(seq, args)
+    runs = {}
+    for name, lib, aggregate in [("multi", "gnnc", "multi"),
+                                 ("per-snapshot", "gnnc", "per-snapshot"),
+                                 ("pyg", "pyg", None)]:
+        graphs = T.build_graphs(lib, seq, dev, aggregate, args.window)
+        if lib == "gnnc":
+            assert graphs.aggregate == aggregate and graphs.note is None
+        runs[name] = T.train_one(lib, seq, graphs, init, "f32", args, dev)
+    multi = runs["multi"]
+    assert multi["aggregate"] == "multi" and 0 < multi["overlap_rate"] < 1
+    for other in ("pyg", "per-snapshot"):
+        assert T.max_rel_diff(multi["losses"], runs[other]["losses"]) < 1e-4
+        assert multi["test_loss"] == pytest.approx(runs[other]["test_loss"], rel=1e-4)
+
+
+def test_weighted_snapshots_fall_back_to_per_snapshot(dev, monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import train_dgnn as T
+
+    graphs = T.build_graphs("gnnc", _weighted_sequence(T), dev, "multi", 2)
+    assert graphs.aggregate == "per-snapshot"
+    assert "weighted" in graphs.note
+    assert graphs.window([0, 1]).group is None and graphs.overlap_rate() is None
+    seq = _directed_sequence(T)
+    graphs = T.build_graphs("gnnc", seq, dev, "multi", 65)
+    assert graphs.aggregate == "per-snapshot" and "exceed" in graphs.note
 
 
 def test_weighted_directed_losses_agree(dev, monkeypatch):
@@ -128,3 +200,39 @@ def test_aggregate_window_matches_dense(dev, monkeypatch):
         torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="2 graphs but 1 feature"):
         T.aggregate_window(graphs, xs[:1])
+
+
+def test_aggregate_window_multi_matches_per_snapshot(dev, monkeypatch):
+    """One snapshot_spmm per window against one spmm per snapshot, values
+    and gradients: a window of symmetric snapshots (norm='both') and one
+    that mixes a symmetric and a directed snapshot (norm='left' with the
+    features scaled by deg^-1/2)."""
+    import torch
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import train_dgnn as T
+
+    seq = _directed_sequence(T, snapshots=3)
+    n = seq.num_nodes
+
+    def symmetric(t):
+        s, d = seq.src[t], seq.dst[t]
+        key = np.unique(np.concatenate([s * n + d, d * n + s]))
+        return key // n, key % n
+
+    sym = [T.gnnc_snapshot(*symmetric(t), None, n, dev) for t in range(2)]
+    directed = T.gnnc_snapshot(seq.src[2], seq.dst[2], None, n, dev)
+    assert all(s.values is None for s in sym) and directed.values is not None
+    for snaps, norm in [(sym, "both"), ([sym[0], directed], "left")]:
+        assert T.multi_unavailable(snaps, len(snaps)) is None
+        window = T.gnnc_window(snaps, dev)
+        assert window.group is not None and window.norm == norm
+        xs = [torch.randn(n, 7, device=dev, requires_grad=True) for _ in snaps]
+        ys = T.aggregate_window(window, xs)
+        refs_in = [x.detach().clone().requires_grad_(True) for x in xs]
+        refs = T.aggregate_window(snaps, refs_in)
+        dys = [torch.randn(n, 7, device=dev) for _ in snaps]
+        sum((y * dy).sum() for y, dy in zip(ys, dys)).backward()
+        sum((r * dy).sum() for r, dy in zip(refs, dys)).backward()
+        for y, r, x, xr in zip(ys, refs, xs, refs_in):
+            torch.testing.assert_close(y, r, rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(x.grad, xr.grad, rtol=1e-5, atol=1e-5)
