@@ -46,16 +46,22 @@ class SnapshotGroup:
         self._lock = threading.RLock()
         self._kernels: Dict[Tuple[OpSpec, bool, Optional[str]], ctypes.c_void_p] = {}
         self._edges: Dict[Tuple[int, bool], Tuple[torch.Tensor, torch.Tensor]] = {}
-        self._handle = None
         # Without a GPU (the emulated tests) the group is host-only: the
         # same checks and counts, no kernels.
-        ctx = None
+        self._handle = None
+        row_ptrs = [g.row_ptr for g in self.host]
+        col_idxs = [g.col_idx for g in self.host]
         if index >= 0:
             torch.cuda.init()
-            ctx = _context.get(index).handle
-        self._handle = _lib.snapshot_group_create(
-            ctx, name, self._num_nodes, [g.row_ptr for g in self.host],
-            [g.col_idx for g in self.host])
+            # gnnc makes the device current to upload; the guard restores the
+            # caller's.
+            with torch.cuda.device(index):
+                self._handle = _lib.snapshot_group_create(
+                    _context.get(index).handle, name, self._num_nodes, row_ptrs,
+                    col_idxs)
+        else:
+            self._handle = _lib.snapshot_group_create(None, name, self._num_nodes,
+                                                      row_ptrs, col_idxs)
         self._counts = _lib.snapshot_group_edges(self._handle)
         self.id = graphs.register(self)
 
@@ -167,11 +173,14 @@ class SnapshotGroup:
                 _lib.require("gnnc_snapshot_kernel_get", "snapshot_spmm")
                 k = _lib.gnnc_kernel()
                 desc = spec.to_struct()
-                _lib.check(_lib.lib().gnnc_snapshot_kernel_get(
-                    self._handle, ctypes.byref(desc), _lib._enc(schedule),
-                    int(bool(transposed)), ctypes.byref(k)),
-                    f"compiling {spec.describe()} over {self!r}"
-                    + (" transposed" if transposed else ""))
+                # The first transposed kernel uploads the transpose: on the
+                # group's device, the caller's restored afterwards.
+                with torch.cuda.device(self._device_index):
+                    _lib.check(_lib.lib().gnnc_snapshot_kernel_get(
+                        self._handle, ctypes.byref(desc), _lib._enc(schedule),
+                        int(bool(transposed)), ctypes.byref(k)),
+                        f"compiling {spec.describe()} over {self!r}"
+                        + (" transposed" if transposed else ""))
                 self._kernels[key] = k
             return k
 
