@@ -36,7 +36,8 @@ const char *const kRoleNames[] = {"row_offsets",
                                   "exclusive_indices",
                                   "slice_offsets",
                                   "slice_rows",
-                                  "num_slices"};
+                                  "num_slices",
+                                  "num_split_rows"};
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {
@@ -67,6 +68,7 @@ ParamKind gnnc::paramKindOf(ParamRole role) {
   case ParamRole::NumRouteTiles:
   case ParamRole::RouteBlocks:
   case ParamRole::NumSlices:
+  case ParamRole::NumSplitRows:
     return ParamKind::Int64;
   default:
     return ParamKind::Pointer;

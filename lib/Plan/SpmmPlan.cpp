@@ -186,13 +186,15 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
 
 Expected<KernelPlan> gnnc::plan::planSpmmSliced(const OpDesc &op,
                                                 const Schedule &s) {
-  // PiPAD: a worker of `lanes` threads per slice of the overlap (at most
-  // slice_size of a row's shared non-zeros; every row has at least one),
-  // over the node's whole row of S x F features (all snapshots at once).
-  // The row's first slice also adds each snapshot's exclusive edges to
-  // that snapshot's features. A row of one slice is stored; the slices of
-  // a row cut into several are added atomically to the zeros a first
-  // kernel left in it.
+  // PiPAD: a worker of `lanes` threads per work item of the host
+  // (ops::snapshotSlices): a slice of at most slice_size of a row's shared
+  // edges (every row has at least one) over the node's whole row of S x F
+  // features, all snapshots at once, whose row's first slice also adds the
+  // first slice_size exclusive edges of each snapshot; or a slice of one
+  // snapshot's remaining exclusive edges. A row of one item is stored; the
+  // items of a row with several are added atomically to the zeros a first
+  // kernel left in it (a worker per row with several items, the first
+  // items of the host's list; no launch when there are none).
   Expected<KernelPlan> sliced = rowPlan(op, s, /*wideBatch=*/true);
   if (!sliced)
     return sliced;
@@ -202,10 +204,13 @@ Expected<KernelPlan> gnnc::plan::planSpmmSliced(const OpDesc &op,
   plan.extraParams = spmmExtras(op);
   for (ParamRole role :
        {ParamRole::ExclusiveOffsets, ParamRole::ExclusiveIndices,
-        ParamRole::SliceOffsets, ParamRole::SliceRows, ParamRole::NumSlices})
+        ParamRole::SliceOffsets, ParamRole::SliceRows, ParamRole::NumSlices,
+        ParamRole::NumSplitRows})
     plan.extraParams.push_back(role);
   plan.launch.grid = {ParamRole::NumSlices};
-  plan.preludes.push_back(initKernel(s, m));
+  CompanionPlan zero = initKernel(s, m);
+  zero.launch.grid = {ParamRole::NumSplitRows};
+  plan.preludes.push_back(zero);
   plan.atomicPieceEdges = s.sliceSize;
   return sliced;
 }

@@ -66,6 +66,7 @@ StringRef purposeOf(ParamRole role) {
   case ParamRole::SliceOffsets:
   case ParamRole::SliceRows:
   case ParamRole::NumSlices:
+  case ParamRole::NumSplitRows:
     return "sliced (the host's slices)";
   default:
     return "neighbor_group (the host's groups)";

@@ -444,7 +444,7 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
 }
 
 TEST(Abi, RolesHaveOneSpellingEach) {
-  for (int i = 0; i <= static_cast<int>(ParamRole::NumSlices); ++i) {
+  for (int i = 0; i <= static_cast<int>(ParamRole::NumSplitRows); ++i) {
     auto role = static_cast<ParamRole>(i);
     EXPECT_EQ(parseParamRole(paramRoleName(role)), role);
   }

@@ -82,13 +82,23 @@ enum class ParamRole {
   /// the overlap (the edges every snapshot shares) is the graph's own CSR.
   ExclusiveOffsets,
   ExclusiveIndices,
-  /// The slices of the overlap (sliced, PiPAD's sliced CSR): each row's
-  /// non-zeros cut into slices of at most slice_size, every row at least
-  /// one (graph::sliceRows): the first slice of each row (numRows + 1,
-  /// i64), the row of each slice (i32), and their number.
+  /// The work items of a sliced kernel (PiPAD's sliced CSR, cut by the
+  /// host: ops::snapshotSlices): slices of at most slice_size of a row's
+  /// shared edges (every row at least one, possibly empty), then slices of
+  /// the exclusive edges of one snapshot that a row's first slice leaves
+  /// (it takes slice_size of each snapshot's). SliceOffsets: each slice's
+  /// edge range (begin, end: 2 i64 per slice, into the overlap's or the
+  /// exclusive column indices); SliceRows: each slice's word (i64: the row
+  /// in the low 32 bits, snapshot + 1 of an exclusive slice from bit
+  /// kSliceSnapshotShift, kSliceFirst on a row's first slice, kSliceSplit
+  /// on every slice of a row that has several); NumSlices their number;
+  /// NumSplitRows the items at the front of the list, the first slices of
+  /// the rows with several items, which the zeroing kernel visits (none:
+  /// no launch).
   SliceOffsets,
   SliceRows,
-  NumSlices
+  NumSlices,
+  NumSplitRows
 };
 
 /// The manifest spelling: "row_offsets", "column_indices", "num_rows",
@@ -98,7 +108,7 @@ enum class ParamRole {
 /// "unused", "num_items", "segment_weights", "segment_offsets",
 /// "num_segments", "route_tiles", "num_route_tiles", "route_blocks",
 /// "exclusive_offsets", "exclusive_indices", "slice_offsets", "slice_rows",
-/// "num_slices".
+/// "num_slices", "num_split_rows".
 const char *paramRoleName(ParamRole role);
 std::optional<ParamRole> parseParamRole(const std::string &text);
 
@@ -111,13 +121,21 @@ ParamKind paramKindOf(ParamRole role);
 /// "num_edges", "workspace", "group_ptr", "group_rows", "num_groups",
 /// "graph_ptr", "num_graphs", "batch_blocks", "num_batch_blocks",
 /// "num_types", "route_tiles", "num_route_tiles", "route_blocks",
-/// "excl_ptr", "excl_idx", "slice_ptr", "slice_rows", "num_slices".
+/// "excl_ptr", "excl_idx", "slice_ptr", "slice_rows", "num_slices",
+/// "num_split_rows".
 const char *extraParamStem(ParamRole role);
 
 /// The bit of a batch block's first row (ParamRole::BatchBlocks) that
 /// says the block's rows are a piece of a graph larger than a tile: they
 /// are reduced from global memory.
 constexpr long long kBatchBlockFromGlobal = 1ll << 62;
+
+/// The fields of a slice's word (ParamRole::SliceRows): the row in the low
+/// 32 bits, the snapshot of an exclusive slice plus one (0 for a slice of
+/// the shared edges) from kSliceSnapshotShift, and two flags.
+constexpr int kSliceSnapshotShift = 32;
+constexpr long long kSliceFirst = 1ll << 62;
+constexpr long long kSliceSplit = 1ll << 61;
 
 /// The i64 words of one tile of gnn.segment_matmul's routing table
 /// (ParamRole::RouteTiles): its type, first row and end row.

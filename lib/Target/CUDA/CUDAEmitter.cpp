@@ -75,9 +75,9 @@ StringRef extraParamType(ParamRole role, bool indices64) {
   case ParamRole::RouteTiles:
   case ParamRole::ExclusiveOffsets:
   case ParamRole::SliceOffsets:
+  case ParamRole::SliceRows:
     return "const long long *__restrict__ ";
   case ParamRole::GroupRows:
-  case ParamRole::SliceRows:
     return "const int *__restrict__ ";
   case ParamRole::Workspace:
     return "float *__restrict__ ";
@@ -91,6 +91,7 @@ StringRef extraParamType(ParamRole role, bool indices64) {
   case ParamRole::RouteBlocks:
   case ParamRole::NumSegments:
   case ParamRole::NumSlices:
+  case ParamRole::NumSplitRows:
     return "long long ";
   default:
     return "";

@@ -11,31 +11,64 @@ using namespace gnnc;
 using namespace gnnc::ops;
 using checks::uploadVector;
 
-Expected<Slices> gnnc::ops::sliceRows(const std::vector<int64_t> &rowPtr,
-                                      int64_t sliceSize,
-                                      const std::string &name) {
+Expected<SnapshotSlices>
+gnnc::ops::snapshotSlices(const std::vector<int64_t> &rowPtr,
+                          const std::vector<int64_t> &exclusiveOffsets,
+                          int64_t snapshots, int64_t sliceSize,
+                          const std::string &name) {
   if (sliceSize < 1)
     return Status::error("slice size " + std::to_string(sliceSize) + " " +
                          name + ": must be at least 1");
   if (rowPtr.empty())
     return Status::error("row offsets " + name + " are empty");
   const int64_t rows = static_cast<int64_t>(rowPtr.size()) - 1;
-  if (rows > std::numeric_limits<int32_t>::max())
+  if (rows > std::numeric_limits<uint32_t>::max())
     return Status::error("graph " + name + " has " + std::to_string(rows) +
-                         " rows; slice rows are i32");
-  Slices s;
-  s.slicePtr.resize(rows + 1);
-  s.slicePtr[0] = 0;
+                         " rows; slice words hold 32-bit rows");
+  if (snapshots < 1 ||
+      static_cast<int64_t>(exclusiveOffsets.size()) != snapshots * (rows + 1))
+    return Status::error("exclusive offsets " + name + ": expected " +
+                         std::to_string(snapshots) + " x " +
+                         std::to_string(rows + 1) + ", got " +
+                         std::to_string(exclusiveOffsets.size()));
+  SnapshotSlices out;
+  auto add = [&](int64_t begin, int64_t end, int64_t word) {
+    out.range.push_back(begin);
+    out.range.push_back(end);
+    out.words.push_back(word);
+  };
   for (int64_t r = 0; r < rows; ++r) {
-    const int64_t deg = rowPtr[r + 1] - rowPtr[r];
-    s.slicePtr[r + 1] =
-        s.slicePtr[r] + std::max<int64_t>(1, (deg + sliceSize - 1) / sliceSize);
+    const size_t first = out.words.size();
+    const int64_t b = rowPtr[r], e = rowPtr[r + 1];
+    for (int64_t at = b; at == b || at < e; at += sliceSize)
+      add(at, std::min(at + sliceSize, e), r | (at == b ? kSliceFirst : 0));
+    for (int64_t s = 0; s < snapshots; ++s) {
+      const int64_t *ptr = exclusiveOffsets.data() + s * (rows + 1);
+      for (int64_t at = ptr[r] + sliceSize; at < ptr[r + 1]; at += sliceSize)
+        add(at, std::min(at + sliceSize, ptr[r + 1]),
+            r | ((s + 1) << kSliceSnapshotShift));
+    }
+    if (out.words.size() - first > 1)
+      for (size_t i = first; i < out.words.size(); ++i)
+        out.words[i] |= kSliceSplit;
   }
-  s.sliceRows.resize(s.slicePtr[rows]);
-  for (int64_t r = 0; r < rows; ++r)
-    std::fill(s.sliceRows.begin() + s.slicePtr[r],
-              s.sliceRows.begin() + s.slicePtr[r + 1], static_cast<int32_t>(r));
-  return s;
+  // The first slices of split rows go to the front, in row order (a stable
+  // partition), for the zeroing kernel.
+  SnapshotSlices ordered;
+  ordered.range.reserve(out.range.size());
+  ordered.words.reserve(out.words.size());
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < out.words.size(); ++i) {
+      const int64_t w = out.words[i];
+      const bool front = (w & kSliceFirst) && (w & kSliceSplit);
+      if (front != (pass == 0))
+        continue;
+      ordered.words.push_back(w);
+      ordered.range.push_back(out.range[2 * i]);
+      ordered.range.push_back(out.range[2 * i + 1]);
+      ordered.splitRows += front;
+    }
+  return ordered;
 }
 
 Expected<DeviceSnapshotGroup>
@@ -50,6 +83,7 @@ gnnc::ops::uploadSnapshotGroup(const graph::SnapshotGroup &group,
   dg.snapshots = group.size();
   graph::StackedExclusive stacked = graph::stackExclusive(group);
   dg.exclusiveEdges = static_cast<int64_t>(stacked.columns.size());
+  dg.hostExclusiveOffsets = stacked.offsets;
   Expected<rt::DeviceBuffer> offsets = uploadVector(stacked.offsets);
   if (!offsets)
     return offsets.status();
@@ -132,20 +166,22 @@ Status gnnc::ops::launchSnapshotSpmm(rt::Runtime &runtime,
   const int64_t sliceSize = kernel.spec.schedule.sliceSize;
   auto found = group.slices.find(sliceSize);
   if (found == group.slices.end()) {
-    Expected<Slices> host =
-        sliceRows(group.overlap.hostRowPtr, sliceSize, "for " + name);
+    Expected<SnapshotSlices> host =
+        snapshotSlices(group.overlap.hostRowPtr, group.hostExclusiveOffsets,
+                       group.snapshots, sliceSize, "for " + name);
     if (!host)
       return host.status();
-    auto ptr = uploadVector(host->slicePtr);
-    if (!ptr)
-      return ptr.status();
-    auto rows = uploadVector(host->sliceRows);
-    if (!rows)
-      return rows.status();
+    auto range = uploadVector(host->range);
+    if (!range)
+      return range.status();
+    auto words = uploadVector(host->words);
+    if (!words)
+      return words.status();
     DeviceSnapshotGroup::DeviceSlices made;
-    made.slicePtr = ptr.take();
-    made.sliceRows = rows.take();
+    made.range = range.take();
+    made.words = words.take();
     made.count = host->count();
+    made.splitRows = host->splitRows;
     found = group.slices.emplace(sliceSize, std::move(made)).first;
   }
   rt::ArgPack args = graphArguments(kernel.spec, group.overlap);
@@ -153,9 +189,10 @@ Status gnnc::ops::launchSnapshotSpmm(rt::Runtime &runtime,
       .bind(ParamRole::Result, y)
       .bind(ParamRole::ExclusiveOffsets, group.exclusiveOffsets)
       .bind(ParamRole::ExclusiveIndices, group.exclusiveIndices)
-      .bind(ParamRole::SliceOffsets, found->second.slicePtr)
-      .bind(ParamRole::SliceRows, found->second.sliceRows)
-      .bind(ParamRole::NumSlices, found->second.count);
+      .bind(ParamRole::SliceOffsets, found->second.range)
+      .bind(ParamRole::SliceRows, found->second.words)
+      .bind(ParamRole::NumSlices, found->second.count)
+      .bind(ParamRole::NumSplitRows, found->second.splitRows);
   if (colNorm)
     args.bind(ParamRole::ColumnFactors, *colNorm);
   return runtime.launch(kernel, args, synchronize, stream);
@@ -231,13 +268,15 @@ gnnc::ops::checkSnapshotSpmm(rt::Runtime &runtime,
   std::vector<double> magnitude;
   std::vector<double> expected =
       snapshotSpmmReference(group, x, width, sig->options(), &magnitude);
-  // Rows cut into several slices reach the result in atomic pieces of at
-  // most slice_size overlap edges: scale each row's bound by its degree.
+  // Rows with several work items reach the result in atomic pieces of at
+  // most slice_size edges: scale each row's bound by its degree.
   const double base = spmmTolerance(sig->type);
   for (int64_t s = 0; s < group.size(); ++s) {
     graph::CsrGraph g = group.snapshot(s);
     for (int64_t r = 0; r < n; ++r) {
-      const double factor = spmmTolerance(*sig, g.degree(r)) / base;
+      // (The lane groups of a slice of exclusive edges add S pieces.)
+      const double factor =
+          spmmTolerance(*sig, g.degree(r) * group.size()) / base;
       for (int64_t c = 0; c < width; ++c)
         magnitude[r * rowLen + s * width + c] *= factor;
     }

@@ -5,9 +5,9 @@
 // gnnc_snapshot_spmm_sliced (gnnc/cuda/snapshots.cuh) with the plan's
 // thread mapping: S snapshots of F features, the vector width, the lanes
 // of a slice and their chunks, the slice size, the neighbours in flight,
-// and the op's row and column scaling. Prelude 0
-// (gnnc_snapshot_spmm_zero_split) zeroes the rows whose slices are added
-// atomically.
+// the op's row and column scaling, and the fields of the host's slice
+// words (gnnc/Plan/Abi.h). Prelude 0 (gnnc_snapshot_spmm_zero_split)
+// zeroes the rows whose work items are added atomically.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -41,16 +41,19 @@ class SpmmSlicedPattern : public EmissionPattern {
        << m.groupSize << " shared edges, " << m.rowsPerBlock
        << " slices per block, " << m.vectorWidth << " elements per load, "
        << m.edgeUnroll
-       << " neighbours in flight; a row's first slice adds each snapshot's "
-          "exclusive edges.\n";
+       << " neighbours in flight; a row's first slice adds the first "
+       << m.groupSize
+       << " exclusive edges of each snapshot, slices of one snapshot's "
+          "exclusive edges the rest.\n";
     os << "gnnc_snapshot_spmm_sliced<" << c.e.cType << ", " << d.snapshots
        << ", " << d.snapshotWidth() << ", " << m.vectorWidth << ", " << m.lanes
        << ", " << m.chunksPerLane << ", " << m.groupSize << ", " << m.edgeUnroll
        << ", " << boolean(d.reduce == Reduce::Mean) << ", "
        << boolean(d.scale == DegreeScale::Left || d.scale == DegreeScale::Both)
-       << ", " << boolean(d.scalesColumns()) << ">(" << c.graph.rowPtr << ", "
-       << c.graph.colIdx << ", " << c.graph.numRows << ", " << c.input(0)
-       << ", " << c.result() << ", "
+       << ", " << boolean(d.scalesColumns()) << ", " << kSliceSnapshotShift
+       << ", " << kSliceFirst << "ll, " << kSliceSplit << "ll>("
+       << c.graph.rowPtr << ", " << c.graph.colIdx << ", " << c.graph.numRows
+       << ", " << c.input(0) << ", " << c.result() << ", "
        << (colNorm.empty() ? StringRef("nullptr") : colNorm) << ", "
        << params.name(ParamRole::ExclusiveOffsets) << ", "
        << params.name(ParamRole::ExclusiveIndices) << ", "
@@ -62,10 +65,11 @@ class SpmmSlicedPattern : public EmissionPattern {
   unsigned numPreludes() const override { return 1; }
   void emitPrelude(const OpContext &c, unsigned) const override {
     Printer &os = c.os;
-    os << "// The rows cut into several slices start at 0.\n";
+    os << "// The rows with several work items start at 0.\n";
     os << "gnnc_snapshot_spmm_zero_split<" << c.e.cType << ", " << c.desc.width
-       << ", " << c.plan.lanes << ">(" << c.result() << ", " << c.graph.numRows
-       << ", " << c.params.name(ParamRole::SliceOffsets) << ");\n";
+       << ", " << c.plan.lanes << ", " << kSliceFirst << "ll, " << kSliceSplit
+       << "ll>(" << c.result() << ", " << c.params.name(ParamRole::SliceRows)
+       << ", " << c.params.name(ParamRole::NumSplitRows) << ");\n";
   }
 };
 

@@ -8,17 +8,25 @@
 // over an overlap edge gathers S x F contiguous features: the structure is
 // read once for the group and every gather moves S times as many bytes.
 //
-// The host cuts each row's overlap edges into slices of at most SliceSize
-// (every row at least one, possibly empty): slice_ptr holds each row's
-// first slice, slice_rows each slice's row. A worker of Lanes threads
-// takes one slice; lane l owns the chunks l, l + Lanes, ... of VW features
-// of the node row, each inside one snapshot (VW divides F). The row's
-// first slice also adds, chunk by chunk, the exclusive edges of the
-// chunk's snapshot. Mean and left scaling use snapshot s's degree (its
-// overlap plus exclusive edges); right scaling reads snapshot s's column
-// factors col_norm[s x rows + c]. A row of one slice is stored; the slices
-// of a row cut into several are added atomically to the zeros that
-// gnnc_snapshot_spmm_zero_split left there.
+// The host lists the kernel's work items (slice_range, slice_rows): slices
+// of at most SliceSize of a row's overlap edges (every row at least one,
+// possibly empty), then slices of one snapshot's exclusive edges of a row.
+// A worker of Lanes threads takes one item; lane l owns the chunks l,
+// l + Lanes, ... of VW features of the node row, each inside one snapshot
+// (VW divides F). On a slice of overlap edges every lane gathers its chunks
+// for every edge; the row's first slice also adds, chunk by chunk, the
+// first SliceSize exclusive edges of the chunk's snapshot. On a slice of
+// snapshot s's exclusive edges the lanes of the chunks of snapshot g take
+// every S-th edge from the g-th, gathering snapshot s's features: all
+// lanes busy, S gathers in flight. So a row with thousands of exclusive
+// edges (a hub of a power-law graph) is spread over many workers instead
+// of one. Mean and left scaling use snapshot s's degree (its overlap plus
+// exclusive edges); right scaling reads snapshot s's column factors
+// col_norm[s x rows + c]. A row with one work item is stored; the items of
+// a row with several (flag Split) are added atomically to the zeros that
+// gnnc_snapshot_spmm_zero_split left there (the host lists those rows'
+// first slices at the front, so that a group without any needs no
+// zeroing launch).
 //
 // gnnc's runtime hands this header to NVRTC from a copy embedded at build
 // time; to compile a gnnc .cu file elsewhere, add -I <gnnc>/runtime/include.
@@ -76,9 +84,20 @@ template <> struct SnapshotIo<float> {
   }
   template <int VW>
   static __device__ __forceinline__ void atomicAdd(float *p, const float *f) {
+#if __CUDA_ARCH__ >= 900
+    // One vector reduction per chunk (sm_90).
+    if constexpr (VW == 4)
+      ::atomicAdd(reinterpret_cast<float4 *>(p),
+                  make_float4(f[0], f[1], f[2], f[3]));
+    else if constexpr (VW == 2)
+      ::atomicAdd(reinterpret_cast<float2 *>(p), make_float2(f[0], f[1]));
+    else
+      ::atomicAdd(p, f[0]);
+#else
 #pragma unroll
     for (int i = 0; i < VW; ++i)
       ::atomicAdd(p + i, f[i]);
+#endif
   }
 };
 
@@ -99,22 +118,25 @@ __device__ __forceinline__ float snapshotRowFactor(long long deg) {
 /// Adds the features of the neighbours in [begin, end) (column indices
 /// `cols`) to the lane's chunk `chunk` (of snapshot `snap`), Unroll
 /// neighbours' loads in flight at once.
+/// `element` is the first feature of the chunk in a node's row; `snap`
+/// the snapshot whose column factors apply. The neighbours are every
+/// Stride-th of [begin, end).
 template <typename T, typename Index, int RowLen, int VW, int Unroll,
-          bool Right>
+          bool Right, int Stride = 1>
 __device__ __forceinline__ void
 snapshotGather(float *acc, const Index *__restrict__ cols, long long begin,
-               long long end, const T *__restrict__ x, int chunk, int snap,
+               long long end, const T *__restrict__ x, int element, int snap,
                const float *__restrict__ col_norm, long long num_rows) {
   long long e = begin;
-  for (; e + Unroll <= end; e += Unroll) {
+  for (; e + (Unroll - 1) * Stride < end; e += Unroll * Stride) {
     long long c[Unroll];
     float v[Unroll][VW];
 #pragma unroll
     for (int u = 0; u < Unroll; ++u)
-      c[u] = static_cast<long long>(cols[e + u]);
+      c[u] = static_cast<long long>(cols[e + u * Stride]);
 #pragma unroll
     for (int u = 0; u < Unroll; ++u)
-      SnapshotIo<T>::template load<VW>(x + c[u] * RowLen + chunk * VW, v[u]);
+      SnapshotIo<T>::template load<VW>(x + c[u] * RowLen + element, v[u]);
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {
       const float w = Right ? __ldg(col_norm + snap * num_rows + c[u]) : 1.0f;
@@ -123,10 +145,10 @@ snapshotGather(float *acc, const Index *__restrict__ cols, long long begin,
         acc[i] += w * v[u][i];
     }
   }
-  for (; e < end; ++e) {
+  for (; e < end; e += Stride) {
     const long long c = static_cast<long long>(cols[e]);
     float v[VW];
-    SnapshotIo<T>::template load<VW>(x + c * RowLen + chunk * VW, v);
+    SnapshotIo<T>::template load<VW>(x + c * RowLen + element, v);
     const float w = Right ? __ldg(col_norm + snap * num_rows + c) : 1.0f;
 #pragma unroll
     for (int i = 0; i < VW; ++i)
@@ -137,17 +159,21 @@ snapshotGather(float *acc, const Index *__restrict__ cols, long long begin,
 } // namespace gnnc::cuda
 
 /// The sliced aggregation of one group of S snapshots of F features (see
-/// the file comment). One worker of Lanes threads per slice; Unroll
-/// neighbours' loads in flight per lane.
+/// the file comment). One worker of Lanes threads per work item; Unroll
+/// neighbours' loads in flight per lane. The slice words carry the row in
+/// their low 32 bits, snapshot + 1 from bit SnapShift, and the flags First
+/// and Split.
 template <typename T, int S, int F, int VW, int Lanes, int ChunksPerLane,
           int SliceSize, int Unroll, bool Mean, bool Left, bool Right,
-          typename Offset, typename Index>
+          int SnapShift, long long First, long long Split, typename Offset,
+          typename Index>
 __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
     const Offset *__restrict__ row_ptr, const Index *__restrict__ col_idx,
     long long num_rows, const T *__restrict__ x, T *__restrict__ y,
     const float *__restrict__ col_norm, const long long *__restrict__ excl_ptr,
-    const Index *__restrict__ excl_idx, const long long *__restrict__ slice_ptr,
-    const int *__restrict__ slice_rows, long long num_slices) {
+    const Index *__restrict__ excl_idx,
+    const long long *__restrict__ slice_range,
+    const long long *__restrict__ slice_rows, long long num_slices) {
   using namespace gnnc::cuda;
   constexpr int RowLen = S * F;
   constexpr int Chunks = RowLen / VW;
@@ -158,42 +184,58 @@ __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
   const int lane = threadIdx.x % Lanes;
   if (slice >= num_slices)
     return;
-  const long long row = slice_rows[slice];
-  const long long first = slice_ptr[row];
-  const long long slices = slice_ptr[row + 1] - first;
-  const long long row_begin = static_cast<long long>(row_ptr[row]);
-  const long long row_end = static_cast<long long>(row_ptr[row + 1]);
-  const long long begin = row_begin + (slice - first) * SliceSize;
-  const long long end = min(begin + SliceSize, row_end);
+  const long long word = slice_rows[slice];
+  const long long row = word & 0xffffffffll;
+  const int snapPlusOne = static_cast<int>((word >> SnapShift) & 0xffff);
+  const bool split = (word & Split) != 0;
+  const long long begin = slice_range[2 * slice];
+  const long long end = slice_range[2 * slice + 1];
   float acc[ChunksPerLane][VW];
 #pragma unroll
   for (int k = 0; k < ChunksPerLane; ++k)
 #pragma unroll
     for (int i = 0; i < VW; ++i)
       acc[k][i] = 0.0f;
-  // The overlap edges of the slice, for every snapshot at once.
-#pragma unroll
-  for (int k = 0; k < ChunksPerLane; ++k) {
-    const int chunk = lane + k * Lanes;
-    if (Chunks % Lanes != 0 && chunk >= Chunks)
-      break;
-    snapshotGather<T, Index, RowLen, VW, Unroll, Right>(
-        acc[k], col_idx, begin, end, x, chunk, chunk / SnapChunks, col_norm,
-        num_rows);
-  }
-  // The row's first slice adds each snapshot's exclusive edges to that
-  // snapshot's chunks.
-  if (slice == first) {
+  if (snapPlusOne == 0) {
+    // Shared edges, for every snapshot at once.
 #pragma unroll
     for (int k = 0; k < ChunksPerLane; ++k) {
       const int chunk = lane + k * Lanes;
       if (Chunks % Lanes != 0 && chunk >= Chunks)
         break;
-      const int snap = chunk / SnapChunks;
-      const long long *ptr = excl_ptr + snap * (num_rows + 1);
       snapshotGather<T, Index, RowLen, VW, Unroll, Right>(
-          acc[k], excl_idx, ptr[row], ptr[row + 1], x, chunk, snap, col_norm,
-          num_rows);
+          acc[k], col_idx, begin, end, x, chunk * VW, chunk / SnapChunks,
+          col_norm, num_rows);
+    }
+    // The row's first slice adds the first SliceSize exclusive edges of
+    // each chunk's snapshot (exclusive slices take the rest).
+    if (word & First) {
+#pragma unroll
+      for (int k = 0; k < ChunksPerLane; ++k) {
+        const int chunk = lane + k * Lanes;
+        if (Chunks % Lanes != 0 && chunk >= Chunks)
+          break;
+        const int snap = chunk / SnapChunks;
+        const long long *ptr = excl_ptr + snap * (num_rows + 1);
+        const long long e0 = ptr[row];
+        snapshotGather<T, Index, RowLen, VW, Unroll, Right>(
+            acc[k], excl_idx, e0, min(e0 + SliceSize, ptr[row + 1]), x,
+            chunk * VW, snap, col_norm, num_rows);
+      }
+    }
+  } else {
+    // Snapshot s's exclusive edges: the lanes of snapshot g's chunks take
+    // every S-th edge from the g-th, gathering snapshot s's features.
+    const int s = snapPlusOne - 1;
+#pragma unroll
+    for (int k = 0; k < ChunksPerLane; ++k) {
+      const int chunk = lane + k * Lanes;
+      if (Chunks % Lanes != 0 && chunk >= Chunks)
+        break;
+      const int g = chunk / SnapChunks;
+      snapshotGather<T, Index, RowLen, VW, Unroll, Right, S>(
+          acc[k], excl_idx, begin + g, end, x,
+          s * F + (chunk - g * SnapChunks) * VW, s, col_norm, num_rows);
     }
   }
 #pragma unroll
@@ -201,33 +243,45 @@ __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
     const int chunk = lane + k * Lanes;
     if (Chunks % Lanes != 0 && chunk >= Chunks)
       break;
+    const int g = chunk / SnapChunks;
+    // The snapshot the chunk's sums belong to, and where they go.
+    const int snap = snapPlusOne == 0 ? g : snapPlusOne - 1;
+    const int element = snapPlusOne == 0
+                            ? chunk * VW
+                            : snap * F + (chunk - g * SnapChunks) * VW;
     if constexpr (Mean || Left) {
-      const long long *ptr = excl_ptr + (chunk / SnapChunks) * (num_rows + 1);
+      const long long *ptr = excl_ptr + snap * (num_rows + 1);
       const float f = snapshotRowFactor<Mean, Left>(
-          (row_end - row_begin) + (ptr[row + 1] - ptr[row]));
+          static_cast<long long>(row_ptr[row + 1] - row_ptr[row]) +
+          (ptr[row + 1] - ptr[row]));
 #pragma unroll
       for (int i = 0; i < VW; ++i)
         acc[k][i] *= f;
     }
-    T *dst = y + row * RowLen + chunk * VW;
-    if (slices == 1)
-      SnapshotIo<T>::template store<VW>(dst, acc[k]);
-    else
+    T *dst = y + row * RowLen + element;
+    if (split)
       SnapshotIo<T>::template atomicAdd<VW>(dst, acc[k]);
+    else
+      SnapshotIo<T>::template store<VW>(dst, acc[k]);
   }
 }
 
-/// Sets the rows cut into several slices to 0 before their slices are
-/// added: Lanes threads per row, a block per blockDim.x / Lanes rows.
-template <typename T, int RowLen, int Lanes>
+/// Sets the rows with several work items to 0 before the items are added:
+/// the host lists their first slices (flags First and Split) at the front
+/// of the work items, `num_split` of them. Lanes threads per row, a block
+/// per blockDim.x / Lanes rows.
+template <typename T, int RowLen, int Lanes, long long First, long long Split>
 __device__ __forceinline__ void
-gnnc_snapshot_spmm_zero_split(T *__restrict__ y, long long num_rows,
-                              const long long *__restrict__ slice_ptr) {
-  const long long row =
+gnnc_snapshot_spmm_zero_split(T *__restrict__ y,
+                              const long long *__restrict__ slice_rows,
+                              long long num_split) {
+  const long long slice =
       static_cast<long long>(blockIdx.x) * (blockDim.x / Lanes) +
       threadIdx.x / Lanes;
-  if (row >= num_rows || slice_ptr[row + 1] - slice_ptr[row] <= 1)
+  if (slice >= num_split)
     return;
+  const long long word = slice_rows[slice];
+  const long long row = word & 0xffffffffll;
   for (int i = threadIdx.x % Lanes; i < RowLen; i += Lanes)
     y[row * RowLen + i] = T(0.0f);
 }

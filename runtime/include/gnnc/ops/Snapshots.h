@@ -19,20 +19,31 @@
 
 namespace gnnc::ops {
 
-/// The slices of a sliced kernel (PiPAD's sliced CSR): each row's non-zeros
-/// cut into slices of at most `sliceSize`, every row at least one (an
-/// empty row gets one empty slice, which still adds its exclusive edges and
-/// writes the row). `slicePtr` (numRows + 1) holds the first slice of each
-/// row, `sliceRows` the row of each slice.
-struct Slices {
-  std::vector<int64_t> slicePtr;
-  std::vector<int32_t> sliceRows;
-  int64_t count() const { return static_cast<int64_t>(sliceRows.size()); }
+/// The work items of a sliced kernel (PiPAD's sliced CSR; the layout of
+/// ParamRole::SliceOffsets and SliceRows, gnnc/Plan/Abi.h), row by row:
+/// the row's overlap edges cut into slices of at most `sliceSize` (at least
+/// one slice, possibly empty, which still adds the row's exclusive edges
+/// and writes the row), then, for each snapshot s whose exclusive edges in
+/// the row outnumber `sliceSize` (the row's first slice takes that many),
+/// the rest in slices of at most `sliceSize`; with the first slices of the
+/// rows that have several items moved to the front (`splitRows` of them).
+/// `range` holds each item's edge range (begin, end), `words` its row,
+/// snapshot and flags.
+struct SnapshotSlices {
+  std::vector<int64_t> range;
+  std::vector<int64_t> words;
+  int64_t splitRows = 0;
+  int64_t count() const { return static_cast<int64_t>(words.size()); }
 };
-/// Fails on a slice size below 1 or more rows than an i32 can name; `name`
-/// for messages.
-Expected<Slices> sliceRows(const std::vector<int64_t> &rowPtr,
-                           int64_t sliceSize, const std::string &name);
+/// The items of a group whose overlap has the row offsets `rowPtr` and
+/// whose exclusive edges have the stacked offsets `exclusiveOffsets`
+/// (graph::stackExclusive: `snapshots` x (rows + 1)). Fails on a slice size
+/// below 1, more rows than 32 bits hold or offsets of the wrong size;
+/// `name` for messages.
+Expected<SnapshotSlices>
+snapshotSlices(const std::vector<int64_t> &rowPtr,
+               const std::vector<int64_t> &exclusiveOffsets, int64_t snapshots,
+               int64_t sliceSize, const std::string &name);
 
 /// A group of snapshots on the GPU.
 struct DeviceSnapshotGroup {
@@ -44,13 +55,17 @@ struct DeviceSnapshotGroup {
   rt::DeviceBuffer exclusiveIndices;
   int64_t snapshots = 0;
   int64_t exclusiveEdges = 0;
+  /// The exclusive offsets on the host, from which launchSnapshotSpmm cuts
+  /// the work items of a slice size on first use.
+  std::vector<int64_t> hostExclusiveOffsets;
   /// Bytes the upload moved to the GPU (structure only: overlap once,
   /// exclusive parts, their offsets).
   int64_t uploadedBytes = 0;
   struct DeviceSlices {
-    rt::DeviceBuffer slicePtr;
-    rt::DeviceBuffer sliceRows;
+    rt::DeviceBuffer range;
+    rt::DeviceBuffer words;
     int64_t count = 0;
+    int64_t splitRows = 0;
   };
   /// By slice size, cut on first use (launchSnapshotSpmm; not safe to
   /// launch from two threads at once).

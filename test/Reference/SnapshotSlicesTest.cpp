@@ -1,0 +1,154 @@
+//===- SnapshotSlicesTest.cpp - The work items of sliced kernels ----------===//
+//
+// ops::snapshotSlices on the CPU: every edge of every snapshot of a row is
+// covered exactly once by the row's items (its overlap slices, the first
+// slice's inline share of each snapshot's exclusive edges, and the
+// exclusive slices), the flags say which rows are split, and the first
+// slices of split rows come first.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Plan/Abi.h"
+#include "gnnc/graph/Snapshots.h"
+#include "gnnc/ops/Snapshots.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+using namespace gnnc;
+
+namespace {
+
+struct Item {
+  int64_t begin, end, row;
+  int snapPlusOne;
+  bool first, split;
+};
+
+Item decode(const ops::SnapshotSlices &s, int64_t i) {
+  const int64_t w = s.words[i];
+  return {s.range[2 * i],
+          s.range[2 * i + 1],
+          w & 0xffffffffll,
+          static_cast<int>((w >> kSliceSnapshotShift) & 0xffff),
+          (w & kSliceFirst) != 0,
+          (w & kSliceSplit) != 0};
+}
+
+/// Checks the items of a group against its rows' edge counts.
+void checkCover(const graph::SnapshotGroup &group, int64_t sliceSize) {
+  graph::StackedExclusive stacked = graph::stackExclusive(group);
+  const int64_t n = group.numNodes, snaps = group.size();
+  auto slices = ops::snapshotSlices(group.overlap.rowPtr, stacked.offsets,
+                                    snaps, sliceSize, "test");
+  ASSERT_TRUE(slices) << slices.message();
+  std::map<int64_t, int> items;
+  std::set<int64_t> overlapSeen, firstRows;
+  // Exclusive edges covered, by position in the stacked array.
+  std::vector<int> exclusiveSeen(stacked.columns.size(), 0);
+  bool front = true;
+  int64_t splitRows = 0;
+  for (int64_t i = 0; i < slices->count(); ++i) {
+    Item it = decode(*slices, i);
+    ASSERT_LT(it.row, n);
+    ASSERT_LE(it.end - it.begin, sliceSize);
+    ++items[it.row];
+    const bool isFront = it.first && it.split;
+    if (!isFront)
+      front = false;
+    ASSERT_TRUE(!isFront || front) << "split rows' first slices come first";
+    splitRows += isFront;
+    if (it.snapPlusOne == 0) {
+      for (int64_t e = it.begin; e < it.end; ++e)
+        ASSERT_TRUE(overlapSeen.insert(e).second) << "edge " << e << " twice";
+      ASSERT_GE(it.begin, group.overlap.rowPtr[it.row]);
+      ASSERT_LE(it.end, group.overlap.rowPtr[it.row + 1]);
+      if (it.first) {
+        ASSERT_TRUE(firstRows.insert(it.row).second);
+        ASSERT_EQ(it.begin, group.overlap.rowPtr[it.row]);
+        for (int64_t s = 0; s < snaps; ++s) {
+          const int64_t *ptr = stacked.offsets.data() + s * (n + 1);
+          for (int64_t e = ptr[it.row];
+               e < std::min(ptr[it.row] + sliceSize, ptr[it.row + 1]); ++e)
+            ++exclusiveSeen[e];
+        }
+      }
+    } else {
+      ASSERT_FALSE(it.first);
+      const int64_t *ptr =
+          stacked.offsets.data() + (it.snapPlusOne - 1) * (n + 1);
+      ASSERT_GE(it.begin, ptr[it.row] + sliceSize);
+      ASSERT_LE(it.end, ptr[it.row + 1]);
+      for (int64_t e = it.begin; e < it.end; ++e)
+        ++exclusiveSeen[e];
+    }
+  }
+  EXPECT_EQ(splitRows, slices->splitRows);
+  EXPECT_EQ(static_cast<int64_t>(firstRows.size()), n) << "one first each";
+  EXPECT_EQ(static_cast<int64_t>(overlapSeen.size()), group.overlap.nnz());
+  for (size_t e = 0; e < exclusiveSeen.size(); ++e)
+    ASSERT_EQ(exclusiveSeen[e], 1) << "exclusive edge " << e;
+  for (int64_t i = 0; i < slices->count(); ++i) {
+    Item it = decode(*slices, i);
+    EXPECT_EQ(it.split, items[it.row] > 1) << "row " << it.row;
+  }
+}
+
+TEST(SnapshotSlices, CoverEveryEdgeOnce) {
+  graph::EvolvingRmatOptions o;
+  o.scale = 8;
+  o.edgeFactor = 8;
+  o.snapshots = 4;
+  o.churn = 0.3;
+  auto series = graph::generateEvolvingRmat(o);
+  ASSERT_TRUE(series) << series.message();
+  auto group = graph::overlapGroup(*series, 0, 4);
+  ASSERT_TRUE(group) << group.message();
+  for (int64_t slice : {1, 3, 8, 32, 1000})
+    checkCover(*group, slice);
+}
+
+TEST(SnapshotSlices, EmptyRowsGetOneEmptySliceAndHubsAreSpread) {
+  // Row 0: 10 shared edges; row 1: none; row 2: 9 exclusive edges in
+  // snapshot 1 only.
+  std::vector<std::vector<int64_t>> src(2), dst(2);
+  for (int s = 0; s < 2; ++s)
+    for (int64_t c = 0; c < 10; ++c) {
+      dst[s].push_back(0);
+      src[s].push_back(c + 3);
+    }
+  for (int64_t c = 0; c < 9; ++c) {
+    dst[1].push_back(2);
+    src[1].push_back(c + 3);
+  }
+  auto series = graph::snapshotsFromEdgeLists(13, src, dst, {}, "t");
+  ASSERT_TRUE(series) << series.message();
+  auto group = graph::overlapGroup(*series, 0, 2);
+  ASSERT_TRUE(group) << group.message();
+  checkCover(*group, 4);
+  graph::StackedExclusive stacked = graph::stackExclusive(*group);
+  auto slices =
+      ops::snapshotSlices(group->overlap.rowPtr, stacked.offsets, 2, 4, "t");
+  ASSERT_TRUE(slices);
+  // Row 0: 3 slices (split); row 2: its first plus 2 exclusive slices
+  // (split); the 11 other rows one empty slice each.
+  EXPECT_EQ(slices->splitRows, 2);
+  EXPECT_EQ(slices->count(), 3 + 3 + 11);
+  EXPECT_EQ(decode(*slices, 0).row, 0);
+  EXPECT_EQ(decode(*slices, 1).row, 2);
+}
+
+TEST(SnapshotSlices, BadInputsAreErrors) {
+  std::vector<int64_t> rowPtr{0, 1, 1};
+  std::vector<int64_t> excl(2 * 3, 0);
+  auto zero = ops::snapshotSlices(rowPtr, excl, 2, 0, "t");
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.message().find("must be at least 1"), std::string::npos);
+  auto wrong = ops::snapshotSlices(rowPtr, excl, 3, 4, "t");
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.message().find("expected 3 x 3, got 6"), std::string::npos)
+      << wrong.message();
+}
+
+} // namespace
