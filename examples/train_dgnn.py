@@ -349,10 +349,32 @@ def multi_unavailable(snapshots: List[GcnSnapshot], window: int) -> Optional[str
     if window > MAX_GROUP:
         return f"windows of {window} snapshots exceed a group's {MAX_GROUP}"
     for t, s in enumerate(snapshots):
-        rp, ci = s.graph.host.row_ptr, s.graph.host.col_idx
-        rows = np.repeat(np.arange(len(rp) - 1), np.diff(rp))
-        if len(ci) and len(np.unique(rows * s.graph.num_cols + ci)) != len(ci):
-            return f"snapshot {t} repeats an edge, which a snapshot group cannot hold"
+        why = unsorted_rows(s.graph.host.row_ptr, s.graph.host.col_idx)
+        if why is not None:
+            return f"snapshot {t} {why}, which a snapshot group cannot hold"
+    return None
+
+
+def unsorted_rows(row_ptr: np.ndarray, col_idx: np.ndarray) -> Optional[str]:
+    """None when every row of the CSR lists its columns in strictly
+    increasing order (what a snapshot group takes), else what is wrong
+    ('repeats an edge' or 'has a row that is not sorted'). One pass over the
+    edges: each edge against the one before it, except at a row's start.
+    (gnnc's CSR from an edge list sorts each row, so a repeated edge sits
+    next to its twin.)"""
+    if len(col_idx) < 2:
+        return None
+    prev, cur = col_idx[:-1], col_idx[1:]
+    bad_eq, bad_lt = cur == prev, cur < prev
+    # Edge e + 1 opens a row: nothing before it in its row to compare with.
+    starts = row_ptr[1:-1]
+    starts = starts[(starts > 0) & (starts < len(col_idx))] - 1
+    bad_eq[starts] = False
+    bad_lt[starts] = False
+    if bad_eq.any():
+        return "repeats an edge"
+    if bad_lt.any():
+        return "has a row that is not sorted"
     return None
 
 
