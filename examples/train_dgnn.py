@@ -5,7 +5,7 @@ GCNConv in PyG-Temporal's per-snapshot loop.
 The model, per snapshot t of a window of consecutive snapshots:
 
     Z_t = ReLU(GCN(... ReLU(GCN(X_t, A_t)) ...))   one or two GCN layers
-    H_t = GRUCell(Z_t, H_{t-1})                     per node, carried across time
+    H_t = GRU(Z_t, H_{t-1})                         per node, carried across time
     P_t = Linear(H_t)                               one value per node
 
 GCN is PyG's GCNConv (D^-1/2 (A + I) D^-1/2 X W + b, gcn_norm with
@@ -18,6 +18,22 @@ node targets, averaged over the window's snapshots; each window is one
 Adam step (truncated backpropagation through time: the hidden state is
 carried to the next window, detached). No dropout, so both libraries
 compute the same losses.
+
+Only the recurrence is sequential, so both models run everything else per
+window: the GRU is a torch.nn.GRU over the window's S snapshots (sequence
+length S, batch N: one cuDNN call; --recurrence step calls it once per
+snapshot), the head and the loss run once over all of the window's
+predictions. gnnc's model holds a window as [N, S, F] and runs each GCN
+layer once for the whole window: one matmul (GCNConv's lin), one
+aggregation (aggregate_window), bias and ReLU once. PyG's model keeps
+PyG-Temporal's loop for the graph part (GCNConv snapshot by snapshot on
+[N, F] slices of an [S, N, F] window) and stacks the outputs for the same
+GRU and head. Earlier versions ran a torch.nn.GRUCell, the head and the
+loss per snapshot in both models; the function is unchanged (the same
+parameters, initialised alike: nn.GRU's weight_ih_l0 ... are GRUCell's
+weight_ih ... and the same equations; the window loss, a mean over its
+nodes and snapshots, is the mean of the snapshots' MSEs since every
+snapshot has N nodes), tested against that formulation.
 
   python examples/train_dgnn.py --dataset rmat --scale 14 --snapshots 16 --compare
   python examples/train_dgnn.py --dataset england_covid --lib gnnc --json covid.json
@@ -46,17 +62,26 @@ The first --train-frac of the snapshots train; the rest are the test span,
 evaluated once after training with the hidden state carried on from the
 training span.
 
-Data starts in host memory: features and targets are CPU tensors (pinned on
-CUDA), copied to the device per snapshot (non_blocking) inside the timed
-epoch, the same way for both libraries. Graph structure is prepared once
-before training for both: gnnc builds one gnnc.Graph per snapshot (self
+Data starts in host memory: before training, each window's features and
+targets are arranged as one contiguous tensor each in the model's layout
+(gnnc [N, S, F] and [N, S], PyG [S, N, F] and [S, N]; pinned on CUDA), and
+inside the timed epoch every window moves to the device in two
+non_blocking copies, the same bytes for both libraries. With --prefetch
+(PiPAD's overlap of transfer and compute; 'auto', the default, turns it on
+for gnnc and off for PyG, 'on' and 'off' set both) the next window's copies
+(the next epoch's first window after the last) are queued on a side CUDA
+stream while the current window computes; the compute stream waits for
+them through an event and the tensors are record_stream'ed to it
+(WindowFeed). Without it the copies run on the compute stream just before
+the window. Graph structure is prepared once before training for both:
+gnnc builds one gnnc.Graph per snapshot (self
 loops added, GCN values in CSR order, or norm='both' on a symmetric
 unweighted snapshot) and reuses it every epoch; PyG keeps each snapshot's
 edge_index (and edge weights) on the device and normalises in GCNConv on
 every call, as PyG-Temporal does. gnnc's per-window aggregation is one
-function, aggregate_window(window, xs). With --aggregate multi (the
-default) it is one gnnc.snapshot_spmm over the window's snapshots, their
-features stacked [N, S, F], on a gnnc.SnapshotGroup of the window built
+function, aggregate_window(window, x). With --aggregate multi (the
+default) it is one gnnc.snapshot_spmm over the window's [N, S, F]
+features, on a gnnc.SnapshotGroup of the window built
 before training (PiPAD's split: the edges the snapshots share are read once
 for all of them): norm='both' when every snapshot of the window is
 symmetric, else norm='left' with the features scaled by each snapshot's
@@ -67,14 +92,23 @@ per snapshot (one gnnc.spmm each; --aggregate per-snapshot always does),
 and the run says why. PyG runs its per-snapshot loop either way.
 
 Both libraries start from the same weights (built once from the seed, loaded
-into each). Prints, per run: dataset, library, precision, the final training
-loss (mean over the last epoch's windows), the test loss, the median epoch
-time (forward + backward + Adam step of every training window, CUDA events,
-after --warmup epochs) and peak GPU memory. --compare runs both and prints
-the largest relative difference of the per-epoch losses over the first
---compare-epochs epochs and the epoch time ratio PyG / gnnc. gnnc's run
-records the aggregation it used (and the mean overlap rate of its groups)
-in the JSON. The datasets
+into each). Prints, per run: dataset, library (+prefetch), precision, the
+final training loss (mean over the last epoch's windows), the test loss,
+the median epoch time (forward + backward + Adam step of every training
+window with its copies, CUDA events, after --warmup epochs), peak GPU
+memory, and the transfers: the bytes copied host-to-device per epoch, the
+time of those copies alone (a pass that only copies, median of
+--timing-reps), the epoch's compute with the data already on the device (a
+pass over device-resident windows, median of --timing-reps epochs; both
+passes run after the results above, and the second goes on training the
+model) and the pipelined epoch (the median epoch above), with
+transfer_hidden_fraction = clamp((copy_ms + resident_compute_ms -
+pipelined_ms) / copy_ms, 0, 1) (None on the CPU, which copies nothing).
+--compare runs both libraries (PyG twice under --prefetch auto: without,
+'pyg', and with, 'pyg_prefetch') and prints the largest relative
+difference of the per-epoch losses over the first --compare-epochs epochs
+and the epoch time ratios PyG / gnnc. gnnc's run records the aggregation
+it used (and the mean overlap rate of its groups) in the JSON. The datasets
 come from $GNNC_DATASETS or ../shared/datasets; the script skips a dataset,
 saying so, when its file is absent (R-MAT needs none). GNNC_EMULATE=1 runs
 on the CPU with the kernels emulated (a check of the script only).
@@ -82,6 +116,7 @@ on the CPU with the kernels emulated (a check of the script only).
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -393,29 +428,34 @@ def gnnc_window(snapshots: List[GcnSnapshot], dev) -> GcnWindow:
     return GcnWindow(snapshots, group, "left", dinv.float().unsqueeze(-1))
 
 
-def aggregate_window(window, xs: List[torch.Tensor]) -> List[torch.Tensor]:
+def aggregate_window(window, xs):
     """A_t^ x_t for every snapshot t of a window (A_t^ the GCN-normalised
-    adjacency with self loops): `window` (a GcnWindow, or a list of
-    GcnSnapshot) and xs ([N, F], the same F) in time order; returns the
-    [N, F] aggregates. The gnnc model's only sparse work: one snapshot_spmm
-    over the window's stacked features when it has a group, else one spmm
-    per snapshot."""
+    adjacency with self loops): `window` is a GcnWindow, or a list of
+    GcnSnapshot; xs is the window's features stacked [N, S, F] (the model's
+    form: one tensor in, one [N, S, F] tensor out) or a list of S [N, F]
+    tensors in time order (a list of [N, F] aggregates out). The gnnc
+    model's only sparse work: one snapshot_spmm over the window when it has
+    a group, else one spmm per snapshot."""
     snapshots = window.snapshots if isinstance(window, GcnWindow) else window
-    if len(snapshots) != len(xs):
-        raise ValueError(f"{len(snapshots)} graphs but {len(xs)} feature tensors")
+    stacked = isinstance(xs, torch.Tensor)
+    if stacked and xs.dim() != 3:
+        raise ValueError(f"stacked features are [N, S, F], got {list(xs.shape)}")
+    count = xs.shape[1] if stacked else len(xs)
+    if len(snapshots) != count:
+        raise ValueError(f"{len(snapshots)} graphs but {count} feature tensors")
     if isinstance(window, GcnWindow) and window.group is not None:
-        x = torch.stack(xs, dim=1)  # [N, S, F]
+        x = xs if stacked else torch.stack(xs, dim=1)  # [N, S, F]
         if window.dinv is not None:
             x = x * window.dinv_as(x.dtype)
         y = gnnc.ops.snapshot_spmm(window.group, x, norm=window.norm)
-        return list(y.unbind(1))
+        return y if stacked else list(y.unbind(1))
     out = []
-    for s, x in zip(snapshots, xs):
+    for s, x in zip(snapshots, xs.unbind(1) if stacked else xs):
         if s.values is None:
             out.append(gnnc.ops.spmm(s.graph, x, norm="both"))
         else:
             out.append(gnnc.ops.spmm(s.graph, x, s.values_as(x.dtype)))
-    return out
+    return torch.stack(out, dim=1) if stacked else out
 
 
 class GnncGraphs:
@@ -485,45 +525,75 @@ def window_graphs(graphs, w):
 
 # --- the model ----------------------------------------------------------------
 
-class TGCN(torch.nn.Module):
-    """GCN layers per snapshot, a GRU cell per node across the snapshots, a
-    linear head per node. The same parameters (names included) over either
-    library's GCNConv; gnnc's path runs a window's GCN layers with
-    aggregate_window, PyG's runs GCNConv snapshot by snapshot."""
+#: How the GRU runs over a window's S snapshots: 'sequence', one
+#: torch.nn.GRU call (cuDNN runs the whole recurrence), or 'step', one call
+#: per snapshot (what a GRUCell loop does). The same parameters and function.
+RECURRENCES = ("sequence", "step")
 
-    def __init__(self, lib, in_ch, hidden, layers=2):
+
+class TGCN(torch.nn.Module):
+    """GCN layers per snapshot, a GRU per node across the snapshots, a linear
+    head per node. The same parameters (names included) over either
+    library's GCNConv. A window's tensors are node-major for gnnc (features
+    [N, S, F], predictions [N, S]: snapshot_spmm's layout, the GRU batch
+    first) and time-major for PyG ([S, N, F] and [S, N]: each snapshot's
+    features contiguous for GCNConv, the GRU sequence first)."""
+
+    def __init__(self, lib, in_ch, hidden, layers=2, recurrence="sequence"):
         super().__init__()
         if layers not in (1, 2):
             raise ValueError(f"layers must be 1 or 2, got {layers}")
+        if recurrence not in RECURRENCES:
+            raise ValueError(f"recurrence must be one of {RECURRENCES}, got {recurrence!r}")
         m = C.conv_module(lib)
-        self.lib = lib
+        self.lib, self.recurrence = lib, recurrence
         self.convs = torch.nn.ModuleList(
             [m.GCNConv(in_ch if i == 0 else hidden, hidden) for i in range(layers)])
-        self.gru = torch.nn.GRUCell(hidden, hidden)
+        self.gru = torch.nn.GRU(hidden, hidden, batch_first=(lib == "gnnc"))
         self.head = torch.nn.Linear(hidden, 1)
 
-    def encode_window(self, graphs, xs):
-        """gnnc: the GCN layers of every snapshot of the window, layer by
-        layer (lin and bias as GCNConv's, the aggregation over the window)."""
-        for conv in self.convs:
-            hs = aggregate_window(graphs, [conv.lin(x) for x in xs])
-            xs = [F.relu(h + conv.bias.to(h.dtype)) for h in hs]
-        return xs
+    @property
+    def time_dim(self) -> int:
+        """The snapshot dimension of the window's features and predictions."""
+        return 1 if self.lib == "gnnc" else 0
 
-    def forward(self, graphs, xs, h=None):
-        """Predictions ([N] per snapshot) and the last hidden state."""
-        outs = []
-        if self.lib == "gnnc":
-            for z in self.encode_window(graphs, xs):
-                h = self.gru(z, h)
-                outs.append(self.head(h).squeeze(-1))
-            return outs, h
-        for (ei, w), x in zip(graphs, xs):  # PyG-Temporal's loop
+    def encode_window(self, window, x):
+        """gnnc: the GCN layers of the whole window, [N, S, F] -> [N, S, H]:
+        per layer one matmul (GCNConv's lin), one aggregation over the
+        window (aggregate_window), bias and ReLU once."""
+        for conv in self.convs:
+            h = aggregate_window(window, conv.lin(x))
+            x = F.relu(h + conv.bias.to(h.dtype))
+        return x
+
+    def encode_snapshots(self, graphs, x):
+        """PyG: GCNConv snapshot by snapshot (PyG-Temporal's loop) over
+        [S, N, F]; the outputs stacked [S, N, H]."""
+        zs = []
+        for (ei, w), xt in zip(graphs, x.unbind(0)):
             for conv in self.convs:
-                x = F.relu(conv(x, ei, w))
-            h = self.gru(x, h)
-            outs.append(self.head(h).squeeze(-1))
-        return outs, h
+                xt = F.relu(conv(xt, ei, w))
+            zs.append(xt)
+        return torch.stack(zs)
+
+    def recur(self, z, h):
+        """The GRU over the window's snapshots from hidden state h ([1, N, H]
+        or None): the outputs of every step (z's layout) and the last state."""
+        if self.recurrence == "sequence":
+            return self.gru(z, h)
+        outs = []
+        for zt in z.split(1, dim=self.time_dim):
+            o, h = self.gru(zt, h)
+            outs.append(o)
+        return torch.cat(outs, dim=self.time_dim), h
+
+    def forward(self, graphs, x, h=None):
+        """The window's predictions, one per node and snapshot ([N, S] for
+        gnnc, [S, N] for PyG), and the last hidden state ([1, N, H])."""
+        z = self.encode_window(graphs, x) if self.lib == "gnnc" \
+            else self.encode_snapshots(graphs, x)
+        out, h = self.recur(z, h)
+        return self.head(out).squeeze(-1), h
 
 
 def initial_state(seq: Sequence, args):
@@ -534,68 +604,235 @@ def initial_state(seq: Sequence, args):
     return {k: v.clone() for k, v in net.state_dict().items()}
 
 
-# --- training -----------------------------------------------------------------
-
-def host_tensors(seq: Sequence, precision, dev):
-    """Features (in the run's feature dtype) and targets as CPU tensors,
-    pinned when the device is a GPU."""
-    x = torch.from_numpy(seq.x).to(C.feature_dtype(dev, precision))
-    y = torch.from_numpy(seq.y)
-    if dev.type == "cuda":
-        x, y = x.pin_memory(), y.pin_memory()
-    return x, y
-
+# --- data: host windows, copies and prefetch -----------------------------------
 
 def windows(start, end, size):
     return [list(range(t, min(t + size, end))) for t in range(start, end, size)]
 
 
-def train_one(lib, seq: Sequence, graphs, init, precision, args, dev):
+@dataclass
+class HostWindows:
+    """Windows of a sequence in host memory (pinned on CUDA), one contiguous
+    features tensor and one targets tensor per window, in a model's layout:
+    'nsf' (gnnc: [N, S, F] and [N, S]) or 'snf' (PyG: [S, N, F] and [S, N]).
+    Arranged once before training, like the graphs; each window then moves
+    to the device in two copies of the same bytes whatever the layout."""
+
+    x: List[torch.Tensor]
+    y: List[torch.Tensor]
+
+    def __len__(self):
+        return len(self.x)
+
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.x + self.y)
+
+
+def host_windows(seq: Sequence, wins, layout: str, precision, dev) -> HostWindows:
+    x_all = torch.from_numpy(seq.x).to(C.feature_dtype(dev, precision))  # [T, N, F]
+    y_all = torch.from_numpy(seq.y)  # [T, N]
+    xs, ys = [], []
+    for w in wins:
+        if w != list(range(w[0], w[-1] + 1)):
+            raise ValueError(f"a window is consecutive snapshots, got {w}")
+        x, y = x_all[w[0]:w[-1] + 1], y_all[w[0]:w[-1] + 1]
+        if layout == "nsf":
+            x, y = x.transpose(0, 1), y.t()
+        elif layout != "snf":
+            raise ValueError(f"layout must be 'nsf' or 'snf', got {layout!r}")
+        x, y = x.contiguous(), y.contiguous()
+        if dev.type == "cuda":
+            x, y = x.pin_memory(), y.pin_memory()
+        xs.append(x)
+        ys.append(y)
+    return HostWindows(xs, ys)
+
+
+class WindowFeed:
+    """Brings the windows of a HostWindows to the device, in the order the
+    caller asks for them.
+
+    Without prefetch, get(i) copies window i's features and targets on the
+    current stream (non_blocking from pinned memory: queued ahead of the
+    window's compute, which waits for them). With prefetch (PiPAD's overlap
+    of transfer and compute), get(i, then=j) first queues window j's copies
+    on a side stream, where the copy engine runs them while window i
+    computes on the current stream; when window j is asked for, the current
+    stream waits for its copies (an event) and its tensors are marked as
+    used there (record_stream), so that the caching allocator does not
+    give their memory back to the side stream before that compute is done.
+    On the CPU there are no streams and no copies (the host tensors are the
+    "device" tensors); the order of calls is the same."""
+
+    def __init__(self, host: HostWindows, dev, prefetch: bool):
+        self.host, self.dev, self.prefetch = host, dev, prefetch
+        self.stream = torch.cuda.Stream(device=dev) if prefetch and dev.type == "cuda" \
+            else None
+        self.pending: Dict[int, tuple] = {}
+
+    def _copy(self, i):
+        x, y = self.host.x[i], self.host.y[i]
+        if self.stream is None:
+            return x.to(self.dev, non_blocking=True), y.to(self.dev, non_blocking=True), None
+        with torch.cuda.stream(self.stream):
+            xd, yd = x.to(self.dev, non_blocking=True), y.to(self.dev, non_blocking=True)
+            done = torch.cuda.Event()
+            done.record(self.stream)
+        return xd, yd, done
+
+    def get(self, i: int, then: Optional[int] = None):
+        """Window i's (features, targets) on the device, ready for the current
+        stream; with prefetch, window `then`'s copies are queued first."""
+        hit = self.pending.pop(i, None)
+        x, y, done = hit if hit is not None else self._copy(i)
+        if self.prefetch and then is not None and then not in self.pending:
+            self.pending[then] = self._copy(then)
+        if done is not None:
+            stream = torch.cuda.current_stream(self.dev)
+            stream.wait_event(done)
+            x.record_stream(stream)
+            y.record_stream(stream)
+        return x, y
+
+    def drop(self) -> None:
+        """Forgets copies queued for windows nobody will ask for."""
+        self.pending.clear()
+
+
+# --- training -----------------------------------------------------------------
+
+def train_step(net, opt, scaler, window_graph, x, y, h, precision, dev):
+    """One window: forward, the loss (the mean over its nodes and snapshots,
+    which is the mean of the snapshots' MSEs: every snapshot has N nodes),
+    backward and the Adam step. Returns the loss and the hidden state to
+    carry on, both detached."""
+    opt.zero_grad(set_to_none=True)
+    with C.amp_context(dev, precision):
+        pred, h = net(window_graph, x, h)
+    loss = F.mse_loss(pred.float(), y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    return loss.detach(), h.detach()
+
+
+def train_epoch(net, opt, scaler, graphs, train, fetch, precision, dev):
+    """Every training window once, the hidden state carried from window to
+    window (truncated backpropagation through time); fetch(i) gives window
+    i's (features, targets) on the device. Returns the summed losses (a
+    device scalar: no synchronisation inside the epoch)."""
+    total = torch.zeros((), device=dev)
+    h = None
+    for i, w in enumerate(train):
+        x, y = fetch(i)
+        loss, h = train_step(net, opt, scaler, window_graphs(graphs, w), x, y, h,
+                             precision, dev)
+        total += loss
+    return total
+
+
+def time_copies(host: HostWindows, dev, reps: int) -> float:
+    """Median milliseconds (over `reps`, after one untimed) of copying every
+    window of `host` to the device, features and targets, as the feed
+    does, with nothing else running."""
+    times = []
+    for _ in range(reps + 1):
+        with C.Span(dev) as span:
+            out = [(x.to(dev, non_blocking=True), y.to(dev, non_blocking=True))
+                   for x, y in zip(host.x, host.y)]
+        times.append(span.ms())
+        del out
+    return statistics.median(times[1:])
+
+
+def time_resident(net, opt, scaler, graphs, train, host: HostWindows, precision,
+                  dev, reps: int) -> float:
+    """Median milliseconds (over `reps` epochs, after one untimed) of the
+    training epoch with every window's data already on the device: the
+    compute alone. It goes on training the model it is given."""
+    resident = [(x.to(dev), y.to(dev)) for x, y in zip(host.x, host.y)]
+    net.train()
+    times = []
+    for _ in range(reps + 1):
+        with C.Span(dev) as span:
+            train_epoch(net, opt, scaler, graphs, train, resident.__getitem__,
+                        precision, dev)
+        times.append(span.ms())
+    return statistics.median(times[1:])
+
+
+def hidden_fraction(copy_ms, resident_ms, pipelined_ms) -> Optional[float]:
+    """The share of the copies' time that the pipelined epoch does not pay:
+    clamp((copy + resident compute - pipelined) / copy, 0, 1); None when
+    nothing was copied (the CPU)."""
+    if copy_ms is None or resident_ms is None or not copy_ms > 0:
+        return None
+    return min(1.0, max(0.0, (copy_ms + resident_ms - pipelined_ms) / copy_ms))
+
+
+def prefetch_of(lib: str, mode: str) -> bool:
+    """--prefetch auto: on for gnnc, off for PyG; on or off: for both."""
+    return lib == "gnnc" if mode == "auto" else mode == "on"
+
+
+def train_one(lib, seq: Sequence, graphs, init, precision, args, dev,
+              prefetch: Optional[bool] = None):
+    if prefetch is None:
+        prefetch = prefetch_of(lib, args.prefetch)
     torch.manual_seed(args.seed)
-    net = TGCN(lib, seq.x.shape[2], args.hidden, args.layers).to(dev)
+    net = TGCN(lib, seq.x.shape[2], args.hidden, args.layers, args.recurrence).to(dev)
     net.load_state_dict(init)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     scaler = C.grad_scaler(dev, precision)
-    x_host, y_host = host_tensors(seq, precision, dev)
+    layout = "nsf" if lib == "gnnc" else "snf"
     train = windows(0, seq.train_end, args.window)
+    host = host_windows(seq, train, layout, precision, dev)
+    feed = WindowFeed(host, dev, prefetch)
+    # Window i asks for window i + 1 and the last for the next epoch's first:
+    # every epoch copies one epoch's data, and in the steady state every
+    # copy overlaps the window before it.
+    fetch = lambda i: feed.get(i, then=(i + 1) % len(train))  # noqa: E731
     timer = C.EpochTimer(dev)
     losses = []
     C.reset_peak(dev)
     for epoch in range(args.epochs):
         net.train()
-        total = torch.zeros((), device=dev)
-        h = None
         with timer:
-            for w in train:
-                xs = [x_host[t].to(dev, non_blocking=True) for t in w]
-                ys = [y_host[t].to(dev, non_blocking=True) for t in w]
-                opt.zero_grad(set_to_none=True)
-                with C.amp_context(dev, precision):
-                    outs, h = net(window_graphs(graphs, w), xs, h)
-                loss = sum(F.mse_loss(o.float(), y) for o, y in zip(outs, ys)) / len(w)
-                scaler.scale(loss).backward()
-                scaler.step(opt)
-                scaler.update()
-                h = h.detach()
-                total += loss.detach()
+            total = train_epoch(net, opt, scaler, graphs, train, fetch, precision, dev)
         losses.append(float(total) / len(train))
+    feed.drop()
     peak = C.peak_mib(dev)
     # The test span, continuing from the training span's hidden state.
     net.eval()
-    test_err, test_n, h = 0.0, 0, None
+    evals = windows(0, seq.num_snapshots, args.window)
+    efeed = WindowFeed(host_windows(seq, evals, layout, precision, dev), dev, prefetch)
+    err = torch.zeros((), dtype=torch.float64, device=dev)
+    test_n, h = 0, None
     with torch.no_grad(), C.amp_context(dev, precision):
-        for w in windows(0, seq.num_snapshots, args.window):
-            xs = [x_host[t].to(dev, non_blocking=True) for t in w]
-            outs, h = net(window_graphs(graphs, w), xs, h)
-            for t, o in zip(w, outs):
-                if t >= seq.train_end:
-                    y = y_host[t].to(dev, non_blocking=True)
-                    test_err += float(F.mse_loss(o.float(), y))
-                    test_n += 1
-    out = dict(lib=lib, precision=precision, train_loss=losses[-1],
-               test_loss=test_err / test_n if test_n else None, losses=losses,
-               epoch_ms=timer.median(args.warmup), first_epoch_ms=timer.times[0],
-               peak_mib=peak)
+        for i, w in enumerate(evals):
+            x, y = efeed.get(i, then=i + 1 if i + 1 < len(evals) else None)
+            pred, h = net(window_graphs(graphs, w), x, h)
+            per_snapshot = (pred.float() - y).square().mean(dim=1 - net.time_dim)
+            first = max(0, seq.train_end - w[0])  # the window's first test snapshot
+            if first < len(w):
+                err += per_snapshot[first:].double().sum()
+                test_n += len(w) - first
+    epoch_ms = timer.median(args.warmup)
+    out = dict(lib=lib, precision=precision, prefetch=prefetch,
+               recurrence=args.recurrence, train_loss=losses[-1],
+               test_loss=float(err) / test_n if test_n else None, losses=losses,
+               epoch_ms=epoch_ms, first_epoch_ms=timer.times[0], peak_mib=peak,
+               h2d_bytes_per_epoch=host.nbytes(), copy_ms=None,
+               resident_compute_ms=None, pipelined_ms=epoch_ms,
+               transfer_hidden_fraction=None)
+    if args.timing_reps > 0:
+        # After the results above: these passes go on training the model.
+        copy_ms = time_copies(host, dev, args.timing_reps)
+        resident_ms = time_resident(net, opt, scaler, graphs, train, host, precision,
+                                    dev, args.timing_reps)
+        out.update(copy_ms=copy_ms, resident_compute_ms=resident_ms,
+                   transfer_hidden_fraction=hidden_fraction(
+                       copy_ms if dev.type == "cuda" else None, resident_ms, epoch_ms))
     if isinstance(graphs, GnncGraphs):
         out.update(aggregate=graphs.aggregate, aggregate_note=graphs.note,
                    overlap_rate=graphs.overlap_rate())
@@ -604,6 +841,30 @@ def train_one(lib, seq: Sequence, graphs, init, precision, args, dev):
 
 def max_rel_diff(a, b):
     return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
+
+
+def run_plan(args):
+    """The runs of a dataset: (key, library, prefetch). --compare with
+    --prefetch auto runs PyG both ways ('pyg' without, 'pyg_prefetch'
+    with) beside gnnc with prefetch."""
+    if not args.compare:
+        return [(args.lib, args.lib, prefetch_of(args.lib, args.prefetch))]
+    if args.prefetch == "auto":
+        return [("pyg", "pyg", False), ("pyg_prefetch", "pyg", True), ("gnnc", "gnnc", True)]
+    on = args.prefetch == "on"
+    return [("pyg", "pyg", on), ("gnnc", "gnnc", on)]
+
+
+def describe_transfers(r) -> str:
+    mb = r["h2d_bytes_per_epoch"] / 1e6
+    if r["copy_ms"] is None:
+        return f"{mb:.2f} MB host->device per epoch"
+    frac = r["transfer_hidden_fraction"]
+    return (f"{mb:.2f} MB host->device per epoch; copies alone {r['copy_ms']:.2f} ms, "
+            f"compute on resident data {r['resident_compute_ms']:.2f} ms, pipelined "
+            f"epoch {r['pipelined_ms']:.2f} ms"
+            + (": no copies to hide (CPU)" if frac is None
+               else f": {100 * frac:.0f}% of the copy time hidden"))
 
 
 def run_dataset(name, args, dev):
@@ -618,39 +879,57 @@ def run_dataset(name, args, dev):
           f"{seq.edges() / seq.num_snapshots:.0f} edges per snapshot, "
           f"{seq.x.shape[2]} features; {seq.note} (prepared in {load_s:.2f} s)")
     init = initial_state(seq, args)
-    libs = ["pyg", "gnnc"] if args.compare else [args.lib]
     row = dict(dataset=name, nodes=seq.num_nodes, snapshots=seq.num_snapshots,
                train_snapshots=seq.train_end, edges=seq.edges(),
                features=int(seq.x.shape[2]), runs={})
-    for lib in libs:
-        t0 = time.perf_counter()
-        graphs = build_graphs(lib, seq, dev, args.aggregate, args.window)
-        build_s = time.perf_counter() - t0
-        if lib == "gnnc":
-            how = graphs.aggregate if graphs.note is None else \
-                f"{graphs.aggregate} ({graphs.note})"
-            rate = graphs.overlap_rate()
-            print(f"  {name} gnnc aggregates {how}"
-                  + ("" if rate is None else f"; mean overlap rate of its groups "
-                                             f"{rate:.3f}"))
-        r = train_one(lib, seq, graphs, init, args.precision, args, dev)
+    built = {}
+    for key, lib, prefetch in run_plan(args):
+        if lib not in built:
+            t0 = time.perf_counter()
+            graphs = build_graphs(lib, seq, dev, args.aggregate, args.window)
+            built[lib] = (graphs, time.perf_counter() - t0)
+            if lib == "gnnc":
+                how = graphs.aggregate if graphs.note is None else \
+                    f"{graphs.aggregate} ({graphs.note})"
+                rate = graphs.overlap_rate()
+                print(f"  {name} gnnc aggregates {how}"
+                      + ("" if rate is None else f"; mean overlap rate of its groups "
+                                                 f"{rate:.3f}"))
+        graphs, build_s = built[lib]
+        r = train_one(lib, seq, graphs, init, args.precision, args, dev, prefetch)
         r["graph_build_s"] = build_s
-        row["runs"][lib] = r
+        row["runs"][key] = r
         test = "n/a" if r["test_loss"] is None else f"{r['test_loss']:.5f}"
-        print(f"  {name} {lib:4s} {args.precision}: train loss {r['train_loss']:.6f}  "
+        label = f"{lib}{'+prefetch' if prefetch else ''}"
+        print(f"  {name} {label:13s} {args.precision}: train loss {r['train_loss']:.6f}  "
               f"test loss {test}  epoch {r['epoch_ms']:8.2f} ms (first "
               f"{r['first_epoch_ms']:.1f})  peak {r['peak_mib']:8.1f} MiB  "
               f"graphs built in {build_s:.2f} s")
-        del graphs
+        print(f"  {name} {label:13s} transfers: {describe_transfers(r)}")
+    built.clear()
     if args.compare:
         k = min(args.compare_epochs, args.epochs)
-        g, p = row["runs"]["gnnc"], row["runs"]["pyg"]
-        row["loss_max_rel_diff"] = max_rel_diff(g["losses"][:k], p["losses"][:k])
+        runs = row["runs"]
+        g = runs["gnnc"]
         row["compare_epochs"] = k
-        row["epoch_ratio_pyg_over_gnnc"] = p["epoch_ms"] / g["epoch_ms"]
+        row["loss_max_rel_diff"] = max_rel_diff(g["losses"][:k], runs["pyg"]["losses"][:k])
+        row["epoch_ratio_pyg_over_gnnc"] = runs["pyg"]["epoch_ms"] / g["epoch_ms"]
         print(f"  {name} compare: largest relative loss difference over the first {k} "
               f"epochs {row['loss_max_rel_diff']:.2e}; epoch time PyG / gnnc "
-              f"{row['epoch_ratio_pyg_over_gnnc']:.2f}x")
+              f"{row['epoch_ratio_pyg_over_gnnc']:.2f}x (PyG "
+              f"{'with' if runs['pyg']['prefetch'] else 'without'} prefetch, gnnc "
+              f"{'with' if g['prefetch'] else 'without'})")
+        if "pyg_prefetch" in runs:
+            p = runs["pyg_prefetch"]
+            row["loss_max_rel_diff_pyg_prefetch"] = max_rel_diff(g["losses"][:k],
+                                                                 p["losses"][:k])
+            row["prefetch_loss_max_rel_diff_pyg"] = max_rel_diff(
+                p["losses"], runs["pyg"]["losses"])
+            row["epoch_ratio_pyg_prefetch_over_gnnc"] = p["epoch_ms"] / g["epoch_ms"]
+            print(f"  {name} compare: both with prefetch: epoch time PyG / gnnc "
+                  f"{row['epoch_ratio_pyg_prefetch_over_gnnc']:.2f}x; largest relative "
+                  f"loss difference {row['loss_max_rel_diff_pyg_prefetch']:.2e} (PyG "
+                  f"with and without prefetch: {row['prefetch_loss_max_rel_diff_pyg']:.2e})")
     return row
 
 
@@ -675,6 +954,16 @@ def parser():
                    help="gnnc: one snapshot_spmm per window (falls back to "
                    "per-snapshot, saying why, where it cannot) or one spmm per "
                    "snapshot")
+    p.add_argument("--prefetch", default="auto", choices=["auto", "on", "off"],
+                   help="copy the next window's features and targets to the device on "
+                   "a side stream while the current window computes; auto: gnnc on, "
+                   "PyG off (with --compare, PyG runs both ways)")
+    p.add_argument("--recurrence", default="sequence", choices=list(RECURRENCES),
+                   help="the GRU over a window in one torch.nn.GRU call (sequence) or "
+                   "one call per snapshot (step); both libraries alike")
+    p.add_argument("--timing-reps", type=int, default=5,
+                   help="repetitions of the copies-only and resident-compute passes "
+                   "after training (0: none)")
     p.add_argument("--precision", default="f32", choices=["f32", "f16", "bf16"])
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3, help="epochs left out of the timing")

@@ -60,6 +60,19 @@ def test_rmat_cli_losses_agree(tmp_path, aggregate):
     assert gnnc_run["losses"][0] != gnnc_run["losses"][1]
     assert row["loss_max_rel_diff"] < 1e-4
     assert row["epoch_ratio_pyg_over_gnnc"] > 0
+    # --prefetch auto: gnnc prefetches; PyG runs without and with.
+    assert gnnc_run["prefetch"] is True and row["runs"]["pyg"]["prefetch"] is False
+    assert row["runs"]["pyg_prefetch"]["prefetch"] is True
+    assert row["prefetch_loss_max_rel_diff_pyg"] == 0  # the CPU: bit for bit
+    assert row["loss_max_rel_diff_pyg_prefetch"] < 1e-4
+    assert row["epoch_ratio_pyg_prefetch_over_gnnc"] > 0
+    for r in row["runs"].values():
+        # Training windows of 2 snapshots: 3 of 4 snapshots train, each
+        # [256 nodes x 16 features] f32 features and 256 f32 targets.
+        assert r["h2d_bytes_per_epoch"] == 3 * (256 * 16 + 256) * 4
+        assert r["copy_ms"] >= 0 and r["resident_compute_ms"] > 0
+        assert r["pipelined_ms"] == r["epoch_ms"]
+        assert r["transfer_hidden_fraction"] is None  # nothing is copied on the CPU
 
 
 def _weighted_sequence(T, n=40, snapshots=5, seed=3):
@@ -271,3 +284,158 @@ def test_repeated_edge_falls_back(dev, monkeypatch):
     assert T.multi_unavailable([clean], 2) is None
     why = T.multi_unavailable([clean, snap], 2)
     assert why == "snapshot 1 repeats an edge, which a snapshot group cannot hold"
+
+
+def _window_reference(T, net, graphs, x, h):
+    """The model as it was written before the window form, over a PyG
+    TGCN's parameters: per snapshot, its GCNConv layers, a
+    torch.nn.GRUCell step (the GRU's weights) carrying h, the head.
+    x: [S, N, F]; returns [S, N] predictions and the last state [N, H]."""
+    import torch
+    import torch.nn.functional as F
+
+    hidden = net.gru.hidden_size
+    cell = torch.nn.GRUCell(hidden, hidden).to(x.device)
+    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        getattr(cell, name).data.copy_(getattr(net.gru, name + "_l0"))
+    outs = []
+    for (ei, w), xt in zip(graphs, x.unbind(0)):
+        for conv in net.convs:
+            xt = F.relu(conv(xt, ei, w))
+        h = cell(xt, h)
+        outs.append(net.head(h).squeeze(-1))
+    return torch.stack(outs), h
+
+
+@pytest.mark.parametrize("recurrence", ["sequence", "step"])
+def test_window_model_is_the_per_snapshot_model(dev, monkeypatch, recurrence):
+    """TGCN over a whole window (gnnc: [N, S, F], one matmul, aggregation,
+    bias and ReLU per layer, the GRU and head once; PyG: GCNConv per
+    snapshot, the GRU and head once) computes what the per-snapshot
+    GRUCell formulation computes, from the same weights, with a hidden
+    state carried in, for both recurrences."""
+    pytest.importorskip("torch_geometric", reason="torch_geometric is not installed")
+    import torch
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import train_dgnn as T
+
+    seq = _directed_sequence(T, snapshots=4)
+    args = T.parser().parse_args(["--hidden", "8", "--recurrence", recurrence])
+    init = T.initial_state(seq, args)
+    w = [1, 2, 3]
+    x = torch.from_numpy(seq.x[1:4]).to(dev)  # [S, N, F]
+    h0 = torch.randn(seq.num_nodes, 8, device=dev)
+    pyg_graphs = T.build_graphs("pyg", seq, dev)
+    gnnc_graphs = T.build_graphs("gnnc", seq, dev, "multi", 3)
+    nets = {}
+    for lib in ("gnnc", "pyg"):
+        net = T.TGCN(lib, seq.x.shape[2], 8, 2, recurrence).to(dev)
+        net.load_state_dict(init)
+        nets[lib] = net
+    with torch.no_grad():
+        want, h_want = _window_reference(T, nets["pyg"], T.window_graphs(pyg_graphs, w),
+                                          x, h0)
+        got_pyg, h_pyg = nets["pyg"](T.window_graphs(pyg_graphs, w), x, h0[None])
+        got_gnnc, h_gnnc = nets["gnnc"](T.window_graphs(gnnc_graphs, w),
+                                        x.transpose(0, 1).contiguous(), h0[None])
+    assert got_pyg.shape == (3, seq.num_nodes) and got_gnnc.shape == (seq.num_nodes, 3)
+    torch.testing.assert_close(got_pyg, want, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(got_gnnc.t(), want, rtol=1e-5, atol=1e-6)
+    for h in (h_pyg, h_gnnc):
+        assert h.shape == (1, seq.num_nodes, 8)
+        torch.testing.assert_close(h[0], h_want, rtol=1e-5, atol=1e-6)
+
+
+def test_prefetch_gives_the_same_losses(dev, monkeypatch):
+    """Training with the next window prefetched (side stream on CUDA) and
+    without: the same losses, for both libraries (bit for bit on the CPU;
+    on CUDA the atomics of the aggregations may reorder sums between any
+    two runs), the same bytes moved, and the transfer measurements."""
+    pytest.importorskip("torch_geometric", reason="torch_geometric is not installed")
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import train_dgnn as T
+
+    seq = _directed_sequence(T)
+    args = T.parser().parse_args(["--epochs", "3", "--warmup", "0", "--window", "3",
+                                  "--hidden", "8", "--timing-reps", "1"])
+    init = T.initial_state(seq, args)
+    for lib in ("gnnc", "pyg"):
+        graphs = T.build_graphs(lib, seq, dev, "multi", args.window)
+        off, on = (T.train_one(lib, seq, graphs, init, "f32", args, dev, prefetch=p)
+                   for p in (False, True))
+        assert off["prefetch"] is False and on["prefetch"] is True
+        if dev.type == "cpu":
+            assert on["losses"] == off["losses"] and on["test_loss"] == off["test_loss"]
+        else:
+            assert T.max_rel_diff(on["losses"], off["losses"]) < 1e-5
+        # 4 training snapshots of 40 nodes: 5 f32 features and a target each.
+        assert on["h2d_bytes_per_epoch"] == off["h2d_bytes_per_epoch"] == 4 * 40 * 6 * 4
+        for r in (on, off):
+            assert r["resident_compute_ms"] > 0 and r["copy_ms"] >= 0
+            if dev.type == "cuda":
+                assert 0 <= r["transfer_hidden_fraction"] <= 1
+            else:
+                assert r["transfer_hidden_fraction"] is None
+
+
+def test_feed_queues_the_next_window_first(monkeypatch):
+    """WindowFeed's order: with prefetch, get(i, then=j) queues window j's
+    copies before it hands out window i (so they overlap i's compute) and
+    hands out a queued window without copying it again; without prefetch
+    each window is copied when asked for, and `then` is ignored."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import train_dgnn as T
+
+    host = T.HostWindows([torch.full((2, 3), float(i)) for i in range(3)],
+                         [torch.full((2,), float(i)) for i in range(3)])
+    assert host.nbytes() == 3 * (6 + 2) * 4
+    for prefetch, want in [(True, [0, 1, 2, 0, 1]), (False, [0, 1, 2, 0])]:
+        feed = T.WindowFeed(host, torch.device("cpu"), prefetch)
+        copies = []
+        real = feed._copy
+
+        def spy(i, real=real, copies=copies):
+            copies.append(i)
+            return real(i)
+        monkeypatch.setattr(feed, "_copy", spy)
+        got = [feed.get(i, then=(i + 1) % 3)[0] for i in (0, 1, 2, 0)]
+        assert [float(x[0, 0]) for x in got] == [0, 1, 2, 0]
+        assert copies == want
+        feed.drop()
+        assert not feed.pending
+
+
+def test_host_windows_layouts(monkeypatch):
+    """Each window's features and targets as one contiguous tensor each:
+    [N, S, F] and [N, S] for gnnc, [S, N, F] and [S, N] for PyG."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import train_dgnn as T
+
+    seq = _directed_sequence(T, snapshots=5)
+    wins = T.windows(0, 5, 2)
+    cpu = torch.device("cpu")
+    nsf = T.host_windows(seq, wins, "nsf", "f32", cpu)
+    snf = T.host_windows(seq, wins, "snf", "f32", cpu)
+    assert [tuple(x.shape) for x in nsf.x] == [(40, 2, 5), (40, 2, 5), (40, 1, 5)]
+    assert [tuple(y.shape) for y in snf.y] == [(2, 40), (2, 40), (1, 40)]
+    for a, b, w in zip(nsf.x + nsf.y, snf.x + snf.y, wins + wins):
+        assert a.is_contiguous() and b.is_contiguous()
+        torch.testing.assert_close(a, b.transpose(0, 1), rtol=0, atol=0)
+    torch.testing.assert_close(nsf.x[1][:, 1], torch.from_numpy(seq.x[3]), rtol=0, atol=0)
+    assert nsf.nbytes() == snf.nbytes() == 5 * 40 * 6 * 4
+    with pytest.raises(ValueError, match="consecutive"):
+        T.host_windows(seq, [[0, 2]], "nsf", "f32", cpu)
+
+
+def test_hidden_fraction(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    pytest.importorskip("torch", reason="torch is not installed")
+    import train_dgnn as T
+
+    assert T.hidden_fraction(2.0, 10.0, 10.5) == pytest.approx(0.75)
+    assert T.hidden_fraction(2.0, 10.0, 13.0) == 0.0  # slower than copy + compute
+    assert T.hidden_fraction(2.0, 10.0, 9.0) == 1.0  # faster than the compute alone
+    assert T.hidden_fraction(0.0, 10.0, 9.0) is None
+    assert T.hidden_fraction(None, 10.0, 9.0) is None
