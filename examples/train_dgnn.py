@@ -223,6 +223,25 @@ def load_bitcoinalpha(args) -> Optional[Sequence]:
                     "log1p degree)")
 
 
+def sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """np.unique of 1-D integer keys, by sorting: numpy 2.4's np.unique
+    hashes integers and took about 100 times as long on millions of int64
+    keys (most of the 24 s of generating R-MAT scale 16 x 16 snapshots)."""
+    keys = np.sort(keys)
+    if len(keys) < 2:
+        return keys
+    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+
+
+def not_in_sorted(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """The keys (sorted, unique) that the sorted array `table` lacks:
+    np.setdiff1d(keys, table) by binary search."""
+    if len(table) == 0:
+        return keys
+    at = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+    return keys[table[at] != keys]
+
+
 def rmat_keys(rng, scale: int, count: int, a=0.57, b=0.19, c=0.19) -> np.ndarray:
     """`count` R-MAT draws (Graph500 parameters) as undirected keys
     min * n + max, self loops dropped, duplicates removed (sorted)."""
@@ -235,7 +254,7 @@ def rmat_keys(rng, scale: int, count: int, a=0.57, b=0.19, c=0.19) -> np.ndarray
         dst |= (((r > a) & (r <= a + b)) | (r > a + b + c)).astype(np.int64) << level
     lo, hi = np.minimum(src, dst), np.maximum(src, dst)
     keep = lo != hi
-    return np.unique(lo[keep] * n + hi[keep])
+    return sorted_unique(lo[keep] * n + hi[keep])
 
 
 def evolving_rmat(scale: int, snapshots: int, churn: float, edge_factor: int,
@@ -251,9 +270,9 @@ def evolving_rmat(scale: int, snapshots: int, churn: float, edge_factor: int,
         kept = np.delete(keys, rng.choice(len(keys), k, replace=False))
         new = np.empty(0, dtype=np.int64)
         while len(new) < k:
-            cand = np.setdiff1d(rmat_keys(rng, scale, 2 * (k - len(new)) + 64), kept)
-            new = np.union1d(new, rng.permutation(cand)[:k - len(new)])
-        keys = np.union1d(kept, new)
+            cand = not_in_sorted(rmat_keys(rng, scale, 2 * (k - len(new)) + 64), kept)
+            new = sorted_unique(np.concatenate([new, rng.permutation(cand)[:k - len(new)]]))
+        keys = sorted_unique(np.concatenate([kept, new]))
         out.append(keys)
     return out
 
@@ -270,7 +289,9 @@ def load_rmat(args) -> Sequence:
     for k in keys:
         lo, hi = relabel[k // n], relabel[k % n]
         s, d = np.concatenate([lo, hi]), np.concatenate([hi, lo])  # both directions
-        order = np.lexsort((s, d))  # by destination, then source
+        # By destination, then source (np.lexsort((s, d))'s order, in half
+        # the time: one stable sort of one key).
+        order = np.argsort(d * n + s, kind="stable")
         s, d = s[order], d[order]
         xt = rng.standard_normal((n, args.features)).astype(np.float32)
         # tanh(A^ X w) + 0.5 y_{t-1}, A^ = D^-1/2 (A + I) D^-1/2.

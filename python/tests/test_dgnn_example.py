@@ -439,3 +439,20 @@ def test_hidden_fraction(monkeypatch):
     assert T.hidden_fraction(2.0, 10.0, 9.0) == 1.0  # faster than the compute alone
     assert T.hidden_fraction(0.0, 10.0, 9.0) is None
     assert T.hidden_fraction(None, 10.0, 9.0) is None
+
+
+def test_sorted_set_helpers_match_numpy(monkeypatch):
+    """The evolving R-MAT's set operations (sorting instead of numpy 2.4's
+    hash-based np.unique) give np.unique's and np.setdiff1d's answers."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    pytest.importorskip("torch", reason="torch is not installed")
+    import train_dgnn as T
+
+    rng = np.random.default_rng(7)
+    for size in (0, 1, 2, 50, 5000):
+        a = rng.integers(0, 3 * size + 1, size)
+        b = np.unique(rng.integers(0, 3 * size + 1, size // 2))
+        assert np.array_equal(T.sorted_unique(a), np.unique(a))
+        ua = np.unique(a)
+        assert np.array_equal(T.not_in_sorted(ua, b), np.setdiff1d(ua, b))
+        assert np.array_equal(T.not_in_sorted(ua, b[:0]), ua)
