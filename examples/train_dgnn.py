@@ -956,6 +956,11 @@ def run_dataset(name, args, dev):
 
 def run(args, dev=None):
     dev = dev or C.device()
+    if args.precision == "f32":
+        # f32 computes in f32: cuDNN's GRU would use TF32 tensor cores on
+        # Ampere and later (matmuls already run in full f32 by default), as
+        # the GRUCell of earlier versions did not.
+        torch.backends.cudnn.allow_tf32 = False
     names = list(LOADERS) if args.dataset == "all" else [args.dataset]
     results = [run_dataset(name, args, dev) for name in names]
     return dict(device=C.gpu_name(dev), emulated=C.EMULATE, args=vars(args),
