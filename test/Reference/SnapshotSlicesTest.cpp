@@ -28,8 +28,9 @@ struct Item {
 
 Item decode(const ops::SnapshotSlices &s, int64_t i) {
   const int64_t w = s.words[i];
-  return {s.range[2 * i],
-          s.range[2 * i + 1],
+  const int64_t length = (w >> kSliceLengthShift) & 0x1fff;
+  return {s.begin[i],
+          s.begin[i] + length,
           w & 0xffffffffll,
           static_cast<int>((w >> kSliceSnapshotShift) & 0xffff),
           (w & kSliceFirst) != 0,
@@ -144,7 +145,9 @@ TEST(SnapshotSlices, BadInputsAreErrors) {
   std::vector<int64_t> excl(2 * 3, 0);
   auto zero = ops::snapshotSlices(rowPtr, excl, 2, 0, "t");
   ASSERT_FALSE(zero);
-  EXPECT_NE(zero.message().find("must be at least 1"), std::string::npos);
+  EXPECT_NE(zero.message().find("must be from 1 to 4096"), std::string::npos)
+      << zero.message();
+  EXPECT_FALSE(ops::snapshotSlices(rowPtr, excl, 2, 4097, "t"));
   auto wrong = ops::snapshotSlices(rowPtr, excl, 3, 4, "t");
   ASSERT_FALSE(wrong);
   EXPECT_NE(wrong.message().find("expected 3 x 3, got 6"), std::string::npos)

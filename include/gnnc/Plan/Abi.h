@@ -87,11 +87,12 @@ enum class ParamRole {
   /// shared edges (every row at least one, possibly empty), then slices of
   /// the exclusive edges of one snapshot that a row's first slice leaves
   /// (it takes slice_size of each snapshot's). SliceOffsets: each slice's
-  /// edge range (begin, end: 2 i64 per slice, into the overlap's or the
-  /// exclusive column indices); SliceRows: each slice's word (i64: the row
-  /// in the low 32 bits, snapshot + 1 of an exclusive slice from bit
-  /// kSliceSnapshotShift, kSliceFirst on a row's first slice, kSliceSplit
-  /// on every slice of a row that has several); NumSlices their number;
+  /// first edge (i64, into the overlap's or the exclusive column indices);
+  /// SliceRows: each slice's word (i64: the row in the low 32 bits,
+  /// snapshot + 1 of an exclusive slice from bit kSliceSnapshotShift, the
+  /// slice's edge count from bit kSliceLengthShift, kSliceFirst on a row's
+  /// first slice, kSliceSplit on every slice of a row that has several);
+  /// NumSlices their number;
   /// NumSplitRows the items at the front of the list, the first slices of
   /// the rows with several items, which the zeroing kernel visits (none:
   /// no launch).
@@ -132,8 +133,11 @@ constexpr long long kBatchBlockFromGlobal = 1ll << 62;
 
 /// The fields of a slice's word (ParamRole::SliceRows): the row in the low
 /// 32 bits, the snapshot of an exclusive slice plus one (0 for a slice of
-/// the shared edges) from kSliceSnapshotShift, and two flags.
+/// the shared edges) in the 16 bits from kSliceSnapshotShift, the slice's
+/// edge count in the 13 bits from kSliceLengthShift (limits::kMaxSliceSize
+/// fits), and two flags.
 constexpr int kSliceSnapshotShift = 32;
+constexpr int kSliceLengthShift = 48;
 constexpr long long kSliceFirst = 1ll << 62;
 constexpr long long kSliceSplit = 1ll << 61;
 

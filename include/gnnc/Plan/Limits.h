@@ -62,8 +62,9 @@ constexpr int64_t kMaxTensorCoreWidth = 512;
 /// Snapshots of one snapshot group (`!gnn.graph<snapshot_csr, ...>`): the
 /// exclusive row offsets of a group take snapshots x (rows + 1) words.
 constexpr int64_t kMaxSnapshots = 64;
-/// sliced: the largest slice_size (non-zeros per slice of the overlap).
-constexpr int32_t kMaxSliceSize = 1 << 16;
+/// sliced: the largest slice_size (non-zeros per slice of the overlap; a
+/// slice's word holds its edge count in 13 bits, gnnc/Plan/Abi.h).
+constexpr int32_t kMaxSliceSize = 4096;
 
 // The largest products the plans form stay far below 2^63: shared memory of
 // a block (threads x stride x 8 bytes), a worker's workspace (stride x 8

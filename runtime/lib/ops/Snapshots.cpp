@@ -2,6 +2,7 @@
 #include "gnnc/ops/Snapshots.h"
 
 #include "CheckSupport.h"
+#include "gnnc/Plan/Limits.h"
 #include "gnnc/ops/KernelInfo.h"
 
 #include <algorithm>
@@ -16,9 +17,10 @@ gnnc::ops::snapshotSlices(const std::vector<int64_t> &rowPtr,
                           const std::vector<int64_t> &exclusiveOffsets,
                           int64_t snapshots, int64_t sliceSize,
                           const std::string &name) {
-  if (sliceSize < 1)
+  if (sliceSize < 1 || sliceSize > limits::kMaxSliceSize)
     return Status::error("slice size " + std::to_string(sliceSize) + " " +
-                         name + ": must be at least 1");
+                         name + ": must be from 1 to " +
+                         std::to_string(limits::kMaxSliceSize));
   if (rowPtr.empty())
     return Status::error("row offsets " + name + " are empty");
   const int64_t rows = static_cast<int64_t>(rowPtr.size()) - 1;
@@ -31,11 +33,12 @@ gnnc::ops::snapshotSlices(const std::vector<int64_t> &rowPtr,
                          std::to_string(snapshots) + " x " +
                          std::to_string(rows + 1) + ", got " +
                          std::to_string(exclusiveOffsets.size()));
+  static_assert(limits::kMaxSliceSize < (1 << 13),
+                "a slice's edge count fits the 13 bits of its word");
   SnapshotSlices out;
   auto add = [&](int64_t begin, int64_t end, int64_t word) {
-    out.range.push_back(begin);
-    out.range.push_back(end);
-    out.words.push_back(word);
+    out.begin.push_back(begin);
+    out.words.push_back(word | ((end - begin) << kSliceLengthShift));
   };
   for (int64_t r = 0; r < rows; ++r) {
     const size_t first = out.words.size();
@@ -55,7 +58,7 @@ gnnc::ops::snapshotSlices(const std::vector<int64_t> &rowPtr,
   // The first slices of split rows go to the front, in row order (a stable
   // partition), for the zeroing kernel.
   SnapshotSlices ordered;
-  ordered.range.reserve(out.range.size());
+  ordered.begin.reserve(out.begin.size());
   ordered.words.reserve(out.words.size());
   for (int pass = 0; pass < 2; ++pass)
     for (size_t i = 0; i < out.words.size(); ++i) {
@@ -64,8 +67,7 @@ gnnc::ops::snapshotSlices(const std::vector<int64_t> &rowPtr,
       if (front != (pass == 0))
         continue;
       ordered.words.push_back(w);
-      ordered.range.push_back(out.range[2 * i]);
-      ordered.range.push_back(out.range[2 * i + 1]);
+      ordered.begin.push_back(out.begin[i]);
       ordered.splitRows += front;
     }
   return ordered;
@@ -171,14 +173,14 @@ Status gnnc::ops::launchSnapshotSpmm(rt::Runtime &runtime,
                        group.snapshots, sliceSize, "for " + name);
     if (!host)
       return host.status();
-    auto range = uploadVector(host->range);
-    if (!range)
-      return range.status();
+    auto begins = uploadVector(host->begin);
+    if (!begins)
+      return begins.status();
     auto words = uploadVector(host->words);
     if (!words)
       return words.status();
     DeviceSnapshotGroup::DeviceSlices made;
-    made.range = range.take();
+    made.begin = begins.take();
     made.words = words.take();
     made.count = host->count();
     made.splitRows = host->splitRows;
@@ -189,7 +191,7 @@ Status gnnc::ops::launchSnapshotSpmm(rt::Runtime &runtime,
       .bind(ParamRole::Result, y)
       .bind(ParamRole::ExclusiveOffsets, group.exclusiveOffsets)
       .bind(ParamRole::ExclusiveIndices, group.exclusiveIndices)
-      .bind(ParamRole::SliceOffsets, found->second.range)
+      .bind(ParamRole::SliceOffsets, found->second.begin)
       .bind(ParamRole::SliceRows, found->second.words)
       .bind(ParamRole::NumSlices, found->second.count)
       .bind(ParamRole::NumSplitRows, found->second.splitRows);

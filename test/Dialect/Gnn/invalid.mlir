@@ -788,7 +788,7 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<snapshot_csr, i64, i32>, %x: tensor<?x4x8xf32>) -> tensor<?x4x8xf32> {
-    // expected-error @+1 {{slice_size must be from 1 to 65536 (0 = choose), got 100000}}
+    // expected-error @+1 {{slice_size must be from 1 to 4096 (0 = choose), got 100000}}
     %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = sliced, slice_size = 100000>} : !gnn.graph<snapshot_csr, i64, i32>, tensor<?x4x8xf32> -> tensor<?x4x8xf32>
     gnn.return %y : tensor<?x4x8xf32>
   }

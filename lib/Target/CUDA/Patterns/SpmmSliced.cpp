@@ -51,10 +51,10 @@ class SpmmSlicedPattern : public EmissionPattern {
        << ", " << boolean(d.reduce == Reduce::Mean) << ", "
        << boolean(d.scale == DegreeScale::Left || d.scale == DegreeScale::Both)
        << ", " << boolean(d.scalesColumns()) << ", " << kSliceSnapshotShift
-       << ", " << kSliceFirst << "ll, " << kSliceSplit << "ll>("
-       << c.graph.rowPtr << ", " << c.graph.colIdx << ", " << c.graph.numRows
-       << ", " << c.input(0) << ", " << c.result() << ", "
-       << (colNorm.empty() ? StringRef("nullptr") : colNorm) << ", "
+       << ", " << kSliceLengthShift << ", " << kSliceFirst << "ll, "
+       << kSliceSplit << "ll>(" << c.graph.rowPtr << ", " << c.graph.colIdx
+       << ", " << c.graph.numRows << ", " << c.input(0) << ", " << c.result()
+       << ", " << (colNorm.empty() ? StringRef("nullptr") : colNorm) << ", "
        << params.name(ParamRole::ExclusiveOffsets) << ", "
        << params.name(ParamRole::ExclusiveIndices) << ", "
        << params.name(ParamRole::SliceOffsets) << ", "

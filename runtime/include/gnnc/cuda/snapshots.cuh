@@ -115,12 +115,11 @@ __device__ __forceinline__ float snapshotRowFactor(long long deg) {
   return f;
 }
 
-/// Adds the features of the neighbours in [begin, end) (column indices
-/// `cols`) to the lane's chunk `chunk` (of snapshot `snap`), Unroll
-/// neighbours' loads in flight at once.
-/// `element` is the first feature of the chunk in a node's row; `snap`
-/// the snapshot whose column factors apply. The neighbours are every
-/// Stride-th of [begin, end).
+/// Adds to the lane's accumulators `acc` the features of the neighbours
+/// cols[e] for e = begin, begin + Stride, ... below end, Unroll
+/// neighbours' loads in flight at once. `element` is the first feature of
+/// the chunk in a node's row; `snap` the snapshot whose column factors
+/// apply.
 template <typename T, typename Index, int RowLen, int VW, int Unroll,
           bool Right, int Stride = 1>
 __device__ __forceinline__ void
@@ -141,8 +140,8 @@ snapshotGather(float *acc, const Index *__restrict__ cols, long long begin,
     for (int u = 0; u < Unroll; ++u) {
       const float w = Right ? __ldg(col_norm + snap * num_rows + c[u]) : 1.0f;
 #pragma unroll
-      for (int i = 0; i < VW; ++i)
-        acc[i] += w * v[u][i];
+      for (int k = 0; k < VW; ++k)
+        acc[k] += w * v[u][k];
     }
   }
   for (; e < end; e += Stride) {
@@ -151,8 +150,8 @@ snapshotGather(float *acc, const Index *__restrict__ cols, long long begin,
     SnapshotIo<T>::template load<VW>(x + c * RowLen + element, v);
     const float w = Right ? __ldg(col_norm + snap * num_rows + c) : 1.0f;
 #pragma unroll
-    for (int i = 0; i < VW; ++i)
-      acc[i] += w * v[i];
+    for (int k = 0; k < VW; ++k)
+      acc[k] += w * v[k];
   }
 }
 
@@ -160,19 +159,20 @@ snapshotGather(float *acc, const Index *__restrict__ cols, long long begin,
 
 /// The sliced aggregation of one group of S snapshots of F features (see
 /// the file comment). One worker of Lanes threads per work item; Unroll
-/// neighbours' loads in flight per lane. The slice words carry the row in
-/// their low 32 bits, snapshot + 1 from bit SnapShift, and the flags First
-/// and Split.
+/// neighbours' loads in flight per lane. A work item is its first edge
+/// (slice_begin) and its word: the row in the low 32 bits, snapshot + 1
+/// from bit SnapShift (16 bits), the item's edge count from bit LenShift
+/// (13 bits), and the flags First and Split.
 template <typename T, int S, int F, int VW, int Lanes, int ChunksPerLane,
           int SliceSize, int Unroll, bool Mean, bool Left, bool Right,
-          int SnapShift, long long First, long long Split, typename Offset,
-          typename Index>
+          int SnapShift, int LenShift, long long First, long long Split,
+          typename Offset, typename Index>
 __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
     const Offset *__restrict__ row_ptr, const Index *__restrict__ col_idx,
     long long num_rows, const T *__restrict__ x, T *__restrict__ y,
     const float *__restrict__ col_norm, const long long *__restrict__ excl_ptr,
     const Index *__restrict__ excl_idx,
-    const long long *__restrict__ slice_range,
+    const long long *__restrict__ slice_begin,
     const long long *__restrict__ slice_rows, long long num_slices) {
   using namespace gnnc::cuda;
   constexpr int RowLen = S * F;
@@ -187,9 +187,9 @@ __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
   const long long word = slice_rows[slice];
   const long long row = word & 0xffffffffll;
   const int snapPlusOne = static_cast<int>((word >> SnapShift) & 0xffff);
+  const long long length = (word >> LenShift) & 0x1fff;
   const bool split = (word & Split) != 0;
-  const long long begin = slice_range[2 * slice];
-  const long long end = slice_range[2 * slice + 1];
+  const long long begin = slice_begin[slice];
   float acc[ChunksPerLane][VW];
 #pragma unroll
   for (int k = 0; k < ChunksPerLane; ++k)
@@ -204,8 +204,8 @@ __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
       if (Chunks % Lanes != 0 && chunk >= Chunks)
         break;
       snapshotGather<T, Index, RowLen, VW, Unroll, Right>(
-          acc[k], col_idx, begin, end, x, chunk * VW, chunk / SnapChunks,
-          col_norm, num_rows);
+          acc[k], col_idx, begin, begin + length, x, chunk * VW,
+          chunk / SnapChunks, col_norm, num_rows);
     }
     // The row's first slice adds the first SliceSize exclusive edges of
     // each chunk's snapshot (exclusive slices take the rest).
@@ -234,7 +234,7 @@ __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
         break;
       const int g = chunk / SnapChunks;
       snapshotGather<T, Index, RowLen, VW, Unroll, Right, S>(
-          acc[k], excl_idx, begin + g, end, x,
+          acc[k], excl_idx, begin + g, begin + length, x,
           s * F + (chunk - g * SnapChunks) * VW, s, col_norm, num_rows);
     }
   }

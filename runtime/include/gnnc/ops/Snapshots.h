@@ -27,10 +27,10 @@ namespace gnnc::ops {
 /// the row outnumber `sliceSize` (the row's first slice takes that many),
 /// the rest in slices of at most `sliceSize`; with the first slices of the
 /// rows that have several items moved to the front (`splitRows` of them).
-/// `range` holds each item's edge range (begin, end), `words` its row,
-/// snapshot and flags.
+/// `begin` holds each item's first edge, `words` its row, snapshot, edge
+/// count and flags.
 struct SnapshotSlices {
-  std::vector<int64_t> range;
+  std::vector<int64_t> begin;
   std::vector<int64_t> words;
   int64_t splitRows = 0;
   int64_t count() const { return static_cast<int64_t>(words.size()); }
@@ -38,7 +38,8 @@ struct SnapshotSlices {
 /// The items of a group whose overlap has the row offsets `rowPtr` and
 /// whose exclusive edges have the stacked offsets `exclusiveOffsets`
 /// (graph::stackExclusive: `snapshots` x (rows + 1)). Fails on a slice size
-/// below 1, more rows than 32 bits hold or offsets of the wrong size;
+/// below 1 or above limits::kMaxSliceSize, more rows than 32 bits hold or
+/// offsets of the wrong size;
 /// `name` for messages.
 Expected<SnapshotSlices>
 snapshotSlices(const std::vector<int64_t> &rowPtr,
@@ -62,7 +63,7 @@ struct DeviceSnapshotGroup {
   /// exclusive parts, their offsets).
   int64_t uploadedBytes = 0;
   struct DeviceSlices {
-    rt::DeviceBuffer range;
+    rt::DeviceBuffer begin;
     rt::DeviceBuffer words;
     int64_t count = 0;
     int64_t splitRows = 0;
