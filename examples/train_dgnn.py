@@ -116,6 +116,7 @@ on the CPU with the kernels emulated (a check of the script only).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -796,10 +797,32 @@ def prefetch_of(lib: str, mode: str) -> bool:
     return lib == "gnnc" if mode == "auto" else mode == "on"
 
 
+@contextlib.contextmanager
+def full_f32(precision):
+    """f32 runs compute in f32: cuDNN's GRU would use TF32 tensor cores on
+    Ampere and later (matmuls already run in full f32 by default), as the
+    GRUCell of earlier versions did not. The setting is restored after."""
+    saved = torch.backends.cudnn.allow_tf32
+    if precision == "f32":
+        torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32 = saved
+
+
 def train_one(lib, seq: Sequence, graphs, init, precision, args, dev,
               prefetch: Optional[bool] = None):
+    """Trains one library's model (prefetch None: --prefetch's choice for
+    the library), evaluates the test span, measures the transfers; returns
+    the run's results."""
     if prefetch is None:
         prefetch = prefetch_of(lib, args.prefetch)
+    with full_f32(precision):
+        return _train_one(lib, seq, graphs, init, precision, args, dev, prefetch)
+
+
+def _train_one(lib, seq, graphs, init, precision, args, dev, prefetch):
     torch.manual_seed(args.seed)
     net = TGCN(lib, seq.x.shape[2], args.hidden, args.layers, args.recurrence).to(dev)
     net.load_state_dict(init)
@@ -956,11 +979,6 @@ def run_dataset(name, args, dev):
 
 def run(args, dev=None):
     dev = dev or C.device()
-    if args.precision == "f32":
-        # f32 computes in f32: cuDNN's GRU would use TF32 tensor cores on
-        # Ampere and later (matmuls already run in full f32 by default), as
-        # the GRUCell of earlier versions did not.
-        torch.backends.cudnn.allow_tf32 = False
     names = list(LOADERS) if args.dataset == "all" else [args.dataset]
     results = [run_dataset(name, args, dev) for name in names]
     return dict(device=C.gpu_name(dev), emulated=C.EMULATE, args=vars(args),

@@ -319,6 +319,9 @@ def test_window_model_is_the_per_snapshot_model(dev, monkeypatch, recurrence):
     monkeypatch.syspath_prepend(str(EXAMPLES))
     import train_dgnn as T
 
+    # The reference's GRUCell computes in f32; so does the GRU under
+    # train_one's full_f32 (cuDNN would otherwise use TF32 on a GPU).
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
     seq = _directed_sequence(T, snapshots=4)
     args = T.parser().parse_args(["--hidden", "8", "--recurrence", recurrence])
     init = T.initial_state(seq, args)
@@ -456,3 +459,16 @@ def test_sorted_set_helpers_match_numpy(monkeypatch):
         ua = np.unique(a)
         assert np.array_equal(T.not_in_sorted(ua, b), np.setdiff1d(ua, b))
         assert np.array_equal(T.not_in_sorted(ua, b[:0]), ua)
+
+
+def test_full_f32_restores_the_setting(monkeypatch):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    import train_dgnn as T
+
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)
+    with T.full_f32("f32"):
+        assert torch.backends.cudnn.allow_tf32 is False
+    assert torch.backends.cudnn.allow_tf32 is True
+    with T.full_f32("bf16"):
+        assert torch.backends.cudnn.allow_tf32 is True
