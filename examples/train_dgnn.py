@@ -22,7 +22,9 @@ compute the same losses.
 Only the recurrence is sequential, so both models run everything else per
 window: the GRU is a torch.nn.GRU over the window's S snapshots (sequence
 length S, batch N: one cuDNN call; --recurrence step calls it once per
-snapshot), the head and the loss run once over all of the window's
+snapshot, --recurrence cell runs torch.gru_cell per snapshot on the same
+weights; the default, auto, takes cell above 16,384 nodes, where cuDNN's
+f32 GRU was the slower), the head and the loss run once over all of the window's
 predictions. gnnc's model holds a window as [N, S, F] and runs each GCN
 layer once for the whole window: one matmul (GCNConv's lin), one
 aggregation (aggregate_window), bias and ReLU once. PyG's model keeps
@@ -548,9 +550,16 @@ def window_graphs(graphs, w):
 # --- the model ----------------------------------------------------------------
 
 #: How the GRU runs over a window's S snapshots: 'sequence', one
-#: torch.nn.GRU call (cuDNN runs the whole recurrence), or 'step', one call
-#: per snapshot (what a GRUCell loop does). The same parameters and function.
-RECURRENCES = ("sequence", "step")
+#: torch.nn.GRU call (cuDNN runs the whole recurrence), 'step', one such
+#: call per snapshot, or 'cell', torch.gru_cell per snapshot on the same
+#: parameters (no cuDNN; what a GRUCell loop does). 'auto' takes 'sequence'
+#: for graphs of at most AUTO_SEQUENCE_NODES nodes and 'cell' above: on an
+#: H200, cuDNN's f32 GRU over a batch of 65,536 nodes made a scale-16 R-MAT
+#: epoch about 30 ms slower for both libraries than the cell loop, while on
+#: small graphs the one call saves launches. The same parameters and
+#: function whichever runs.
+RECURRENCES = ("auto", "sequence", "step", "cell")
+AUTO_SEQUENCE_NODES = 16384
 
 
 class TGCN(torch.nn.Module):
@@ -561,12 +570,15 @@ class TGCN(torch.nn.Module):
     first) and time-major for PyG ([S, N, F] and [S, N]: each snapshot's
     features contiguous for GCNConv, the GRU sequence first)."""
 
-    def __init__(self, lib, in_ch, hidden, layers=2, recurrence="sequence"):
+    def __init__(self, lib, in_ch, hidden, layers=2, recurrence="sequence",
+                 num_nodes=None):
         super().__init__()
         if layers not in (1, 2):
             raise ValueError(f"layers must be 1 or 2, got {layers}")
         if recurrence not in RECURRENCES:
             raise ValueError(f"recurrence must be one of {RECURRENCES}, got {recurrence!r}")
+        if recurrence == "auto":
+            recurrence = "sequence" if (num_nodes or 0) <= AUTO_SEQUENCE_NODES else "cell"
         m = C.conv_module(lib)
         self.lib, self.recurrence = lib, recurrence
         self.convs = torch.nn.ModuleList(
@@ -603,6 +615,17 @@ class TGCN(torch.nn.Module):
         or None): the outputs of every step (z's layout) and the last state."""
         if self.recurrence == "sequence":
             return self.gru(z, h)
+        if self.recurrence == "cell":
+            g = self.gru
+            state = h[0] if h is not None else None
+            outs = []
+            for zt in z.unbind(self.time_dim):
+                if state is None:
+                    state = zt.new_zeros(zt.shape[0], g.hidden_size)
+                state = torch.gru_cell(zt, state, g.weight_ih_l0, g.weight_hh_l0,
+                                       g.bias_ih_l0, g.bias_hh_l0)
+                outs.append(state)
+            return torch.stack(outs, dim=self.time_dim), state.unsqueeze(0)
         outs = []
         for zt in z.split(1, dim=self.time_dim):
             o, h = self.gru(zt, h)
@@ -824,7 +847,8 @@ def train_one(lib, seq: Sequence, graphs, init, precision, args, dev,
 
 def _train_one(lib, seq, graphs, init, precision, args, dev, prefetch):
     torch.manual_seed(args.seed)
-    net = TGCN(lib, seq.x.shape[2], args.hidden, args.layers, args.recurrence).to(dev)
+    net = TGCN(lib, seq.x.shape[2], args.hidden, args.layers, args.recurrence,
+               num_nodes=seq.num_nodes).to(dev)
     net.load_state_dict(init)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     scaler = C.grad_scaler(dev, precision)
@@ -863,7 +887,7 @@ def _train_one(lib, seq, graphs, init, precision, args, dev, prefetch):
                 test_n += len(w) - first
     epoch_ms = timer.median(args.warmup)
     out = dict(lib=lib, precision=precision, prefetch=prefetch,
-               recurrence=args.recurrence, train_loss=losses[-1],
+               recurrence=net.recurrence, train_loss=losses[-1],
                test_loss=float(err) / test_n if test_n else None, losses=losses,
                epoch_ms=epoch_ms, first_epoch_ms=timer.times[0], peak_mib=peak,
                h2d_bytes_per_epoch=host.nbytes(), copy_ms=None,
@@ -1002,9 +1026,11 @@ def parser():
                    help="copy the next window's features and targets to the device on "
                    "a side stream while the current window computes; auto: gnnc on, "
                    "PyG off (with --compare, PyG runs both ways)")
-    p.add_argument("--recurrence", default="sequence", choices=list(RECURRENCES),
-                   help="the GRU over a window in one torch.nn.GRU call (sequence) or "
-                   "one call per snapshot (step); both libraries alike")
+    p.add_argument("--recurrence", default="auto", choices=list(RECURRENCES),
+                   help="the GRU over a window in one torch.nn.GRU call (sequence), "
+                   "one call per snapshot (step), torch.gru_cell per snapshot (cell), "
+                   "or auto: sequence up to %d nodes, cell above; both libraries "
+                   "alike" % AUTO_SEQUENCE_NODES)
     p.add_argument("--timing-reps", type=int, default=5,
                    help="repetitions of the copies-only and resident-compute passes "
                    "after training (0: none)")

@@ -307,7 +307,7 @@ def _window_reference(T, net, graphs, x, h):
     return torch.stack(outs), h
 
 
-@pytest.mark.parametrize("recurrence", ["sequence", "step"])
+@pytest.mark.parametrize("recurrence", ["sequence", "step", "cell"])
 def test_window_model_is_the_per_snapshot_model(dev, monkeypatch, recurrence):
     """TGCN over a whole window (gnnc: [N, S, F], one matmul, aggregation,
     bias and ReLU per layer, the GRU and head once; PyG: GCNConv per
