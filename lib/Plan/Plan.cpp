@@ -257,7 +257,9 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
   }
   if (s.strategy == Strategy::Sliced) {
     if (s.sliceSize == 0)
-      s.sliceSize = defaults::kSliceSize;
+      s.sliceSize = static_cast<int32_t>(std::clamp<int64_t>(
+          defaults::kSliceSizePerSnapshot * op.snapshots, defaults::kSliceSize,
+          defaults::kMaxDefaultSliceSize));
     s.write = WriteMode::Atomic;
   }
   // What the defaults chose must keep the fields' own rules (256 threads

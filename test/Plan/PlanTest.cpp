@@ -140,7 +140,9 @@ TEST(Plan, DefaultsFollowTheRows) {
   given.dimWorkers = 4;
   given.threadsPerBlock = 64;
   EXPECT_EQ(*completeSchedule(spmm(ElementType::F32, 64), given), given);
-  EXPECT_FALSE(
+  // Every strategy has defaults; sliced completes on any graph (planKernel
+  // then refuses one that is no snapshot group).
+  EXPECT_TRUE(
       completeSchedule(spmm(ElementType::F32, 64), strategy(Strategy::Sliced)));
 }
 
@@ -148,7 +150,8 @@ TEST(Plan, EachOpSaysWhatItImplements) {
   EXPECT_EQ(
       implementedStrategies(OpKind::Spmm),
       (std::vector<Strategy>{Strategy::VertexParallel, Strategy::EdgeParallel,
-                             Strategy::NeighborGroup, Strategy::Batched}));
+                             Strategy::NeighborGroup, Strategy::Batched,
+                             Strategy::Sliced}));
   EXPECT_EQ(why(ofKind(OpKind::Sddmm, ElementType::F32, 8),
                 strategy(Strategy::NeighborGroup)),
             "schedule strategy 'neighbor_group' is not implemented for "
@@ -356,6 +359,57 @@ TEST(Plan, NeighbourGroups) {
             "bytes, over 98304; raise dim_workers or lower threads_per_block");
   s.write = WriteMode::Staged;
   EXPECT_NE(why(op, s).find("use write = atomic"), std::string::npos);
+}
+
+TEST(Plan, SlicedGroupsOfSnapshots) {
+  // 4 snapshots of 32 f32 features side by side: the node row is 128.
+  OpDesc op = spmm(ElementType::F32, 128);
+  op.snapshots = 4;
+  op.scale = DegreeScale::Both;
+  Expected<KernelPlan> plan = planWithDefaults(op, strategy(Strategy::Sliced));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->extraParams,
+            (std::vector<ParamRole>{
+                ParamRole::ColumnFactors, ParamRole::ExclusiveOffsets,
+                ParamRole::ExclusiveIndices, ParamRole::SliceOffsets,
+                ParamRole::SliceRows, ParamRole::NumSlices,
+                ParamRole::NumSplitRows}));
+  EXPECT_EQ(plan->launch.grid, std::vector<ParamRole>{ParamRole::NumSlices});
+  ASSERT_EQ(plan->preludes.size(), 1u);
+  EXPECT_EQ(plan->preludes[0].launch.grid,
+            std::vector<ParamRole>{ParamRole::NumSplitRows});
+  // A warp of float4 lanes over the 128 features; 16 edges per slice per
+  // snapshot.
+  EXPECT_EQ(plan->mapping.lanes, 32);
+  EXPECT_EQ(plan->mapping.vectorWidth, 4);
+  EXPECT_EQ(plan->schedule.sliceSize, 64);
+  EXPECT_EQ(plan->schedule.write, WriteMode::Atomic);
+  op.snapshots = 2;
+  op.width = op.rowStride = 64;
+  EXPECT_EQ(planWithDefaults(op, strategy(Strategy::Sliced))->schedule.sliceSize,
+            32);
+  op.snapshots = 16;
+  op.width = op.rowStride = 16 * 8;
+  EXPECT_EQ(planWithDefaults(op, strategy(Strategy::Sliced))->schedule.sliceSize,
+            128);
+  // A vector must not straddle two snapshots: 6 features each.
+  op.snapshots = 4;
+  op.width = op.rowStride = 24;
+  EXPECT_EQ(planWithDefaults(op, strategy(Strategy::Sliced))
+                ->schedule.vectorWidth,
+            2);
+  Schedule four = strategy(Strategy::Sliced);
+  four.vectorWidth = 4;
+  EXPECT_EQ(why(op, four), "vector_width 4 does not divide the features of "
+                           "one snapshot (6); a vector load must not "
+                           "straddle two snapshots");
+  // The strategy and the graph go together.
+  EXPECT_NE(why(op, Schedule()).find("aggregated by strategy = sliced"),
+            std::string::npos);
+  op.snapshots = 0;
+  EXPECT_NE(why(op, strategy(Strategy::Sliced))
+                .find("the graph must be a !gnn.graph<snapshot_csr, ...>"),
+            std::string::npos);
 }
 
 TEST(Plan, EdgeSoftmaxHeads) {

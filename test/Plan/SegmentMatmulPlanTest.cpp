@@ -120,7 +120,7 @@ TEST(SegmentMatmulPlan, RulesWithReasons) {
   EXPECT_EQ(why(spmmOp(ElementType::F32, 32), routed),
             "schedule strategy 'tile_routed' is not implemented for gnn.spmm "
             "yet; implemented: vertex_parallel, edge_parallel, "
-            "neighbor_group, batched");
+            "neighbor_group, batched, sliced");
   routed.graphsPerBlock = 2;
   EXPECT_EQ(why(op, routed),
             "graphs_per_block applies to the batched strategy, not "

@@ -112,9 +112,13 @@ constexpr int32_t kSegmentTileRows = 64;
 constexpr int32_t kSegmentSplitRows = 256;
 /// tile_routed with math = tensor_core: the cp.async pipeline's buffers.
 constexpr int32_t kPipelineStages = 2;
-/// sliced: non-zeros per slice of the overlap (PiPAD's slice size), and
-/// the threads of a block.
+/// sliced: non-zeros per slice of a group of S snapshots: kSliceSizePerSnapshot
+/// x S, from kSliceSize to kMaxDefaultSliceSize (32, 64, 128 for S = 2, 4, 8:
+/// the fastest of 8-128 on evolving R-MAT 16-20 on an H200, within 2% but for
+/// R-MAT 16 at S = 8, 15-19%; bench/NOTES.md).
 constexpr int32_t kSliceSize = 32;
+constexpr int32_t kSliceSizePerSnapshot = 16;
+constexpr int32_t kMaxDefaultSliceSize = 128;
 
 } // namespace gnnc::defaults
 

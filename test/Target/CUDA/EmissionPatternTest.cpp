@@ -72,9 +72,10 @@ TEST(EmissionPatterns, PrintTheCompanionsTheirPlansList) {
   }
 }
 
-TEST(CUDAEmitter, ReportsAStrategyWithoutAPattern) {
-  // Lowered IR whose schedule no verifier accepts (sliced is planned for no
-  // op), parsed without verification.
+TEST(CUDAEmitter, ReportsAScheduleItCannotPlan) {
+  // Lowered IR whose schedule no verifier accepts (sliced over a graph that
+  // is no snapshot group), parsed without verification: the emitter plans
+  // the op again and reports why it cannot.
   const char *text = R"mlir(
 gnn.module @m {
   gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {gnn.abi = [#gnn.param<"row_ptr", row_offsets>, #gnn.param<"col_idx", column_indices>, #gnn.param<"num_rows", num_rows>, #gnn.param<"x", input>, #gnn.param<"y", result>], gnn.entry = "m_agg", gnn.launch = #gnn.launch<block = 64, grid = [num_rows], per_block = 64>} {
@@ -99,7 +100,8 @@ gnn.module @m {
   llvm::raw_string_ostream os(cuda);
   EXPECT_TRUE(mlir::failed(translateToCUDA(*module, os)));
   EXPECT_EQ(diagnostics,
-            "no CUDA emission pattern for gnn.spmm with strategy sliced\n");
+            "'gnn.spmm' op strategy = sliced aggregates a group of snapshots "
+            "at once; the graph must be a !gnn.graph<snapshot_csr, ...>\n");
   EXPECT_TRUE(cuda.empty()) << cuda;
 }
 
