@@ -2,7 +2,8 @@
 //
 // Compiles the whole schedule x type x width space of gnn.spmm (sum, mean,
 // degree scaling, the self term, f16 and discretized accumulation),
-// gnn.sddmm and gnn.edge_softmax, gnn.segment_matmul, and every backward
+// gnn.sddmm and gnn.edge_softmax, gnn.segment_matmul, gnn.spmm over groups
+// of snapshots (sliced), and every backward
 // kernel
 // (gnn.edge_softmax_grad, the gradient forms of gnn.spmm and gnn.sddmm),
 // through the compiler and NVRTC, for sm_80 and sm_90. Needs no GPU.
@@ -11,6 +12,7 @@
 #include "BackwardVariants.h"
 #include "BatchedVariants.h"
 #include "SegmentMatmulVariants.h"
+#include "SnapshotVariants.h"
 #include "SpmmVariants.h"
 
 #include "gnnc/Compiler/Compiler.h"
@@ -46,6 +48,26 @@ TEST_P(CompileSweep, EveryVariantCompiles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, CompileSweep,
+                         ::testing::Values("sm_80", "sm_90"));
+
+class SnapshotCompileSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SnapshotCompileSweep, EverySlicedVariantCompiles) {
+  std::vector<test::SnapshotVariant> variants = test::snapshotVariants();
+  auto compiled =
+      compileGnn(test::snapshotModuleText(variants), "snapshots.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  ASSERT_EQ(compiled->kernels.size(), variants.size());
+  rt::CompileOptions options;
+  options.arch = GetParam();
+  auto binary = rt::compileCuda(compiled->source, "snapshots.cu", options);
+  ASSERT_TRUE(binary) << binary.message();
+  for (const rt::KernelSpec &spec : compiled->kernels)
+    EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
+        << spec.name << " is missing from the cubin";
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, SnapshotCompileSweep,
                          ::testing::Values("sm_80", "sm_90"));
 
 class BatchedCompileSweep : public ::testing::TestWithParam<std::string> {};

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernels.h"
+#include "SnapshotVariants.h"
 
 #include "gnnc/graph/Rmat.h"
 #include "gnnc/graph/Snapshots.h"
@@ -21,56 +22,17 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 using namespace gnnc;
 using namespace gnnc::graph;
 
 namespace {
 
-struct Variant {
-  const char *type;
-  int64_t snapshots, width;
-  const char *reduce, *scale;
-  int sliceSize;
-};
-
-const Variant kVariants[] = {
-    {"f32", 4, 32, "sum", "none", 0},    {"f32", 4, 32, "sum", "both", 0},
-    {"f32", 2, 3, "mean", "none", 4},    {"f32", 8, 8, "sum", "left", 0},
-    {"f32", 3, 64, "mean", "right", 16}, {"f32", 1, 1, "sum", "both", 2},
-    {"f32", 2, 256, "sum", "both", 0},   {"f32", 8, 1, "mean", "both", 0},
-    {"f16", 4, 32, "sum", "both", 0},    {"f16", 8, 6, "mean", "none", 8},
-    {"f16", 2, 64, "sum", "left", 0},    {"bf16", 4, 16, "sum", "both", 0},
-    {"bf16", 3, 5, "mean", "right", 4},
-};
-
-std::string moduleText() {
-  std::ostringstream os;
-  os << "gnn.module @snapshots {\n";
-  int i = 0;
-  for (const Variant &v : kVariants) {
-    std::string t = "tensor<?x" + std::to_string(v.snapshots) + "x" +
-                    std::to_string(v.width) + "x" + v.type + ">";
-    os << "gnn.kernel @k" << i++
-       << "(%g: !gnn.graph<snapshot_csr, i64, i32>, %x: " << t << ") -> " << t
-       << " {\n  %y = gnn.spmm %g, %x {reduce = #gnn<reduce " << v.reduce
-       << ">, scale = #gnn<scale " << v.scale
-       << ">, schedule = #gnn.schedule<strategy = sliced";
-    if (v.sliceSize)
-      os << ", slice_size = " << v.sliceSize;
-    os << ">} : !gnn.graph<snapshot_csr, i64, i32>, " << t << " -> " << t
-       << "\n  gnn.return %y : " << t << "\n}\n";
-  }
-  os << "}\n";
-  return os.str();
-}
-
 test::GpuKernels &kernels() {
   static test::GpuKernels *k = [] {
     auto *k = new test::GpuKernels;
-    test::loadGpuKernels(*k, moduleText(), "snapshots.gnn",
-                         std::size(kVariants));
+    test::loadGpuKernels(*k, test::snapshotModuleText(test::snapshotVariants()),
+                         "snapshots.gnn", test::snapshotVariants().size());
     return k;
   }();
   return *k;
@@ -83,9 +45,10 @@ void checkAll(const SnapshotSeries &series, uint64_t seed) {
   if (!k.skipReason.empty())
     GTEST_SKIP() << k.skipReason;
   ASSERT_TRUE(k.error.empty()) << k.error;
+  const std::vector<test::SnapshotVariant> variants = test::snapshotVariants();
   for (size_t i = 0; i < k.kernels.size(); ++i) {
     Expected<SnapshotGroup> group =
-        overlapGroup(series, 0, kVariants[i].snapshots);
+        overlapGroup(series, 0, variants[i].snapshots);
     ASSERT_TRUE(group) << group.message();
     auto check =
         ops::checkSnapshotSpmm(*k.runtime, k.kernels[i], *group, seed++);
