@@ -19,20 +19,10 @@ usage: dynamic_summary.py DIR
 """
 import glob
 import json
-import math
 import os
 import sys
 
-
-def geomean(values):
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
-def stats(values):
-    if not values:
-        return None
-    return {"geomean": round(geomean(values), 3), "worst": round(min(values), 3),
-            "cases": len(values)}
+from batched_summary import geomean, stats
 
 
 def main():

@@ -4,6 +4,7 @@
 #include "gnnc/Bench/Bytes.h"
 #include "gnnc/Bench/Json.h"
 #include "gnnc/Bench/KernelRuns.h"
+#include "gnnc/Bench/Kernels.h"
 #include "gnnc/Bench/Problems.h"
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Plan.h"
@@ -94,23 +95,13 @@ std::string moduleText(ElementType type, int64_t width,
   const std::string feat =
       "tensor<?x" + std::to_string(width) + "x" + elementTypeName(type) + ">";
   std::string text = "gnn.module @bb {\n";
-  auto kernel = [&](const std::string &name, const std::string &format,
-                    const std::string &schedule) {
-    const std::string g = "!gnn.graph<" + format + ", i64, i32>";
-    text += "  gnn.kernel @" + name + "(%g: " + g + ", %x: " + feat + ") -> " +
-            feat + " {\n    %y = gnn.spmm %g, %x {schedule = " + schedule +
-            "} : " + g + ", " + feat + " -> " + feat +
-            "\n    gnn.return %y : " + feat + "\n  }\n";
-  };
   for (size_t i = 0; i < general.size(); ++i)
-    kernel("general" + std::to_string(i), "csr", general[i]);
+    text +=
+        spmmKernelText("general" + std::to_string(i), "csr", feat, general[i]);
   for (size_t i = 0; i < batched.size(); ++i)
-    kernel("batched" + std::to_string(i), "batched_csr", batched[i]);
+    text += spmmKernelText("batched" + std::to_string(i), "batched_csr", feat,
+                           batched[i]);
   return text + "}\n";
-}
-
-double medianOf(const KernelResult &r) {
-  return r.status == "ok" && r.timing ? r.timing->medianMs : 0;
 }
 
 } // namespace
@@ -170,21 +161,10 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
   double cusparseMs = 0;
   std::string cusparseAlg;
   if (libraries) {
-    json algs = json::array();
-    for (const LibraryResult &r : libraries->spmm(bench, *problem)) {
-      json a = {
-          {"algorithm", r.algorithm}, {"status", r.status}, {"types", r.types}};
-      if (r.timing) {
-        a["time_ms"] = toJson(*r.timing);
-        if (r.status == "ok" &&
-            (cusparseMs == 0 || r.timing->medianMs < cusparseMs)) {
-          cusparseMs = r.timing->medianMs;
-          cusparseAlg = r.algorithm;
-        }
-      }
-      algs.push_back(a);
-    }
-    record["cusparse"] = algs;
+    LibraryRuns runs = recordLibraryRuns(libraries->spmm(bench, *problem));
+    record["cusparse"] = runs.runs;
+    cusparseMs = runs.fastestMs;
+    cusparseAlg = runs.fastestAlgorithm;
   }
 
   auto runAll = [&](const std::string &prefix, double &bestMs,
@@ -201,7 +181,7 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
                     spec.name.c_str(), name.c_str(), elementTypeName(type),
                     (long long)width, r.report.c_str());
       }
-      double ms = medianOf(r);
+      double ms = passedMedianMs(r);
       json k = {{"schedule", spec.schedule.str()}, {"status", r.status}};
       if (ms > 0) {
         k["time_ms"] = toJson(*r.timing);

@@ -64,3 +64,22 @@ std::string gnnc::bench::utcTimestamp() {
   std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
 }
+
+LibraryRuns
+gnnc::bench::recordLibraryRuns(const std::vector<LibraryResult> &results) {
+  LibraryRuns out;
+  for (const LibraryResult &r : results) {
+    nlohmann::json a = {
+        {"algorithm", r.algorithm}, {"status", r.status}, {"types", r.types}};
+    if (r.timing) {
+      a["time_ms"] = toJson(*r.timing);
+      if (r.status == "ok" &&
+          (out.fastestMs == 0 || r.timing->medianMs < out.fastestMs)) {
+        out.fastestMs = r.timing->medianMs;
+        out.fastestAlgorithm = r.algorithm;
+      }
+    }
+    out.runs.push_back(a);
+  }
+  return out;
+}

@@ -54,6 +54,17 @@ std::string KernelRequest::symbol() const {
   return "unknown";
 }
 
+std::string gnnc::bench::spmmKernelText(const std::string &name,
+                                        const std::string &format,
+                                        const std::string &features,
+                                        const std::string &schedule) {
+  const std::string g = "!gnn.graph<" + format + ", i64, i32>";
+  return "  gnn.kernel @" + name + "(%g: " + g + ", %x: " + features + ") -> " +
+         features + " {\n    %y = gnn.spmm %g, %x {schedule = " + schedule +
+         "} : " + g + ", " + features + " -> " + features +
+         "\n    gnn.return %y : " + features + "\n  }\n";
+}
+
 std::string
 gnnc::bench::benchModuleText(const std::string &moduleName,
                              const std::vector<KernelRequest> &requests) {

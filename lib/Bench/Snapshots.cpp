@@ -4,6 +4,7 @@
 #include "gnnc/Bench/Batched.h"
 #include "gnnc/Bench/Json.h"
 #include "gnnc/Bench/KernelRuns.h"
+#include "gnnc/Bench/Kernels.h"
 #include "gnnc/Bench/Problems.h"
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Limits.h"
@@ -86,25 +87,15 @@ std::string moduleText(ElementType type, int64_t snapshots, int64_t width,
   const std::string grouped = "tensor<?x" + std::to_string(snapshots) + "x" +
                               std::to_string(width) + "x" + t + ">";
   std::string text = "gnn.module @sb {\n";
-  auto kernel = [&](const std::string &name, const std::string &format,
-                    const std::string &feat, const std::string &schedule) {
-    const std::string g = "!gnn.graph<" + format + ", i64, i32>";
-    text += "  gnn.kernel @" + name + "(%g: " + g + ", %x: " + feat + ") -> " +
-            feat + " {\n    %y = gnn.spmm %g, %x {schedule = " + schedule +
-            "} : " + g + ", " + feat + " -> " + feat +
-            "\n    gnn.return %y : " + feat + "\n  }\n";
-  };
   for (size_t i = 0; i < general.size(); ++i)
-    kernel("general" + std::to_string(i), "csr", flat, general[i]);
+    text +=
+        spmmKernelText("general" + std::to_string(i), "csr", flat, general[i]);
   for (int slice : kSliceSizes)
-    kernel("sliced" + std::to_string(slice), "snapshot_csr", grouped,
-           "#gnn.schedule<strategy = sliced, slice_size = " +
-               std::to_string(slice) + ">");
+    text += spmmKernelText("sliced" + std::to_string(slice), "snapshot_csr",
+                           grouped,
+                           "#gnn.schedule<strategy = sliced, slice_size = " +
+                               std::to_string(slice) + ">");
   return text + "}\n";
-}
-
-double medianOf(const KernelResult &r) {
-  return r.status == "ok" && r.timing ? r.timing->medianMs : 0;
 }
 
 } // namespace
@@ -274,7 +265,7 @@ json gnnc::bench::runSnapshotCase(Bench &bench, CudaLibraries *libraries,
         std::printf("%s    %s on %s: %s\n", r.status.c_str(), spec.name.c_str(),
                     g.name.c_str(), r.report.c_str());
       }
-      double ms = medianOf(r);
+      double ms = passedMedianMs(r);
       if (ms > 0 && (best == 0 || ms < best)) {
         best = ms;
         bestSchedule = spec.schedule.str();
@@ -300,21 +291,10 @@ json gnnc::bench::runSnapshotCase(Bench &bench, CudaLibraries *libraries,
         makeSpmmProblem(*graphs, type, width, false, seed + 99);
     if (!problem)
       return error("making the block-diagonal problem", problem.status());
-    json algs = json::array();
-    for (const LibraryResult &r : libraries->spmm(bench, *problem)) {
-      json a = {
-          {"algorithm", r.algorithm}, {"status", r.status}, {"types", r.types}};
-      if (r.timing) {
-        a["time_ms"] = toJson(*r.timing);
-        if (r.status == "ok" &&
-            (cusparseMs == 0 || r.timing->medianMs < cusparseMs)) {
-          cusparseMs = r.timing->medianMs;
-          cusparseAlg = r.algorithm;
-        }
-      }
-      algs.push_back(a);
-    }
-    record["cusparse_blockdiag"] = algs;
+    LibraryRuns runs = recordLibraryRuns(libraries->spmm(bench, *problem));
+    record["cusparse_blockdiag"] = runs.runs;
+    cusparseMs = runs.fastestMs;
+    cusparseAlg = runs.fastestAlgorithm;
   }
 
   json best = {{"multi_snapshot_ms", multiMs},

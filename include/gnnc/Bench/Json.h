@@ -8,6 +8,7 @@
 #define GNNC_BENCH_JSON_H
 
 #include "gnnc/Bench/Bytes.h"
+#include "gnnc/Bench/Cusparse.h"
 #include "gnnc/Bench/KernelRuns.h"
 #include "gnnc/runtime/Timing.h"
 
@@ -30,6 +31,15 @@ nlohmann::json bandwidthJson(const ByteCounts &bytes, double medianMs,
 nlohmann::json toJson(const KernelResult &result, const ByteCounts &bytes,
                       double copyGbs, double cusparseDefaultMs,
                       double cusparseFastestMs);
+
+/// The records of a library's runs (algorithm, status, types, time) and the
+/// fastest of those that ran and passed (ms 0 when none did).
+struct LibraryRuns {
+  nlohmann::json runs = nlohmann::json::array();
+  double fastestMs = 0;
+  std::string fastestAlgorithm;
+};
+LibraryRuns recordLibraryRuns(const std::vector<LibraryResult> &results);
 
 /// The current UTC time as "YYYY-MM-DDTHH:MM:SSZ".
 std::string utcTimestamp();

@@ -43,6 +43,12 @@ struct KernelResult {
   double loadMs = 0;
 };
 
+/// The median time of a kernel that passed its check and was timed; 0
+/// otherwise.
+inline double passedMedianMs(const KernelResult &r) {
+  return r.status == "ok" && r.timing ? r.timing->medianMs : 0;
+}
+
 /// Loads `spec`, checks it on `problem` (the gate), and times it only if it
 /// passed. Never fails: problems are recorded in the result.
 KernelResult runGnncKernel(Bench &bench, const rt::KernelSpec &spec,

@@ -52,6 +52,13 @@ struct KernelRequest {
   std::string symbol() const;
 };
 
+/// The .gnn text of one gnn.kernel `@name` holding one gnn.spmm over a
+/// `!gnn.graph<format, i64, i32>` of features `features` (a tensor type)
+/// under `schedule` (a `#gnn.schedule<...>`).
+std::string spmmKernelText(const std::string &name, const std::string &format,
+                           const std::string &features,
+                           const std::string &schedule);
+
 /// The .gnn text of a module `@moduleName` holding the requested kernels.
 std::string benchModuleText(const std::string &moduleName,
                             const std::vector<KernelRequest> &requests);
