@@ -155,6 +155,19 @@ snapshotGather(float *acc, const Index *__restrict__ cols, long long begin,
   }
 }
 
+/// Calls f(k, chunk) for the lane's chunks chunk = lane + k x Lanes of a
+/// row of Chunks chunks (k below ChunksPerLane), unrolled.
+template <int ChunksPerLane, int Lanes, int Chunks, typename F>
+__device__ __forceinline__ void forEachLaneChunk(int lane, F &&f) {
+#pragma unroll
+  for (int k = 0; k < ChunksPerLane; ++k) {
+    const int chunk = lane + k * Lanes;
+    if (Chunks % Lanes != 0 && chunk >= Chunks)
+      break;
+    f(k, chunk);
+  }
+}
+
 } // namespace gnnc::cuda
 
 /// The sliced aggregation of one group of S snapshots of F features (see
@@ -196,53 +209,39 @@ __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
 #pragma unroll
     for (int i = 0; i < VW; ++i)
       acc[k][i] = 0.0f;
+  auto chunks = [&](auto &&f) {
+    forEachLaneChunk<ChunksPerLane, Lanes, Chunks>(lane, f);
+  };
   if (snapPlusOne == 0) {
     // Shared edges, for every snapshot at once.
-#pragma unroll
-    for (int k = 0; k < ChunksPerLane; ++k) {
-      const int chunk = lane + k * Lanes;
-      if (Chunks % Lanes != 0 && chunk >= Chunks)
-        break;
+    chunks([&](int k, int chunk) {
       snapshotGather<T, Index, RowLen, VW, Unroll, Right>(
           acc[k], col_idx, begin, begin + length, x, chunk * VW,
           chunk / SnapChunks, col_norm, num_rows);
-    }
+    });
     // The row's first slice adds the first SliceSize exclusive edges of
     // each chunk's snapshot (exclusive slices take the rest).
-    if (word & First) {
-#pragma unroll
-      for (int k = 0; k < ChunksPerLane; ++k) {
-        const int chunk = lane + k * Lanes;
-        if (Chunks % Lanes != 0 && chunk >= Chunks)
-          break;
+    if (word & First)
+      chunks([&](int k, int chunk) {
         const int snap = chunk / SnapChunks;
         const long long *ptr = excl_ptr + snap * (num_rows + 1);
         const long long e0 = ptr[row];
         snapshotGather<T, Index, RowLen, VW, Unroll, Right>(
             acc[k], excl_idx, e0, min(e0 + SliceSize, ptr[row + 1]), x,
             chunk * VW, snap, col_norm, num_rows);
-      }
-    }
+      });
   } else {
     // Snapshot s's exclusive edges: the lanes of snapshot g's chunks take
     // every S-th edge from the g-th, gathering snapshot s's features.
     const int s = snapPlusOne - 1;
-#pragma unroll
-    for (int k = 0; k < ChunksPerLane; ++k) {
-      const int chunk = lane + k * Lanes;
-      if (Chunks % Lanes != 0 && chunk >= Chunks)
-        break;
+    chunks([&](int k, int chunk) {
       const int g = chunk / SnapChunks;
       snapshotGather<T, Index, RowLen, VW, Unroll, Right, S>(
           acc[k], excl_idx, begin + g, begin + length, x,
           s * F + (chunk - g * SnapChunks) * VW, s, col_norm, num_rows);
-    }
+    });
   }
-#pragma unroll
-  for (int k = 0; k < ChunksPerLane; ++k) {
-    const int chunk = lane + k * Lanes;
-    if (Chunks % Lanes != 0 && chunk >= Chunks)
-      break;
+  chunks([&](int k, int chunk) {
     const int g = chunk / SnapChunks;
     // The snapshot the chunk's sums belong to, and where they go.
     const int snap = snapPlusOne == 0 ? g : snapPlusOne - 1;
@@ -263,7 +262,7 @@ __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
       SnapshotIo<T>::template atomicAdd<VW>(dst, acc[k]);
     else
       SnapshotIo<T>::template store<VW>(dst, acc[k]);
-  }
+  });
 }
 
 /// Sets the rows with several work items to 0 before the items are added:
