@@ -227,9 +227,9 @@ snapshotGroupOf(const std::string &name, int64_t numNodes, int64_t snapshots,
       g.colIdx.assign(colIdxs[s], colIdxs[s] + nnzs[s]);
     series.snapshots.push_back(std::move(g));
   }
-  // The snapshots' CSR rules and sorted, unique rows, each error naming
-  // the snapshot.
-  GNNC_RETURN_IF_ERROR(series.validate());
+  // overlapGroup checks the snapshots' CSR rules and sorted, unique rows
+  // (SnapshotSeries::validate's, each error naming the snapshot) before it
+  // splits them.
   return graph::overlapGroup(series, 0, snapshots);
 }
 
