@@ -24,7 +24,6 @@
 #include "gnnc/reference/Backward.h"
 #include "gnnc/runtime/Runtime.h"
 
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -190,13 +189,7 @@ Expected<graph::SnapshotGroup>
 snapshotGroupOf(const std::string &name, int64_t numNodes, int64_t snapshots,
                 const int64_t *const *rowPtrs, const int32_t *const *colIdxs,
                 const int64_t *nnzs) {
-  // Column indices are int32: node indices up to INT32_MAX.
-  constexpr int64_t kMaxNodes =
-      int64_t(std::numeric_limits<int32_t>::max()) + 1;
-  if (numNodes < 0 || numNodes > kMaxNodes)
-    return Status::error(name + ": num_nodes is " + std::to_string(numNodes) +
-                         ", not in [0, " + std::to_string(kMaxNodes) +
-                         "] (node indices are int32 column indices)");
+  GNNC_RETURN_IF_ERROR(checkNodeCount(name + ": ", numNodes));
   if (snapshots < 1 || snapshots > limits::kMaxSnapshots)
     return Status::error(name + ": num_snapshots is " +
                          std::to_string(snapshots) + "; a group holds 1 to " +
@@ -538,7 +531,7 @@ gnnc_status gnnc_snapshot_kernel_get(gnnc_snapshot_group group,
         toSnapshotOpDesc(desc, group->forward.host.size(), "desc");
     if (!op)
       return op.status();
-    Expected<Schedule> parsed = snapshotSchedule(schedule);
+    Expected<Schedule> parsed = snapshotSchedule(schedule, *op);
     if (!parsed)
       return parsed.status();
     if (!group->context)

@@ -7,6 +7,7 @@
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/OpText.h"
+#include "gnnc/Plan/Plan.h"
 #include "gnnc/Plan/Schedule.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/ops/Backward.h"
@@ -240,9 +241,22 @@ Expected<OpDesc> gnnc::capi::toSnapshotOpDesc(const gnnc_op_desc *d,
   return op;
 }
 
-Expected<Schedule> gnnc::capi::snapshotSchedule(const char *schedule) {
-  return parseSchedule(schedule ? schedule
-                                : "#gnn.schedule<strategy = sliced>");
+Status gnnc::capi::checkNodeCount(const std::string &prefix, int64_t numNodes) {
+  // Column indices are int32: node indices up to INT32_MAX.
+  constexpr int64_t kMaxNodes =
+      int64_t(std::numeric_limits<int32_t>::max()) + 1;
+  if (numNodes < 0 || numNodes > kMaxNodes)
+    return Status::error(prefix + "num_nodes is " + std::to_string(numNodes) +
+                         ", not in [0, " + std::to_string(kMaxNodes) +
+                         "] (node indices are int32 column indices)");
+  return Status::ok();
+}
+
+Expected<Schedule> gnnc::capi::snapshotSchedule(const char *schedule,
+                                                const OpDesc &op) {
+  if (!schedule)
+    return defaultSchedule(op);
+  return parseSchedule(schedule);
 }
 
 //===----------------------------------------------------------------------===//
@@ -288,13 +302,7 @@ gnnc_status gnnc_coo_to_csr(int64_t num_nodes, int64_t nnz, const int64_t *src,
                             const int64_t *dst, int64_t *row_ptr,
                             int32_t *col_idx, int64_t *perm) {
   return guarded("gnnc_coo_to_csr", [&]() -> Status {
-    // Column indices are int32: node indices up to INT32_MAX.
-    constexpr int64_t kMaxNodes =
-        int64_t(std::numeric_limits<int32_t>::max()) + 1;
-    if (num_nodes < 0 || num_nodes > kMaxNodes)
-      return Status::error("num_nodes is " + std::to_string(num_nodes) +
-                           ", not in [0, " + std::to_string(kMaxNodes) +
-                           "] (node indices are int32 column indices)");
+    GNNC_RETURN_IF_ERROR(checkNodeCount("", num_nodes));
     if (nnz < 0)
       return Status::error("nnz is negative (" + std::to_string(nnz) + ")");
     GNNC_RETURN_IF_ERROR(requireNonNull(row_ptr, "row_ptr"));
@@ -388,7 +396,7 @@ gnnc_status gnnc_snapshot_op_check(const gnnc_op_desc *desc,
     Expected<OpDesc> op = toSnapshotOpDesc(desc, num_snapshots, "desc");
     if (!op)
       return op.status();
-    Expected<Schedule> parsed = snapshotSchedule(schedule);
+    Expected<Schedule> parsed = snapshotSchedule(schedule, *op);
     if (!parsed)
       return parsed.status();
     Expected<CompiledModule> compiled =

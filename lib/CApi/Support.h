@@ -57,9 +57,13 @@ gnnc_op_desc fromOpDesc(const OpDesc &op);
 /// the compiler checks the rest.
 Expected<OpDesc> toSnapshotOpDesc(const gnnc_op_desc *desc, int64_t snapshots,
                                   const char *what);
-/// The schedule of a spmm over a snapshot group: `schedule` parsed, or
-/// `strategy = sliced` (gnnc's default for a group) when it is NULL.
-Expected<Schedule> snapshotSchedule(const char *schedule);
+/// The schedule of `op`, a spmm over a snapshot group: `schedule` parsed,
+/// or the op's default (defaultSchedule: sliced) when it is NULL.
+Expected<Schedule> snapshotSchedule(const char *schedule, const OpDesc &op);
+
+/// Fails unless 0 <= `numNodes` <= 2^31 (the C interface's column indices
+/// are int32); `prefix` (may be empty) starts the message.
+Status checkNodeCount(const std::string &prefix, int64_t numNodes);
 
 /// Fails with "`what` is NULL" when `pointer` is null.
 Status requireNonNull(const void *pointer, const char *what);

@@ -70,9 +70,11 @@ Planner gnnc::plan::findPlanner(OpKind kind, Strategy strategy) {
   return nullptr;
 }
 
-Schedule gnnc::defaultSchedule(OpKind kind) {
+Schedule gnnc::defaultSchedule(const OpDesc &op) {
   Schedule s;
-  s.strategy = familyOf(kind).defaultStrategy;
+  // A group of snapshots has one strategy (spmmRules).
+  s.strategy =
+      op.snapshots > 0 ? Strategy::Sliced : familyOf(op.kind).defaultStrategy;
   return s;
 }
 

@@ -24,7 +24,7 @@ struct GnnDefaultSchedulePass
       ScheduleAttr given = op.getScheduleAttr();
       OpDesc desc = op.describe();
       Expected<Schedule> complete = completeSchedule(
-          desc, given ? given.getValue() : defaultSchedule(desc.kind));
+          desc, given ? given.getValue() : defaultSchedule(desc));
       if (!complete) {
         op->emitOpError() << complete.message();
         return WalkResult::interrupt();

@@ -147,11 +147,10 @@ TEST(Plan, DefaultsFollowTheRows) {
 }
 
 TEST(Plan, EachOpSaysWhatItImplements) {
-  EXPECT_EQ(
-      implementedStrategies(OpKind::Spmm),
-      (std::vector<Strategy>{Strategy::VertexParallel, Strategy::EdgeParallel,
-                             Strategy::NeighborGroup, Strategy::Batched,
-                             Strategy::Sliced}));
+  EXPECT_EQ(implementedStrategies(OpKind::Spmm),
+            (std::vector<Strategy>{
+                Strategy::VertexParallel, Strategy::EdgeParallel,
+                Strategy::NeighborGroup, Strategy::Batched, Strategy::Sliced}));
   EXPECT_EQ(why(ofKind(OpKind::Sddmm, ElementType::F32, 8),
                 strategy(Strategy::NeighborGroup)),
             "schedule strategy 'neighbor_group' is not implemented for "
@@ -386,23 +385,26 @@ TEST(Plan, SlicedGroupsOfSnapshots) {
   EXPECT_EQ(plan->schedule.write, WriteMode::Atomic);
   op.snapshots = 2;
   op.width = op.rowStride = 64;
-  EXPECT_EQ(planWithDefaults(op, strategy(Strategy::Sliced))->schedule.sliceSize,
-            32);
+  EXPECT_EQ(
+      planWithDefaults(op, strategy(Strategy::Sliced))->schedule.sliceSize, 32);
   op.snapshots = 16;
   op.width = op.rowStride = 16 * 8;
-  EXPECT_EQ(planWithDefaults(op, strategy(Strategy::Sliced))->schedule.sliceSize,
-            128);
+  EXPECT_EQ(
+      planWithDefaults(op, strategy(Strategy::Sliced))->schedule.sliceSize,
+      128);
   // A vector must not straddle two snapshots: 6 features each.
   op.snapshots = 4;
   op.width = op.rowStride = 24;
-  EXPECT_EQ(planWithDefaults(op, strategy(Strategy::Sliced))
-                ->schedule.vectorWidth,
-            2);
+  EXPECT_EQ(
+      planWithDefaults(op, strategy(Strategy::Sliced))->schedule.vectorWidth,
+      2);
   Schedule four = strategy(Strategy::Sliced);
   four.vectorWidth = 4;
   EXPECT_EQ(why(op, four), "vector_width 4 does not divide the features of "
                            "one snapshot (6); a vector load must not "
                            "straddle two snapshots");
+  // A group of snapshots given no schedule gets the sliced strategy.
+  EXPECT_EQ(defaultSchedule(op).strategy, Strategy::Sliced);
   // The strategy and the graph go together.
   EXPECT_NE(why(op, Schedule()).find("aggregated by strategy = sliced"),
             std::string::npos);

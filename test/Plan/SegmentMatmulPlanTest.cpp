@@ -24,7 +24,7 @@ std::string why(const OpDesc &op, const Schedule &s) {
 
 TEST(SegmentMatmulPlan, DefaultsAreTileRouted) {
   OpDesc op = segmentMatmulOp(ElementType::F32, 64, 32);
-  Schedule open = defaultSchedule(op.kind);
+  Schedule open = defaultSchedule(op);
   EXPECT_EQ(open.strategy, Strategy::TileRouted);
   Expected<Schedule> s = completeSchedule(op, open);
   ASSERT_TRUE(s) << s.message();
@@ -312,8 +312,8 @@ TEST(SegmentMatmulPlan, TheWeightGradientSplitsRowsAndReducesInOrder) {
   EXPECT_EQ(op.kind, OpKind::SegmentMatmulWeightGrad);
   EXPECT_EQ(op.inputWidth, 8);
   EXPECT_EQ(op.width, 512);
-  EXPECT_EQ(defaultSchedule(op.kind).strategy, Strategy::TileRouted);
-  Expected<KernelPlan> plan = planWithDefaults(op, defaultSchedule(op.kind));
+  EXPECT_EQ(defaultSchedule(op).strategy, Strategy::TileRouted);
+  Expected<KernelPlan> plan = planWithDefaults(op, defaultSchedule(op));
   ASSERT_TRUE(plan) << plan.message();
   EXPECT_EQ(plan->schedule.tileRows, defaults::kSegmentSplitRows);
   EXPECT_EQ(plan->schedule.math, MathMode::TensorCore);
@@ -345,9 +345,8 @@ TEST(SegmentMatmulPlan, TheWeightGradientSplitsRowsAndReducesInOrder) {
   EXPECT_EQ(plan->launch.threads, 64);
   // Any tile_rows is a split size; odd K and M take the SIMT kernels.
   EXPECT_EQ(why(op, routed(MathMode::TensorCore, 7)), "");
-  Expected<KernelPlan> simt =
-      planWithDefaults(segmentMatmulWeightGradOp(ElementType::F32, 3, 5),
-                       defaultSchedule(OpKind::SegmentMatmulWeightGrad));
+  const OpDesc odd = segmentMatmulWeightGradOp(ElementType::F32, 3, 5);
+  Expected<KernelPlan> simt = planWithDefaults(odd, defaultSchedule(odd));
   ASSERT_TRUE(simt) << simt.message();
   EXPECT_EQ(simt->schedule.math, MathMode::Simt);
   EXPECT_EQ(simt->launch.sharedBytes, 0);

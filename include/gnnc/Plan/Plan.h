@@ -219,11 +219,11 @@ ParamRole inputRole(OpKind kind, int32_t operand);
 /// The strategies implemented for `kind`, in the order messages list them.
 std::vector<Strategy> implementedStrategies(OpKind kind);
 
-/// The schedule of an op of `kind` that gives none (before
-/// completeSchedule): every field open, the op's default strategy
-/// (vertex_parallel; batched for gnn.readout and gnn.readout_grad;
-/// tile_routed for gnn.segment_matmul).
-Schedule defaultSchedule(OpKind kind);
+/// The schedule of `op` when it gives none (before completeSchedule): every
+/// field open, the op's default strategy (vertex_parallel; sliced for
+/// gnn.spmm over a group of snapshots; batched for gnn.readout and
+/// gnn.readout_grad; tile_routed for the segmented matmuls).
+Schedule defaultSchedule(const OpDesc &op);
 
 /// The sizes of `op` against the plans' limits (gnnc/Plan/Limits.h): a
 /// feature width (or number of heads) from 1 to kMaxFeatureWidth, a row
