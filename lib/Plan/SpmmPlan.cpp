@@ -211,7 +211,10 @@ Expected<KernelPlan> gnnc::plan::planSpmmSliced(const OpDesc &op,
   CompanionPlan zero = initKernel(s, m);
   zero.launch.grid = {ParamRole::NumSplitRows};
   plan.preludes.push_back(zero);
-  plan.atomicPieceEdges = s.sliceSize;
+  // A slice of shared edges adds one piece of at most slice_size edges; a
+  // slice of one snapshot's exclusive edges, S pieces (one per lane group)
+  // of at most slice_size / S.
+  plan.atomicPieceEdges = std::max<int64_t>(1, s.sliceSize / op.snapshots);
   return sliced;
 }
 

@@ -383,6 +383,8 @@ TEST(Plan, SlicedGroupsOfSnapshots) {
   EXPECT_EQ(plan->mapping.vectorWidth, 4);
   EXPECT_EQ(plan->schedule.sliceSize, 64);
   EXPECT_EQ(plan->schedule.write, WriteMode::Atomic);
+  // An exclusive slice of 64 edges reaches a row in 4 pieces of 16.
+  EXPECT_EQ(plan->atomicPieceEdges, 16);
   op.snapshots = 2;
   op.width = op.rowStride = 64;
   EXPECT_EQ(

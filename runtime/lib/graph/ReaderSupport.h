@@ -11,6 +11,7 @@
 #define GNNC_GRAPH_READERSUPPORT_H
 
 #include "gnnc/graph/Csr.h"
+#include "gnnc/graph/Readers.h"
 #include "gnnc/runtime/Status.h"
 
 #include <cstdint>
@@ -116,6 +117,13 @@ inline uint64_t rd64(const uint8_t *p) {
 
 /// A NumPy shape as Python prints it: "()", "(5,)", "(2, 3)".
 std::string shapeString(const std::vector<int64_t> &shape);
+
+/// Member `member` of `npz` (read from `path`), a 1-d array of an integer
+/// type, widened to int64. Errors read "path: member 'name': ..." (the
+/// dtype or the shape that is not one).
+Expected<std::vector<int64_t>> npzIntegers(const std::string &path,
+                                           const NpzFile &npz,
+                                           const std::string &member);
 
 //===----------------------------------------------------------------------===//
 // Text formats

@@ -301,6 +301,25 @@ gnnc::graph::detail::shapeString(const std::vector<int64_t> &shape) {
   return s + ")";
 }
 
+Expected<std::vector<int64_t>>
+gnnc::graph::detail::npzIntegers(const std::string &path, const NpzFile &npz,
+                                 const std::string &member) {
+  Expected<NpyArray> a = npz.get(member);
+  if (!a)
+    return a.status();
+  const std::string where = path + ": member '" + member + "': ";
+  if (!a->isInteger())
+    return Status::error(where + "dtype '" + a->dtype +
+                         "' is not an integer type");
+  if (a->shape.size() != 1)
+    return Status::error(where + "expected a 1-d array, got shape " +
+                         shapeString(a->shape));
+  Expected<std::vector<int64_t>> v = a->asInt64();
+  if (!v)
+    return v.status().withContext(path + ": member '" + member + "'");
+  return v;
+}
+
 //===----------------------------------------------------------------------===//
 // Text formats
 //===----------------------------------------------------------------------===//

@@ -259,18 +259,9 @@ public:
     if (!npz.has(member))
       return Status::error(path + ": no member '" + member + "' (" + role +
                            ")");
-    Expected<NpyArray> a = npz.get(member);
-    if (!a)
-      return a.status();
-    if (!a->isInteger())
-      return memberError(member,
-                         "dtype '" + a->dtype + "' is not an integer type");
-    if (a->shape.size() != 1)
-      return memberError(member, "expected a 1-d array, got shape " +
-                                     detail::shapeString(a->shape));
-    Expected<std::vector<int64_t>> v = a->asInt64();
+    Expected<std::vector<int64_t>> v = detail::npzIntegers(path, npz, member);
     if (!v)
-      return v.status().withContext(path + ": member '" + member + "'");
+      return v.status();
     out = v.take();
     return Status::ok();
   }

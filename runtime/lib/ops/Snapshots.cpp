@@ -276,9 +276,7 @@ gnnc::ops::checkSnapshotSpmm(rt::Runtime &runtime,
   for (int64_t s = 0; s < group.size(); ++s) {
     graph::CsrGraph g = group.snapshot(s);
     for (int64_t r = 0; r < n; ++r) {
-      // (The lane groups of a slice of exclusive edges add S pieces.)
-      const double factor =
-          spmmTolerance(*sig, g.degree(r) * group.size()) / base;
+      const double factor = spmmTolerance(*sig, g.degree(r)) / base;
       for (int64_t c = 0; c < width; ++c)
         magnitude[r * rowLen + s * width + c] *= factor;
     }

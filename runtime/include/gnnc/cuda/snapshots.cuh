@@ -35,6 +35,7 @@
 #ifndef GNNC_CUDA_SNAPSHOTS_CUH
 #define GNNC_CUDA_SNAPSHOTS_CUH
 
+#include "gnnc/cuda/f32.cuh"
 #include "gnnc/cuda/packed16.cuh"
 
 namespace gnnc::cuda {
@@ -55,37 +56,31 @@ template <typename T> struct SnapshotIo {
   }
 };
 
+/// f32 takes the helpers of gnnc/cuda/f32.cuh (VW is 1, 2 or 4).
 template <> struct SnapshotIo<float> {
   template <int VW>
   static __device__ __forceinline__ void load(const float *p, float *f) {
-    if constexpr (VW == 4) {
-      const float4 v = __ldg(reinterpret_cast<const float4 *>(p));
-      f[0] = v.x, f[1] = v.y, f[2] = v.z, f[3] = v.w;
-    } else if constexpr (VW == 2) {
-      const float2 v = __ldg(reinterpret_cast<const float2 *>(p));
-      f[0] = v.x, f[1] = v.y;
-    } else {
-#pragma unroll
-      for (int i = 0; i < VW; ++i)
-        f[i] = __ldg(p + i);
-    }
+    if constexpr (VW == 4)
+      gnnc_load_f32x4(p, f);
+    else if constexpr (VW == 2)
+      gnnc_load_f32x2(p, f);
+    else
+      gnnc_load_f32x1(p, f);
   }
   template <int VW>
   static __device__ __forceinline__ void store(float *p, const float *f) {
-    if constexpr (VW == 4) {
-      *reinterpret_cast<float4 *>(p) = make_float4(f[0], f[1], f[2], f[3]);
-    } else if constexpr (VW == 2) {
-      *reinterpret_cast<float2 *>(p) = make_float2(f[0], f[1]);
-    } else {
-#pragma unroll
-      for (int i = 0; i < VW; ++i)
-        p[i] = f[i];
-    }
+    if constexpr (VW == 4)
+      gnnc_store_f32x4(p, f);
+    else if constexpr (VW == 2)
+      gnnc_store_f32x2(p, f);
+    else
+      gnnc_store_f32x1(p, f);
   }
+  /// On sm_90 one vector reduction per chunk; gnnc_atomic_add_f32x* (one
+  /// atomicAdd per element) elsewhere.
   template <int VW>
   static __device__ __forceinline__ void atomicAdd(float *p, const float *f) {
 #if __CUDA_ARCH__ >= 900
-    // One vector reduction per chunk (sm_90).
     if constexpr (VW == 4)
       ::atomicAdd(reinterpret_cast<float4 *>(p),
                   make_float4(f[0], f[1], f[2], f[3]));
@@ -94,9 +89,12 @@ template <> struct SnapshotIo<float> {
     else
       ::atomicAdd(p, f[0]);
 #else
-#pragma unroll
-    for (int i = 0; i < VW; ++i)
-      ::atomicAdd(p + i, f[i]);
+    if constexpr (VW == 4)
+      gnnc_atomic_add_f32x4(p, f);
+    else if constexpr (VW == 2)
+      gnnc_atomic_add_f32x2(p, f);
+    else
+      gnnc_atomic_add_f32x1(p, f);
 #endif
   }
 };
