@@ -9,6 +9,7 @@
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Limits.h"
 #include "gnnc/Plan/Plan.h"
+#include "gnnc/graph/Batch.h"
 #include "gnnc/ops/Snapshots.h"
 #include "gnnc/reference/Spmm.h"
 
@@ -55,25 +56,6 @@ gnnc::bench::loadSnapshotSeries(const std::string &name,
   if (series)
     series->name = name;
   return series;
-}
-
-graph::CsrGraph gnnc::bench::blockDiagonal(const graph::SnapshotGroup &group) {
-  const int64_t n = group.numNodes, snaps = group.size();
-  graph::CsrGraph out;
-  out.numRows = out.numCols = n * snaps;
-  out.rowPtr.reserve(n * snaps + 1);
-  out.rowPtr.push_back(0);
-  out.colIdx.reserve(group.snapshotEdges());
-  for (int64_t s = 0; s < snaps; ++s) {
-    graph::CsrGraph g = group.snapshot(s);
-    for (int64_t r = 0; r < n; ++r) {
-      for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e)
-        out.colIdx.push_back(g.colIdx[e] + s * n);
-      out.rowPtr.push_back(static_cast<int64_t>(out.colIdx.size()));
-    }
-  }
-  out.name = group.overlap.name + " (block-diagonal)";
-  return out;
 }
 
 namespace {
@@ -283,8 +265,15 @@ json gnnc::bench::runSnapshotCase(Bench &bench, CudaLibraries *libraries,
   double cusparseMs = 0;
   std::string cusparseAlg;
   if (libraries) {
-    graph::CsrGraph diag = blockDiagonal(*group);
-    Expected<DeviceGraphs> graphs = uploadGraphs(diag, true);
+    // The group's snapshots as one block-diagonal graph (a batch).
+    std::vector<graph::CsrGraph> snapshots;
+    for (int64_t s = 0; s < groupSize; ++s)
+      snapshots.push_back(group->snapshot(s));
+    Expected<graph::BatchedGraph> diag = graph::collate(snapshots);
+    if (!diag)
+      return error("collating the snapshots", diag.status());
+    diag->graph.name = name + " (block-diagonal)";
+    Expected<DeviceGraphs> graphs = uploadGraphs(diag->graph, true);
     if (!graphs)
       return error("uploading the block-diagonal graph", graphs.status());
     Expected<SpmmProblem> problem =

@@ -33,10 +33,6 @@ Expected<graph::SnapshotSeries> loadSnapshotSeries(const std::string &name,
                                                    const std::string &datasets,
                                                    uint64_t seed);
 
-/// The block-diagonal graph of a group's snapshots: snapshot s's rows and
-/// columns shifted by s x numNodes.
-graph::CsrGraph blockDiagonal(const graph::SnapshotGroup &group);
-
 /// Runs one case (see the file comment) and returns its record; a kernel
 /// that fails its check is recorded as wrong and not timed, and counts in
 /// `failures`. `libraries` may be null (no cuSPARSE).
