@@ -316,6 +316,109 @@ gnnc_status gnnc_snapshot_kernel_get(gnnc_snapshot_group group,
 gnnc_status gnnc_snapshot_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer y,
                                uint64_t stream);
 
+/*--- Segmented matmul (rows grouped by type: RGCN, HGT) -----------------*/
+
+/* Y_t = X_t W_t for the rows of each type t (gnn.segment_matmul): X holds
+ * num_rows rows of K elements grouped by type, the rows of type t being
+ * [offsets[t], offsets[t + 1]); W holds num_types matrices of K x M
+ * (row-major, one after the other); Y num_rows rows of M. Added within
+ * ABI version 1. */
+
+/* Which of the three segmented matmuls a kernel computes. */
+typedef enum gnnc_segment_pass {
+  /* y = x W_t: x rows of K, y rows of M. */
+  GNNC_SEGMENT_FORWARD = 0,
+  /* The input gradient dx = dy W_t^T (W in its forward K x M layout, read
+   * transposed): dy rows of M, dx rows of K. */
+  GNNC_SEGMENT_INPUT_GRAD = 1,
+  /* The weight gradient dW_t = x_t^T dy_t (num_types x K x M; zeros for a
+   * type without rows). */
+  GNNC_SEGMENT_WEIGHT_GRAD = 2
+} gnnc_segment_pass;
+
+/* One segmented matmul. Fill it with gnnc_segment_desc_init first. */
+typedef struct gnnc_segment_desc {
+  /* sizeof(gnnc_segment_desc), set by gnnc_segment_desc_init. */
+  uint32_t struct_size;
+  gnnc_dtype dtype;
+  /* Columns of the forward's input (K) and of its result (M), whatever the
+   * pass. */
+  int64_t k;
+  int64_t m;
+  gnnc_segment_pass pass;
+  /* f32 only: 1 lets gnnc run f32 on tensor cores with TF32 inputs (10
+   * bits of mantissa, f32 accumulation) where they fit; 0 keeps exact f32
+   * arithmetic. f16 and bf16 use tensor cores where they fit either way
+   * (f32 accumulation). */
+  int32_t allow_tf32;
+} gnnc_segment_desc;
+
+typedef struct gnnc_segments_s *gnnc_segments;
+typedef struct gnnc_segment_kernel_s *gnnc_segment_kernel;
+
+/* Sets every field to its default: f32, K = M = 0, forward, exact f32. */
+void gnnc_segment_desc_init(gnnc_segment_desc *desc);
+
+/* Checks, without a GPU, that gnnc can compile `desc` with `schedule` (a
+ * `#gnn.schedule<strategy = tile_routed, ...>`, or NULL for the schedule
+ * gnnc chooses, as gnnc_segment_kernel_get does): the op verifier, the
+ * plan, the CUDA printer, and with `arch` (e.g. "sm_90"; NULL: skipped)
+ * NVRTC for that architecture. `chosen` (may be NULL) receives the
+ * complete schedule the kernel would run, truncated to `chosen_size`
+ * bytes. The error says which rule was broken. */
+gnnc_status gnnc_segment_op_check(const gnnc_segment_desc *desc,
+                                  const char *schedule, const char *arch,
+                                  char *chosen, size_t chosen_size);
+
+/* A segment layout: `num_types` + 1 host offsets (int64) over `num_rows`
+ * rows, checked (the first 0, none decreasing, the last num_rows; the
+ * error names the first offset that breaks a rule) and copied: gnnc keeps
+ * its own device copy and the routing tables of its kernels (built on
+ * first use, one per tile size), so the host array may be freed after the
+ * call. `ctx` may be NULL for a host-only layout (checks without a GPU; no
+ * kernels). `name` (may be NULL) names it in messages. */
+gnnc_status gnnc_segments_create(gnnc_context ctx, const char *name,
+                                 int64_t num_rows, int64_t num_types,
+                                 const int64_t *host_offsets,
+                                 gnnc_segments *out);
+void gnnc_segments_destroy(gnnc_segments segments);
+
+/* The layout's rows and types, into caller variables (each may be NULL). */
+gnnc_status gnnc_segments_shape(gnnc_segments segments, int64_t *num_rows,
+                                int64_t *num_types);
+
+/* The kernel computing `desc` over `segments`. `schedule`: a
+ * `#gnn.schedule<...>`, or NULL to let gnnc choose (today the plan's
+ * rules: tensor cores for f16 and bf16, and for f32 with allow_tf32, where
+ * they fit; SIMT otherwise). Compiled with NVRTC through the cache on
+ * first request and kept by the layout: the same request returns the same
+ * kernel, which belongs to the layout (do not use it after
+ * gnnc_segments_destroy). */
+gnnc_status gnnc_segment_kernel_get(gnnc_segments segments,
+                                    const gnnc_segment_desc *desc,
+                                    const char *schedule,
+                                    gnnc_segment_kernel *out);
+/* The schedule the kernel runs, as `#gnn.schedule<...>`, and where it came
+ * from ("written", "default"), into caller buffers. */
+gnnc_status gnnc_segment_kernel_schedule(gnnc_segment_kernel kernel,
+                                         char *schedule, size_t schedule_size,
+                                         char *source, size_t source_size);
+
+/* Forward (x rows of K, y rows of M) or input gradient (x = dy rows of M,
+ * y = dx rows of K) of a kernel of pass GNNC_SEGMENT_FORWARD or
+ * GNNC_SEGMENT_INPUT_GRAD, asynchronous on `stream`: w holds num_types x K
+ * x M elements; every buffer is of the kernel's dtype, rows contiguous. y
+ * may not overlap x or w. */
+gnnc_status gnnc_segment_matmul(gnnc_segment_kernel kernel, gnnc_buffer x,
+                                gnnc_buffer w, gnnc_buffer y, uint64_t stream);
+/* Weight gradient of a kernel of pass GNNC_SEGMENT_WEIGHT_GRAD: x (rows of
+ * K) and dy (rows of M) to dw (num_types x K x M), asynchronous on
+ * `stream`; dw may not overlap x or dy. The per-split partials live in
+ * the context's workspace of the stream. */
+gnnc_status gnnc_segment_matmul_weight_grad(gnnc_segment_kernel kernel,
+                                            gnnc_buffer x, gnnc_buffer dy,
+                                            gnnc_buffer dw, uint64_t stream);
+
 #ifdef __cplusplus
 }
 #endif

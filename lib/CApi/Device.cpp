@@ -1,11 +1,13 @@
 //===- Device.cpp - The C interface's contexts, graphs and launches -------===//
 //
 // A context is a gnnc::rt::Runtime (the device's primary context, the
-// kernel cache) plus the tuning options; graphs and kernels keep it alive.
+// kernel cache) plus the tuning options (Context.h); graphs and kernels
+// keep it alive.
 // Every call on a context, its graphs and their kernels holds the context's
 // lock. Launches go through the host ops of gnnc/ops on borrowed buffers.
 //
 //===----------------------------------------------------------------------===//
+#include "Context.h"
 #include "Support.h"
 
 #include "gnnc/Compiler/Compiler.h"
@@ -31,21 +33,6 @@
 
 using namespace gnnc;
 using namespace gnnc::capi;
-
-namespace {
-
-struct ContextState {
-  ContextState(rt::Runtime runtime) : runtime(std::move(runtime)) {}
-  std::mutex mutex;
-  rt::Runtime runtime;
-  tuning::TunedCompileOptions tuning;
-};
-
-} // namespace
-
-struct gnnc_context_s {
-  std::shared_ptr<ContextState> state;
-};
 
 namespace {
 
@@ -98,49 +85,6 @@ struct gnnc_snapshot_group_s {
 
 namespace {
 
-/// Locks `context` and makes its device current on the calling thread.
-struct ContextLock {
-  explicit ContextLock(ContextState &context) : lock(context.mutex) {
-    status = context.runtime.device().makeCurrent();
-  }
-  std::unique_lock<std::mutex> lock;
-  Status status;
-};
-
-/// `a` * `b` * `c`, or an error naming `what` when it overflows 64 bits.
-Expected<uint64_t> product(uint64_t a, uint64_t b, uint64_t c,
-                           const std::string &what) {
-  uint64_t ab = 0, abc = 0;
-  if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc))
-    return Status::error(what + ": the size overflows 64 bits");
-  return abc;
-}
-
-/// Checks that `buffer` (called `name`) holds the `rows` x `perRow` elements
-/// of `type` that the kernel `verb`s ("reads", "writes") and borrows it.
-Expected<rt::DeviceBuffer> operand(const gnnc_buffer &buffer, const char *name,
-                                   const char *verb, int64_t rows,
-                                   int64_t perRow, ElementType type,
-                                   const char *rowWord = "rows") {
-  Expected<uint64_t> need =
-      product(static_cast<uint64_t>(rows), static_cast<uint64_t>(perRow),
-              elementSize(type), name);
-  if (!need)
-    return need.status();
-  const std::string shape = "(" + std::to_string(rows) + " " + rowWord + " x " +
-                            std::to_string(perRow) + " x " +
-                            elementTypeName(type) + ")";
-  if (buffer.bytes < *need)
-    return Status::error(std::string(name) + " has " +
-                         std::to_string(buffer.bytes) + " bytes, the kernel " +
-                         verb + " " + std::to_string(*need) + " " + shape);
-  if (buffer.address == 0 && *need > 0)
-    return Status::error(std::string(name) + " is a NULL address, the kernel " +
-                         verb + " " + std::to_string(*need) + " bytes " +
-                         shape);
-  return rt::DeviceBuffer::borrow(buffer.address, buffer.bytes);
-}
-
 /// The kernel behind `kernel`, checked to compute `kind`, with its graph
 /// locked; the error names what was wrong.
 struct Launch {
@@ -161,10 +105,6 @@ Status beginLaunch(gnnc_kernel kernel, OpKind kind, Launch &launch) {
   launch.graph = kernel->graph;
   launch.lock.emplace(*launch.graph->context);
   return launch.lock->status;
-}
-
-void *streamOf(uint64_t stream) {
-  return reinterpret_cast<void *>(static_cast<uintptr_t>(stream));
 }
 
 /// The column factors deg_in(c)^-exponent of every snapshot of `side`,
@@ -224,11 +164,6 @@ snapshotGroupOf(const std::string &name, int64_t numNodes, int64_t snapshots,
   // (SnapshotSeries::validate's, each error naming the snapshot) before it
   // splits them.
   return graph::overlapGroup(series, 0, snapshots);
-}
-
-/// `a` and `b` share a byte.
-bool overlapping(uint64_t a, uint64_t aBytes, uint64_t b, uint64_t bBytes) {
-  return aBytes > 0 && bBytes > 0 && a < b + bBytes && b < a + aBytes;
 }
 
 } // namespace
