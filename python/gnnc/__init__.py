@@ -10,7 +10,8 @@ from ._lib import ABI_VERSION, GnncError
 __version__ = "0.1.0"
 
 __all__ = ["ABI_VERSION", "GnncError", "Graph", "SnapshotGroup", "ops", "nn",
-           "spmm", "sddmm", "edge_softmax", "snapshot_spmm", "cached_graph"]
+           "spmm", "sddmm", "edge_softmax", "snapshot_spmm", "cached_graph",
+           "segment_matmul"]
 
 _LAZY = {
     "Graph": ("graph", "Graph"),
@@ -21,13 +22,14 @@ _LAZY = {
     "edge_softmax": ("ops", "edge_softmax"),
     "SnapshotGroup": ("snapshots", "SnapshotGroup"),
     "snapshot_spmm": ("ops", "snapshot_spmm"),
+    "segment_matmul": ("segment", "segment_matmul"),
 }
 
 
 def __getattr__(name):
     import importlib
 
-    if name in ("ops", "nn", "graph", "snapshots"):
+    if name in ("ops", "nn", "graph", "snapshots", "segment"):
         return importlib.import_module(f".{name}", __name__)
     if name in _LAZY:
         module, attr = _LAZY[name]

@@ -68,6 +68,12 @@ class SddmmForm(enum.IntEnum):
     ADD = 1
 
 
+class SegmentPass(enum.IntEnum):
+    FORWARD = 0
+    INPUT_GRAD = 1
+    WEIGHT_GRAD = 2
+
+
 # C enums are ints in the ABI.
 _c_enum = ctypes.c_int
 
@@ -105,17 +111,33 @@ class Buffer(ctypes.Structure):
 
 NULL_BUFFER = Buffer(0, 0)
 
+
+class SegmentDescStruct(ctypes.Structure):
+    """gnnc_segment_desc."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("dtype", ctypes.c_int),
+        ("k", ctypes.c_int64),
+        ("m", ctypes.c_int64),
+        ("pass_", ctypes.c_int),
+        ("allow_tf32", ctypes.c_int32),
+    ]
+
 # Opaque handles.
 gnnc_context = ctypes.c_void_p
 gnnc_graph = ctypes.c_void_p
 gnnc_kernel = ctypes.c_void_p
 gnnc_snapshot_group = ctypes.c_void_p
+gnnc_segments = ctypes.c_void_p
+gnnc_segment_kernel = ctypes.c_void_p
 
 _i64p = ctypes.POINTER(ctypes.c_int64)
 _i32p = ctypes.POINTER(ctypes.c_int32)
 _f32p = ctypes.POINTER(ctypes.c_float)
 _f64p = ctypes.POINTER(ctypes.c_double)
 _descp = ctypes.POINTER(OpDescStruct)
+_segdescp = ctypes.POINTER(SegmentDescStruct)
 
 #: name -> (restype, argtypes), in the header's order.
 SIGNATURES = {
@@ -186,6 +208,33 @@ SIGNATURES = {
          ctypes.POINTER(gnnc_kernel)],
     ),
     "gnnc_snapshot_spmm": (_c_enum, [gnnc_kernel, Buffer, Buffer, ctypes.c_uint64]),
+    "gnnc_segment_desc_init": (None, [_segdescp]),
+    "gnnc_segment_op_check": (
+        _c_enum,
+        [_segdescp, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+         ctypes.c_size_t],
+    ),
+    "gnnc_segments_create": (
+        _c_enum,
+        [gnnc_context, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, _i64p,
+         ctypes.POINTER(gnnc_segments)],
+    ),
+    "gnnc_segments_destroy": (None, [gnnc_segments]),
+    "gnnc_segments_shape": (_c_enum, [gnnc_segments, _i64p, _i64p]),
+    "gnnc_segment_kernel_get": (
+        _c_enum,
+        [gnnc_segments, _segdescp, ctypes.c_char_p,
+         ctypes.POINTER(gnnc_segment_kernel)],
+    ),
+    "gnnc_segment_kernel_schedule": (
+        _c_enum,
+        [gnnc_segment_kernel, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+         ctypes.c_size_t],
+    ),
+    "gnnc_segment_matmul": (
+        _c_enum, [gnnc_segment_kernel, Buffer, Buffer, Buffer, ctypes.c_uint64]),
+    "gnnc_segment_matmul_weight_grad": (
+        _c_enum, [gnnc_segment_kernel, Buffer, Buffer, Buffer, ctypes.c_uint64]),
 }
 
 #: Functions added within ABI version 1: bound when the library has them
@@ -194,6 +243,10 @@ OPTIONAL = frozenset((
     "gnnc_snapshot_group_create", "gnnc_snapshot_group_destroy",
     "gnnc_snapshot_group_edges", "gnnc_snapshot_op_check",
     "gnnc_snapshot_kernel_get", "gnnc_snapshot_spmm",
+    "gnnc_segment_desc_init", "gnnc_segment_op_check", "gnnc_segments_create",
+    "gnnc_segments_destroy", "gnnc_segments_shape", "gnnc_segment_kernel_get",
+    "gnnc_segment_kernel_schedule", "gnnc_segment_matmul",
+    "gnnc_segment_matmul_weight_grad",
 ))
 
 
@@ -450,3 +503,55 @@ def csr_validate(row_ptr, col_idx, num_cols: int, name: Optional[str] = None):
                                   int(num_cols), int(col_idx.shape[0]),
                                   _ptr(row_ptr, ctypes.c_int64),
                                   _ptr(col_idx, ctypes.c_int32)))
+
+
+# --- Segmented matmul -------------------------------------------------------
+
+
+def segment_desc(dtype: int, k: int, m: int, pass_: int,
+                 allow_tf32: bool = False) -> SegmentDescStruct:
+    """gnnc_segment_desc of one segmented matmul (see SegmentPass)."""
+    require("gnnc_segment_desc_init", "a segmented matmul")
+    d = SegmentDescStruct()
+    lib().gnnc_segment_desc_init(ctypes.byref(d))
+    d.dtype = int(dtype)
+    d.k = int(k)
+    d.m = int(m)
+    d.pass_ = int(pass_)
+    d.allow_tf32 = 1 if allow_tf32 else 0
+    return d
+
+
+def segment_op_check(desc: SegmentDescStruct, schedule: Optional[str] = None,
+                     arch: Optional[str] = None) -> str:
+    """gnnc_segment_op_check: checks, without a GPU, that gnnc compiles the
+    segmented matmul (with NVRTC for `arch` when given) and returns the
+    schedule it would run."""
+    require("gnnc_segment_op_check", "checking a segmented matmul")
+    buf = ctypes.create_string_buffer(1024)
+    check(lib().gnnc_segment_op_check(ctypes.byref(desc), _enc(schedule),
+                                      _enc(arch), buf, len(buf)),
+          "checking a segmented matmul")
+    return buf.value.decode()
+
+
+def segments_create(ctx, name: Optional[str], num_rows: int, offsets):
+    """gnnc_segments_create on host offsets (num_types + 1 int64 values;
+    numpy array or list). `ctx`: a context handle, or None for a host-only
+    layout. Returns the handle (free it with gnnc_segments_destroy); the
+    offsets are copied."""
+    import numpy as np
+
+    require("gnnc_segments_create", "a segment layout")
+    off = np.ascontiguousarray(np.asarray(offsets), dtype=np.int64)
+    if off.ndim != 1 or off.shape[0] < 1:
+        raise ValueError(
+            f"segment offsets must be 1-D with num_types + 1 >= 1 entries, got "
+            f"shape {tuple(off.shape)}")
+    handle = gnnc_segments()
+    check(lib().gnnc_segments_create(ctx, _enc(name), int(num_rows),
+                                     int(off.shape[0] - 1),
+                                     _ptr(off, ctypes.c_int64),
+                                     ctypes.byref(handle)),
+          "creating a segment layout")
+    return handle
