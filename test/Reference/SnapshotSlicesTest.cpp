@@ -4,15 +4,22 @@
 // covered exactly once by the row's items (its overlap slices, the first
 // slice's inline share of each snapshot's exclusive edges, and the
 // exclusive slices), the flags say which rows are split, and the first
-// slices of split rows come first.
+// slices of split rows come first. Its count, scan and fill (the rules the
+// GPU build shares, gnnc/cuda/snapshot_slices.cuh) give, item for item, the
+// table of a plain walk of the rows written here; and the GPU build's
+// kernels compile through NVRTC for sm_80 and sm_90.
 //
 //===----------------------------------------------------------------------===//
+#include "../Compiler/SnapshotSliceGroups.h"
+
 #include "gnnc/Plan/Abi.h"
 #include "gnnc/graph/Snapshots.h"
 #include "gnnc/ops/Snapshots.h"
+#include "gnnc/runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -140,6 +147,98 @@ TEST(SnapshotSlices, EmptyRowsGetOneEmptySliceAndHubsAreSpread) {
   EXPECT_EQ(decode(*slices, 1).row, 2);
 }
 
+/// The table as a walk of the rows builds it, independently of the rules of
+/// snapshot_slices.cuh: each row's slices in order, flagged Split when the
+/// row has several, then the split rows' first slices moved to the front
+/// (a stable partition).
+ops::SnapshotSlices walkRows(const std::vector<int64_t> &rowPtr,
+                             const std::vector<int64_t> &excl,
+                             int64_t snapshots, int64_t sliceSize) {
+  const int64_t rows = static_cast<int64_t>(rowPtr.size()) - 1;
+  std::vector<std::pair<int64_t, int64_t>> all;
+  for (int64_t r = 0; r < rows; ++r) {
+    const size_t first = all.size();
+    auto add = [&](int64_t begin, int64_t end, int64_t word) {
+      all.push_back({begin, word | ((end - begin) << kSliceLengthShift)});
+    };
+    const int64_t b = rowPtr[r], e = rowPtr[r + 1];
+    add(b, std::min(b + sliceSize, e), r | kSliceFirst);
+    for (int64_t at = b + sliceSize; at < e; at += sliceSize)
+      add(at, std::min(at + sliceSize, e), r);
+    for (int64_t s = 0; s < snapshots; ++s) {
+      const int64_t lo = excl[s * (rows + 1) + r];
+      const int64_t hi = excl[s * (rows + 1) + r + 1];
+      for (int64_t at = lo + sliceSize; at < hi; at += sliceSize)
+        add(at, std::min(at + sliceSize, hi),
+            r | ((s + 1) << kSliceSnapshotShift));
+    }
+    if (all.size() - first > 1)
+      for (size_t i = first; i < all.size(); ++i)
+        all[i].second |= kSliceSplit;
+  }
+  auto front = [](const std::pair<int64_t, int64_t> &item) {
+    return (item.second & kSliceFirst) && (item.second & kSliceSplit);
+  };
+  ops::SnapshotSlices out;
+  for (bool pass : {true, false})
+    for (const auto &item : all)
+      if (front(item) == pass) {
+        out.begin.push_back(item.first);
+        out.words.push_back(item.second);
+        out.splitRows += pass;
+      }
+  return out;
+}
+
+TEST(SnapshotSlices, CountScanFillMatchAWalkOfTheRows) {
+  std::string error;
+  std::vector<test::NamedGroup> groups = test::sliceTestGroups(error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_GE(groups.size(), 10u);
+  for (const test::NamedGroup &g : groups) {
+    graph::StackedExclusive stacked = graph::stackExclusive(g.group);
+    for (int64_t size : test::sliceTestSizes()) {
+      SCOPED_TRACE(g.name + ", slice size " + std::to_string(size));
+      auto got = ops::snapshotSlices(g.group.overlap.rowPtr, stacked.offsets,
+                                     g.group.size(), size, "test");
+      ASSERT_TRUE(got) << got.message();
+      ops::SnapshotSlices want = walkRows(
+          g.group.overlap.rowPtr, stacked.offsets, g.group.size(), size);
+      ASSERT_EQ(got->count(), want.count());
+      EXPECT_EQ(got->splitRows, want.splitRows);
+      for (int64_t i = 0; i < want.count(); ++i) {
+        ASSERT_EQ(got->begin[i], want.begin[i]) << "item " << i;
+        ASSERT_EQ(got->words[i], want.words[i]) << "item " << i;
+      }
+      if (g.group.numNodes > 0 && size < 4096)
+        checkCover(g.group, size);
+    }
+  }
+}
+
+/// The GPU build's CUDA, as the runtime compiles it, for `arch`.
+class SnapshotSliceKernels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SnapshotSliceKernels, CompileThroughNvrtc) {
+  std::vector<rt::KernelSpec> specs = ops::snapshotSliceKernelSpecs();
+  ASSERT_EQ(specs.size(), 6u);
+  for (const rt::KernelSpec &spec : specs) {
+    EXPECT_TRUE(rt::validateKernelSpec(spec).isOk()) << spec.name;
+    EXPECT_EQ(spec.source, specs[0].source) << "one module";
+  }
+  rt::CompileOptions options;
+  options.arch = GetParam();
+  auto binary =
+      rt::compileCuda(ops::snapshotSliceKernelSource(), "slices.cu", options);
+  ASSERT_TRUE(binary) << binary.message();
+  for (const rt::KernelSpec &spec : specs)
+    EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
+        << spec.name << " is missing from the cubin";
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, SnapshotSliceKernels,
+                         ::testing::Values("sm_80", "sm_90"));
+
 TEST(SnapshotSlices, BadInputsAreErrors) {
   std::vector<int64_t> rowPtr{0, 1, 1};
   std::vector<int64_t> excl(2 * 3, 0);
@@ -152,6 +251,12 @@ TEST(SnapshotSlices, BadInputsAreErrors) {
   ASSERT_FALSE(wrong);
   EXPECT_NE(wrong.message().find("expected 3 x 3, got 6"), std::string::npos)
       << wrong.message();
+  auto many = ops::snapshotSlices(rowPtr, std::vector<int64_t>(65536 * 3, 0),
+                                  65536, 4, "t");
+  ASSERT_FALSE(many);
+  EXPECT_NE(many.message().find("from 1 to 65,535"), std::string::npos)
+      << many.message();
+  EXPECT_FALSE(ops::snapshotSlices({}, excl, 2, 4, "t"));
 }
 
 } // namespace

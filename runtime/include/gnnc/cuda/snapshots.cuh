@@ -8,9 +8,11 @@
 // over an overlap edge gathers S x F contiguous features: the structure is
 // read once for the group and every gather moves S times as many bytes.
 //
-// The host lists the kernel's work items (slice_range, slice_rows): slices
-// of at most SliceSize of a row's overlap edges (every row at least one,
-// possibly empty), then slices of one snapshot's exclusive edges of a row.
+// The kernel walks a table of work items (slice_begin, slice_rows; built
+// on the GPU by snapshot_slices.cuh, or on the host by the same rules):
+// slices of at most SliceSize of a row's overlap edges (every row at least
+// one, possibly empty), then slices of one snapshot's exclusive edges of a
+// row.
 // A worker of Lanes threads takes one item; lane l owns the chunks l,
 // l + Lanes, ... of VW features of the node row, each inside one snapshot
 // (VW divides F). On a slice of overlap edges every lane gathers its chunks
@@ -24,7 +26,7 @@
 // exclusive edges); right scaling reads snapshot s's column factors
 // col_norm[s x rows + c]. A row with one work item is stored; the items of
 // a row with several (flag Split) are added atomically to the zeros that
-// gnnc_snapshot_spmm_zero_split left there (the host lists those rows'
+// gnnc_snapshot_spmm_zero_split left there (the table lists those rows'
 // first slices at the front, so that a group without any needs no
 // zeroing launch).
 //
@@ -264,7 +266,7 @@ __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
 }
 
 /// Sets the rows with several work items to 0 before the items are added:
-/// the host lists their first slices (flags First and Split) at the front
+/// the table lists their first slices (flags First and Split) at the front
 /// of the work items, `num_split` of them. Lanes threads per row, a block
 /// per blockDim.x / Lanes rows.
 template <typename T, int RowLen, int Lanes, long long First, long long Split>

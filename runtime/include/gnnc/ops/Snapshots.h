@@ -2,9 +2,10 @@
 //
 // Moves a group of snapshots (graph::SnapshotGroup: the overlap CSR and each
 // snapshot's exclusive edges) to the GPU in the layout of the kernels over
-// `!gnn.graph<snapshot_csr, ...>`, cuts the overlap into the slices of a
-// sliced kernel on first use, launches it, and checks it against the CPU
-// reference, snapshot by snapshot.
+// `!gnn.graph<snapshot_csr, ...>`, builds the work items of a sliced kernel
+// on the GPU on first use (from the offsets already there, so that only
+// the group's structure crosses to the GPU), launches it, and checks it
+// against the CPU reference, snapshot by snapshot.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_OPS_SNAPSHOTS_H
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace gnnc::ops {
@@ -28,7 +30,8 @@ namespace gnnc::ops {
 /// the rest in slices of at most `sliceSize`; with the first slices of the
 /// rows that have several items moved to the front (`splitRows` of them).
 /// `begin` holds each item's first edge, `words` its row, snapshot, edge
-/// count and flags.
+/// count and flags. The rules of a row are gnnc/cuda/snapshot_slices.cuh's,
+/// which the GPU build runs too (buildSnapshotSlicesOnGpu).
 struct SnapshotSlices {
   std::vector<int64_t> begin;
   std::vector<int64_t> words;
@@ -38,13 +41,23 @@ struct SnapshotSlices {
 /// The items of a group whose overlap has the row offsets `rowPtr` and
 /// whose exclusive edges have the stacked offsets `exclusiveOffsets`
 /// (graph::stackExclusive: `snapshots` x (rows + 1)). Fails on a slice size
-/// below 1 or above limits::kMaxSliceSize, more rows than 32 bits hold or
-/// offsets of the wrong size;
-/// `name` for messages.
+/// below 1 or above limits::kMaxSliceSize, more rows than 32 bits hold,
+/// more snapshots than 16 bits hold or offsets of the wrong size; `name`
+/// for messages. The host's count, scan and fill, in the order of the GPU
+/// build: the reference of that build, and its fallback.
 Expected<SnapshotSlices>
 snapshotSlices(const std::vector<int64_t> &rowPtr,
                const std::vector<int64_t> &exclusiveOffsets, int64_t snapshots,
                int64_t sliceSize, const std::string &name);
+
+/// Where a group's work items are built.
+enum class SliceBuilder {
+  /// On the GPU, from the row offsets the group already holds there: no
+  /// byte of the items crosses to the GPU.
+  Gpu,
+  /// On the host (snapshotSlices), then uploaded: 16 bytes an item.
+  Host,
+};
 
 /// A group of snapshots on the GPU.
 struct DeviceSnapshotGroup {
@@ -56,21 +69,32 @@ struct DeviceSnapshotGroup {
   rt::DeviceBuffer exclusiveIndices;
   int64_t snapshots = 0;
   int64_t exclusiveEdges = 0;
-  /// The exclusive offsets on the host, from which launchSnapshotSpmm cuts
-  /// the work items of a slice size on first use.
+  /// The exclusive offsets on the host, for the host builder.
   std::vector<int64_t> hostExclusiveOffsets;
   /// Bytes the upload moved to the GPU (structure only: overlap once,
-  /// exclusive parts, their offsets).
+  /// exclusive parts, their offsets): the ideal.
   int64_t uploadedBytes = 0;
+  /// Where launchSnapshotSpmm builds the work items of a slice size.
+  SliceBuilder builder = SliceBuilder::Gpu;
   struct DeviceSlices {
     rt::DeviceBuffer begin;
     rt::DeviceBuffer words;
     int64_t count = 0;
     int64_t splitRows = 0;
+    /// Where they were built, and the bytes that crossed to the GPU for
+    /// them (0 when built there); `fallback` says why a GPU build fell
+    /// back to the host.
+    SliceBuilder builtBy = SliceBuilder::Gpu;
+    int64_t uploadedBytes = 0;
+    std::string fallback;
+    /// The bytes they take on the GPU.
+    int64_t deviceBytes() const { return count * kSliceItemBytes; }
   };
-  /// By slice size, cut on first use (launchSnapshotSpmm; not safe to
+  /// By slice size, built on first use (snapshotSlicesOf; not safe to
   /// launch from two threads at once).
   mutable std::map<int64_t, DeviceSlices> slices;
+  /// The bytes of one work item: its begin and its word.
+  static constexpr int64_t kSliceItemBytes = 16;
 };
 
 /// Uploads `group` with 64- or 32-bit row offsets and column indices; fails
@@ -78,6 +102,35 @@ struct DeviceSnapshotGroup {
 Expected<DeviceSnapshotGroup>
 uploadSnapshotGroup(const graph::SnapshotGroup &group, bool offsets64,
                     bool indices64);
+
+/// The CUDA of the GPU build of the work items (the extern "C" entries of
+/// gnnc/cuda/snapshot_slices.cuh's kernels) and its kernels: count and
+/// fill for i32 and i64 overlap offsets, the scan of a tile and the
+/// add-back.
+std::string snapshotSliceKernelSource();
+std::vector<rt::KernelSpec> snapshotSliceKernelSpecs();
+
+/// Builds the work items of `group` for `sliceSize` on the GPU from its
+/// row offsets there, bit for bit snapshotSlices' table; queued on
+/// `stream` (a CUstream; null: the default stream), waits for the GPU
+/// twice (the table's size, then the table). Fails as snapshotSlices does,
+/// on device offsets smaller than the group's shape, or when the build's
+/// kernels cannot be loaded. With `poison` (for tests) the table is filled
+/// with 0xff bytes first, so that an item the build misses shows.
+Expected<DeviceSnapshotGroup::DeviceSlices>
+buildSnapshotSlicesOnGpu(rt::Runtime &runtime, const DeviceSnapshotGroup &group,
+                         int64_t sliceSize, const std::string &name,
+                         void *stream = nullptr, bool poison = false);
+
+/// The work items of `sliceSize` of `group`, built on first use where
+/// group.builder says (launchSnapshotSpmm calls it). The GPU build falls
+/// back to the host only when its kernels cannot be loaded on this GPU
+/// (NVRTC or the driver refuses them; the reason goes to
+/// DeviceSlices::fallback).
+Expected<const DeviceSnapshotGroup::DeviceSlices *>
+snapshotSlicesOf(rt::Runtime &runtime, const DeviceSnapshotGroup &group,
+                 int64_t sliceSize, const std::string &name,
+                 void *stream = nullptr);
 
 /// The column factors of a group's snapshots that a kernel with scale =
 /// right or both reads: snapshot s's deg_in(c)^-exponent (0 for a column
