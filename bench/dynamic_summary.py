@@ -7,7 +7,12 @@ a Markdown table (table.md):
   gnnc's multi-snapshot aggregation of a group against gnnc's best schedule
   per snapshot summed over the group, and against cuSPARSE on the group's
   block-diagonal graph; the structure bytes sent against the ideal (the
-  overlap once plus the exclusive parts); on the temporal sets, cuSPARSE's
+  overlap once plus the exclusive parts; the work items count there only
+  where the host built them, as before they were built on the GPU) and,
+  apart, the bytes the structure takes on the GPU, the ideal plus the work
+  items, against the ideal (the items read from "work_items", then the
+  items sent, in runs that predate the GPU build); on the temporal sets,
+  cuSPARSE's
   time over the floor of one launch of the sliced kernel (the most any
   kernel could gain over it);
 - examples/train_dgnn.py --compare --json results (every JSON with
@@ -39,6 +44,7 @@ def main():
         dgnn += doc.get("results", [])
     cases = list(by_key.values())
     vs_per, vs_cus, vs_cus_rmat, sent, rows, floors = [], [], [], [], [], []
+    on_gpu = []
     for c in cases:
         b = c["best"]
         per = b.get("multisnap_vs_gnnc_per_snapshot")
@@ -53,9 +59,14 @@ def main():
             # The most any kernel can gain over cuSPARSE's one launch here:
             # its time over the floor of one launch of this kernel.
             floors.append(b["cusparse_blockdiag_ms"] / c["launch_floor_ms"])
-        ratio = c.get("structure_bytes", {}).get("sent_vs_ideal")
+        structure = c.get("structure_bytes", {})
+        ratio = structure.get("sent_vs_ideal")
         if ratio and c["series"].startswith("rmat"):
             sent.append(ratio)
+        items = structure.get("work_items_on_gpu", structure.get("work_items"))
+        if items is not None and structure.get("ideal") and \
+                c["series"].startswith("rmat"):
+            on_gpu.append(1 + items / structure["ideal"])
         rows.append("| %s | %d | %s | %d | %.2f | %.4f | %.4f | %.4f | %.2fx | %.2fx | %s |" % (
             c["series"], c["group"], c["type"], c["width"], c["overlap_rate"],
             b["multi_snapshot_ms"], b["per_snapshot_sum_ms"], b["cusparse_blockdiag_ms"],
@@ -86,6 +97,9 @@ def main():
         "transfer_bytes_vs_ideal": {"max": round(max(sent), 3),
                                     "geomean": round(geomean(sent), 3),
                                     "cases": len(sent)} if sent else None,
+        "gpu_structure_bytes_vs_ideal": {"max": round(max(on_gpu), 3),
+                                         "geomean": round(geomean(on_gpu), 3),
+                                         "cases": len(on_gpu)} if on_gpu else None,
         "transfer_hidden_fraction": {
             d: round(h, 3) for d, h, _, _ in hidden},
         "transfer_hidden_fraction_measurable": round(min(measurable), 3)
