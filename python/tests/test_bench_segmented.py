@@ -1,0 +1,106 @@
+"""examples/bench_segmented.py --quick end to end on the CPU (gnnc's
+launches emulated: a check of the script, not of its times), and
+bench/segmented_summary.py on it and on a small synthetic JSON whose
+answers are known."""
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+import segmented_summary  # noqa: E402
+
+
+def rec(set_, dtype, pass_, impl, ms, ok=True, k=64):
+    return {"set": set_, "dtype": dtype, "K": k, "M": k, "pass": pass_, "impl": impl,
+            "ms": ms, "ok": ok}
+
+
+def test_summary_of_synthetic_runs(tmp_path):
+    bench = {"device": "test", "records": [
+        rec("A", "tf32", "forward", "torch_loop", 4.0),
+        rec("A", "tf32", "forward", "torch_bmm_padded", 2.0),
+        rec("A", "tf32", "forward", "gnnc", 1.0),
+        rec("A", "f16", "forward", "torch_loop", 1.0),
+        rec("A", "f16", "forward", "gnnc", 2.0),
+        # A failed check never counts, however fast.
+        rec("A", "tf32", "backward", "torch_loop", 0.1, ok=False),
+        rec("A", "tf32", "backward", "pyg_heterolinear", 3.0),
+        rec("A", "tf32", "backward", "gnnc", 1.5),
+        # No passing gnnc: listed, not counted.
+        rec("B", "f16", "backward", "torch_loop", 1.0),
+        rec("B", "f16", "backward", "gnnc", None, ok=None),
+    ], "rgcn": [
+        {"dataset": "acm", "impl": "gnnc_rgcnconv", "ms": 2.0, "ok": True},
+        {"dataset": "acm", "impl": "pyg_rgcnconv", "ms": 8.0, "ok": True},
+        {"dataset": "acm", "impl": "pyg_fastrgcnconv", "ms": 6.0, "ok": True},
+    ]}
+    gnn_bench = {"records": [
+        rec("A", "tf32", "forward", "cublas_grouped", 0.5),
+        rec("A", "tf32", "forward", "gnnc_tuned", 0.25),
+        rec("A", "f16", "forward", "cublas_loop", 0.5, ok=False),
+    ]}
+    (tmp_path / "b.json").write_text(json.dumps(bench))
+    (tmp_path / "g.json").write_text(json.dumps(gnn_bench))
+    s = segmented_summary.summarize(str(tmp_path / "b.json"), str(tmp_path / "g.json"),
+                                    str(tmp_path / "out"))
+    # forward: A tf32 = 0.5 / 0.25 = 2 (cublas_grouped against gnnc_tuned);
+    # A f16 = 1 / 2 = 0.5 (the failed cublas_loop is out).
+    f = s["forward_vs_best"]
+    assert f["cases"] == 2 and f["worst"] == 0.5
+    assert math.isclose(f["geomean"], 1.0)
+    assert f["by_dtype"]["tf32"]["geomean"] == 2.0
+    assert f["by_dtype"]["f16"]["geomean"] == 0.5
+    # backward: 3 / 1.5 = 2; B f16 has no passing gnnc.
+    b = s["backward_vs_best"]
+    assert b["cases"] == 1 and b["geomean"] == 2.0
+    assert s["rgcn_vs_pyg"]["geomean"] == 3.0
+    rows = {(r["set"], r["dtype"], r["pass"]): r for r in s["cases"]}
+    assert rows[("B", "f16", "backward")]["speedup"] is None
+    assert rows[("A", "tf32", "backward")]["failed"] == ["torch_loop"]
+    table = (tmp_path / "out" / "table.md").read_text()
+    assert "| A | tf32 | 64 | 64 | forward |" in table and "cublas_grouped" in table
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["cases"]
+
+
+def test_quick_run_emulated_end_to_end(tmp_path):
+    pytest.importorskip("torch", reason="torch is not installed")
+    pytest.importorskip("torch_geometric", reason="torch_geometric is not installed")
+    from gnnc import _lib
+    try:
+        _lib.load()
+    except _lib.GnncError as e:
+        pytest.skip(f"libgnnc_c.so not available: {e}")
+    sys.path.insert(0, str(REPO / "examples"))
+    import hetero_data
+    if hetero_data.datasets_dir() is None or \
+            not (hetero_data.datasets_dir() / "segments").is_dir():
+        pytest.skip("no datasets folder with segments/ ($GNNC_DATASETS or "
+                    "../shared/datasets)")
+    out = tmp_path / "bench.json"
+    env = dict(os.environ, GNNC_EMULATE="1", PYTHONPATH=str(REPO / "python"))
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "bench_segmented.py"), "--quick",
+         "--out", str(out)], env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["emulated"] is True and "per-type loop" in doc["heterolinear_backend"]
+    impls = {"torch_loop", "torch_bmm_padded", "pyg_heterolinear", "gnnc"}
+    # 2 sets x 1 width x 2 dtypes x 2 passes x 4 impls, every one checked.
+    assert len(doc["records"]) == 32
+    assert {r["impl"] for r in doc["records"]} == impls
+    assert all(r["ok"] is True and r["ms"] > 0 for r in doc["records"]), \
+        [r for r in doc["records"] if r["ok"] is not True]
+    assert {(r["dataset"], r["impl"]) for r in doc["rgcn"]} == {
+        ("hetero_acm_heco", i) for i in ("gnnc_rgcnconv", "pyg_rgcnconv",
+                                         "pyg_fastrgcnconv")}
+    assert all(r["ok"] is True for r in doc["rgcn"]), doc["rgcn"]
+    s = segmented_summary.summarize(str(out), None, str(tmp_path / "sum"))
+    assert s["forward_vs_best"]["cases"] == 4 and s["backward_vs_best"]["cases"] == 4
+    assert set(s["forward_vs_best"]["by_dtype"]) == {"tf32", "f16"}
+    assert s["rgcn_vs_pyg"]["cases"] == 1
