@@ -25,9 +25,12 @@ template <typename Fn> void forEachScheduledOp(ModuleOp module, Fn fn) {
 
 /// Why `site` cannot be tuned, or "" when it can.
 std::string untunableReason(const TunableSite &site, gnn::KernelOp kernel) {
-  if (!costModelFor(site.op.kind))
+  // The segmented matmuls have one strategy, tile_routed.
+  const bool segments = isSegmentMatmulKind(site.op.kind);
+  if (!segments && !costModelFor(site.op.kind))
     return std::string("no cost model knows ") + opKindName(site.op.kind);
-  if (site.written && site.written->strategy != Strategy::VertexParallel &&
+  if (site.written && !segments &&
+      site.written->strategy != Strategy::VertexParallel &&
       site.written->strategy != Strategy::EdgeParallel &&
       site.written->strategy != Strategy::NeighborGroup)
     return std::string("the tuner does not choose strategy ") +
@@ -133,7 +136,8 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
   // Profiles by feature-row bytes (the reuse window depends on them).
   std::map<int64_t, graph::GraphProfile> profiles;
   for (const TunableSite &site : module.sites()) {
-    if (!site.tunable || (site.written && !options.retuneWritten))
+    if (!site.tunable || (site.written && !options.retuneWritten) ||
+        isSegmentMatmulKind(site.op.kind))
       continue;
     SiteTuning result;
     result.site = &site;
@@ -187,6 +191,71 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
     result.choiceIndex = chooseCandidate(result.ranked);
     const Candidate &best = result.ranked[result.choiceIndex];
     result.choice = TunableModule::applied(site, best.schedule);
+    result.source =
+        best.measuredSeconds ? ChoiceSource::Measured : ChoiceSource::Model;
+    tuned.push_back(std::move(result));
+    if (options.onSite)
+      options.onSite(tuned.back());
+  }
+  return tuned;
+}
+
+std::vector<SiteTuning>
+gnnc::tuning::tuneSegmentSites(const TunableModule &module,
+                               const std::vector<int64_t> &seg,
+                               const TuningOptions &options, Status *error) {
+  std::vector<SiteTuning> tuned;
+  Expected<SegmentStats> stats = segmentStats(seg);
+  if (!stats) {
+    if (error)
+      *error = stats.status();
+    return tuned;
+  }
+  for (const TunableSite &site : module.sites()) {
+    if (!site.tunable || (site.written && !options.retuneWritten) ||
+        !isSegmentMatmulKind(site.op.kind))
+      continue;
+    SiteTuning result;
+    result.site = &site;
+    result.segments = *stats;
+    double cpu0 = cpuSeconds();
+    auto wall0 = std::chrono::steady_clock::now();
+    const MathMode math = segmentTuningMath(site.written);
+    if (options.database)
+      result.previous = options.database->lookup(
+          segmentTuningKey(site.op, *stats, options.gpu, math));
+    if (options.takeFromDatabase && result.previous &&
+        (math == MathMode::Auto || result.previous->schedule.math == math) &&
+        planKernel(site.op, result.previous->schedule)) {
+      result.choice = result.previous->schedule;
+      result.source = ChoiceSource::Database;
+      tuned.push_back(std::move(result));
+      if (options.onSite)
+        options.onSite(tuned.back());
+      continue;
+    }
+    result.ranked = rankedSegmentCandidates(site.op, *stats, options.gpu, math);
+    result.cpuSeconds = cpuSeconds() - cpu0;
+    result.wallSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0)
+            .count();
+    if (result.ranked.empty())
+      continue;
+    if (options.visit)
+      for (size_t i : segmentMeasurementOrder(result.ranked, options.topK)) {
+        Candidate &c = result.ranked[i];
+        Expected<rt::KernelSpec> kernel =
+            module.compileKernel(site.entryName, c.schedule);
+        Expected<double> seconds = kernel ? options.visit(site, *kernel)
+                                          : Expected<double>(kernel.status());
+        if (!seconds)
+          c.note = seconds.message();
+        else if (options.visitMeasures)
+          c.measuredSeconds = *seconds;
+      }
+    result.choiceIndex = chooseCandidate(result.ranked);
+    const Candidate &best = result.ranked[result.choiceIndex];
+    result.choice = best.schedule;
     result.source =
         best.measuredSeconds ? ChoiceSource::Measured : ChoiceSource::Model;
     tuned.push_back(std::move(result));

@@ -70,6 +70,15 @@ Status makeDirectories(const std::string &dir) {
 
 std::string gnnc::tuning::formatEntry(const TuningEntry &e) {
   std::ostringstream os;
+  if (const std::optional<SegmentKey> &seg = e.key.segments) {
+    os << "segments " << seg->types << " " << seg->meanRows << " "
+       << seg->spreadPercent << " " << e.key.op << " " << e.key.type << " "
+       << seg->inputWidth << " " << e.key.width << " " << e.key.arch << " -> "
+       << formatSeconds(e.predictedSeconds) << " "
+       << (e.measuredSeconds ? formatSeconds(*e.measuredSeconds) : "-") << " "
+       << e.schedule.str() << "\n";
+    return os.str();
+  }
   os << e.key.fingerprint << " " << e.key.op << " " << e.key.type << " "
      << e.key.width << " " << (e.key.edgeValues ? "values" : "novalues") << " "
      << e.key.arch << " -> " << formatSeconds(e.predictedSeconds) << " "
@@ -78,7 +87,101 @@ std::string gnnc::tuning::formatEntry(const TuningEntry &e) {
   return os.str();
 }
 
+namespace {
+
+/// The end of an entry, `-> <predicted> <measured|-> #gnn.schedule<...>`,
+/// from its words `arrow`, `predicted`, `measured` and the rest of the line.
+Status parseEntryTail(const std::string &arrow, const std::string &predicted,
+                      const std::string &measured, const std::string &schedule,
+                      TuningEntry &e) {
+  if (arrow != "->")
+    return Status::error("expected '->' after the key, got '" + arrow + "'");
+  double seconds = 0;
+  if (!parseSeconds(predicted, seconds))
+    return Status::error("predicted seconds '" + predicted +
+                         "' is not a non-negative number");
+  e.predictedSeconds = seconds;
+  if (measured != "-") {
+    double value = 0;
+    if (!parseSeconds(measured, value))
+      return Status::error("measured seconds '" + measured +
+                           "' is neither '-' nor a non-negative number");
+    e.measuredSeconds = value;
+  }
+  if (schedule.find("#gnn.schedule<") == std::string::npos)
+    return Status::error("expected the schedule as '#gnn.schedule<...>' after "
+                         "the times (entries written before schedules were "
+                         "stored as text are no longer read: tune again)");
+  Expected<Schedule> parsed = parseSchedule(schedule);
+  if (!parsed)
+    return parsed.status();
+  GNNC_RETURN_IF_ERROR(checkScheduleFields(*parsed));
+  e.schedule = *parsed;
+  return Status::ok();
+}
+
+/// A segmented matmul's entry (SegmentKey; TuningDb.h):
+///   segments <types> <mean rows> <spread %> <op> <type> <K> <M> <arch>
+///   -> <predicted> <measured|-> #gnn.schedule<...>
+Expected<TuningEntry> parseSegmentEntry(const std::string &line) {
+  std::istringstream in(line);
+  std::vector<std::string> f;
+  std::string word;
+  while (f.size() < 12 && in >> word)
+    f.push_back(word);
+  std::string schedule;
+  std::getline(in, schedule);
+  if (f.size() < 12 || schedule.find_first_not_of(' ') == std::string::npos)
+    return Status::error("expected 'segments <types> <mean rows> <spread %> "
+                         "<op> <type> <K> <M> <arch> -> <predicted> "
+                         "<measured|-> #gnn.schedule<...>'");
+  TuningEntry e;
+  SegmentKey seg;
+  if (!parseInt(f[1], seg.types) || seg.types < 0)
+    return Status::error("type count '" + f[1] +
+                         "' is not a non-negative integer");
+  if (!parseInt(f[2], seg.meanRows) || seg.meanRows < 0)
+    return Status::error("mean rows '" + f[2] +
+                         "' is not a non-negative integer");
+  if (!parseInt(f[3], seg.spreadPercent) || seg.spreadPercent < 0)
+    return Status::error("spread '" + f[3] +
+                         "' is not a non-negative integer (percent)");
+  e.key.op = f[4];
+  if (f[4] != "segment_matmul" && f[4] != "segment_matmul_dx" &&
+      f[4] != "segment_matmul_dw")
+    return Status::error("unknown segmented op '" + f[4] +
+                         "' (expected segment_matmul, segment_matmul_dx or "
+                         "segment_matmul_dw)");
+  e.key.type = f[5];
+  if (f[5] != "f32" && f[5] != "tf32" && f[5] != "f16" && f[5] != "bf16")
+    return Status::error("unknown element type '" + f[5] +
+                         "' (expected f32, tf32, f16 or bf16)");
+  if (!parseInt(f[6], seg.inputWidth) || seg.inputWidth <= 0 ||
+      seg.inputWidth > limits::kMaxFeatureWidth)
+    return Status::error("K '" + f[6] + "' is not an integer from 1 to " +
+                         std::to_string(limits::kMaxFeatureWidth));
+  if (!parseInt(f[7], e.key.width) || e.key.width <= 0 ||
+      e.key.width > limits::kMaxFeatureWidth)
+    return Status::error("M '" + f[7] + "' is not an integer from 1 to " +
+                         std::to_string(limits::kMaxFeatureWidth));
+  e.key.arch = f[8];
+  if (f[8].rfind("sm_", 0) != 0)
+    return Status::error("arch '" + f[8] + "' does not read sm_XX");
+  e.key.fingerprint.clear();
+  e.key.segments = seg;
+  GNNC_RETURN_IF_ERROR(parseEntryTail(f[9], f[10], f[11], schedule, e));
+  return e;
+}
+
+} // namespace
+
 Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
+  {
+    std::istringstream first(line);
+    std::string word;
+    if (first >> word && word == "segments")
+      return parseSegmentEntry(line);
+  }
   // The key and the times are single words; the schedule, its text form,
   // is the rest of the line.
   std::istringstream in(line);
@@ -115,31 +218,7 @@ Expected<TuningEntry> gnnc::tuning::parseEntry(const std::string &line) {
   e.key.arch = f[5];
   if (f[5].rfind("sm_", 0) != 0)
     return Status::error("arch '" + f[5] + "' does not read sm_XX");
-  if (f[6] != "->")
-    return Status::error("expected '->' after the key, got '" + f[6] + "'");
-  double predicted = 0;
-  if (!parseSeconds(f[7], predicted))
-    return Status::error("predicted seconds '" + f[7] +
-                         "' is not a non-negative number");
-  e.predictedSeconds = predicted;
-  if (f[8] != "-") {
-    double measured = 0;
-    if (!parseSeconds(f[8], measured))
-      return Status::error("measured seconds '" + f[8] +
-                           "' is neither '-' nor a non-negative number");
-    e.measuredSeconds = measured;
-  }
-  if (schedule.find("#gnn.schedule<") == std::string::npos)
-    return Status::error("expected the schedule as '#gnn.schedule<...>' after "
-                         "the times (entries written before schedules were "
-                         "stored as text are no longer read: tune again)");
-  Expected<Schedule> parsed = parseSchedule(schedule);
-  if (!parsed)
-    return parsed.status();
-  Status fields = checkScheduleFields(*parsed);
-  if (!fields)
-    return fields;
-  e.schedule = *parsed;
+  GNNC_RETURN_IF_ERROR(parseEntryTail(f[6], f[7], f[8], schedule, e));
   return e;
 }
 

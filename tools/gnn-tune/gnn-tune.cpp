@@ -1,14 +1,16 @@
 //===- gnn-tune.cpp - Choose schedules for gnn.spmm and gnn.sddmm kernels -===//
 //
-// gnn-tune KERNEL.gnn [GRAPH | DIR ...] [--rmat S] [-o OUTDIR] [--top-k K]
-//          [--db FILE] [--no-measure | --precompile] [--arch sm_XX]
-//          [--calibration FILE]
+// gnn-tune KERNEL.gnn [GRAPH | DIR ...] [--rmat S] [--segments SET,...]
+//          [-o OUTDIR] [--top-k K] [--db FILE] [--no-measure | --precompile]
+//          [--arch sm_XX] [--calibration FILE]
 // gnn-tune --calibrate FILE
 // gnn-tune --fit SAMPLES --calibrate FILE [--calibration BASE] [--arch sm_XX]
 //
 // For every gnn.spmm and gnn.sddmm of KERNEL.gnn and every graph: profile
 // the graph, rank every legal vertex_parallel schedule and a few
-// edge_parallel (gnn.spmm: and neighbor_group) ones with the cost model,
+// edge_parallel (gnn.spmm: and neighbor_group) ones with the cost model
+// (for every segmented matmul and every --segments set: the pruned
+// tile_routed schedules with the segment model, SegmentModel.h),
 // measure the best K on the GPU (when there is one and --no-measure is not
 // given), print the leaders, write
 // OUTDIR/<stem>.<graph>.gnn with the chosen schedules and record them in
@@ -24,6 +26,7 @@
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/Fit.h"
 #include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/Tuning/SegmentModel.h"
 #include "gnnc/Tuning/Tuner.h"
 #include "gnnc/Tuning/TuningDb.h"
 #include "gnnc/graph/Analysis.h"
@@ -66,6 +69,18 @@ cl::list<int> rmatScales("rmat",
                                   "(Graph500 parameters, --edge-factor edges "
                                   "per node)"),
                          cl::value_desc("S"), cl::cat(category));
+cl::list<std::string> segmentSets(
+    "segments",
+    cl::desc("Tune the segmented matmuls (gnn.segment_matmul, "
+             "gnn.segment_matmul_weight_grad) on these segment sets: names "
+             "of <datasets>/segments/*.csv, CSV paths (Start,End per type), "
+             "gen<types>x<mean rows> (generated), or 'all'"),
+    cl::value_desc("SET,..."), cl::CommaSeparated, cl::cat(category));
+cl::opt<std::string>
+    datasetsDir("datasets",
+                cl::desc("Datasets folder of --segments (default "
+                         "$GNNC_DATASETS)"),
+                cl::value_desc("dir"), cl::cat(category));
 cl::opt<unsigned> edgeFactor("edge-factor",
                              cl::desc("Edges per node of the --rmat graphs "
                                       "(default 16, Graph500's)"),
@@ -145,6 +160,16 @@ std::string pad(std::string s, size_t n) {
   if (s.size() < n)
     s.append(n - s.size(), ' ');
   return s;
+}
+
+/// A tile_routed schedule in the table's words: `tensor_core rows=64
+/// stages=2`, `simt rows=128`.
+std::string segmentShortText(const Schedule &s) {
+  std::string text =
+      std::string(mathModeName(s.math)) + " rows=" + std::to_string(s.tileRows);
+  if (s.math == MathMode::TensorCore)
+    text += " stages=" + std::to_string(s.stages);
+  return text;
 }
 
 /// A graph to tune on.
@@ -298,8 +323,33 @@ int main(int argc, char **argv) {
       name += "e" + std::to_string(edgeFactor);
     inputs.push_back({name, "", scale});
   }
-  if (inputs.empty())
-    return fail("no graph given (a file, a directory of graphs or --rmat S)");
+  // The segment sets, by name.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> segmentInputs;
+  {
+    std::vector<std::string> names;
+    for (const std::string &name : segmentSets) {
+      if (name != "all") {
+        names.push_back(name);
+        continue;
+      }
+      gnnc::Expected<std::vector<std::string>> all =
+          segmentSetNames(datasetsDir);
+      if (!all)
+        return fail("--segments all: " + all.message());
+      names.insert(names.end(), all->begin(), all->end());
+    }
+    for (const std::string &name : names) {
+      gnnc::Expected<std::vector<int64_t>> seg =
+          loadSegmentSet(name, datasetsDir, /*seed=*/1);
+      if (!seg)
+        return fail("--segments: " + seg.message());
+      std::string stemName = sys::path::stem(name).str();
+      segmentInputs.push_back({stemName, seg.take()});
+    }
+  }
+  if (inputs.empty() && segmentInputs.empty())
+    return fail("no graph given (a file, a directory of graphs or --rmat S) "
+                "and no --segments");
 
   gnnc::Expected<std::string> read = gnnc::readGnnFile(kernelFile);
   if (!read)
@@ -315,7 +365,8 @@ int main(int argc, char **argv) {
     anyTunable |= site.tunable;
   }
   if (!anyTunable)
-    return fail(kernelFile + ": no tunable gnn.spmm or gnn.sddmm kernel");
+    return fail(kernelFile + ": no tunable gnn.spmm or gnn.sddmm kernel "
+                             "(nor a segmented matmul)");
 
   if (precompile && noMeasure)
     return fail("--precompile and --no-measure exclude each other");
@@ -510,7 +561,7 @@ int main(int argc, char **argv) {
     };
     std::vector<SiteTuning> tuned = tuneModule(*module, g, tuning);
     for (const TunableSite &site : module->sites())
-      if (site.tunable &&
+      if (site.tunable && !isSegmentMatmulKind(site.op.kind) &&
           std::none_of(tuned.begin(), tuned.end(),
                        [&](const SiteTuning &t) { return t.site == &site; })) {
         errs() << "gnn-tune: warning: " << site.entryName
@@ -521,6 +572,122 @@ int main(int argc, char **argv) {
     std::string tunedText = module->print(choices(tuned));
     std::string name = stem + "." + input.name + ".gnn";
     std::string header = "// Tuned by gnn-tune for graph " + input.name +
+                         " on " + gpu.arch + " from " +
+                         sys::path::filename(kernelFile).str() + ".\n";
+    gnnc::Status s = outDir->write(name, header + tunedText);
+    if (!s)
+      return fail(s.message());
+    outs() << "wrote  " << dir << "/" << name << "\n";
+  }
+  for (const auto &[setName, seg] : segmentInputs) {
+    gnnc::Expected<SegmentStats> stats = segmentStats(seg);
+    if (!stats)
+      return fail(setName + ": " + stats.message());
+    outs() << "segments " << setName << ": " << stats->types << " types ("
+           << stats->emptyTypes << " empty), " << stats->rows << " rows, mean "
+           << formatv("{0:f1}", stats->meanRows).str() << " per type, spread "
+           << formatv("{0:f2}", stats->spread).str() << ", longest "
+           << stats->maxRows << "\n";
+    TuningOptions tuning;
+    tuning.gpu = gpu;
+    tuning.retuneWritten = true;
+    tuning.database = db ? &*db : nullptr;
+    tuning.topK = (measure || precompile) ? topK : 0;
+    tuning.visitMeasures = measure;
+    if (measure)
+      tuning.visit = [&](const TunableSite &, const rt::KernelSpec &kernel) {
+        return measureSegmentSchedule(*runtime, kernel, seg);
+      };
+    if (precompile)
+      tuning.visit =
+          [&](const TunableSite &,
+              const rt::KernelSpec &kernel) -> gnnc::Expected<double> {
+        gnnc::Status s = rt::compileAhead(cache, kernel, gpu.arch);
+        if (!s) {
+          exitCode = 1;
+          return s;
+        }
+        return 0.0;
+      };
+    tuning.onSite = [&](const SiteTuning &t) {
+      const TunableSite &site = *t.site;
+      const MathMode math = segmentTuningMath(site.written);
+      outs() << "kernel " << site.entryName << " ("
+             << elementTypeName(site.op.type) << ", K " << site.op.inputWidth
+             << ", M " << site.op.width
+             << (site.op.transposeWeights ? ", transposed weights" : "")
+             << ") on " << setName << ": " << t.ranked.size()
+             << " schedules after pruning\n";
+      outs() << "  " << pad("#", 4) << pad("schedule", 32)
+             << pad("predicted", 12) << pad("bandwidth", 12) << pad("waves", 12)
+             << pad("compute", 12) << pad("measured", 12) << "bound\n";
+      size_t rows = std::min<size_t>(showRows, t.ranked.size());
+      for (size_t i = 0; i < t.ranked.size(); ++i) {
+        const Candidate &c = t.ranked[i];
+        if (i >= rows && !c.measuredSeconds && c.note.empty())
+          continue;
+        const Prediction &p = c.prediction;
+        outs() << "  " << pad(std::to_string(i + 1), 4)
+               << pad(segmentShortText(c.schedule), 32)
+               << pad(seconds(p.seconds), 12)
+               << pad(seconds(p.bandwidthSeconds), 12)
+               << pad(seconds(p.wavesSeconds), 12)
+               << pad(seconds(p.issueSeconds), 12)
+               << pad(c.measuredSeconds ? seconds(*c.measuredSeconds)
+                                        : (c.note.empty() ? "-" : "failed"),
+                      12)
+               << p.bound << "\n";
+        if (!c.note.empty())
+          outs() << "      (" << c.note << ")\n";
+      }
+      std::optional<double> measured, predicted;
+      if (!t.ranked.empty()) {
+        const Candidate &best = t.ranked[t.choiceIndex];
+        measured = best.measuredSeconds;
+        predicted = best.prediction.seconds;
+        outs() << "choice " << site.entryName << ": " << t.choice.str() << "; "
+               << (measured  ? "fastest measured (" + seconds(*measured) + ")"
+                   : measure ? "no measurement succeeded: chose by the cost "
+                               "model alone"
+                             : reason)
+               << "; model: " << best.prediction.why << "\n";
+      } else {
+        outs() << "choice " << site.entryName << ": " << t.choice.str()
+               << "; from the tuning database\n";
+      }
+      outs().flush();
+      if (db && predicted) {
+        TuningEntry entry;
+        entry.key = segmentTuningKey(site.op, *t.segments, gpu, math);
+        if (t.previous)
+          outs() << "db     previous choice " << t.previous->schedule.str()
+                 << "\n";
+        entry.schedule = t.choice;
+        entry.predictedSeconds = *predicted;
+        entry.measuredSeconds = measured;
+        gnnc::Status s = db->store(entry);
+        if (!s) {
+          errs() << "gnn-tune: warning: " << s.message() << "\n";
+          exitCode = 1;
+        }
+      }
+    };
+    gnnc::Status segmentError = gnnc::Status::ok();
+    std::vector<SiteTuning> tuned =
+        tuneSegmentSites(*module, seg, tuning, &segmentError);
+    if (!segmentError)
+      return fail(setName + ": " + segmentError.message());
+    for (const TunableSite &site : module->sites())
+      if (site.tunable && isSegmentMatmulKind(site.op.kind) &&
+          std::none_of(tuned.begin(), tuned.end(),
+                       [&](const SiteTuning &t) { return t.site == &site; })) {
+        errs() << "gnn-tune: warning: " << site.entryName
+               << ": no legal schedule\n";
+        exitCode = 1;
+      }
+    std::string tunedText = module->print(choices(tuned));
+    std::string name = stem + "." + setName + ".gnn";
+    std::string header = "// Tuned by gnn-tune for segment set " + setName +
                          " on " + gpu.arch + " from " +
                          sys::path::filename(kernelFile).str() + ".\n";
     gnnc::Status s = outDir->write(name, header + tunedText);

@@ -15,8 +15,10 @@
 #include "gnnc/graph/Csr.h"
 #include "gnnc/runtime/Runtime.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace gnnc::tuning {
 
@@ -56,6 +58,19 @@ compileForGraph(const std::string &text, const std::string &bufferName,
                 const graph::CsrGraph &g,
                 const TunedCompileOptions &options = {},
                 TuningChoices *choices = nullptr);
+
+/// compileForGraph for the segmented matmuls: every unscheduled
+/// gnn.segment_matmul and gnn.segment_matmul_weight_grad gets the tuning
+/// database's entry for the statistics of the segment offsets `seg`
+/// (num_types + 1 of them), else the cost model's best (SegmentModel.h),
+/// else, with a runtime and measureTopK, the fastest of the model's
+/// leaders timed on `seg` with random inputs. Malformed offsets fail with
+/// the rule they break.
+Expected<CompiledModule>
+compileForSegments(const std::string &text, const std::string &bufferName,
+                   const std::vector<int64_t> &seg,
+                   const TunedCompileOptions &options = {},
+                   TuningChoices *choices = nullptr);
 
 } // namespace gnnc::tuning
 

@@ -13,6 +13,7 @@
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Tuning/Autotuner.h"
+#include "gnnc/Tuning/SegmentModel.h"
 #include "gnnc/Tuning/TuningDb.h"
 #include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Csr.h"
@@ -34,9 +35,11 @@ struct TunableSite {
   /// The schedule written in the source, if any.
   std::optional<Schedule> written;
   /// False (with the reason in `note`) when the op is not tunable here: an
-  /// op no cost model knows, a gnn.spmm with a reduce other than sum (or
-  /// with scale or self_weight), a written strategy the tuner does not
-  /// enumerate, or a kernel that does not hold exactly this one op.
+  /// op no cost model knows (the segmented matmuls are tuned on segments,
+  /// tuneSegmentSites, and take only tile_routed), a gnn.spmm with a reduce
+  /// other than sum (or with scale or self_weight), a written strategy the
+  /// tuner does not enumerate, or a kernel that does not hold exactly this one
+  /// op.
   bool tunable = true;
   std::string note;
 };
@@ -81,7 +84,10 @@ enum class ChoiceSource { Database, Model, Measured };
 /// What the tuning loop found for one site.
 struct SiteTuning {
   const TunableSite *site = nullptr;
+  /// The graph's profile (graph ops) or the segments' statistics (the
+  /// segmented matmuls).
   graph::GraphProfile profile;
+  std::optional<SegmentStats> segments;
   /// Every ranked candidate (empty when the database answered).
   std::vector<Candidate> ranked;
   /// The chosen schedule, applied to the site (TunableModule::applied).
@@ -130,6 +136,18 @@ struct TuningOptions {
 std::vector<SiteTuning> tuneModule(const TunableModule &module,
                                    const graph::CsrGraph &g,
                                    const TuningOptions &options);
+
+/// Tunes every tunable segmented matmul of `module` for the segment
+/// offsets `seg` (num_types + 1 of them) as tuneModule does for graph ops:
+/// the database's entry for the segments' statistics (segmentTuningKey) if
+/// there is one, else the model's ranking of the pruned tile_routed
+/// schedules (rankedSegmentCandidates; the written math, if any, bounds
+/// the arithmetic), the leaders visited in segmentMeasurementOrder, and
+/// the choice. Empty when the offsets are malformed (`error` receives why).
+std::vector<SiteTuning> tuneSegmentSites(const TunableModule &module,
+                                         const std::vector<int64_t> &seg,
+                                         const TuningOptions &options,
+                                         Status *error = nullptr);
 
 /// The chosen schedules of `tuned`, by entry name.
 std::map<std::string, Schedule> choices(const std::vector<SiteTuning> &tuned);

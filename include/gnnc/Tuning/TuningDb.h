@@ -9,7 +9,13 @@
 //     #gnn.schedule<vector_width = 4, dim_workers = 16, threads_per_block =
 //     256>
 // (on one line). `<op>` is spmm, sddmm (gnn.sddmm with form = dot) or
-// sddmm_add (form = add); a gnn.sddmm is keyed `novalues`. `#` starts a
+// sddmm_add (form = add); a gnn.sddmm is keyed `novalues`. A segmented
+// matmul reads no graph; it is keyed by its segments' statistics instead:
+//   segments <types> <mean rows> <spread %> <op> <type> <K> <M> <arch> ->
+//   <predicted seconds> <measured seconds or '-'> #gnn.schedule<...>
+// with `<op>` segment_matmul, segment_matmul_dx (transpose_weights) or
+// segment_matmul_dw and `<type>` f32, tf32 (f32 on tensor cores), f16 or
+// bf16. `#` starts a
 // comment line. Entries are appended with a single write() on a file opened
 // with O_APPEND, so concurrent tuners do not interleave lines; a later entry
 // for the same key wins. Malformed lines (and those of the older format,
@@ -30,6 +36,22 @@
 
 namespace gnnc::tuning {
 
+/// What a segmented matmul's schedule is tuned for in place of a graph:
+/// its segments' type count, mean rows per type (rounded,
+/// segmentTuningKey) and spread (standard deviation over mean, in
+/// percent), and its input width K.
+struct SegmentKey {
+  int64_t types = 0;
+  int64_t meanRows = 0;
+  int64_t spreadPercent = 0;
+  int64_t inputWidth = 0;
+
+  bool operator==(const SegmentKey &o) const {
+    return types == o.types && meanRows == o.meanRows &&
+           spreadPercent == o.spreadPercent && inputWidth == o.inputWidth;
+  }
+};
+
 /// What a tuned schedule is for.
 struct TuningKey {
   /// graph::fingerprintToHex of the graph.
@@ -41,10 +63,13 @@ struct TuningKey {
   int64_t width = 0;
   bool edgeValues = false;
   std::string arch = "sm_90";
+  /// Set for the segmented matmuls (whose fingerprint is empty).
+  std::optional<SegmentKey> segments;
 
   bool operator==(const TuningKey &o) const {
     return fingerprint == o.fingerprint && op == o.op && type == o.type &&
-           width == o.width && edgeValues == o.edgeValues && arch == o.arch;
+           width == o.width && edgeValues == o.edgeValues && arch == o.arch &&
+           segments == o.segments;
   }
 };
 
