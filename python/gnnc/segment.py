@@ -97,12 +97,13 @@ class Segments:
 
     def __del__(self):
         handle = getattr(self, "_handle", None)
-        if handle and not _context.exiting:
-            try:
-                _lib.lib().gnnc_segments_destroy(handle)
-            except Exception:
-                pass
         self._handle = None
+        try:
+            # At interpreter exit the modules may already be torn down.
+            if handle and not _context.exiting:
+                _lib.lib().gnnc_segments_destroy(handle)
+        except Exception:
+            pass
 
 
 # --- the layout cache -------------------------------------------------------
