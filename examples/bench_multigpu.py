@@ -13,7 +13,7 @@ same every step, so larger batches keep two GPUs busy for more of each
 step) and train_fullgraph_dist.py --parts rmat
 (row-partitioned full-graph GCN and GIN on an R-MAT graph) on 1 and 2
 GPUs, then train_fullgraph_dist.py --parts planetoid (cora and citeseer
-accuracy over --seeds seeds, default 10: distributed vs the same model on
+accuracy over --seeds seeds, default 20: distributed vs the same model on
 one process, and vs train_node.py's NodeModel) on 2 GPUs. With one GPU
 the 2-GPU runs are skipped and the summary says so.
 
@@ -30,7 +30,8 @@ summary.json:
   (points, mean over seeds) of the same model with the same weights and
   dropout masks (which do not depend on the partition), the largest over
   datasets and models: what distributing the rows changes, the order of
-  floating-point sums; accuracy lists each dataset and model, with the
+  floating-point sums; accuracy lists each dataset and model (with the
+  per-seed paired difference's mean, spread and standard error), with the
   NodeModel reference (other dropout draws, so seed noise included) as
   single_node_model and acc_delta_points_node_model;
 - the raw numbers (epoch times and their exchange / all_reduce / compute
@@ -152,6 +153,7 @@ def summarize(runs, scale):
                        distributed=r["distributed"]["acc_mean"],
                        single=r.get("single", {}).get("acc_mean"),
                        acc_delta_points=r.get("acc_delta_points"),
+                       paired_difference=r.get("paired_difference"),
                        single_node_model=r.get("single_node_model", {}).get("acc_mean"),
                        acc_delta_points_node_model=r.get("acc_delta_points_node_model"))
                   for r in acc],
@@ -171,7 +173,7 @@ def main():
     p.add_argument("--molecules", type=int, help="generated molecules (default 32768)")
     p.add_argument("--molecule-batch-size", type=int, default=1024,
                    help="molecules per DDP batch (PROTEINS stays at 128)")
-    p.add_argument("--seeds", type=int, help="accuracy seeds (default 10)")
+    p.add_argument("--seeds", type=int, help="accuracy seeds (default 20)")
     p.add_argument("--no-accuracy", action="store_true",
                    help="skip the cora/citeseer accuracy run")
     p.add_argument("--precision", default="f32", choices=["f32", "f16"])
@@ -183,7 +185,7 @@ def main():
     warmup = 1 if q else args.warmup
     ddp_epochs = args.ddp_epochs or (3 if q else 12)
     molecules = args.molecules or (4096 if q else 32768)
-    seeds = args.seeds or (1 if q else 10)
+    seeds = args.seeds or (1 if q else 20)
     out = Path(args.out_dir)
     gpus, name = device_info()
     worlds = [1, 2] if gpus >= 2 else [1] if gpus == 1 else []

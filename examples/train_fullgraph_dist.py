@@ -20,7 +20,8 @@ rows x width x element size), the edge cut and peak memory.
 
 planetoid: cora and citeseer (the stored split), test accuracy at the best
 validation accuracy, mean over seeds, beside two one-process references
-on rank 0 with the same hyperparameters and seeds:
+with the same hyperparameters and seeds (each rank runs its share of the
+seeds on a group of itself, at the same time; rank 0 gathers them):
 - "single": the SAME DistNodeModel on a one-process partition (a group of
   rank 0 alone). Its dropout masks are drawn for all rows from a generator
   seeded with the run's seed (gnnc.distributed.GlobalDropout), so they do
@@ -30,6 +31,8 @@ on rank 0 with the same hyperparameters and seeds:
 - "single_node_model": examples/train_node.py's NodeModel (F.dropout from
   torch's generator): other dropout draws, so acc_delta_points_node_model
   also holds the seeds' noise.
+Per-seed accuracies are kept, and paired_difference gives the mean,
+spread and standard error of distributed - single over the seeds.
 
 A plain `python examples/train_fullgraph_dist.py` runs one process (no
 exchange). GNNC_EMULATE=1 runs on the CPU (gloo, kernels emulated) to
@@ -38,6 +41,7 @@ check the script. Rank 0 prints and writes --out.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 
@@ -316,16 +320,26 @@ def train_accuracy(model, data, pg, seed, args, dev):
                 peak_mib=all_max(C.peak_mib(dev), dev, pg.group))
 
 
+def paired(a, b):
+    """Mean, spread and standard error of the per-seed differences a - b
+    (points), and the mean of |a - b|."""
+    d = [x - y for x, y in zip(a, b)]
+    sd = statistics.stdev(d) if len(d) > 1 else 0.0
+    return dict(mean=statistics.mean(d), std=sd, stderr=sd / math.sqrt(len(d)),
+                mean_abs=statistics.mean(abs(x) for x in d))
+
+
 def run_planetoid(args, rank, world, dev):
     import train_node
     # train_node's names for this part's settings (its train_one runs the
     # single-process model).
     args = argparse.Namespace(**vars(args))
     args.hidden, args.epochs, args.warmup = args.node_hidden, args.train_epochs, 10
-    # The same-model reference runs on rank 0 alone: a group of that one
-    # rank (every rank takes part in creating it), whose partition is the
-    # whole graph.
-    solo = dist.new_group([0]) if not args.no_single else None
+    # The one-process references run on every rank at once, each on a group
+    # of itself (every rank takes part in creating every group) whose
+    # partition is the whole graph; rank r runs the seeds s with s % world
+    # == r, and rank 0 gathers them in seed order.
+    solos = [dist.new_group([r]) for r in range(world)] if not args.no_single else None
     rows = []
     for name in args.datasets:
         data = C.load_planetoid(name, dev)
@@ -338,23 +352,29 @@ def run_planetoid(args, rank, world, dev):
         if rank == 0:
             print(f"{name}: {data['num_nodes']} nodes, {data['edge_index'].shape[1]} edges "
                   f"over {world} rank(s), edge cut {pg.edge_cut}, from {data['path']}")
-        whole = (partition(data["edge_index"], data["num_nodes"], "none", dev, solo)
-                 if rank == 0 and solo is not None else None)
+        whole = (partition(data["edge_index"], data["num_nodes"], "none", dev, solos[rank])
+                 if solos is not None else None)
         for model in args.models:
             runs = [train_accuracy(model, data, pg, s, args, dev) for s in range(args.seeds)]
             row = dict(dataset=name, model=model, precision=args.precision,
-                       world_size=world, distributed=C.summarize(runs))
+                       world_size=world, distributed=C.summarize(runs),
+                       distributed_seeds=[r["test_acc"] for r in runs])
             if whole is not None:
+                mine = range(rank, args.seeds, world)
                 # The same model, weights and dropout masks on one process:
                 # only the summation order differs.
-                single = [train_accuracy(model, data, whole, s, args, dev)
-                          for s in range(args.seeds)]
+                single = {s: train_accuracy(model, data, whole, s, args, dev) for s in mine}
+                # train_node's NodeModel: other dropout draws (F.dropout).
+                node = {s: train_node.train_one("gnnc", model, data, args.precision, s, args,
+                                                dev) for s in mine}
+                single = merge_seeds(gather(single))
+                node = merge_seeds(gather(node))
                 row["single"] = C.summarize(single)
+                row["single_seeds"] = [r["test_acc"] for r in single]
                 row["acc_delta_points"] = abs(row["distributed"]["acc_mean"]
                                               - row["single"]["acc_mean"])
-                # train_node's NodeModel: other dropout draws (F.dropout).
-                node = [train_node.train_one("gnnc", model, data, args.precision, s, args,
-                                             dev) for s in range(args.seeds)]
+                row["paired_difference"] = paired(row["distributed_seeds"],
+                                                  row["single_seeds"])
                 row["single_node_model"] = C.summarize(node)
                 row["acc_delta_points_node_model"] = abs(
                     row["distributed"]["acc_mean"] - row["single_node_model"]["acc_mean"])
@@ -365,15 +385,24 @@ def run_planetoid(args, rank, world, dev):
                 msg = (f"  {model:3s} distributed ({world}): acc {d['acc_mean']:5.2f} ± "
                        f"{d['acc_std']:4.2f}  epoch {d['epoch_ms']:7.3f} ms")
                 if "single" in row:
-                    s, nm = row["single"], row["single_node_model"]
+                    s, nm, pd = row["single"], row["single_node_model"], row["paired_difference"]
                     msg += (f" | same model, one process: acc {s['acc_mean']:5.2f} ± "
                             f"{s['acc_std']:4.2f}  epoch {s['epoch_ms']:7.3f} ms, delta "
-                            f"{row['acc_delta_points']:.2f} points | NodeModel, one "
+                            f"{row['acc_delta_points']:.2f} points (paired: "
+                            f"{pd['mean']:+.2f} ± {pd['stderr']:.2f} s.e.) | NodeModel, one "
                             f"process: acc {nm['acc_mean']:5.2f} ± {nm['acc_std']:4.2f}, "
                             f"delta {row['acc_delta_points_node_model']:.2f} points")
                 print(msg)
         del pg, whole
     return rows
+
+
+def merge_seeds(parts):
+    """The runs of every rank's {seed: run}, in seed order."""
+    merged = {}
+    for p in parts:
+        merged.update(p)
+    return [merged[s] for s in sorted(merged)]
 
 
 def run(args):

@@ -50,7 +50,7 @@ from .graph import Graph
 from .nn.conv import GCNConv, GINConv
 
 __all__ = ["partition_rows", "PartitionedGraph", "ExchangeStats", "DistGCNConv",
-           "DistGINConv", "init_process_group", "all_reduce_gradients",
+           "DistGINConv", "init_process_group", "all_reduce_gradients", "average_buffers",
            "csr_from_edge_index", "global_dropout", "GlobalDropout"]
 
 
@@ -573,6 +573,39 @@ def all_reduce_gradients(module: torch.nn.Module, group=None) -> None:
     for g in grads:
         g.copy_(flat[offset:offset + g.numel()].view_as(g))
         offset += g.numel()
+
+
+def average_buffers(module: torch.nn.Module, group=None) -> None:
+    """Makes the module's buffers the same on every rank of `group`: the
+    floating-point ones (BatchNorm's running mean and variance) become
+    their mean over the ranks (one flat all_reduce per dtype), the others
+    (counters such as num_batches_tracked) take rank 0's value.
+
+    For DistributedDataParallel with ``broadcast_buffers=False``: DDP then
+    skips the buffer broadcast it otherwise runs before every forward
+    (host work and a collective each step), each rank's BatchNorm tracks
+    the statistics of its own batches, and calling this before evaluating
+    or saving gives every rank one model whose statistics come from all
+    ranks' batches rather than rank 0's alone."""
+    rank, world = _rank_world(group)
+    if world == 1:
+        return
+    by_dtype: Dict[torch.dtype, List[Tensor]] = {}
+    others: List[Tensor] = []
+    for b in module.buffers():
+        (by_dtype.setdefault(b.dtype, []) if b.is_floating_point() else others).append(b)
+    for bufs in by_dtype.values():
+        flat = torch.cat([b.detach().reshape(-1) for b in bufs])
+        dist.all_reduce(flat, group=group)
+        flat.div_(world)
+        offset = 0
+        with torch.no_grad():
+            for b in bufs:
+                b.copy_(flat[offset:offset + b.numel()].view_as(b))
+                offset += b.numel()
+    src = dist.get_global_rank(group, 0) if group is not None else 0
+    for b in others:
+        dist.broadcast(b, src, group=group)
 
 
 # --- dropout ----------------------------------------------------------------

@@ -13,7 +13,8 @@ against gnnc.nn's layers on the whole graph with the same weights, and
 partition-independent dropout: global_dropout keeps exactly the rank's
 slice of the mask one process draws, and two-layer models with dropout in
 training mode give, output and gradients, what the same model with the
-same generator seed gives on a one-process partition (a group of one).
+same generator seed gives on a one-process partition (a group of one);
+average_buffers (the ranks' mean of floating buffers, rank 0's counters).
 """
 import json
 import os
@@ -310,8 +311,41 @@ def check_dropout_model(rank, world, group):
             assert not torch.allclose(ref.eval()(x_full, whole), yr)
 
 
+def check_average_buffers(rank, world, group):
+    """Floating buffers become the ranks' mean, the others rank 0's."""
+    from gnnc import distributed as gd
+    m = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.BatchNorm1d(5),
+                            torch.nn.BatchNorm1d(5).double())
+
+    def fill(mod, r):
+        with torch.no_grad():
+            for i, b in enumerate(mod.buffers()):
+                if b.is_floating_point():
+                    b.copy_(torch.arange(b.numel(), dtype=b.dtype) * (r + 1) + i)
+                else:
+                    b.fill_(10 * r + i)
+    fill(m, rank)
+    params = [p.detach().clone() for p in m.parameters()]
+    gd.average_buffers(m, group)
+    others = []
+    for r in range(world):
+        o = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.BatchNorm1d(5),
+                                torch.nn.BatchNorm1d(5).double())
+        fill(o, r)
+        others.append(list(o.buffers()))
+    for i, b in enumerate(m.buffers()):
+        if b.is_floating_point():
+            want = sum(o[i] for o in others) / world
+            torch.testing.assert_close(b, want.to(b.dtype), rtol=1e-6, atol=1e-6)
+        else:
+            assert int(b) == int(others[0][i]), (i, int(b))
+    for p, q in zip(m.parameters(), params):  # parameters untouched
+        assert torch.equal(p, q)
+
+
 CHECKS = [check_partition, check_exchange_f64, check_exchange_dtypes, check_byte_counters,
-          check_gcn, check_gin, check_global_dropout, check_dropout_model]
+          check_gcn, check_gin, check_global_dropout, check_dropout_model,
+          check_average_buffers]
 
 
 WORLDS = (3, 2)
