@@ -4,17 +4,20 @@
 // form, sets with empty types and none at all), the direction of its
 // choices (long types take large tiles, many tiny types small ones),
 // pruning (it never drops the model's best), the tuning database's
-// segment key, the segment-set readers, and the tuning loop and
-// compileForSegments without a GPU.
+// segment key, the segment-set readers, the tuning loop and
+// compileForSegments without a GPU; and every schedule the tuner
+// enumerates, through NVRTC for sm_80 and sm_90.
 //
 //===----------------------------------------------------------------------===//
 #include "TuningTestUtil.h"
 
+#include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/OpText.h"
 #include "gnnc/Tuning/SegmentModel.h"
 #include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/Tuning/Tuner.h"
 #include "gnnc/Tuning/TuningDb.h"
+#include "gnnc/runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
@@ -496,5 +499,42 @@ TEST(SegmentTuning, TheLoopAndCompileForSegmentsChoose) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.message().find("compileForSegments"), std::string::npos);
 }
+
+} // namespace
+
+namespace {
+
+/// Every schedule the segment tuner can choose, for the smallest and the
+/// largest K = M gnn-bench runs, through the compiler and NVRTC (no GPU
+/// needed): a kernel the tuner picks always compiles.
+class SegmentCandidatesCompile : public ::testing::TestWithParam<std::string> {
+};
+
+TEST_P(SegmentCandidatesCompile, EveryEnumeratedScheduleCompiles) {
+  std::string text = "gnn.module @cand {\n";
+  size_t count = 0;
+  for (int64_t dim : {32, 256})
+    for (auto [type, math] : {std::pair{ElementType::F32, MathMode::Auto},
+                              std::pair{ElementType::F32, MathMode::TensorCore},
+                              std::pair{ElementType::F16, MathMode::Auto}})
+      for (const OpDesc &op : forms(type, dim, dim))
+        for (const Schedule &s : enumerateSegmentSchedules(op, math))
+          text += opKernelText("k" + std::to_string(count++), op, s);
+  text += "}\n";
+  ASSERT_GT(count, 100u);
+  Expected<CompiledModule> compiled = compileGnn(text, "candidates.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  ASSERT_EQ(compiled->kernels.size(), count);
+  rt::CompileOptions options;
+  options.arch = GetParam();
+  auto binary = rt::compileCuda(compiled->source, "candidates.cu", options);
+  ASSERT_TRUE(binary) << binary.message();
+  for (const rt::KernelSpec &spec : compiled->kernels)
+    EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
+        << spec.name << " is missing from the cubin";
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, SegmentCandidatesCompile,
+                         ::testing::Values("sm_80", "sm_90"));
 
 } // namespace

@@ -2,19 +2,23 @@
 //
 // Times gnnc's SpMM and SDDMM kernels next to cuSPARSE (SpMM with every CSR
 // algorithm, SDDMM) and gnnc's GAT attention chain on the datasets and on
-// R-MAT graphs, checks every gnnc kernel before timing it, and writes one
-// JSON file plus a table on stdout. See
-// bench/NOTES.md; bench/run.sh runs it together with the PyTorch baseline.
+// R-MAT graphs (or, with --segments, the segmented matmuls next to cuBLAS),
+// checks every gnnc kernel before timing it, and writes one JSON file plus a
+// table on stdout. See bench/NOTES.md; bench/run.sh runs it together with the
+// PyTorch baseline.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Bench/Batched.h"
 #include "gnnc/Bench/Cusparse.h"
 #include "gnnc/Bench/Harness.h"
 #include "gnnc/Bench/NpyWriter.h"
+#include "gnnc/Bench/Segments.h"
 #include "gnnc/Bench/Snapshots.h"
 #include "gnnc/Bench/Suite.h"
 #include "gnnc/Plan/Limits.h"
 #include "gnnc/Tools/ToolSupport.h"
+#include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/Tuning/SegmentModel.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/graph/Parallel.h"
 #include "gnnc/graph/Reorder.h"
@@ -68,7 +72,8 @@ void usage() {
       "  --no-gat            skip the GAT chain (f32 and f16, one head, at\n"
       "                      the width of --gat-width)\n"
       "  --gat-width N       feature width of the GAT chain (64)\n"
-      "  --no-cusparse       skip cuSPARSE altogether\n"
+      "  --no-cusparse       skip cuSPARSE altogether (with --segments:\n"
+      "                      cuBLAS)\n"
       "  --offsets i64|i32   row offset width of the gnnc kernels (i64)\n"
       "  --check shared|per-kernel\n"
       "                      the reference is computed once per problem\n"
@@ -106,6 +111,18 @@ void usage() {
       "                      block-diagonal graph (--types; widths 8,16,32,64\n"
       "                      unless --widths)\n"
       "  --group LIST        snapshots per group for --snapshots (2,4,8)\n"
+      "  --segments LIST     instead of the cases above: segmented matmuls\n"
+      "                      (Y_t = X_t W_t per type; forward, and dX + dW)\n"
+      "                      on segment sets: names of <datasets>/segments/\n"
+      "                      *.csv (--datasets, else $GNNC_DATASETS), CSV\n"
+      "                      paths, gen<types>x<mean rows>, or 'all' (every\n"
+      "                      set found and gen100x1000): a cuBLAS GEMM per\n"
+      "                      type, cuBLAS's grouped GEMM, gnnc with the\n"
+      "                      tuner's choice and the best of a measured sweep\n"
+      "  --dims LIST         K = M of --segments (32,64,128,256)\n"
+      "  --dtypes LIST       tf32,f16 for --segments (both)\n"
+      "  --sweep N           gnnc schedules timed per pass for --segments (8)\n"
+      "  --check-rows N      rows the --segments checks sample (256)\n"
       "  --quick             cora_planetoid + rmat18, width 64, f32 + f16,\n"
       "                      the default schedule, no SpMMve (SDDMM and the\n"
       "                      GAT chain included)\n"
@@ -156,6 +173,8 @@ struct Options {
   std::vector<std::string> batches;
   std::vector<std::string> snapshotSeries;
   std::vector<int64_t> groupSizes{2, 4, 8};
+  std::vector<std::string> segmentSets;
+  SegmentCaseOptions segmentOptions;
   bool offsets64 = true;
   CaseOptions caseOptions;
   TimingOptions timing;
@@ -207,6 +226,34 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       o.batches = splitList(v);
     } else if (arg == "--snapshots") {
       o.snapshotSeries = splitList(v);
+    } else if (arg == "--segments") {
+      o.segmentSets = splitList(v);
+      if (o.segmentSets.empty())
+        return "--segments: expected set names";
+    } else if (arg == "--dims") {
+      o.segmentOptions.dims.clear();
+      for (const std::string &s : splitList(v)) {
+        if (!parseInt(s, n) || n < 1 || n > gnnc::limits::kMaxTensorCoreWidth)
+          return "--dims: bad K = M '" + s + "' (1 to " +
+                 std::to_string(gnnc::limits::kMaxTensorCoreWidth) + ")";
+        o.segmentOptions.dims.push_back(n);
+      }
+    } else if (arg == "--dtypes") {
+      o.segmentOptions.dtypes.clear();
+      for (const std::string &s : splitList(v)) {
+        auto dtype = parseSegmentDtype(s);
+        if (!dtype)
+          return "--dtypes: " + dtype.message();
+        o.segmentOptions.dtypes.push_back(s);
+      }
+    } else if (arg == "--sweep") {
+      if (!parseInt(v, n) || n < 1 || n > 64)
+        return "--sweep: expected 1 to 64";
+      o.segmentOptions.sweep = static_cast<size_t>(n);
+    } else if (arg == "--check-rows") {
+      if (!parseInt(v, n) || n < 1 || n > 1000000)
+        return "--check-rows: expected 1 to 1000000";
+      o.segmentOptions.checkRows = n;
     } else if (arg == "--group") {
       o.groupSizes.clear();
       for (const std::string &s : splitList(v)) {
@@ -436,7 +483,7 @@ int main(int argc, char **argv) {
   auto sources = graphSources(o);
   if (!sources)
     return fail(sources.message());
-  if (sources->empty())
+  if (sources->empty() && o.segmentSets.empty())
     return fail("no graphs to run (check --datasets, --rmat and --graphs)");
 
   // The device, its yardstick, and the kernels.
@@ -504,6 +551,88 @@ int main(int argc, char **argv) {
     }
     doc["copy_bandwidth_gbs"] = copyGbs;
     o.caseOptions.copyGbs = copyGbs;
+
+    if (!o.segmentSets.empty()) {
+      // Segmented matmuls: a run of their own, in the record format the
+      // PyTorch side shares ({"device", "date", "records": [...]}).
+      o.segmentOptions.seed = o.caseOptions.seed;
+      std::vector<std::string> names;
+      for (const std::string &name : o.segmentSets) {
+        if (name != "all") {
+          names.push_back(name);
+          continue;
+        }
+        auto found = tuning::segmentSetNames(o.datasets);
+        if (found)
+          names.insert(names.end(), found->begin(), found->end());
+        else
+          std::printf("note     --segments all: %s\n", found.message().c_str());
+        names.push_back("gen100x1000");
+      }
+      std::optional<Cublas> cublas;
+      json segDoc;
+      segDoc["device"] = device.name();
+      segDoc["date"] = doc["date"];
+      if (o.cusparse) {
+        auto created = Cublas::create(*bench);
+        if (created) {
+          cublas.emplace(created.take());
+          deviceJson["cublas_version"] = cublas->version();
+        } else {
+          std::printf("warning  no cuBLAS in this run: %s\n",
+                      created.message().c_str());
+          segDoc["cublas_error"] = created.message();
+        }
+      }
+      const tuning::GpuModel gpu = tuning::fromDevice(device);
+      segDoc["device_info"] = deviceJson;
+      segDoc["copy_gbs"] = copyGbs;
+      segDoc["tensor_core_peak_flops"] = {
+          {"tf32", tuning::tensorCorePeakFlops(gpu, ElementType::F32)},
+          {"f16", tuning::tensorCorePeakFlops(gpu, ElementType::F16)},
+          {"source", "datasheet dense rate per SM and clock x SMs x clock "
+                     "of the cost model (SegmentModel.h)"}};
+      segDoc["options"] = {{"dims", o.segmentOptions.dims},
+                           {"dtypes", o.segmentOptions.dtypes},
+                           {"sweep", o.segmentOptions.sweep},
+                           {"check_rows", o.segmentOptions.checkRows},
+                           {"warmups", o.timing.warmups},
+                           {"runs", o.timing.runs},
+                           {"flush_l2", o.timing.flushL2},
+                           {"seed", o.caseOptions.seed}};
+      json records = json::array(), sweeps = json::array(),
+           notes = json::array();
+      int failures = 0;
+      for (const std::string &name : names) {
+        auto seg = tuning::loadSegmentSet(name, o.datasets, o.caseOptions.seed);
+        if (!seg) {
+          std::printf("skipped  %s: %s\n", name.c_str(), seg.message().c_str());
+          notes.push_back(
+              {{"set", name}, {"note", "skipped: " + seg.message()}});
+          continue;
+        }
+        const std::string setName = std::filesystem::path(name).stem().string();
+        runSegmentSet(*bench, cublas ? &*cublas : nullptr, setName, *seg,
+                      o.segmentOptions, records, sweeps, notes, failures);
+        // After every set: a run cut short keeps what it measured.
+        segDoc["records"] = records;
+        segDoc["sweeps"] = sweeps;
+        segDoc["notes"] = notes;
+        if (!o.outFile.empty())
+          (void)writeText(o.outFile, segDoc.dump(1) + "\n");
+      }
+      segDoc["records"] = records;
+      segDoc["sweeps"] = sweeps;
+      segDoc["notes"] = notes;
+      segDoc["failures"] = failures;
+      segDoc["wall_seconds"] = secondsSince(start);
+      if (Status written = writeResults(o.outFile, segDoc); !written)
+        return fail(written.message(), 1);
+      std::printf("done     %zu segment records in %.0f s; %d failure%s\n",
+                  records.size(), secondsSince(start), failures,
+                  failures == 1 ? "" : "s");
+      return failures ? 1 : 0;
+    }
 
     if (!o.snapshotSeries.empty()) {
       // Series of snapshots: a run of their own.
