@@ -719,6 +719,9 @@ void gnnc::bench::runSegmentSet(Bench &bench, Cublas *cublas,
       const double libraryTolerance =
           ops::segmentMatmulTolerance(fwd, tensorCore);
 
+      // Every candidate of the three forms in one module, compiled (and
+      // loaded through NVRTC) once for both passes.
+      Expected<CompiledModule> compiled = compileGnn(text, "segments.gnn");
       for (bool backward : {false, true}) {
         std::map<std::string, double> ms;
         if (cublas) {
@@ -748,7 +751,6 @@ void gnnc::bench::runSegmentSet(Bench &bench, Cublas *cublas,
         // gnnc: the forms of this pass, each candidate compiled once.
         std::vector<int> forms =
             backward ? std::vector<int>{1, 2} : std::vector<int>{0};
-        Expected<CompiledModule> compiled = compileGnn(text, "segments.gnn");
         if (!compiled) {
           ++failures;
           out.note(name, p, backward, "gnnc", "error: " + compiled.message());

@@ -17,7 +17,9 @@
 #include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/Tuning/Tuner.h"
 #include "gnnc/Tuning/TuningDb.h"
+#include "gnnc/runtime/Driver.h"
 #include "gnnc/runtime/Nvrtc.h"
+#include "gnnc/runtime/Runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -538,3 +540,33 @@ INSTANTIATE_TEST_SUITE_P(Arch, SegmentCandidatesCompile,
                          ::testing::Values("sm_80", "sm_90"));
 
 } // namespace
+
+TEST(SegmentTuningMeasure, MeasuresCheckedLeadersOnTheGpu) {
+  std::string why;
+  if (!rt::gpuAvailable(&why))
+    GTEST_SKIP() << "no GPU (" << why
+                 << "): measureSegmentSchedule() is untested here";
+  Expected<rt::Runtime> runtime = rt::Runtime::create(0, "off");
+  ASSERT_TRUE(runtime) << runtime.message();
+  // Types of 0, 5,000, 3 and 0 rows; the check covers the first 1,000.
+  const std::vector<int64_t> seg = {0, 0, 5000, 5003, 5003};
+  const SegmentStats stats = statsOf(seg);
+  for (const OpDesc &op : forms(ElementType::F16, 64, 32)) {
+    std::vector<Candidate> ranked = rankedSegmentCandidates(op, stats, sm90());
+    ASSERT_FALSE(ranked.empty());
+    for (size_t i : segmentMeasurementOrder(ranked, 2)) {
+      SCOPED_TRACE(ranked[i].schedule.str());
+      Expected<CompiledModule> compiled =
+          compileGnn("gnn.module @mt {\n" +
+                         opKernelText("k", op, ranked[i].schedule) + "}\n",
+                     "measure.gnn");
+      ASSERT_TRUE(compiled) << compiled.message();
+      MeasureOptions options;
+      options.runs = 3;
+      Expected<double> t = measureSegmentSchedule(
+          *runtime, compiled->kernels.front(), seg, options, 1000);
+      ASSERT_TRUE(t) << t.message();
+      EXPECT_GT(*t, 0);
+    }
+  }
+}
