@@ -5,6 +5,8 @@ writes summary.json, the runs' results (raw/) and their logs (logs/) to
   python examples/bench_multigpu.py --out-dir bench-multigpu           # ~5-8 min on 2 H100s
   python examples/bench_multigpu.py --scale 20 --out-dir bench-20      # a smaller R-MAT graph
   python examples/bench_multigpu.py --quick --out-dir bench-quick      # smoke run
+  python examples/bench_multigpu.py --parts ddp --reuse bench-multigpu --out-dir X
+                                    # rerun one part, the others' results from an earlier run
 
 Runs: train_ddp_proteins.py (GIN, DistributedDataParallel; PROTEINS in
 batches of 128 graphs and generated molecules in batches of
@@ -34,6 +36,9 @@ summary.json:
   per-seed paired difference's mean, spread and standard error), with the
   NodeModel reference (other dropout draws, so seed noise included) as
   single_node_model and acc_delta_points_node_model;
+- ddp_scaling_2gpu's one-GPU side trains the plain model (no DDP
+  wrapper), as a one-GPU user would;
+- reused: the raw results taken from --reuse (runs not made this time);
 - the raw numbers (epoch times and their exchange / all_reduce / compute
   parts, bytes, edge cut, accuracy), the device, the date, what was skipped.
 A key is null when its runs did not run or failed.
@@ -176,6 +181,11 @@ def main():
     p.add_argument("--seeds", type=int, help="accuracy seeds (default 20)")
     p.add_argument("--no-accuracy", action="store_true",
                    help="skip the cora/citeseer accuracy run")
+    p.add_argument("--parts", nargs="+", default=["ddp", "fullgraph", "accuracy"],
+                   choices=["ddp", "fullgraph", "accuracy"], help="the runs to make")
+    p.add_argument("--reuse", metavar="DIR",
+                   help="take the runs not made from DIR/raw (an earlier --out-dir); "
+                        "the summary lists which")
     p.add_argument("--precision", default="f32", choices=["f32", "f16"])
     p.add_argument("--timeout", type=int, default=420, help="seconds per run")
     args = p.parse_args()
@@ -202,18 +212,37 @@ def main():
                 "--precision", args.precision]
     full_args = ["--parts", "rmat", "--scales", scale, "--models", *args.models,
                  "--epochs", epochs, "--warmup", warmup, "--precision", args.precision]
+    reused = []
+
+    def reuse(name):
+        if args.reuse:
+            raw = Path(args.reuse) / "raw" / f"{name}.json"
+            if raw.is_file():
+                runs[name] = json.loads(raw.read_text())
+                reused.append(str(raw))
+                return
+        skipped.append(f"{name}: not in --parts")
+
     for world in worlds:
+        if "ddp" not in args.parts:
+            reuse(f"ddp_w{world}")
+            continue
         res, rec = launch(f"ddp_w{world}", "train_ddp_proteins.py", world, ddp_args, out,
                           args.timeout)
         runs[f"ddp_w{world}"] = res
         records.append(rec)
     for world in worlds:
+        if "fullgraph" not in args.parts:
+            reuse(f"fullgraph_w{world}")
+            continue
         res, rec = launch(f"fullgraph_w{world}", "train_fullgraph_dist.py", world,
                           full_args, out, args.timeout)
         runs[f"fullgraph_w{world}"] = res
         records.append(rec)
     if args.no_accuracy:
         skipped.append("accuracy: --no-accuracy")
+    elif "accuracy" not in args.parts:
+        reuse("accuracy")
     else:
         acc_args = ["--parts", "planetoid", "--seeds", seeds, "--precision", args.precision]
         if q:
@@ -225,7 +254,7 @@ def main():
     summary = summarize(runs, scale)
     summary.update(device=name, gpus=gpus, date=datetime.datetime.now().isoformat(
         timespec="seconds"), precision=args.precision, quick=q, skipped=skipped,
-        failed=[r["name"] for r in records if r["returncode"] != 0],
+        failed=[r["name"] for r in records if r["returncode"] != 0], reused=reused,
         runs=records, wall_s=time.perf_counter() - t0)
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
