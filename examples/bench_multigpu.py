@@ -10,9 +10,9 @@ writes summary.json, the runs' results (raw/) and their logs (logs/) to
 
 Runs: train_ddp_proteins.py (GIN, DistributedDataParallel; PROTEINS in
 batches of 128 graphs and generated molecules in batches of
---molecule-batch-size, default 1024: DDP's all_reduce costs about the
-same every step, so larger batches keep two GPUs busy for more of each
-step) and train_fullgraph_dist.py --parts rmat
+--molecule-batch-size per rank, default 1024 of 32,768: such a step keeps
+an H200 busy for about a fifth of its 4-5 ms, the rest is host work, to
+which DDP adds about 0.9 ms; batches of 8,192 measured no better) and train_fullgraph_dist.py --parts rmat
 (row-partitioned full-graph GCN and GIN on an R-MAT graph) on 1 and 2
 GPUs, then train_fullgraph_dist.py --parts planetoid (cora and citeseer
 accuracy over --seeds seeds, default 20: distributed vs the same model on
@@ -175,9 +175,11 @@ def main():
     p.add_argument("--epochs", type=int, help="timed full-graph epochs (default 10)")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--ddp-epochs", type=int, help="DDP epochs (default 12)")
-    p.add_argument("--molecules", type=int, help="generated molecules (default 32768)")
+    p.add_argument("--molecules", type=int,
+                   help="generated molecules (default 32768: 80%% of them, the training "
+                        "graphs, make 26 batches of 1,024, split evenly over 2 ranks)")
     p.add_argument("--molecule-batch-size", type=int, default=1024,
-                   help="molecules per DDP batch (PROTEINS stays at 128)")
+                   help="molecules per DDP batch and rank (PROTEINS stays at 128)")
     p.add_argument("--seeds", type=int, help="accuracy seeds (default 20)")
     p.add_argument("--no-accuracy", action="store_true",
                    help="skip the cora/citeseer accuracy run")
@@ -208,7 +210,8 @@ def main():
     runs, records = {}, []
     ddp_args = ["--epochs", ddp_epochs, "--warmup", min(2, ddp_epochs - 1),
                 "--eval-every", max(1, ddp_epochs // 3), "--molecules", molecules,
-                "--batch-size", 128, "--molecule-batch-size", args.molecule_batch_size,
+                "--batch-size", 128, "--molecule-batch-size",
+                min(args.molecule_batch_size, 512) if q else args.molecule_batch_size,
                 "--precision", args.precision]
     full_args = ["--parts", "rmat", "--scales", scale, "--models", *args.models,
                  "--epochs", epochs, "--warmup", warmup, "--precision", args.precision]

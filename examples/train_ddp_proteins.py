@@ -162,9 +162,11 @@ def train_one(data, batch_size, seed, args, rank, world, dev):
     # One process trains the plain model (the one-GPU baseline), unless
     # --ddp-single asks for DDP in a group of one (0.65 ms of host work more
     # per 5 ms step on an H200).
+    # gradient_as_bucket_view: the gradients live in DDP's all_reduce
+    # buckets, so no copy back from the buckets after each all_reduce.
     ddp = net if world == 1 and not args.ddp_single else DistributedDataParallel(
         net, device_ids=[dev.index] if dev.type == "cuda" else None,
-        broadcast_buffers=args.broadcast_buffers)
+        broadcast_buffers=args.broadcast_buffers, gradient_as_bucket_view=True)
     opt = torch.optim.Adam(ddp.parameters(), lr=args.lr)
     scaler = C.grad_scaler(dev, args.precision)
     half = torch.float16 if dev.type == "cuda" else torch.bfloat16
