@@ -207,15 +207,17 @@ json gnnc::bench::runSnapshotCase(Bench &bench, CudaLibraries *libraries,
     // the exclusive parts (the ideal), plus the work items of the fastest
     // slice size where they were built on the host (none where built on
     // the GPU, launchSnapshotSpmm's default); against every snapshot's CSR
-    // sent on its own. The items' bytes on the GPU are recorded apart.
+    // sent on its own. The items' bytes on the GPU are recorded apart, and
+    // the count and scan buffers a GPU build keeps beside them.
     int64_t naive = 0;
     for (int64_t s = 0; s < groupSize; ++s)
       naive += (group->numNodes + 1) * 8 + group->snapshot(s).nnz() * 4;
-    int64_t itemsSent = 0, itemsOnGpu = 0;
+    int64_t itemsSent = 0, itemsOnGpu = 0, buildScratch = 0;
     std::string builtBy = "none";
     if (auto best = dg->slices.find(multiSliceSize); best != dg->slices.end()) {
       itemsSent = best->second.uploadedBytes;
       itemsOnGpu = best->second.deviceBytes();
+      buildScratch = best->second.scratchBytes();
       builtBy = best->second.builtBy == ops::SliceBuilder::Gpu ? "gpu" : "host";
     }
     const int64_t sent = dg->uploadedBytes + itemsSent;
@@ -224,6 +226,7 @@ json gnnc::bench::runSnapshotCase(Bench &bench, CudaLibraries *libraries,
         {"sent", sent},
         {"work_items_sent", itemsSent},
         {"work_items_on_gpu", itemsOnGpu},
+        {"work_items_build_scratch_on_gpu", buildScratch},
         {"work_items_built_on", builtBy},
         {"per_snapshot_csr", naive},
         {"sent_vs_ideal", double(sent) / double(dg->uploadedBytes)},

@@ -86,6 +86,24 @@ gnnc::ops::snapshotSlices(const std::vector<int64_t> &rowPtr,
   return out;
 }
 
+/// The totals of a group's items, (items - split rows, split rows), from
+/// the row rules alone: the GPU build sizes its table with them, so it
+/// never waits for the GPU to read its own scan's totals back.
+static std::pair<int64_t, int64_t>
+sliceTotals(const std::vector<int64_t> &rowPtr,
+            const std::vector<int64_t> &exclusiveOffsets, int64_t snapshots,
+            int64_t sliceSize) {
+  const int64_t rows = static_cast<int64_t>(rowPtr.size()) - 1;
+  int64_t rest = 0, split = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t items = rules::rowItems(
+        rowPtr.data(), exclusiveOffsets.data(), rows, snapshots, r, sliceSize);
+    rest += items - (items > 1);
+    split += items > 1;
+  }
+  return {rest, split};
+}
+
 //===----------------------------------------------------------------------===//
 // The work items built on a GPU
 //===----------------------------------------------------------------------===//
@@ -265,6 +283,18 @@ buildOnGpu(rt::Runtime &runtime, const SliceKernels &kernels,
     }
     return out;
   }
+  // The table's size from the host's copy of the offsets (the same rules;
+  // the scan's last level holds the same totals on the GPU).
+  if (static_cast<int64_t>(group.overlap.hostRowPtr.size()) != rows + 1 ||
+      static_cast<int64_t>(group.hostExclusiveOffsets.size()) !=
+          snaps * (rows + 1))
+    return Status::error("work items " + name +
+                         ": the group's host offsets are missing (upload it "
+                         "with uploadSnapshotGroup)");
+  const auto [rest, split] = sliceTotals(
+      group.overlap.hostRowPtr, group.hostExclusiveOffsets, snaps, sliceSize);
+  out.count = rest + split;
+  out.splitRows = split;
   // Count: (items - split, split) per row.
   Expected<rt::DeviceBuffer> pairs = allocateI64(2 * rows);
   if (!pairs)
@@ -295,15 +325,11 @@ buildOnGpu(rt::Runtime &runtime, const SliceKernels &kernels,
     args.bind("pairs", sums.size() == 1 ? *pairs : sums[sums.size() - 2])
         .bind("num_pairs", n)
         .bind("tile_sums", sums.back());
-    // The last level waits: the host reads the totals next.
-    GNNC_RETURN_IF_ERROR(
-        runtime.launch(kernels.scan, args, tiles == 1, stream));
+    GNNC_RETURN_IF_ERROR(runtime.launch(kernels.scan, args, false, stream));
     if (tiles == 1)
       break;
     sizes.push_back(tiles);
   }
-  int64_t totals[2] = {0, 0};
-  GNNC_RETURN_IF_ERROR(sums.back().copyToHost(totals, sizeof(totals)));
   // Add-back, from the top: level l's tiles get the scanned totals of the
   // tiles before them (level l + 1, complete once its own add-back ran).
   for (size_t l = sizes.size() - 1; l-- > 0;) {
@@ -313,8 +339,6 @@ buildOnGpu(rt::Runtime &runtime, const SliceKernels &kernels,
         .bind("tile_offsets", sums[l]);
     GNNC_RETURN_IF_ERROR(runtime.launch(kernels.add, args, false, stream));
   }
-  out.count = totals[0] + totals[1];
-  out.splitRows = totals[1];
   Expected<rt::DeviceBuffer> begin = allocateI64(out.count);
   if (!begin)
     return begin.status();
@@ -338,8 +362,20 @@ buildOnGpu(rt::Runtime &runtime, const SliceKernels &kernels,
       .bind("num_split", out.splitRows)
       .bind("begin", out.begin)
       .bind("words", out.words);
-  // Waits, so that the scratch buffers are free to go.
-  GNNC_RETURN_IF_ERROR(runtime.launch(kernels.fill, args, true, stream));
+  // No wait: the scratch buffers stay with the items (freeing them now
+  // would wait for the GPU), so the build queues behind the caller's work
+  // on `stream` and the host goes on.
+  GNNC_RETURN_IF_ERROR(runtime.launch(kernels.fill, args, false, stream));
+  out.scratch.push_back(pairs.take());
+  for (rt::DeviceBuffer &b : sums)
+    out.scratch.push_back(std::move(b));
+  // Launches on other streams wait for the build on the GPU.
+  Expected<rt::StreamEvent> ready = rt::StreamEvent::create();
+  if (!ready)
+    return ready.status();
+  GNNC_RETURN_IF_ERROR(ready->record(stream));
+  out.ready = std::make_shared<rt::StreamEvent>(ready.take());
+  out.builtOn = stream;
   return out;
 }
 
@@ -385,8 +421,12 @@ gnnc::ops::snapshotSlicesOf(rt::Runtime &runtime,
                             const DeviceSnapshotGroup &group, int64_t sliceSize,
                             const std::string &name, void *stream) {
   auto found = group.slices.find(sliceSize);
-  if (found != group.slices.end())
-    return &found->second;
+  if (found != group.slices.end()) {
+    const DeviceSnapshotGroup::DeviceSlices &have = found->second;
+    if (have.ready && stream != have.builtOn)
+      GNNC_RETURN_IF_ERROR(have.ready->waitOn(stream));
+    return &have;
+  }
   std::string fallback;
   if (group.builder == SliceBuilder::Gpu) {
     Expected<SliceKernels> kernels =

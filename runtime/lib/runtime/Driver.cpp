@@ -53,6 +53,7 @@ struct DriverApi {
   decltype(&::cuStreamCreate) streamCreate;
   decltype(&::cuStreamDestroy) streamDestroy;
   decltype(&::cuStreamSynchronize) streamSynchronize;
+  decltype(&::cuStreamWaitEvent) streamWaitEvent;
 };
 
 struct DriverState {
@@ -126,6 +127,7 @@ DriverState loadDriver() {
   bind(api.eventSynchronize, "cuEventSynchronize");
   bind(api.eventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
   bind(api.eventDestroy, "cuEventDestroy_v2", "cuEventDestroy");
+  bind(api.streamWaitEvent, "cuStreamWaitEvent");
   bind(api.streamCreate, "cuStreamCreate");
   bind(api.streamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy");
   bind(api.streamSynchronize, "cuStreamSynchronize");
@@ -719,6 +721,67 @@ Expected<float> EventTimer::elapsedMs() const {
   if (result != CUDA_SUCCESS)
     return cudaFailure("reading the elapsed time", result);
   return ms;
+}
+
+//===----------------------------------------------------------------------===//
+// StreamEvent
+//===----------------------------------------------------------------------===//
+
+Expected<StreamEvent> StreamEvent::create() {
+  std::string what = "creating a CUDA event";
+  Expected<std::shared_ptr<ContextRef>> context = currentContext(what);
+  if (!context)
+    return context.status();
+  StreamEvent event;
+  event.context_ = *context;
+  CUevent made = nullptr;
+  CUresult result = api().eventCreate(&made, CU_EVENT_DISABLE_TIMING);
+  if (result != CUDA_SUCCESS)
+    return cudaFailure(what, result);
+  event.event_ = made;
+  return event;
+}
+
+StreamEvent::StreamEvent(StreamEvent &&other) noexcept
+    : context_(std::move(other.context_)), event_(other.event_) {
+  other.event_ = nullptr;
+}
+
+StreamEvent &StreamEvent::operator=(StreamEvent &&other) noexcept {
+  if (this != &other) {
+    release();
+    context_ = std::move(other.context_);
+    event_ = other.event_;
+    other.event_ = nullptr;
+  }
+  return *this;
+}
+
+StreamEvent::~StreamEvent() { release(); }
+
+void StreamEvent::release() {
+  if (event_ && context_ && context_->makeCurrent())
+    api().eventDestroy(static_cast<CUevent>(event_));
+  event_ = nullptr;
+  context_.reset();
+}
+
+Status StreamEvent::record(void *stream) {
+  GNNC_RETURN_IF_ERROR(context_->makeCurrent());
+  CUresult result = api().eventRecord(static_cast<CUevent>(event_),
+                                      static_cast<CUstream>(stream));
+  if (result != CUDA_SUCCESS)
+    return cudaFailure("recording an event", result);
+  return Status::ok();
+}
+
+Status StreamEvent::waitOn(void *stream) const {
+  GNNC_RETURN_IF_ERROR(context_->makeCurrent());
+  CUresult result = api().streamWaitEvent(static_cast<CUstream>(stream),
+                                          static_cast<CUevent>(event_), 0);
+  if (result != CUDA_SUCCESS)
+    return cudaFailure("making a stream wait for an event", result);
+  return Status::ok();
 }
 
 } // namespace gnnc::rt

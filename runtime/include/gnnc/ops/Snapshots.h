@@ -13,9 +13,11 @@
 
 #include "gnnc/graph/Snapshots.h"
 #include "gnnc/ops/Spmm.h"
+#include "gnnc/runtime/Driver.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -87,8 +89,21 @@ struct DeviceSnapshotGroup {
     SliceBuilder builtBy = SliceBuilder::Gpu;
     int64_t uploadedBytes = 0;
     std::string fallback;
-    /// The bytes they take on the GPU.
+    /// A GPU build's count and scan buffers, kept with the items so that
+    /// the build never waits for the GPU (freeing device memory would).
+    std::vector<rt::DeviceBuffer> scratch;
+    /// A GPU build's end, recorded on the stream it was queued on
+    /// (`builtOn`): launches on another stream wait for it on the GPU.
+    std::shared_ptr<rt::StreamEvent> ready;
+    void *builtOn = nullptr;
+    /// The bytes they take on the GPU (the items; the scratch apart).
     int64_t deviceBytes() const { return count * kSliceItemBytes; }
+    int64_t scratchBytes() const {
+      int64_t bytes = 0;
+      for (const rt::DeviceBuffer &b : scratch)
+        bytes += static_cast<int64_t>(b.size());
+      return bytes;
+    }
   };
   /// By slice size, built on first use (snapshotSlicesOf; not safe to
   /// launch from two threads at once).
@@ -112,11 +127,13 @@ std::vector<rt::KernelSpec> snapshotSliceKernelSpecs();
 
 /// Builds the work items of `group` for `sliceSize` on the GPU from its
 /// row offsets there, bit for bit snapshotSlices' table; queued on
-/// `stream` (a CUstream; null: the default stream), waits for the GPU
-/// twice (the table's size, then the table). Fails as snapshotSlices does,
-/// on device offsets smaller than the group's shape, or when the build's
-/// kernels cannot be loaded. With `poison` (for tests) the table is filled
-/// with 0xff bytes first, so that an item the build misses shows.
+/// `stream` (a CUstream; null: the default stream) without waiting for
+/// the GPU: the table's size comes from the group's host offsets (the same
+/// row rules), and the count and scan buffers stay with the items. Fails as
+/// snapshotSlices does, on device offsets smaller than the group's shape, or
+/// when the build's kernels cannot be loaded. With `poison` (for tests) the
+/// table is filled with 0xff bytes first, so that an item the build misses
+/// shows.
 Expected<DeviceSnapshotGroup::DeviceSlices>
 buildSnapshotSlicesOnGpu(rt::Runtime &runtime, const DeviceSnapshotGroup &group,
                          int64_t sliceSize, const std::string &name,
@@ -126,7 +143,8 @@ buildSnapshotSlicesOnGpu(rt::Runtime &runtime, const DeviceSnapshotGroup &group,
 /// group.builder says (launchSnapshotSpmm calls it). The GPU build falls
 /// back to the host only when its kernels cannot be loaded on this GPU
 /// (NVRTC or the driver refuses them; the reason goes to
-/// DeviceSlices::fallback).
+/// DeviceSlices::fallback). Work queued next on `stream` sees the items:
+/// built on another stream, `stream` waits for that build on the GPU.
 Expected<const DeviceSnapshotGroup::DeviceSlices *>
 snapshotSlicesOf(rt::Runtime &runtime, const DeviceSnapshotGroup &group,
                  int64_t sliceSize, const std::string &name,

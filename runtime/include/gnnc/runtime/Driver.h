@@ -203,6 +203,32 @@ private:
   void *stopEvent_ = nullptr;
 };
 
+/// Orders work across streams: recorded where some work was queued, other
+/// streams wait for it on the GPU (the host never waits). Move-only.
+class StreamEvent {
+public:
+  /// Creates the event (no timing) in the current context.
+  static Expected<StreamEvent> create();
+
+  StreamEvent(StreamEvent &&other) noexcept;
+  StreamEvent &operator=(StreamEvent &&other) noexcept;
+  StreamEvent(const StreamEvent &) = delete;
+  StreamEvent &operator=(const StreamEvent &) = delete;
+  ~StreamEvent();
+
+  /// Records the event after the work queued so far on `stream` (a
+  /// CUstream; null: the default stream).
+  Status record(void *stream);
+  /// Makes the work queued next on `stream` wait for the recorded work.
+  Status waitOn(void *stream) const;
+
+private:
+  StreamEvent() = default;
+  void release();
+  std::shared_ptr<detail::ContextRef> context_;
+  void *event_ = nullptr;
+};
+
 } // namespace gnnc::rt
 
 #endif // GNNC_RUNTIME_DRIVER_H
