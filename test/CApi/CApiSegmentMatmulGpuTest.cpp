@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "gnnc-c/Gnnc.h"
 
+#include "gnnc/Plan/Plan.h"
 #include "gnnc/Plan/Schedule.h"
 #include "gnnc/Plan/Types.h"
 #include "gnnc/ops/SegmentMatmul.h"
@@ -217,8 +218,16 @@ void checkAllPasses(const std::vector<int64_t> &seg, const Math &math,
     gnnc_segment_kernel kernel =
         kernelFor(s, descOf(math, k, m, GNNC_SEGMENT_FORWARD), schedule);
     ASSERT_NE(kernel, nullptr);
+    // Tensor cores whenever the precision allows them and the plan's rule
+    // (segmentTensorCoreFits: K and M multiples of 8, ...) accepts the
+    // chosen tile; exact SIMT otherwise.
+    Schedule onTensorCores = schedule;
+    onTensorCores.math = MathMode::TensorCore;
+    onTensorCores.threadsPerBlock = 0;
+    const bool fits =
+        segmentTensorCoreFits(segmentMatmulOp(t, k, m), onTensorCores).isOk();
     EXPECT_EQ(schedule.math == MathMode::TensorCore,
-              t != ElementType::F32 || math.tf32)
+              (t != ElementType::F32 || math.tf32) && fits)
         << schedule.str();
     rt::DeviceBuffer y = poisoned(size_t(rows * m), t);
     ASSERT_EQ(gnnc_segment_matmul(kernel, elements(dX, x.size(), t),
