@@ -18,6 +18,8 @@
 #include "gnnc/Plan/OpText.h"
 #include "gnnc/Plan/Plan.h"
 #include "gnnc/Plan/Schedule.h"
+#include "gnnc/Tuning/GpuModel.h"
+#include "gnnc/Tuning/SegmentModel.h"
 #include "gnnc/ops/SegmentMatmul.h"
 #include "gnnc/runtime/Nvrtc.h"
 #include "gnnc/runtime/Runtime.h"
@@ -115,27 +117,46 @@ struct LayoutView {
   const int64_t *offsets = nullptr;
   int64_t numTypes = 0;
   int64_t numRows = 0;
+  /// The GPU the kernel is for (null: none, no model choice).
+  const rt::Device *device = nullptr;
 };
 
 /// The schedule of a kernel of `op` whose caller writes none: the one place
-/// it is chosen. Today the plan's rules: the op's default schedule
-/// (math = auto: chooseSegmentMath, tensor cores for f16 and bf16 where
-/// they fit, exact SIMT for f32), and for f32 with TF32 allowed tensor
-/// cores where the plan accepts them. A choice measured or modelled for
-/// the layout (the segmented-matmul cost model) belongs here; `layout` is
-/// what it will need.
+/// it is chosen. The arithmetic follows the plan's rules: the op's default
+/// schedule (math = auto: chooseSegmentMath, tensor cores for f16 and bf16
+/// where they fit, exact SIMT for f32), and for f32 with TF32 allowed
+/// tensor cores where the plan accepts them. Within that arithmetic, on a
+/// layout with a GPU, the segmented-matmul cost model picks the tile and
+/// the pipeline for the layout's segment statistics
+/// (tuning::chooseSegmentSchedule); without one, or when the model has no
+/// plan, the default schedule runs.
 Schedule chooseSegmentKernelSchedule(const OpDesc &op, bool allowTf32,
                                      const LayoutView &layout) {
-  (void)layout;
-  const Schedule open = defaultSchedule(op);
-  if (op.type != ElementType::F32 || !allowTf32)
-    return open;
-  Schedule tensorCore = open;
-  tensorCore.math = MathMode::TensorCore;
-  Expected<Schedule> complete = completeSchedule(op, tensorCore);
-  if (complete && planKernel(op, *complete))
-    return tensorCore;
-  return open;
+  Schedule rules = defaultSchedule(op);
+  if (op.type == ElementType::F32 && allowTf32) {
+    Schedule tensorCore = rules;
+    tensorCore.math = MathMode::TensorCore;
+    Expected<Schedule> complete = completeSchedule(op, tensorCore);
+    if (complete && planKernel(op, *complete))
+      rules = tensorCore;
+  }
+  if (!layout.offsets || !layout.device)
+    return rules;
+  MathMode math = rules.math;
+  if (math == MathMode::Auto) {
+    Expected<Schedule> complete = completeSchedule(op, rules);
+    if (!complete)
+      return rules;
+    math = chooseSegmentMath(op, *complete);
+  }
+  const std::vector<int64_t> seg(layout.offsets,
+                                 layout.offsets + layout.numTypes + 1);
+  Expected<tuning::SegmentStats> stats = tuning::segmentStats(seg);
+  if (!stats)
+    return rules;
+  Expected<Schedule> modelled = tuning::chooseSegmentSchedule(
+      op, *stats, tuning::fromDevice(*layout.device), math);
+  return modelled ? *modelled : rules;
 }
 
 /// The schedule a kernel of `op` runs: `written` parsed (tensor cores on
@@ -179,7 +200,8 @@ Expected<rt::KernelSpec> compiledSegmentKernel(const std::string &text) {
 
 /// The layout of `segments`, for the schedule choice.
 LayoutView viewOf(const gnnc_segments_s &segments) {
-  return {segments.offsets.data(), segments.numTypes(), segments.numRows};
+  return {segments.offsets.data(), segments.numTypes(), segments.numRows,
+          segments.context ? &segments.context->runtime.device() : nullptr};
 }
 
 /// The kernel `kernel`, checked to compute `kind`, its layout's context
