@@ -61,6 +61,7 @@ except ImportError:
 import numpy as np
 import torch
 
+import gnn_common as C
 import hetero_data
 
 EMULATE = os.environ.get("GNNC_EMULATE") == "1"
@@ -81,19 +82,7 @@ TOLERANCE = {"tf32": 2.0 ** -8, "f16": 2.0 ** -6}
 
 
 def device() -> torch.device:
-    if EMULATE:
-        sys.path.insert(0, str(REPO / "python" / "tests"))
-        import emulate_segment
-
-        class _Patch:
-            def setattr(self, obj, name, value):
-                setattr(obj, name, value)
-        emulate_segment.install(_Patch())
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise SystemExit("bench_segmented.py needs a CUDA GPU (GNNC_EMULATE=1 "
-                         "emulates gnnc's kernels on the CPU to check the script)")
-    return torch.device("cuda")
+    return C.device()
 
 
 def sync(dev):

@@ -31,12 +31,12 @@ EMULATE = os.environ.get("GNNC_EMULATE") == "1"
 def device() -> torch.device:
     if EMULATE:
         sys.path.insert(0, str(REPO / "python" / "tests"))
-        import emulate
+        import emulate_segment  # emulate's graphs and ops, and segment_matmul
 
         class _Patch:
             def setattr(self, obj, name, value):
                 setattr(obj, name, value)
-        emulate.install(_Patch())
+        emulate_segment.install(_Patch())
         return torch.device("cpu")
     if not torch.cuda.is_available():
         raise SystemExit("these examples need a CUDA GPU (GNNC_EMULATE=1 emulates the "

@@ -57,6 +57,35 @@ void recordChoices(const std::vector<SiteTuning> &tuned, const GpuModel &gpu,
                                                        : "cost model"};
 }
 
+/// The tuning options both compile entries share, into `tuning`: the GPU
+/// of `options`, its database (held in `db`, which must outlive `tuning`)
+/// taken first, and with a runtime and measureTopK the leaders measured by
+/// `measure(kernel)` (unchecked runs: the candidates passed their plans).
+template <typename Measure>
+Expected<GpuModel> prepareTuning(const TunedCompileOptions &options,
+                                 const char *caller,
+                                 std::optional<TuningDb> &db,
+                                 TuningOptions &tuning, Measure measure) {
+  Expected<GpuModel> gpu = tuningGpu(options, caller);
+  if (!gpu)
+    return gpu.status();
+  db = tuningDatabase(options);
+  tuning.gpu = *gpu;
+  tuning.database = db ? &*db : nullptr;
+  tuning.takeFromDatabase = true;
+  if (options.runtime && options.measureTopK > 0) {
+    tuning.topK = options.measureTopK;
+    tuning.visitMeasures = true;
+    tuning.visit = [&options, measure](const TunableSite &,
+                                       const rt::KernelSpec &kernel) {
+      MeasureOptions how;
+      how.check = false;
+      return measure(*options.runtime, kernel, how);
+    };
+  }
+  return gpu;
+}
+
 } // namespace
 
 Expected<CompiledModule> gnnc::tuning::compileForGraph(
@@ -66,24 +95,18 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
   Expected<TunableModule> module = TunableModule::parse(text, bufferName);
   if (!module)
     return module.status();
-  Expected<GpuModel> gpu = tuningGpu(options, "compileForGraph");
+  std::optional<TuningDb> db;
+  TuningOptions tuning;
+  Expected<GpuModel> gpu =
+      prepareTuning(options, "compileForGraph", db, tuning,
+                    [&g](rt::Runtime &runtime, const rt::KernelSpec &kernel,
+                         const MeasureOptions &how) {
+                      return measureFor(runtime, kernel, g, how);
+                    });
   if (!gpu)
     return gpu.status();
-  std::optional<TuningDb> db = tuningDatabase(options);
-  TuningOptions tuning;
-  tuning.gpu = *gpu;
-  tuning.database = db ? &*db : nullptr;
-  tuning.takeFromDatabase = true;
-  if (options.runtime && options.measureTopK > 0) {
-    tuning.topK = options.measureTopK;
-    tuning.visitEveryStrategy = true;
-    tuning.visitMeasures = true;
-    MeasureOptions measure;
-    measure.check = false;
-    tuning.visit = [&](const TunableSite &, const rt::KernelSpec &kernel) {
-      return measureFor(*options.runtime, kernel, g, measure);
-    };
-  }
+  // Every strategy's leader is timed, not only the model's top-k.
+  tuning.visitEveryStrategy = tuning.visitMeasures;
   std::vector<SiteTuning> tuned = tuneModule(*module, g, tuning);
   recordChoices(tuned, *gpu, choices);
   return module->compile(tuning::choices(tuned));
@@ -96,23 +119,16 @@ Expected<CompiledModule> gnnc::tuning::compileForSegments(
   Expected<TunableModule> module = TunableModule::parse(text, bufferName);
   if (!module)
     return module.status();
-  Expected<GpuModel> gpu = tuningGpu(options, "compileForSegments");
+  std::optional<TuningDb> db;
+  TuningOptions tuning;
+  Expected<GpuModel> gpu =
+      prepareTuning(options, "compileForSegments", db, tuning,
+                    [&seg](rt::Runtime &runtime, const rt::KernelSpec &kernel,
+                           const MeasureOptions &how) {
+                      return measureSegmentSchedule(runtime, kernel, seg, how);
+                    });
   if (!gpu)
     return gpu.status();
-  std::optional<TuningDb> db = tuningDatabase(options);
-  TuningOptions tuning;
-  tuning.gpu = *gpu;
-  tuning.database = db ? &*db : nullptr;
-  tuning.takeFromDatabase = true;
-  if (options.runtime && options.measureTopK > 0) {
-    tuning.topK = options.measureTopK;
-    tuning.visitMeasures = true;
-    MeasureOptions measure;
-    measure.check = false;
-    tuning.visit = [&](const TunableSite &, const rt::KernelSpec &kernel) {
-      return measureSegmentSchedule(*options.runtime, kernel, seg, measure);
-    };
-  }
   Status error = Status::ok();
   std::vector<SiteTuning> tuned =
       tuneSegmentSites(*module, seg, tuning, &error);
