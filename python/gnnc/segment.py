@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 
 from . import _context, _lib
+from . import ops as _ops
 from . import graph as _graph_module
 from ._cache import GraphCache
 from ._desc import dtype_code
@@ -158,15 +159,9 @@ def clear_cache() -> None:
 # --- launches (replaced by the emulation in the CPU tests) -----------------
 
 
-def _stream(seg: Segments) -> int:
-    return torch.cuda.current_stream(seg._device_index).cuda_stream
-
-
-def _run(seg: Segments, fn, what: str, *args) -> None:
-    with torch.cuda.device(seg._device_index):
-        status = fn(*args, _stream(seg))
-    if status:
-        _lib.check(status, what)
+# Launched as gnnc's other ops are (ops._run: the layout's device current,
+# the current stream read without torch.cuda's Python layers).
+_run = _ops._run
 
 
 def _launch_segment_matmul(seg: Segments, x: Tensor, w: Tensor, y: Tensor,
