@@ -118,6 +118,46 @@ TunableModule::compileKernel(const std::string &entryName,
   return findKernel(*compiled, entryName);
 }
 
+namespace {
+
+/// Adds `result` to `tuned` and tells options.onSite.
+void keep(SiteTuning &&result, const TuningOptions &options,
+          std::vector<SiteTuning> &tuned) {
+  tuned.push_back(std::move(result));
+  if (options.onSite)
+    options.onSite(tuned.back());
+}
+
+/// Hands the candidates `order` picks from result.ranked to options.visit
+/// (each compiled with its schedule applied to the site; its time kept
+/// when the visit measures), then chooses among them and keeps the site.
+void visitAndChoose(const TunableModule &module, SiteTuning &&result,
+                    const std::vector<size_t> &order,
+                    const TuningOptions &options,
+                    std::vector<SiteTuning> &tuned) {
+  const TunableSite &site = *result.site;
+  if (options.visit)
+    for (size_t i : order) {
+      Candidate &c = result.ranked[i];
+      Expected<rt::KernelSpec> kernel = module.compileKernel(
+          site.entryName, TunableModule::applied(site, c.schedule));
+      Expected<double> seconds = kernel ? options.visit(site, *kernel)
+                                        : Expected<double>(kernel.status());
+      if (!seconds)
+        c.note = seconds.message();
+      else if (options.visitMeasures)
+        c.measuredSeconds = *seconds;
+    }
+  result.choiceIndex = chooseCandidate(result.ranked);
+  const Candidate &best = result.ranked[result.choiceIndex];
+  result.choice = TunableModule::applied(site, best.schedule);
+  result.source =
+      best.measuredSeconds ? ChoiceSource::Measured : ChoiceSource::Model;
+  keep(std::move(result), options, tuned);
+}
+
+} // namespace
+
 TuningKey gnnc::tuning::tuningKey(const TunableSite &site,
                                   const graph::GraphProfile &profile,
                                   const GpuModel &gpu) {
@@ -161,9 +201,7 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
       if (planKernel(site.op, entry)) {
         result.choice = entry;
         result.source = ChoiceSource::Database;
-        tuned.push_back(std::move(result));
-        if (options.onSite)
-          options.onSite(tuned.back());
+        keep(std::move(result), options, tuned);
         continue;
       }
     }
@@ -175,27 +213,9 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
             .count();
     if (result.ranked.empty())
       continue;
-    if (options.visit)
-      for (size_t i : measurementOrder(result.ranked, options.topK,
-                                       options.visitEveryStrategy)) {
-        Candidate &c = result.ranked[i];
-        Expected<rt::KernelSpec> kernel = module.compileKernel(
-            site.entryName, TunableModule::applied(site, c.schedule));
-        Expected<double> seconds = kernel ? options.visit(site, *kernel)
-                                          : Expected<double>(kernel.status());
-        if (!seconds)
-          c.note = seconds.message();
-        else if (options.visitMeasures)
-          c.measuredSeconds = *seconds;
-      }
-    result.choiceIndex = chooseCandidate(result.ranked);
-    const Candidate &best = result.ranked[result.choiceIndex];
-    result.choice = TunableModule::applied(site, best.schedule);
-    result.source =
-        best.measuredSeconds ? ChoiceSource::Measured : ChoiceSource::Model;
-    tuned.push_back(std::move(result));
-    if (options.onSite)
-      options.onSite(tuned.back());
+    const std::vector<size_t> order = measurementOrder(
+        result.ranked, options.topK, options.visitEveryStrategy);
+    visitAndChoose(module, std::move(result), order, options, tuned);
   }
   return tuned;
 }
@@ -229,9 +249,7 @@ gnnc::tuning::tuneSegmentSites(const TunableModule &module,
         planKernel(site.op, result.previous->schedule)) {
       result.choice = result.previous->schedule;
       result.source = ChoiceSource::Database;
-      tuned.push_back(std::move(result));
-      if (options.onSite)
-        options.onSite(tuned.back());
+      keep(std::move(result), options, tuned);
       continue;
     }
     result.ranked = rankedSegmentCandidates(site.op, *stats, options.gpu, math);
@@ -241,26 +259,9 @@ gnnc::tuning::tuneSegmentSites(const TunableModule &module,
             .count();
     if (result.ranked.empty())
       continue;
-    if (options.visit)
-      for (size_t i : segmentMeasurementOrder(result.ranked, options.topK)) {
-        Candidate &c = result.ranked[i];
-        Expected<rt::KernelSpec> kernel =
-            module.compileKernel(site.entryName, c.schedule);
-        Expected<double> seconds = kernel ? options.visit(site, *kernel)
-                                          : Expected<double>(kernel.status());
-        if (!seconds)
-          c.note = seconds.message();
-        else if (options.visitMeasures)
-          c.measuredSeconds = *seconds;
-      }
-    result.choiceIndex = chooseCandidate(result.ranked);
-    const Candidate &best = result.ranked[result.choiceIndex];
-    result.choice = best.schedule;
-    result.source =
-        best.measuredSeconds ? ChoiceSource::Measured : ChoiceSource::Model;
-    tuned.push_back(std::move(result));
-    if (options.onSite)
-      options.onSite(tuned.back());
+    const std::vector<size_t> order =
+        segmentMeasurementOrder(result.ranked, options.topK);
+    visitAndChoose(module, std::move(result), order, options, tuned);
   }
   return tuned;
 }

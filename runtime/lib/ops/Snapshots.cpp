@@ -48,6 +48,32 @@ Status checkSliceShape(int64_t rows, int64_t snapshots, int64_t sliceSize,
 
 } // namespace
 
+/// The exclusive scan of (items - split, split) over a group's rows by the
+/// row rules, into `prefix` (2 per row) when given; returns the totals,
+/// (items - split rows, split rows). The host build runs it whole; the GPU
+/// build sizes its table with the totals, so it never waits for the GPU to
+/// read its own scan's totals back.
+static std::pair<int64_t, int64_t>
+sliceScan(const std::vector<int64_t> &rowPtr,
+          const std::vector<int64_t> &exclusiveOffsets, int64_t snapshots,
+          int64_t sliceSize, std::vector<int64_t> *prefix) {
+  const int64_t rows = static_cast<int64_t>(rowPtr.size()) - 1;
+  if (prefix)
+    prefix->resize(2 * rows);
+  int64_t rest = 0, split = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t items = rules::rowItems(
+        rowPtr.data(), exclusiveOffsets.data(), rows, snapshots, r, sliceSize);
+    if (prefix) {
+      (*prefix)[2 * r] = rest;
+      (*prefix)[2 * r + 1] = split;
+    }
+    rest += items - (items > 1);
+    split += items > 1;
+  }
+  return {rest, split};
+}
+
 Expected<SnapshotSlices>
 gnnc::ops::snapshotSlices(const std::vector<int64_t> &rowPtr,
                           const std::vector<int64_t> &exclusiveOffsets,
@@ -65,16 +91,9 @@ gnnc::ops::snapshotSlices(const std::vector<int64_t> &rowPtr,
   // The GPU build's steps in one thread: count, exclusive scan of (items -
   // split, split), fill.
   const int64_t *ptr = rowPtr.data(), *excl = exclusiveOffsets.data();
-  std::vector<int64_t> prefix(2 * rows);
-  int64_t rest = 0, split = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t items =
-        rules::rowItems(ptr, excl, rows, snapshots, r, sliceSize);
-    prefix[2 * r] = rest;
-    prefix[2 * r + 1] = split;
-    rest += items - (items > 1);
-    split += items > 1;
-  }
+  std::vector<int64_t> prefix;
+  const auto [rest, split] =
+      sliceScan(rowPtr, exclusiveOffsets, snapshots, sliceSize, &prefix);
   SnapshotSlices out;
   out.begin.resize(rest + split);
   out.words.resize(rest + split);
@@ -84,24 +103,6 @@ gnnc::ops::snapshotSlices(const std::vector<int64_t> &rowPtr,
                                    prefix[2 * r + 1], split + prefix[2 * r],
                                    out.begin.data(), out.words.data(), 0, 1);
   return out;
-}
-
-/// The totals of a group's items, (items - split rows, split rows), from
-/// the row rules alone: the GPU build sizes its table with them, so it
-/// never waits for the GPU to read its own scan's totals back.
-static std::pair<int64_t, int64_t>
-sliceTotals(const std::vector<int64_t> &rowPtr,
-            const std::vector<int64_t> &exclusiveOffsets, int64_t snapshots,
-            int64_t sliceSize) {
-  const int64_t rows = static_cast<int64_t>(rowPtr.size()) - 1;
-  int64_t rest = 0, split = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t items = rules::rowItems(
-        rowPtr.data(), exclusiveOffsets.data(), rows, snapshots, r, sliceSize);
-    rest += items - (items > 1);
-    split += items > 1;
-  }
-  return {rest, split};
 }
 
 //===----------------------------------------------------------------------===//
@@ -291,8 +292,9 @@ buildOnGpu(rt::Runtime &runtime, const SliceKernels &kernels,
     return Status::error("work items " + name +
                          ": the group's host offsets are missing (upload it "
                          "with uploadSnapshotGroup)");
-  const auto [rest, split] = sliceTotals(
-      group.overlap.hostRowPtr, group.hostExclusiveOffsets, snaps, sliceSize);
+  const auto [rest, split] =
+      sliceScan(group.overlap.hostRowPtr, group.hostExclusiveOffsets, snaps,
+                sliceSize, nullptr);
   out.count = rest + split;
   out.splitRows = split;
   // Count: (items - split, split) per row.
