@@ -350,9 +350,17 @@ buildOnGpu(rt::Runtime &runtime, const SliceKernels &kernels,
   out.begin = begin.take();
   out.words = words.take();
   if (poison) {
+    // At once, on the default stream, whatever `stream` still runs (a
+    // stream of gnnc's never waits for the default one, nor it for such a
+    // stream): the table holds the poison while the build waits behind the
+    // caller's work. The fill waits for it on the GPU, the host does not.
     GNNC_RETURN_IF_ERROR(out.begin.fill(0xff));
     GNNC_RETURN_IF_ERROR(out.words.fill(0xff));
-    GNNC_RETURN_IF_ERROR(runtime.synchronize());
+    Expected<rt::StreamEvent> poisoned = rt::StreamEvent::create();
+    if (!poisoned)
+      return poisoned.status();
+    GNNC_RETURN_IF_ERROR(poisoned->record(nullptr));
+    GNNC_RETURN_IF_ERROR(poisoned->waitOn(stream));
   }
   rt::ArgPack args;
   args.bind("row_ptr", group.overlap.rowPtr)
@@ -589,6 +597,47 @@ gnnc::ops::snapshotSpmmReference(const graph::SnapshotGroup &group,
   return out;
 }
 
+Expected<KernelCheck> gnnc::ops::compareSnapshotSpmm(
+    const rt::LoadedKernel &kernel, const graph::SnapshotGroup &group,
+    const std::vector<float> &x, const std::vector<float> &got) {
+  auto sig = spmmSignature(kernel.spec);
+  if (!sig)
+    return sig.status();
+  Expected<OpDesc> op = kernelOp(kernel.spec, OpKind::Spmm);
+  if (!op)
+    return op.status();
+  const std::string name = "kernel '" + kernel.spec.name + "'";
+  if (op->snapshots != group.size())
+    return Status::error(name + " aggregates groups of " +
+                         std::to_string(op->snapshots) + " snapshots, not " +
+                         std::to_string(group.size()));
+  const int64_t n = group.numNodes, rowLen = op->width;
+  const int64_t width = op->snapshotWidth();
+  for (auto [what, size] :
+       {std::pair{"features", x.size()}, std::pair{"outputs", got.size()}})
+    if (static_cast<int64_t>(size) != n * rowLen)
+      return Status::error("comparing " + name + ": " + what + " hold " +
+                           std::to_string(size) + " elements, not " +
+                           std::to_string(n) + " rows of " +
+                           std::to_string(rowLen));
+  std::vector<double> magnitude;
+  std::vector<double> expected =
+      snapshotSpmmReference(group, x, width, sig->options(), &magnitude);
+  // Rows with several work items reach the result in atomic pieces of at
+  // most slice_size edges: scale each row's bound by its degree.
+  const double base = spmmTolerance(sig->type);
+  for (int64_t s = 0; s < group.size(); ++s) {
+    graph::CsrGraph g = group.snapshot(s);
+    for (int64_t r = 0; r < n; ++r) {
+      const double factor = spmmTolerance(*sig, g.degree(r)) / base;
+      for (int64_t c = 0; c < width; ++c)
+        magnitude[r * rowLen + s * width + c] *= factor;
+    }
+  }
+  return compareWithReference(kernel.spec, group.overlap, rowLen, sig->type,
+                              got, expected, magnitude, rowLen, base);
+}
+
 Expected<KernelCheck>
 gnnc::ops::checkSnapshotSpmm(rt::Runtime &runtime,
                              const rt::LoadedKernel &kernel,
@@ -603,7 +652,6 @@ gnnc::ops::checkSnapshotSpmm(rt::Runtime &runtime,
     return Status::error("kernel '" + kernel.spec.name +
                          "' aggregates one graph, not a snapshot group");
   const int64_t n = group.numNodes, rowLen = op->width;
-  const int64_t width = op->snapshotWidth();
   std::vector<float> x =
       ref::roundThrough(ref::randomFeatures(n * rowLen, seed), sig->type);
   auto dg = uploadSnapshotGroup(group, sig->offsets64, sig->indices64);
@@ -627,25 +675,11 @@ gnnc::ops::checkSnapshotSpmm(rt::Runtime &runtime,
   auto got = downloadTensor(*dy, static_cast<size_t>(n * rowLen), sig->type);
   if (!got)
     return got.status();
-  std::vector<double> magnitude;
-  std::vector<double> expected =
-      snapshotSpmmReference(group, x, width, sig->options(), &magnitude);
-  // Rows with several work items reach the result in atomic pieces of at
-  // most slice_size edges: scale each row's bound by its degree.
-  const double base = spmmTolerance(sig->type);
-  for (int64_t s = 0; s < group.size(); ++s) {
-    graph::CsrGraph g = group.snapshot(s);
-    for (int64_t r = 0; r < n; ++r) {
-      const double factor = spmmTolerance(*sig, g.degree(r)) / base;
-      for (int64_t c = 0; c < width; ++c)
-        magnitude[r * rowLen + s * width + c] *= factor;
-    }
-  }
-  KernelCheck check =
-      compareWithReference(kernel.spec, group.overlap, rowLen, sig->type, *got,
-                           expected, magnitude, rowLen, base);
-  check.report += " (" + std::to_string(group.size()) + " snapshots, " +
-                  std::to_string(group.overlap.nnz()) + " shared and " +
-                  std::to_string(dg->exclusiveEdges) + " exclusive edges)";
+  Expected<KernelCheck> check = compareSnapshotSpmm(kernel, group, x, *got);
+  if (!check)
+    return check.status();
+  check->report += " (" + std::to_string(group.size()) + " snapshots, " +
+                   std::to_string(group.overlap.nnz()) + " shared and " +
+                   std::to_string(dg->exclusiveEdges) + " exclusive edges)";
   return check;
 }

@@ -133,7 +133,9 @@ std::vector<rt::KernelSpec> snapshotSliceKernelSpecs();
 /// snapshotSlices does, on device offsets smaller than the group's shape, or
 /// when the build's kernels cannot be loaded. With `poison` (for tests) the
 /// table is filled with 0xff bytes first, so that an item the build misses
-/// shows.
+/// shows: at once, on the default stream, without waiting for the work
+/// queued on `stream` (the build waits for the poison on the GPU), so that
+/// until a build queued behind busy work ends, the table reads as poison.
 Expected<DeviceSnapshotGroup::DeviceSlices>
 buildSnapshotSlicesOnGpu(rt::Runtime &runtime, const DeviceSnapshotGroup &group,
                          int64_t sliceSize, const std::string &name,
@@ -182,9 +184,20 @@ std::vector<double> snapshotSpmmReference(const graph::SnapshotGroup &group,
                                           const ref::SpmmOptions &options,
                                           std::vector<double> *magnitude);
 
+/// Compares `got`, what `kernel` wrote over `group` from the features `x`
+/// (numNodes rows of S x F each), with snapshotSpmmReference, each row
+/// allowed the tolerance of its degree in each snapshot (the atomic pieces
+/// of its work items): checkSnapshotSpmm's comparison, for a caller that
+/// launched the kernel itself (e.g. on a stream of its own). Fails on a
+/// kernel of another op or group size, or on sizes that do not match.
+Expected<KernelCheck> compareSnapshotSpmm(const rt::LoadedKernel &kernel,
+                                          const graph::SnapshotGroup &group,
+                                          const std::vector<float> &x,
+                                          const std::vector<float> &got);
+
 /// Runs `kernel` on `group` with fresh random features drawn from `seed`,
 /// the output poisoned with NaN first, and compares every element with
-/// snapshotSpmmReference.
+/// snapshotSpmmReference (compareSnapshotSpmm).
 Expected<KernelCheck> checkSnapshotSpmm(rt::Runtime &runtime,
                                         const rt::LoadedKernel &kernel,
                                         const graph::SnapshotGroup &group,
