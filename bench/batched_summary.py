@@ -1,14 +1,33 @@
 #!/usr/bin/env python3
 """Summarizes a gnn-bench --batched run (its JSON) into summary.json and a
-Markdown table: per case the fastest cuSPARSE algorithm, gnnc's best general
-schedule and the best batched schedule on the same block-diagonal batch, and
-the batched kernel's fraction of the copy bandwidth on compulsory bytes.
+Markdown table (table.md; the same text also as results.md): per case the
+fastest cuSPARSE algorithm, gnnc's best general schedule and the best
+batched schedule on the same block-diagonal batch, and the batched kernel's
+fraction of the copy bandwidth on compulsory bytes.
 
-usage: batched_summary.py RESULTS.json OUT_DIR
+Where the run has them, gnnc's layers ("batched_layer_cases": spmm_ms,
+gemm_ms, unfused_ms, fused_ms, fused_backward_ms) and readouts
+("batched_readout_cases": forward_ms, backward_ms, copy_fraction) are
+tabled too, and with --pyg (examples/bench_batched_pyg.py's JSON) set
+against PyG and plain PyTorch, cases matched by (batch, type, width,
+layer or reduce). Ratios, each {"geomean", "worst", "cases"} (worst = the
+smallest ratio; null where no case has both times):
+
+  fused_vs_unfused         gnnc unfused_ms / fused_ms
+  fused_vs_pyg             PyG layer's fastest forward / fused_ms
+  fused_backward_vs_torch  plain-PyTorch unfused backward / fused_backward_ms
+  readout_vs_pyg           PyG global_*_pool forward / gnnc readout forward_ms
+
+the layer ratios with "by_layer" (gcn, gin) as well. A case whose check
+failed (gnnc's "check" false or not "ok"; PyG's "check_ok" false) counts in
+no ratio.
+
+usage: batched_summary.py RESULTS.json OUT_DIR [--pyg BENCH_BATCHED_PYG.json]
 """
+import argparse
 import json
 import math
-import sys
+import os
 
 
 def geomean(values):
@@ -22,9 +41,114 @@ def stats(values):
             "cases": len(values)}
 
 
-def main():
-    doc = json.load(open(sys.argv[1]))
-    out = sys.argv[2]
+def check_passed(check):
+    """gnnc's "check" of a case: absent counts as passed; else a bool, a
+    status string ("ok"/"pass"/"passed") or an object with "ok" or
+    "status"."""
+    if check is None:
+        return True
+    if isinstance(check, bool):
+        return check
+    if isinstance(check, str):
+        return check.strip().lower() in ("ok", "pass", "passed")
+    if isinstance(check, dict):
+        for k in ("ok", "passed", "status"):
+            if k in check:
+                return check_passed(check[k])
+        return True
+    return False
+
+
+def positive(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def ratio(num, den):
+    return num / den if positive(num) and positive(den) else None
+
+
+def case_key(case, kind):
+    return (case.get("batch"), case.get("type"), case.get("width"), case.get(kind))
+
+
+def by_key(cases, kind):
+    return {case_key(c, kind): c for c in cases if c.get(kind) is not None}
+
+
+def with_layers(ratios):
+    """stats over all (layer, ratio) pairs, plus "by_layer"."""
+    all_stats = stats([r for _, r in ratios])
+    if all_stats is None:
+        return None
+    layers = sorted({layer for layer, _ in ratios})
+    all_stats["by_layer"] = {layer: stats([r for l, r in ratios if l == layer])
+                             for layer in layers}
+    return all_stats
+
+
+def fmt(v, digits=4):
+    return "–" if v is None else ("%.*f" % (digits, v))
+
+
+def fmt_ratio(v):
+    return "–" if v is None else "%.2fx" % v
+
+
+def layer_section(doc, pyg):
+    """Markdown rows and ratio lists of the fused-layer cases."""
+    gnnc = by_key(doc.get("batched_layer_cases", []), "layer")
+    theirs = by_key(pyg.get("layer_cases", []), "layer") if pyg else {}
+    vs_unfused, vs_pyg, bwd_vs_torch, rows = [], [], [], []
+    for key in sorted(set(gnnc) | set(theirs), key=lambda k: tuple(map(str, k))):
+        g, p = gnnc.get(key, {}), theirs.get(key, {})
+        ok = check_passed(g.get("check"))
+        layer = key[3]
+        pyg_fwd = (p.get("pyg") or {}).get("forward_ms")
+        pyg_cfg = (p.get("pyg") or {}).get("fastest")
+        torch_u = p.get("torch_unfused") or {}
+        torch_bwd = torch_u.get("backward_ms")
+        fused, fused_bwd = g.get("fused_ms"), g.get("fused_backward_ms")
+        r_unfused = ratio(g.get("unfused_ms"), fused)
+        r_pyg = ratio(pyg_fwd, fused)
+        r_bwd = ratio(torch_bwd, fused_bwd)
+        if ok:
+            for lst, r in ((vs_unfused, r_unfused), (vs_pyg, r_pyg), (bwd_vs_torch, r_bwd)):
+                if r is not None:
+                    lst.append((layer, r))
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            key[0], key[1], key[2], layer, fmt(g.get("spmm_ms")), fmt(g.get("gemm_ms")),
+            fmt(g.get("unfused_ms")), fmt(fused), fmt(fused_bwd),
+            fmt(pyg_fwd) + (" (%s)" % pyg_cfg if pyg_cfg else ""),
+            fmt(torch_u.get("forward_ms")), fmt(torch_bwd),
+            fmt_ratio(r_unfused), fmt_ratio(r_pyg), fmt_ratio(r_bwd),
+            "" if ok else "check failed"))
+    return rows, vs_unfused, vs_pyg, bwd_vs_torch
+
+
+def readout_section(doc, pyg):
+    gnnc = by_key(doc.get("batched_readout_cases", []), "reduce")
+    theirs = by_key(pyg.get("readout_cases", []), "reduce") if pyg else {}
+    vs_pyg, copy, rows = [], [], []
+    for key in sorted(set(gnnc) | set(theirs), key=lambda k: tuple(map(str, k))):
+        g, p = gnnc.get(key, {}), theirs.get(key, {})
+        ok = check_passed(g.get("check")) and p.get("check_ok", True) is not False
+        r = ratio(p.get("forward_ms"), g.get("forward_ms"))
+        if ok and r is not None:
+            vs_pyg.append(r)
+        if g and check_passed(g.get("check")) and positive(g.get("copy_fraction")):
+            copy.append(g["copy_fraction"])
+        cf = g.get("copy_fraction")
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            key[0], key[1], key[2], key[3], fmt(g.get("forward_ms")),
+            fmt(g.get("backward_ms")), "–" if cf is None else "%.0f%%" % (100 * cf),
+            fmt(p.get("forward_ms")), fmt(p.get("backward_ms")), fmt_ratio(r),
+            "" if ok else "check failed"))
+    return rows, vs_pyg, copy
+
+
+def summarize(doc, pyg=None):
+    """(summary, Markdown text) of a gnn-bench --batched JSON and, if given,
+    bench_batched_pyg.py's JSON."""
     rows, vs_general, vs_cusparse, copy64 = [], [], [], []
     for case in doc.get("batched_cases", []):
         best = case.get("best")
@@ -45,7 +169,22 @@ def main():
                100 * best["general_copy_fraction"],
                best["batched_schedule"].replace("#gnn.schedule<", "<"),
                best["general_schedule"].replace("#gnn.schedule<", "<")))
+    layer_rows, vs_unfused, vs_pyg, bwd_vs_torch = layer_section(doc, pyg)
+    readout_rows, readout_vs_pyg, readout_copy = readout_section(doc, pyg)
+    gnnc_layers = doc.get("batched_layer_cases", [])
+    gnnc_readouts = doc.get("batched_readout_cases", [])
     device = doc.get("device", {})
+    note = ("copy fraction: compulsory bytes (X read once, Y written once, "
+            "row offsets and column indices read once) per second over the "
+            "device-to-device copy bandwidth (read + write).")
+    if not gnnc_readouts:
+        note = "readout is not timed in this run. " + note
+    if not any(positive(c.get("fused_ms")) for c in gnnc_layers):
+        note = "no fused GCN/GIN layer is timed in this run. " + note
+    if pyg is None:
+        note += " No PyG baseline given (--pyg)."
+    elif pyg.get("skipped"):
+        note += " PyG baseline skipped: %s." % pyg["skipped"]
     summary = {
         "device": device.get("name"),
         "date": doc.get("date"),
@@ -53,29 +192,68 @@ def main():
         "batched_vs_gnnc_general": stats(vs_general),
         "batched_vs_cusparse_blockdiag": stats(vs_cusparse),
         "batched_copy_fraction_w64plus": stats(copy64),
-        "readout": None,
-        "fused_layer": None,
-        "note": "readout and its backward are checked on the GPU but not "
-                "timed; the fused GCN/GIN layer is not implemented. "
-                "copy fraction: compulsory bytes (X read once, Y written "
-                "once, row offsets and column indices read once) per second "
-                "over the device-to-device copy bandwidth (read + write).",
+        "readout": ({"cases": len(gnnc_readouts), "copy_fraction": stats(readout_copy)}
+                    if gnnc_readouts else None),
+        "fused_layer": ({"cases": len(gnnc_layers),
+                         "fused": sum(1 for c in gnnc_layers if positive(c.get("fused_ms"))),
+                         "fused_backward": sum(1 for c in gnnc_layers
+                                               if positive(c.get("fused_backward_ms")))}
+                        if gnnc_layers else None),
+        "readout_vs_pyg": stats(readout_vs_pyg),
+        "fused_vs_unfused": with_layers(vs_unfused),
+        "fused_vs_pyg": with_layers(vs_pyg),
+        "fused_backward_vs_torch": with_layers(bwd_vs_torch),
+        "pyg": ({"device": (pyg.get("device") or {}).get("name"),
+                 "date": pyg.get("date"), "torch": pyg.get("torch_version"),
+                 "pyg": pyg.get("pyg_version")} if pyg else None),
+        "note": note,
     }
-    json.dump(summary, open(out + "/summary.json", "w"), indent=1)
-    with open(out + "/results.md", "w") as f:
-        f.write("# Batched SpMM, %s, %s\n\n" % (device.get("name"),
-                                              doc.get("date")))
-        f.write("Median ms of %s runs, L2 flushed before each; copy "
-                "bandwidth %.0f GB/s (read + write).\n\n"
-                % (doc.get("options", {}).get("runs", "?"),
-                   doc.get("copy_bandwidth_gbs", 0)))
-        f.write("| batch | graphs | type | width | cuSPARSE | gnnc general "
-                "| gnnc batched | vs general | vs cuSPARSE | batched copy "
-                "| general copy | batched schedule | general schedule |\n")
-        f.write("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
-        f.write("\n".join(rows) + "\n\n")
-        f.write("```\n" + json.dumps(summary, indent=1) + "\n```\n")
+    md = ["# Batched SpMM, %s, %s\n" % (device.get("name"), doc.get("date")),
+          "Median ms of %s runs, L2 flushed before each; copy bandwidth %.0f GB/s "
+          "(read + write).\n" % (doc.get("options", {}).get("runs", "?"),
+                                  doc.get("copy_bandwidth_gbs") or 0),
+          "| batch | graphs | type | width | cuSPARSE | gnnc general | gnnc batched "
+          "| vs general | vs cuSPARSE | batched copy | general copy | batched schedule "
+          "| general schedule |",
+          "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|"] + rows + [""]
+    if layer_rows:
+        md += ["## Layers (gcn: ReLU(A_hat X W + b), gin: ReLU((X + sum of neighbours) W + b))\n",
+               "PyG: the fastest configuration's forward (in brackets); torch: the "
+               "unfused layer in PyTorch autograd, backward = (fwd+bwd) - fwd.\n",
+               "| batch | type | width | layer | gnnc spmm | gnnc gemm | gnnc unfused "
+               "| gnnc fused | gnnc fused bwd | PyG fwd | torch fwd | torch bwd "
+               "| unfused / fused | PyG / fused | torch bwd / fused bwd | |",
+               "|---|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
+        md += layer_rows + [""]
+    if readout_rows:
+        md += ["## Readout (global pooling per graph)\n",
+               "| batch | type | width | reduce | gnnc fwd | gnnc bwd | gnnc copy "
+               "| PyG fwd | PyG bwd | PyG / gnnc fwd | |",
+               "|---|---|--:|---|--:|--:|--:|--:|--:|--:|---|"]
+        md += readout_rows + [""]
+    md += ["```", json.dumps(summary, indent=1), "```", ""]
+    return summary, "\n".join(md)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                epilog=__doc__.split("\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", help="gnn-bench --batched JSON")
+    p.add_argument("out", help="folder of summary.json, table.md and results.md")
+    p.add_argument("--pyg", metavar="FILE", help="examples/bench_batched_pyg.py JSON")
+    args = p.parse_args(argv)
+    doc = json.load(open(args.results))
+    pyg = json.load(open(args.pyg)) if args.pyg else None
+    summary, text = summarize(doc, pyg)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    for name in ("table.md", "results.md"):
+        with open(os.path.join(args.out, name), "w") as f:
+            f.write(text)
     print(json.dumps(summary, indent=1))
+    return summary
 
 
 if __name__ == "__main__":
