@@ -246,3 +246,52 @@ TEST(Batch, ProteinsDataset) {
 }
 
 } // namespace
+
+TEST(Batch, WithSelfLoopsAddsOneLoopPerNodeInSortedPlace) {
+  // someGraphs() plus a graph whose node 1 has a loop already and whose
+  // node 0 has only columns above it.
+  std::vector<CsrGraph> graphs = someGraphs();
+  graphs.push_back(csr(3, {0, 0, 1, 1, 1, 2}, {1, 2, 0, 1, 2, 1}));
+  BatchedGraph b = collate(graphs).take();
+  Expected<BatchedGraph> looped = withSelfLoops(b);
+  ASSERT_TRUE(looped) << looped.message();
+  EXPECT_TRUE(looped->validate());
+  EXPECT_TRUE(looped->graph.isSortedAndUnique());
+  EXPECT_EQ(looped->graphPtr, b.graphPtr);
+  EXPECT_FALSE(looped->graph.hasValues());
+  const CsrGraph &g = looped->graph;
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    int64_t loops = 0;
+    for (int64_t e = g.rowPtr[r]; e < g.rowPtr[r + 1]; ++e)
+      loops += g.colIdx[e] == r;
+    EXPECT_EQ(loops, 1) << "row " << r;
+    // Node 7 (node 1 of the last graph) had its loop: no second one.
+    EXPECT_EQ(g.degree(r), b.graph.degree(r) + (r == 7 ? 0 : 1)) << r;
+  }
+  // The triangle's rows: 0 | 1 2 -> 0 1 2; the single node gets one entry.
+  EXPECT_EQ(std::vector<int64_t>(g.colIdx.begin(), g.colIdx.begin() + 3),
+            (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(g.degree(3), 1);
+  for (int64_t k = 0; k < b.numGraphs(); ++k)
+    EXPECT_EQ(looped->edgeGraphPtr[k], g.rowPtr[b.graphPtr[k]]) << k;
+}
+
+TEST(Batch, WithSelfLoopsKeepsValuesAndRefusesABrokenBatch) {
+  CsrGraph withValues = csr(2, {0, 1, 1}, {1, 0, 1});
+  withValues.values = {2.0f, 3.0f, 5.0f};
+  BatchedGraph b = collate({withValues}).take();
+  Expected<BatchedGraph> looped = withSelfLoops(b);
+  ASSERT_TRUE(looped) << looped.message();
+  EXPECT_EQ(looped->graph.colIdx, (std::vector<int64_t>{0, 1, 0, 1}));
+  EXPECT_EQ(looped->graph.values, (std::vector<float>{1.0f, 2.0f, 3.0f, 5.0f}));
+
+  // An edge from the first graph into the second.
+  BatchedGraph broken = collate({withValues, withValues}).take();
+  broken.graph.colIdx[0] = 3;
+  Expected<BatchedGraph> refused = withSelfLoops(broken);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.message().find("withSelfLoops"), std::string::npos)
+      << refused.message();
+  EXPECT_NE(refused.message().find("indices"), std::string::npos)
+      << refused.message();
+}

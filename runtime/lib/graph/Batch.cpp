@@ -167,6 +167,49 @@ std::vector<int64_t> gnnc::graph::nodeGraphs(const BatchedGraph &b) {
   return of;
 }
 
+Expected<BatchedGraph> gnnc::graph::withSelfLoops(const BatchedGraph &b) {
+  if (Status s = b.validate(); !s)
+    return s.withContext("withSelfLoops");
+  const CsrGraph &g = b.graph;
+  BatchedGraph out;
+  out.graphPtr = b.graphPtr;
+  CsrGraph &o = out.graph;
+  o.numRows = o.numCols = g.numRows;
+  o.name = g.name;
+  o.rowPtr.reserve(g.rowPtr.size());
+  o.colIdx.reserve(g.colIdx.size() + g.numRows);
+  if (g.hasValues())
+    o.values.reserve(g.values.size() + g.numRows);
+  o.rowPtr.push_back(0);
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    const int64_t begin = g.rowPtr[r], end = g.rowPtr[r + 1];
+    bool hasLoop = false;
+    for (int64_t e = begin; e < end && !hasLoop; ++e)
+      hasLoop = g.colIdx[e] == r;
+    bool placed = hasLoop;
+    for (int64_t e = begin; e < end; ++e) {
+      if (!placed && g.colIdx[e] > r) {
+        o.colIdx.push_back(r);
+        if (g.hasValues())
+          o.values.push_back(1.0f);
+        placed = true;
+      }
+      o.colIdx.push_back(g.colIdx[e]);
+      if (g.hasValues())
+        o.values.push_back(g.values[e]);
+    }
+    if (!placed) {
+      o.colIdx.push_back(r);
+      if (g.hasValues())
+        o.values.push_back(1.0f);
+    }
+    o.rowPtr.push_back(o.nnz());
+  }
+  for (int64_t n : out.graphPtr)
+    out.edgeGraphPtr.push_back(o.rowPtr[n]);
+  return out;
+}
+
 std::vector<int64_t>
 gnnc::graph::batchBlocks(const std::vector<int64_t> &gp,
                          const std::vector<int64_t> &rowPtr, int64_t tileRows,

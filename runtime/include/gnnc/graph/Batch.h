@@ -69,6 +69,14 @@ std::vector<std::vector<float>> splitRows(const BatchedGraph &batch,
                                           const std::vector<float> &rows,
                                           int64_t width);
 
+/// The batch with a self loop on every node that has none: GCN's A + I as
+/// PyG's add_remaining_self_loops builds it (a node that already has a loop
+/// keeps it, once, with its value). The loop goes before the first column
+/// above the node, so sorted rows stay sorted; with edge values a new loop
+/// has value 1. graphPtr is kept, edgeGraphPtr follows the new row offsets.
+/// Fails, naming the rule, on a batch that breaks BatchedGraph::validate.
+Expected<BatchedGraph> withSelfLoops(const BatchedGraph &batch);
+
 /// The graph of each node (numNodes entries).
 std::vector<int64_t> nodeGraphs(const BatchedGraph &batch);
 
