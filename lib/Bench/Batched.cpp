@@ -5,13 +5,19 @@
 #include "gnnc/Bench/Json.h"
 #include "gnnc/Bench/KernelRuns.h"
 #include "gnnc/Bench/Kernels.h"
+#include "gnnc/Bench/NpzWriter.h"
 #include "gnnc/Bench/Problems.h"
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Plan.h"
 #include "gnnc/Tuning/BatchedModel.h"
+#include "gnnc/graph/Random.h"
+#include "gnnc/ops/Readout.h"
+#include "gnnc/reference/Spmm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 using namespace gnnc;
 using namespace gnnc::bench;
@@ -77,6 +83,10 @@ std::vector<std::string> gnnc::bench::batchedSchedules(ElementType type,
                                                        int64_t width) {
   OpDesc op = spmmOp(type, width);
   op.batchedGraph = true;
+  return batchedSchedulesFor(op);
+}
+
+std::vector<std::string> gnnc::bench::batchedSchedulesFor(const OpDesc &op) {
   std::vector<std::string> bodies;
   for (int tile : {32, 64, 128, 256})
     bodies.push_back("strategy = batched, tile_rows = " + std::to_string(tile));
@@ -237,4 +247,638 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
               100 * fraction(batchedMs), batchedSchedule.c_str());
   std::fflush(stdout);
   return record;
+}
+
+//===----------------------------------------------------------------------===//
+// The batch on disk
+//===----------------------------------------------------------------------===//
+
+Status gnnc::bench::dumpBatch(const graph::BatchedGraph &batch,
+                              const std::string &dir, const std::string &name) {
+  if (name.empty() || name.find('/') != std::string::npos)
+    return Status::error("dumping batch '" + name +
+                         "': a batch name makes one file name (no '/')");
+  const std::string path = dir + "/" + name + ".npz";
+  if (Status s = batch.validate(); !s)
+    return s.withContext(path);
+  const graph::CsrGraph &g = batch.graph;
+  Expected<std::vector<int32_t>> indices = g.colIdx32();
+  if (!indices)
+    return indices.status().withContext(path + ": indices");
+  const int64_t numNodes = g.numRows;
+  auto i64 = [](const std::string &member, const std::vector<int64_t> &v) {
+    return NpyMember{member,
+                     "<i8",
+                     {static_cast<int64_t>(v.size())},
+                     v.data(),
+                     v.size() * sizeof(int64_t)};
+  };
+  std::vector<NpyMember> members = {
+      i64("indptr", g.rowPtr),
+      {"indices",
+       "<i4",
+       {static_cast<int64_t>(indices->size())},
+       indices->data(),
+       indices->size() * sizeof(int32_t)},
+      {"num_nodes", "<i8", {}, &numNodes, sizeof(numNodes)},
+      i64("graph_ptr", batch.graphPtr),
+      i64("edge_graph_ptr", batch.edgeGraphPtr)};
+  if (g.hasValues())
+    members.push_back({"data",
+                       "<f4",
+                       {static_cast<int64_t>(g.values.size())},
+                       g.values.data(),
+                       g.values.size() * sizeof(float)});
+  return writeNpz(path, members);
+}
+
+//===----------------------------------------------------------------------===//
+// Layers
+//===----------------------------------------------------------------------===//
+
+const char *gnnc::bench::layerKindName(LayerKind kind) {
+  return kind == LayerKind::Gcn ? "gcn" : "gin";
+}
+
+Expected<LayerKind> gnnc::bench::parseLayerKind(const std::string &text) {
+  if (text == "gcn")
+    return LayerKind::Gcn;
+  if (text == "gin")
+    return LayerKind::Gin;
+  return Status::error("unknown layer '" + text + "' (expected gcn or gin)");
+}
+
+OpDesc gnnc::bench::layerAggregateOp(LayerKind kind, ElementType type,
+                                     int64_t width) {
+  OpDesc op = spmmOp(type, width);
+  op.batchedGraph = true;
+  op.reduce = Reduce::Sum;
+  if (kind == LayerKind::Gcn)
+    op.scale = DegreeScale::Both;
+  else
+    op.selfWeight = 0.0;
+  return op;
+}
+
+std::string gnnc::bench::layerKernelText(const std::string &name,
+                                         LayerKind kind, ElementType type,
+                                         int64_t width,
+                                         const std::string &schedule) {
+  const std::string g = "!gnn.graph<batched_csr, i64, i32>";
+  const std::string feat =
+      "tensor<?x" + std::to_string(width) + "x" + elementTypeName(type) + ">";
+  const std::string term = kind == LayerKind::Gcn ? "scale = #gnn<scale both>"
+                                                  : "self_weight = 0.0 : f32";
+  return "  gnn.kernel @" + name + "(%g: " + g + ", %x: " + feat + ") -> " +
+         feat + " {\n    %h = gnn.spmm %g, %x {reduce = #gnn<reduce sum>, " +
+         term + ", schedule = " + schedule + "} : " + g + ", " + feat + " -> " +
+         feat + "\n    gnn.return %h : " + feat + "\n  }\n";
+}
+
+double gnnc::bench::layerTolerance(ElementType type) {
+  return type == ElementType::BF16 ? 0x1p-6 : 0x1p-9;
+}
+
+Expected<LayerInputs>
+gnnc::bench::makeLayerInputs(const graph::BatchedGraph &batch, LayerKind kind,
+                             ElementType type, int64_t width, uint64_t seed) {
+  if (width < 1)
+    return Status::error("layer: width " + std::to_string(width) +
+                         "; expected at least 1");
+  LayerInputs in;
+  in.kind = kind;
+  in.type = type;
+  in.width = width;
+  if (kind == LayerKind::Gcn) {
+    Expected<graph::BatchedGraph> looped = graph::withSelfLoops(batch);
+    if (!looped)
+      return looped.status();
+    in.graph = looped.take();
+  } else {
+    if (Status s = batch.validate(); !s)
+      return s.withContext("layer");
+    in.graph = batch;
+  }
+  const int64_t n = in.nodes();
+  // W like Glorot's uniform range for a square layer, so Y stays of the
+  // order of H; b in [-1/2, 1/2).
+  const float range = static_cast<float>(std::sqrt(3.0 / double(width)));
+  in.x = ref::roundThrough(
+      ref::randomFeatures(n * width, graph::deriveSeed(seed, 1)), type);
+  in.weight = ref::roundThrough(ref::randomFeatures(width * width,
+                                                    graph::deriveSeed(seed, 2),
+                                                    -range, range),
+                                type);
+  in.bias = ref::roundThrough(
+      ref::randomFeatures(width, graph::deriveSeed(seed, 3), -0.5f, 0.5f),
+      type);
+  ref::SpmmOptions options;
+  if (kind == LayerKind::Gcn)
+    options.scale = DegreeScale::Both;
+  else
+    options.selfWeight = 0.0;
+  ref::spmm(in.graph.graph, nullptr, in.x.data(), width, options, in.aggregate,
+            &in.aggregateMagnitude);
+  in.expected.assign(static_cast<size_t>(n * width), 0.0);
+  in.magnitude.assign(static_cast<size_t>(n * width), 0.0);
+  for (int64_t r = 0; r < n; ++r) {
+    double *y = &in.expected[r * width];
+    double *m = &in.magnitude[r * width];
+    for (int64_t j = 0; j < width; ++j) {
+      y[j] = in.bias[j];
+      m[j] = std::fabs(in.bias[j]);
+    }
+    for (int64_t k = 0; k < width; ++k) {
+      const double h = in.aggregate[r * width + k];
+      const double hm = in.aggregateMagnitude[r * width + k];
+      const float *w = &in.weight[k * width];
+      for (int64_t j = 0; j < width; ++j) {
+        y[j] += h * w[j];
+        m[j] += hm * std::fabs(w[j]);
+      }
+    }
+    for (int64_t j = 0; j < width; ++j)
+      y[j] = std::max(0.0, y[j]);
+  }
+  return in;
+}
+
+ops::KernelCheck
+gnnc::bench::compareLayerOutput(const LayerInputs &in,
+                                const std::vector<float> &got) {
+  const std::string what =
+      std::string(layerKindName(in.kind)) + " layer on '" +
+      in.graph.graph.name + "' (" + std::to_string(in.nodes()) + " nodes, " +
+      std::to_string(in.graph.graph.nnz()) + " non-zeros, width " +
+      std::to_string(in.width) + ", " + elementTypeName(in.type) + ")";
+  if (got.size() != in.expected.size())
+    return {false, what + ": " + std::to_string(got.size()) +
+                       " outputs, expected " +
+                       std::to_string(in.expected.size())};
+  std::string report;
+  Status s = ref::compareToReferenceScaled(
+      got, in.expected, in.magnitude, in.width, layerTolerance(in.type),
+      &report, ops::spmmAbsoluteTolerance(in.type));
+  return {static_cast<bool>(s), what + ": " + (s ? report : s.message())};
+}
+
+Expected<LayerProblem> gnnc::bench::uploadLayerProblem(LayerInputs inputs) {
+  LayerProblem p;
+  p.host = std::move(inputs);
+  const LayerInputs &in = p.host;
+  Expected<ops::DeviceGraph> g = ops::uploadBatch(in.graph, true, false);
+  if (!g)
+    return g.status();
+  p.graph = g.take();
+  if (in.kind == LayerKind::Gcn) {
+    Expected<rt::DeviceBuffer> norm = ops::uploadColumnNorm(in.graph.graph);
+    if (!norm)
+      return norm.status();
+    p.colNorm = norm.take();
+  }
+  for (auto [host, device] :
+       {std::pair{&in.x, &p.x}, std::pair{&in.weight, &p.weight},
+        std::pair{&in.bias, &p.bias}}) {
+    Expected<rt::DeviceBuffer> b = ops::uploadTensor(*host, in.type);
+    if (!b)
+      return b.status();
+    *device = b.take();
+  }
+  const size_t count = static_cast<size_t>(in.nodes() * in.width);
+  for (rt::DeviceBuffer *out : {&p.h, &p.y}) {
+    Expected<rt::DeviceBuffer> b = ops::allocatePoisoned(count, in.type);
+    if (!b)
+      return b.status();
+    *out = b.take();
+  }
+  return p;
+}
+
+Expected<ops::KernelCheck>
+gnnc::bench::checkLayerOutput(const LayerProblem &p) {
+  const LayerInputs &in = p.host;
+  Expected<std::vector<float>> got = ops::downloadTensor(
+      p.y, static_cast<size_t>(in.nodes() * in.width), in.type);
+  if (!got)
+    return got.status();
+  return compareLayerOutput(in, *got);
+}
+
+namespace {
+
+/// Poisons `buffer` (all-ones bytes: NaN in every type).
+Status poison(rt::DeviceBuffer &buffer) { return buffer.fill(0xff); }
+
+/// One aggregation kernel of a layer case: checked (H against the
+/// reference), then timed if it passed.
+struct AggregateRun {
+  std::string schedule;
+  std::string status;
+  std::string report;
+  double ms = 0;
+  json timing;
+};
+
+AggregateRun runAggregate(Bench &bench, LayerProblem &p,
+                          const rt::KernelSpec &spec, int64_t maxDegree) {
+  AggregateRun run;
+  run.schedule = spec.schedule.str();
+  const LayerInputs &in = p.host;
+  Expected<rt::LoadedKernel> kernel = bench.runtime().load(spec);
+  Expected<ops::SpmmSignature> sig = ops::spmmSignature(spec);
+  if (!kernel || !sig) {
+    run.status = "error";
+    run.report = kernel ? sig.message() : kernel.message();
+    return run;
+  }
+  auto launch = [&]() {
+    return ops::launchSpmm(bench.runtime(), *kernel, p.graph, p.x, nullptr, p.h,
+                           /*synchronize=*/false, p.columnNorm());
+  };
+  Status ran = poison(p.h);
+  if (ran)
+    ran = launch();
+  if (ran)
+    ran = bench.runtime().synchronize();
+  Expected<std::vector<float>> got =
+      ran ? ops::downloadTensor(p.h, static_cast<size_t>(in.nodes() * in.width),
+                                in.type)
+          : Expected<std::vector<float>>(ran);
+  if (!got) {
+    run.status = "error";
+    run.report = got.message();
+    return run;
+  }
+  ops::KernelCheck check = ops::compareWithReference(
+      spec, in.graph.graph, in.width, in.type, *got, in.aggregate,
+      in.aggregateMagnitude, in.width, ops::spmmTolerance(*sig, maxDegree));
+  run.report = check.report;
+  if (!check.ok) {
+    run.status = "wrong";
+    return run;
+  }
+  Expected<TimingStats> t = bench.time(launch);
+  if (!t) {
+    run.status = "error";
+    run.report = t.message();
+    return run;
+  }
+  run.status = "ok";
+  run.ms = t->medianMs;
+  run.timing = toJson(*t);
+  return run;
+}
+
+} // namespace
+
+json gnnc::bench::runBatchedLayerCase(Bench &bench, const CublasLt *lt,
+                                      const std::string &name,
+                                      const graph::BatchedGraph &batch,
+                                      LayerKind kind, ElementType type,
+                                      int64_t width, double copyGbs,
+                                      uint64_t seed, int &failures) {
+  json record = {{"batch", name},
+                 {"type", elementTypeName(type)},
+                 {"width", width},
+                 {"layer", layerKindName(kind)},
+                 {"graphs", batch.numGraphs()},
+                 {"nodes", batch.graph.numRows},
+                 {"edges", batch.graph.nnz()},
+                 {"spmm_ms", nullptr},
+                 {"gemm_ms", nullptr},
+                 {"unfused_ms", nullptr},
+                 {"check", "error"},
+                 {"fused_ms", nullptr}};
+  const std::string tag = name + " " + layerKindName(kind) + " " +
+                          elementTypeName(type) + " w" + std::to_string(width);
+  auto error = [&](const std::string &what, const Status &status) {
+    record["error"] = what + ": " + status.message();
+    std::printf("error    layer %s: %s: %s\n", tag.c_str(), what.c_str(),
+                status.message().c_str());
+    ++failures;
+    return record;
+  };
+
+  // The inputs, the reference and the device buffers, once for every way
+  // of computing the layer.
+  Expected<LayerInputs> inputs =
+      makeLayerInputs(batch, kind, type, width, seed);
+  if (!inputs)
+    return error("making the inputs", inputs.status());
+  Expected<LayerProblem> problem = uploadLayerProblem(inputs.take());
+  if (!problem)
+    return error("uploading", problem.status());
+  LayerProblem &p = *problem;
+  const graph::BatchedGraph &aggregated = p.host.graph;
+  // The aggregated graph's non-zeros (with GCN's self loops).
+  record["aggregated_edges"] = aggregated.graph.nnz();
+  int64_t maxDegree = 0;
+  for (int64_t r = 0; r < aggregated.graph.numRows; ++r)
+    maxDegree = std::max(maxDegree, aggregated.graph.degree(r));
+
+  // The aggregation: the model's schedule, then the batched schedules.
+  const OpDesc op = layerAggregateOp(kind, type, width);
+  std::vector<std::string> schedules;
+  tuning::GpuModel gpu = tuning::fromDevice(bench.device());
+  if (copyGbs > 0)
+    gpu.dramBytesPerSecond = copyGbs * 1e9;
+  std::string modelSchedule;
+  if (Expected<Schedule> chosen =
+          tuning::chooseBatchedSchedule(gpu, aggregated, op)) {
+    modelSchedule = chosen->str();
+    schedules.push_back(modelSchedule);
+  }
+  for (const std::string &s : batchedSchedulesFor(op))
+    if (std::find(schedules.begin(), schedules.end(), s) == schedules.end())
+      schedules.push_back(s);
+  std::string text = "gnn.module @bl {\n";
+  for (size_t i = 0; i < schedules.size(); ++i)
+    text += layerKernelText("agg" + std::to_string(i), kind, type, width,
+                            schedules[i]);
+  text += "}\n";
+  Expected<CompiledModule> compiled = compileGnn(text, "batched_layer.gnn");
+  if (!compiled)
+    return error("compiling", compiled.status());
+
+  json runs = json::array();
+  const rt::KernelSpec *best = nullptr;
+  double bestMs = 0;
+  for (const rt::KernelSpec &spec : compiled->kernels) {
+    AggregateRun run = runAggregate(bench, p, spec, maxDegree);
+    json r = {{"schedule", run.schedule}, {"status", run.status}};
+    if (run.status == "ok") {
+      r["time_ms"] = run.timing;
+      if (!best || run.ms < bestMs) {
+        best = &spec;
+        bestMs = run.ms;
+      }
+    } else {
+      r["report"] = run.report;
+      ++failures;
+      std::printf("%s    layer %s aggregation %s: %s\n", run.status.c_str(),
+                  tag.c_str(), run.schedule.c_str(), run.report.c_str());
+    }
+    if (run.schedule == modelSchedule) {
+      record["model_schedule"] = modelSchedule;
+      record["model_spmm_ms"] = run.ms > 0 ? json(run.ms) : json(nullptr);
+    }
+    runs.push_back(r);
+  }
+  record["spmm_runs"] = runs;
+  if (!best) {
+    record["check"] = "wrong";
+    return error("aggregation", Status::error("no schedule passed its check"));
+  }
+  // The unfused layer's aggregation is the fastest measured schedule.
+  record["spmm_ms"] = bestMs;
+  record["spmm_schedule"] = best->schedule.str();
+  record["spmm_choice"] = "fastest measured of the model's and the batched "
+                          "schedules";
+  if (!lt) {
+    record["check"] = "no_gemm";
+    record["note"] = "no cuBLASLt in this run: the aggregation alone";
+    return record;
+  }
+
+  Expected<rt::LoadedKernel> aggregate = bench.runtime().load(*best);
+  if (!aggregate)
+    return error("loading the aggregation", aggregate.status());
+  Expected<LinearReluGemm> gemm =
+      LinearReluGemm::plan(*lt, type, p.host.nodes(), width, width);
+  if (!gemm)
+    return error("planning the GEMM", gemm.status());
+  record["gemm"] = "cublasLtMatmul RELU_BIAS, " + gemm->description();
+  auto runGemm = [&]() { return gemm->run(p.h, p.weight, p.bias, p.y); };
+  auto unfused = [&]() -> Status {
+    GNNC_RETURN_IF_ERROR(
+        ops::launchSpmm(bench.runtime(), *aggregate, p.graph, p.x, nullptr, p.h,
+                        /*synchronize=*/false, p.columnNorm()));
+    return runGemm();
+  };
+
+  // The gate: the unfused layer once on poisoned H and Y.
+  Status ran = poison(p.h);
+  if (ran)
+    ran = poison(p.y);
+  if (ran)
+    ran = unfused();
+  if (ran)
+    ran = bench.runtime().synchronize();
+  if (!ran)
+    return error("running the unfused layer", ran);
+  Expected<ops::KernelCheck> check = checkLayerOutput(p);
+  if (!check)
+    return error("checking the unfused layer", check.status());
+  record["check_report"] = check->report;
+  if (!check->ok) {
+    record["check"] = "wrong";
+    ++failures;
+    std::printf("wrong    layer %s unfused: %s\n", tag.c_str(),
+                check->report.c_str());
+    return record;
+  }
+  record["check"] = "ok";
+  Expected<TimingStats> gemmTime = bench.time(runGemm);
+  if (!gemmTime)
+    return error("timing the GEMM", gemmTime.status());
+  Expected<TimingStats> unfusedTime = bench.time(unfused);
+  if (!unfusedTime)
+    return error("timing the unfused layer", unfusedTime.status());
+  record["gemm_ms"] = gemmTime->medianMs;
+  record["unfused_ms"] = unfusedTime->medianMs;
+  record["gemm_time_ms"] = toJson(*gemmTime);
+  record["unfused_time_ms"] = toJson(*unfusedTime);
+  record["flops"] =
+      2.0 * double(p.host.nodes()) * double(width) * double(width);
+  // A fused layer (one kernel writing Y) is timed here, on the same
+  // LayerProblem, after poisoning p.y and passing checkLayerOutput(p).
+
+  std::printf("layer    %-12s %-3s %-4s w%-4lld spmm %8.4f ms  gemm %8.4f ms  "
+              "unfused %8.4f ms  %s\n",
+              name.c_str(), layerKindName(kind), elementTypeName(type),
+              (long long)width, bestMs, gemmTime->medianMs,
+              unfusedTime->medianMs, best->schedule.str().c_str());
+  std::fflush(stdout);
+  return record;
+}
+
+//===----------------------------------------------------------------------===//
+// Readout
+//===----------------------------------------------------------------------===//
+
+std::string gnnc::bench::readoutKernelText(const std::string &name,
+                                           ElementType type, int64_t width,
+                                           Reduce reduce, bool grad) {
+  const std::string g = "!gnn.graph<batched_csr, i64, i32>";
+  const std::string t =
+      "tensor<?x" + std::to_string(width) + "x" + elementTypeName(type) + ">";
+  return "  gnn.kernel @" + name + "(%g: " + g + ", %x: " + t +
+         (grad ? ", %y: " + t + ", %dy: " + t : "") + ") -> " + t +
+         " {\n    %r = " +
+         (grad ? "gnn.readout_grad %g, %x, %y, %dy" : "gnn.readout %g, %x") +
+         " {reduce = #gnn<reduce " + reduceName(reduce) + ">} : " + g + ", " +
+         t + (grad ? ", " + t + ", " + t : "") + " -> " + t +
+         "\n    gnn.return %r : " + t + "\n  }\n";
+}
+
+double gnnc::bench::readoutBytes(int64_t nodes, int64_t graphs, int64_t width,
+                                 ElementType type, Reduce reduce, bool grad) {
+  const double s = double(elementSize(type));
+  const double nodeRows = double(nodes) * double(width) * s;
+  const double graphRows = double(graphs) * double(width) * s;
+  const double offsets = double(graphs + 1) * sizeof(int64_t);
+  double bytes = nodeRows + graphRows + offsets;
+  if (grad && reduce == Reduce::Max)
+    bytes += nodeRows + graphRows;
+  return bytes;
+}
+
+json gnnc::bench::runBatchedReadoutCases(Bench &bench, const std::string &name,
+                                         const graph::BatchedGraph &batch,
+                                         ElementType type, int64_t width,
+                                         const std::vector<Reduce> &reduces,
+                                         double copyGbs, uint64_t seed,
+                                         int &failures) {
+  json records = json::array();
+  const int64_t nodes = batch.graph.numRows, graphs = batch.numGraphs();
+  const std::string tag =
+      name + " " + elementTypeName(type) + " w" + std::to_string(width);
+  auto base = [&](Reduce reduce) {
+    return json{{"batch", name},
+                {"type", elementTypeName(type)},
+                {"width", width},
+                {"reduce", reduceName(reduce)},
+                {"graphs", graphs},
+                {"nodes", nodes},
+                {"forward_ms", nullptr},
+                {"backward_ms", nullptr},
+                {"forward_check", "error"},
+                {"backward_check", "error"}};
+  };
+  auto failAll = [&](const std::string &what, const Status &status) {
+    for (Reduce reduce : reduces) {
+      json r = base(reduce);
+      r["error"] = what + ": " + status.message();
+      records.push_back(r);
+      ++failures;
+    }
+    std::printf("error    readout %s: %s: %s\n", tag.c_str(), what.c_str(),
+                status.message().c_str());
+    return records;
+  };
+  std::string text = "gnn.module @br {\n";
+  for (Reduce reduce : reduces)
+    for (bool grad : {false, true})
+      text += readoutKernelText(std::string(grad ? "grad_" : "fwd_") +
+                                    reduceName(reduce),
+                                type, width, reduce, grad);
+  text += "}\n";
+  Expected<CompiledModule> compiled = compileGnn(text, "batched_readout.gnn");
+  if (!compiled)
+    return failAll("compiling", compiled.status());
+  if (compiled->kernels.size() != 2 * reduces.size())
+    return failAll("compiling",
+                   Status::error("expected a forward and a gradient kernel "
+                                 "per reduction"));
+
+  // Timing inputs: X drawn from the seed, Y the forward's result, dY drawn.
+  Expected<ops::DeviceGraph> dg = ops::uploadBatch(batch, true, false);
+  if (!dg)
+    return failAll("uploading the batch", dg.status());
+  Expected<rt::DeviceBuffer> x = ops::uploadTensor(
+      ref::randomFeatures(nodes * width, graph::deriveSeed(seed, 11)), type);
+  Expected<rt::DeviceBuffer> dy = ops::uploadTensor(
+      ref::randomFeatures(graphs * width, graph::deriveSeed(seed, 12)), type);
+  Expected<rt::DeviceBuffer> y =
+      ops::allocatePoisoned(static_cast<size_t>(graphs * width), type);
+  Expected<rt::DeviceBuffer> dx =
+      ops::allocatePoisoned(static_cast<size_t>(nodes * width), type);
+  for (const Status &s : {x.status(), dy.status(), y.status(), dx.status()})
+    if (!s)
+      return failAll("allocating", s);
+
+  auto fraction = [&](double bytes, double ms) {
+    return ms > 0 && copyGbs > 0 ? gigabytesPerSecond(bytes, ms) / copyGbs
+                                 : 0.0;
+  };
+  for (size_t i = 0; i < reduces.size(); ++i) {
+    const Reduce reduce = reduces[i];
+    json r = base(reduce);
+    const double fwdBytes =
+        readoutBytes(nodes, graphs, width, type, reduce, false);
+    const double bwdBytes =
+        readoutBytes(nodes, graphs, width, type, reduce, true);
+    r["forward_compulsory_bytes"] = fwdBytes;
+    r["backward_compulsory_bytes"] = bwdBytes;
+    Expected<rt::LoadedKernel> fwd =
+        bench.runtime().load(compiled->kernels[2 * i]);
+    Expected<rt::LoadedKernel> bwd =
+        bench.runtime().load(compiled->kernels[2 * i + 1]);
+    if (!fwd || !bwd) {
+      r["error"] = fwd ? bwd.message() : fwd.message();
+      ++failures;
+      records.push_back(r);
+      continue;
+    }
+    auto forward = [&]() {
+      return ops::launchReadout(bench.runtime(), *fwd, *dg, *x, *y,
+                                /*synchronize=*/false);
+    };
+    auto backward = [&]() {
+      return ops::launchReadoutGrad(bench.runtime(), *bwd, *dg, *x, *y, *dy,
+                                    *dx, /*synchronize=*/false);
+    };
+    // The gate: each kernel against the reference on its own inputs.
+    auto gate = [&](const rt::LoadedKernel &k, const char *key,
+                    const std::function<Status()> &work, const char *msKey,
+                    const char *fractionKey, double bytes) -> double {
+      Expected<ops::KernelCheck> check =
+          ops::checkReadout(bench.runtime(), k, batch, seed);
+      if (!check || !check->ok) {
+        r[key] = check ? "wrong" : "error";
+        r[std::string(key) + "_report"] =
+            check ? check->report : check.message();
+        ++failures;
+        std::printf("%s    readout %s %s %s: %s\n", check ? "wrong" : "error",
+                    tag.c_str(), reduceName(reduce), key,
+                    (check ? check->report : check.message()).c_str());
+        return 0;
+      }
+      r[key] = "ok";
+      Expected<TimingStats> t = bench.time(work);
+      if (!t) {
+        r[key] = "error";
+        r[std::string(key) + "_report"] = t.message();
+        ++failures;
+        return 0;
+      }
+      r[msKey] = t->medianMs;
+      r[std::string(msKey) + "_stats"] = toJson(*t);
+      r[fractionKey] = fraction(bytes, t->medianMs);
+      return t->medianMs;
+    };
+    const double fwdMs = gate(*fwd, "forward_check", forward, "forward_ms",
+                              "forward_copy_fraction", fwdBytes);
+    // Y for the gradient: the forward's result (max reads it).
+    Status ready = forward();
+    if (ready)
+      ready = bench.runtime().synchronize();
+    double bwdMs = 0;
+    if (!ready) {
+      r["backward_check"] = "error";
+      r["backward_check_report"] = ready.message();
+      ++failures;
+    } else {
+      bwdMs = gate(*bwd, "backward_check", backward, "backward_ms",
+                   "backward_copy_fraction", bwdBytes);
+    }
+    std::printf("readout  %-12s %-4s w%-4lld %-4s forward %8.4f ms (copy "
+                "%3.0f%%)  backward %8.4f ms (copy %3.0f%%)\n",
+                name.c_str(), elementTypeName(type), (long long)width,
+                reduceName(reduce), fwdMs, 100 * fraction(fwdBytes, fwdMs),
+                bwdMs, 100 * fraction(bwdBytes, bwdMs));
+    records.push_back(r);
+  }
+  std::fflush(stdout);
+  return records;
 }

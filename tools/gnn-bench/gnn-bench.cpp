@@ -93,14 +93,28 @@ void usage() {
       "  --dump-graphs DIR   write every graph as DIR/<name>.indptr.npy "
       "(int64)\n"
       "                      and .indices.npy (int32), plus DIR/graphs.json\n"
-      "  --dump-only         only write the graphs (no GPU needed)\n"
+      "  --dump-only         only write the graphs (--dump-graphs) or the\n"
+      "                      batches (--dump-batches); no GPU needed\n"
       "  --batched LIST      instead of the cases above: batches of small\n"
       "                      graphs (tu_PROTEINS from --datasets, mol<N>\n"
       "                      molecule-like graphs, prot<N> graphs of\n"
       "                      PROTEINS' sizes): cuSPARSE and gnnc's general\n"
       "                      schedules on the block-diagonal graph, and the\n"
       "                      batched strategy (--types; widths 16,32,64,128,\n"
-      "                      256 unless --widths)\n"
+      "                      256 unless --widths); then per batch, type and\n"
+      "                      width the unfused layers of --layers and the\n"
+      "                      readouts of --readouts\n"
+      "  --layers LIST       layers for --batched: gcn (ReLU(N X W + b), N =\n"
+      "                      D^-1/2 (A + I) D^-1/2), gin (ReLU((X + A X) W +\n"
+      "                      b)): gnnc's batched aggregation, then\n"
+      "                      cuBLASLt's GEMM with the bias and ReLU epilogue\n"
+      "                      (K = M = width); default gcn,gin; 'none'\n"
+      "  --readouts LIST     gnn.readout and gnn.readout_grad for --batched:\n"
+      "                      sum,mean,max (default all three); 'none'\n"
+      "  --dump-batches DIR  write each --batched batch as DIR/<name>.npz in\n"
+      "                      the TU layout (indptr, indices, num_nodes,\n"
+      "                      graph_ptr, edge_graph_ptr); never replaces a\n"
+      "                      file\n"
       "  --snapshots LIST    instead of the cases above: series of graph\n"
       "                      snapshots (rmat<scale>c<churn %%>, e.g.\n"
       "                      rmat18c10: 8 snapshots of an evolving R-MAT\n"
@@ -171,6 +185,9 @@ struct Options {
   size_t largeSchedules = 2;
   double timeLimit = 0;
   std::vector<std::string> batches;
+  std::vector<LayerKind> layers{LayerKind::Gcn, LayerKind::Gin};
+  std::vector<Reduce> readouts{Reduce::Sum, Reduce::Mean, Reduce::Max};
+  std::string dumpBatchesDir;
   std::vector<std::string> snapshotSeries;
   std::vector<int64_t> groupSizes{2, 4, 8};
   std::vector<std::string> segmentSets;
@@ -224,6 +241,27 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       o.datasets = v;
     } else if (arg == "--batched") {
       o.batches = splitList(v);
+    } else if (arg == "--layers") {
+      o.layers.clear();
+      if (v != "none")
+        for (const std::string &s : splitList(v)) {
+          auto kind = parseLayerKind(s);
+          if (!kind)
+            return "--layers: " + kind.message();
+          o.layers.push_back(*kind);
+        }
+    } else if (arg == "--readouts") {
+      o.readouts.clear();
+      if (v != "none")
+        for (const std::string &s : splitList(v)) {
+          std::optional<Reduce> reduce = parseReduce(s);
+          if (!reduce)
+            return "--readouts: unknown reduction '" + s +
+                   "' (expected sum, mean or max)";
+          o.readouts.push_back(*reduce);
+        }
+    } else if (arg == "--dump-batches") {
+      o.dumpBatchesDir = v;
     } else if (arg == "--snapshots") {
       o.snapshotSeries = splitList(v);
     } else if (arg == "--segments") {
@@ -374,8 +412,10 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
     o.widths = {16, 32, 64, 128, 256};
   if (!o.snapshotSeries.empty() && !explicitWidths)
     o.widths = {8, 16, 32, 64};
-  if (o.dumpOnly && o.dumpDir.empty())
-    return "--dump-only needs --dump-graphs DIR";
+  if (!o.dumpBatchesDir.empty() && o.batches.empty())
+    return "--dump-batches needs --batched LIST (the batches it writes)";
+  if (o.dumpOnly && o.dumpDir.empty() && o.dumpBatchesDir.empty())
+    return "--dump-only needs --dump-graphs DIR or --dump-batches DIR";
   return "";
 }
 
@@ -474,6 +514,40 @@ int main(int argc, char **argv) {
   std::string why;
   if (!o.dumpOnly && !rt::gpuAvailable(&why))
     return fail("no GPU: " + why, 3);
+  // Batches of small graphs: loaded (and, with --dump-batches, written)
+  // before anything is timed.
+  std::vector<std::pair<std::string, Expected<graph::BatchedGraph>>>
+      loadedBatches;
+  if (!o.dumpBatchesDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.dumpBatchesDir, ec);
+    if (ec)
+      return fail(o.dumpBatchesDir + ": " + ec.message());
+  }
+  int batchLoadFailures = 0;
+  for (const std::string &name : o.batches) {
+    auto batch = loadBatch(name, o.datasets, o.caseOptions.seed);
+    if (!batch) {
+      ++batchLoadFailures;
+    } else if (!o.dumpBatchesDir.empty()) {
+      Status written = dumpBatch(*batch, o.dumpBatchesDir, name);
+      if (!written)
+        return fail("--dump-batches: " + written.message());
+      std::printf("dumped   %s (%lld graphs, %lld nodes, %lld non-zeros) to "
+                  "%s/%s.npz\n",
+                  name.c_str(), (long long)batch->numGraphs(),
+                  (long long)batch->graph.numRows,
+                  (long long)batch->graph.nnz(), o.dumpBatchesDir.c_str(),
+                  name.c_str());
+    }
+    loadedBatches.emplace_back(name, std::move(batch));
+  }
+  if (o.dumpOnly && !o.batches.empty()) {
+    for (const auto &[name, batch] : loadedBatches)
+      if (!batch)
+        std::printf("skipped  %s: %s\n", name.c_str(), batch.message().c_str());
+    return batchLoadFailures ? 1 : 0;
+  }
   if (!o.dumpDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.dumpDir, ec);
@@ -670,10 +744,31 @@ int main(int argc, char **argv) {
 
     if (!o.batches.empty()) {
       // Batches of small graphs: a run of their own.
-      json batchedCases = json::array();
+      json batchedCases = json::array(), layerCases = json::array(),
+           readoutCases = json::array();
       int failures = 0;
-      for (const std::string &name : o.batches) {
-        auto batch = loadBatch(name, o.datasets, o.caseOptions.seed);
+      std::optional<CublasLt> lt;
+      if (!o.layers.empty()) {
+        auto created = CublasLt::create(*bench);
+        if (created) {
+          lt.emplace(created.take());
+          deviceJson["cublaslt_version"] = lt->version();
+          doc["device"] = deviceJson;
+        } else {
+          std::printf("warning  no cuBLASLt in this run (layers time the "
+                      "aggregation alone): %s\n",
+                      created.message().c_str());
+          doc["cublaslt_error"] = created.message();
+        }
+      }
+      json layerNames = json::array(), readoutNames = json::array();
+      for (LayerKind kind : o.layers)
+        layerNames.push_back(layerKindName(kind));
+      for (Reduce reduce : o.readouts)
+        readoutNames.push_back(reduceName(reduce));
+      doc["options"]["batched_layers"] = layerNames;
+      doc["options"]["batched_readouts"] = readoutNames;
+      for (const auto &[name, batch] : loadedBatches) {
         if (!batch) {
           std::printf("skipped  %s: %s\n", name.c_str(),
                       batch.message().c_str());
@@ -686,20 +781,34 @@ int main(int argc, char **argv) {
             batchedCases.push_back(runBatchedCase(
                 *bench, libraries ? &*libraries : nullptr, name, *batch, type,
                 width, copyGbs, o.caseOptions.seed, failures));
+            for (LayerKind kind : o.layers)
+              layerCases.push_back(runBatchedLayerCase(
+                  *bench, lt ? &*lt : nullptr, name, *batch, kind, type, width,
+                  copyGbs, o.caseOptions.seed, failures));
+            if (!o.readouts.empty())
+              for (json &r : runBatchedReadoutCases(
+                       *bench, name, *batch, type, width, o.readouts, copyGbs,
+                       o.caseOptions.seed, failures))
+                readoutCases.push_back(std::move(r));
             // After every case: a run cut short keeps what it measured.
             doc["batched_cases"] = batchedCases;
+            doc["batched_layer_cases"] = layerCases;
+            doc["batched_readout_cases"] = readoutCases;
             if (!o.outFile.empty())
               (void)writeText(o.outFile, doc.dump(1) + "\n");
           }
       }
       doc["batched_cases"] = batchedCases;
+      doc["batched_layer_cases"] = layerCases;
+      doc["batched_readout_cases"] = readoutCases;
       doc["failures"] = failures;
       doc["wall_seconds"] = secondsSince(start);
       if (Status written = writeResults(o.outFile, doc); !written)
         return fail(written.message(), 1);
-      std::printf("done     %zu batched cases in %.0f s; %d failure%s\n",
-                  batchedCases.size(), secondsSince(start), failures,
-                  failures == 1 ? "" : "s");
+      std::printf("done     %zu batched, %zu layer and %zu readout cases in "
+                  "%.0f s; %d failure%s\n",
+                  batchedCases.size(), layerCases.size(), readoutCases.size(),
+                  secondsSince(start), failures, failures == 1 ? "" : "s");
       return failures ? 1 : 0;
     }
 
