@@ -37,7 +37,9 @@ const char *const kRoleNames[] = {"row_offsets",
                                   "slice_offsets",
                                   "slice_rows",
                                   "num_slices",
-                                  "num_split_rows"};
+                                  "num_split_rows",
+                                  "linear_weights",
+                                  "linear_bias"};
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {

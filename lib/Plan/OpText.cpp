@@ -66,7 +66,9 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
   const char *t = elementTypeName(op.type);
   const bool group = op.kind == OpKind::Spmm && op.snapshots > 0;
   const std::string graph = std::string("!gnn.graph<") +
-                            (group ? "snapshot_csr, " : "csr, ") +
+                            (group             ? "snapshot_csr, "
+                             : op.batchedGraph ? "batched_csr, "
+                                               : "csr, ") +
                             (op.offsets64 ? "i64" : "i32") + ", " +
                             (op.indices64 ? "i64" : "i32") + ">";
   const std::string g = "%" + names.graph, in0 = "%" + names.input0,
@@ -84,6 +86,24 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
     body = "gnn.spmm " + g + ", " + in0;
     if (op.edgeValues)
       body += " values(" + in1 + " : " + w + ")";
+    if (op.linear()) {
+      // The epilogue's weights (width x linearWidth) and bias.
+      const std::string weights = "tensor<" + std::to_string(op.width) + "x" +
+                                  std::to_string(op.linearWidth) + "x" + t +
+                                  ">";
+      const std::string bias =
+          "tensor<" + std::to_string(op.linearWidth) + "x" + t + ">";
+      operands += ", %w: " + weights;
+      body += " weight(%w : " + weights + ")";
+      if (op.linearBias) {
+        operands += ", %b: " + bias;
+        body += " bias(%b : " + bias + ")";
+      }
+      if (op.activation != Activation::None)
+        attrs.add("activation", std::string("#gnn<activation ") +
+                                    activationName(op.activation) + ">");
+      result = matrixType(op.linearWidth, t);
+    }
     if (op.reduce != Reduce::Sum)
       attrs.add("reduce",
                 std::string("#gnn<reduce ") + reduceName(op.reduce) + ">");

@@ -158,6 +158,12 @@ Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
 }
 
 ParamRole gnnc::inputRole(OpKind kind, int32_t operand) {
+  // gnn.spmm's inputs: the features, then a linear epilogue's weights and
+  // bias.
+  if (kind == OpKind::Spmm && operand == 1)
+    return ParamRole::LinearWeights;
+  if (kind == OpKind::Spmm && operand == 2)
+    return ParamRole::LinearBias;
   if (kind == OpKind::SegmentMatmul && operand == 1)
     return ParamRole::SegmentWeights;
   if (isSegmentMatmulKind(kind) && operand == 2)
@@ -204,12 +210,30 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
   bool batched = s.strategy == Strategy::Batched;
   if (batched) {
     // gnn.spmm stages tiles; the pooling ops stage nothing.
-    if (s.tileRows == 0 && op.kind == OpKind::Spmm)
+    if (s.tileRows == 0 && op.kind == OpKind::Spmm) {
       s.tileRows = defaults::kBatchedTileRows;
+      // A linear epilogue needs whole rows in the tile: fewer of them for
+      // wide rows (down to one 16-row fragment).
+      if (op.linear())
+        while (s.tileRows > 16 &&
+               batchedColumnChunks(op, s.vectorWidth, s.tileRows) <
+                   ceilDiv(op.width, s.vectorWidth))
+          s.tileRows /= 2;
+    }
     // gnn.spmm: a block takes as many whole graphs as fit its tile; the
     // pooling ops: a graph per block.
     if (s.graphsPerBlock == 0)
       s.graphsPerBlock = op.kind == OpKind::Spmm ? kMaxGraphsPerBlock : 1;
+    // A linear epilogue's tensor-core tile fixes the block's threads.
+    if (op.kind == OpKind::Spmm && op.linear()) {
+      if (s.threadsPerBlock == 0)
+        s.threadsPerBlock =
+            batchedLinearTile(
+                op, s,
+                batchedTile(op, s,
+                            batchedColumnChunks(op, s.vectorWidth, s.tileRows)))
+                .threads;
+    }
   }
   if (s.strategy == Strategy::TileRouted) {
     if (s.tileRows == 0)

@@ -55,6 +55,25 @@ Expected<KernelPlan> planSegmentMatmulTileRouted(const OpDesc &op,
 Expected<KernelPlan> planSegmentMatmulWeightGrad(const OpDesc &op,
                                                  const Schedule &s);
 
+// Tensor-core tiles (the segmented matmul and the batched linear epilogue).
+/// The reduction step of a tensor-core tile (two k16 or four k8 mma steps).
+constexpr int64_t kMmaDepth = 32;
+/// Padding of a shared tile row, in elements: 16 bytes where the row runs
+/// along the reduction (fragment rows then start 4 banks apart), 8
+/// elements where it runs along the result (k rows 8 banks apart in f32).
+inline int64_t reductionRowPad(ElementType type) {
+  return 16 / static_cast<int64_t>(elementSize(type));
+}
+constexpr int64_t kResultRowPad = 8;
+/// The smallest of 8, 16, 32, 64 that holds `n` (64 for anything wider):
+/// the result columns of a block; at least `least`.
+inline int64_t blockExtent(int64_t n, int64_t least) {
+  int64_t extent = least;
+  while (extent < n && extent < 64)
+    extent *= 2;
+  return extent;
+}
+
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);
 Status readoutRules(const OpDesc &op, const Schedule &s);

@@ -73,8 +73,9 @@ Planner gnnc::plan::findPlanner(OpKind kind, Strategy strategy) {
 Schedule gnnc::defaultSchedule(const OpDesc &op) {
   Schedule s;
   // A group of snapshots has one strategy (spmmRules).
-  s.strategy =
-      op.snapshots > 0 ? Strategy::Sliced : familyOf(op.kind).defaultStrategy;
+  s.strategy = op.snapshots > 0 ? Strategy::Sliced
+               : op.linear()    ? Strategy::Batched
+                                : familyOf(op.kind).defaultStrategy;
   return s;
 }
 

@@ -36,23 +36,6 @@ using namespace gnnc::plan;
 
 namespace {
 
-/// The reduction step of a tensor-core tile (two k16 or four k8 mma steps).
-constexpr int64_t kMmaDepth = 32;
-/// Padding of a shared tile row, in elements: 16 bytes where the row runs
-/// along the reduction (fragment rows then start 4 banks apart), 8
-/// elements where it runs along the result (k rows 8 banks apart in f32).
-int64_t reductionRowPad(ElementType type) { return 16 / elementSize(type); }
-constexpr int64_t kResultRowPad = 8;
-
-/// The smallest of 8, 16, 32, 64 that holds `n` (64 for anything wider):
-/// the result columns of a block; at least `least`.
-int64_t blockExtent(int64_t n, int64_t least) {
-  int64_t extent = least;
-  while (extent < n && extent < 64)
-    extent *= 2;
-  return extent;
-}
-
 std::string widthText(const OpDesc &op) {
   return "K " + std::to_string(op.inputWidth) + " and M " +
          std::to_string(op.width);

@@ -42,6 +42,40 @@ std::vector<ParamRole> spmmExtras(const OpDesc &op) {
 
 } // namespace
 
+namespace {
+
+/// The rules of a linear epilogue (tensor cores on whole aggregated rows)
+/// on what `s` says so far.
+Status linearRules(const OpDesc &op, const Schedule &s) {
+  const int64_t max = limits::kMaxTensorCoreWidth;
+  if (op.linearWidth % 8 != 0 || op.linearWidth > max || op.width > max)
+    return Status::error(
+        "a linear epilogue runs on tensor cores: the weight's columns (M) "
+        "must be a multiple of 8 and K and M at most " +
+        std::to_string(max) + ", got K " + std::to_string(op.width) +
+        " and M " + std::to_string(op.linearWidth));
+  if (op.padded())
+    return Status::error("a linear epilogue reads unpadded rows");
+  if (s.tileRows == 0)
+    return Status::ok();
+  if (s.tileRows != 16 && s.tileRows != 32 && s.tileRows != 64 &&
+      s.tileRows != 128)
+    return Status::error("a linear epilogue takes tile_rows 16, 32, 64 or 128 "
+                         "(a block's rows of 16-row fragments), got " +
+                         std::to_string(s.tileRows));
+  const BatchedLinearTile tile = batchedLinearTile(op, s, BatchedTile{});
+  if (s.threadsPerBlock != 0 && s.threadsPerBlock != tile.threads)
+    return Status::error(
+        "the linear epilogue's tile of " + std::to_string(tile.rows) + " x " +
+        std::to_string(tile.cols) + " runs " + std::to_string(tile.threads) +
+        " threads (" + std::to_string(tile.warpsM) + " x " +
+        std::to_string(tile.warpsN) + " warps), not threads_per_block " +
+        std::to_string(s.threadsPerBlock) + "; leave threads_per_block out");
+  return Status::ok();
+}
+
+} // namespace
+
 Status gnnc::plan::spmmRules(const OpDesc &op, const Schedule &s) {
   bool f16Accumulate = s.accumulate == Accumulate::F16;
   bool max = op.reduce == Reduce::Max;
@@ -79,6 +113,13 @@ Status gnnc::plan::spmmRules(const OpDesc &op, const Schedule &s) {
                            std::to_string(op.snapshotWidth()) +
                            "); a vector load must not straddle two snapshots");
   }
+  if (op.linear() && s.strategy != Strategy::Batched)
+    return Status::error(
+        std::string("a linear epilogue (weight) runs only with strategy = "
+                    "batched, not ") +
+        strategyName(s.strategy));
+  if (op.linear())
+    GNNC_RETURN_IF_ERROR(linearRules(op, s));
   if (s.strategy == Strategy::NeighborGroup && max)
     return Status::error("neighbor_group adds the rows that span blocks with "
                          "atomicAdd, which cannot take a maximum; use "
@@ -249,6 +290,30 @@ BatchedTile gnnc::batchedTile(const OpDesc &op, const Schedule &s,
   return t;
 }
 
+BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s,
+                                          const BatchedTile &featureTile) {
+  auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
+  const int64_t size = static_cast<int64_t>(elementSize(op.type));
+  BatchedLinearTile t;
+  t.rows = s.tileRows;
+  t.cols = blockExtent(op.linearWidth, 8);
+  t.depth = kMmaDepth;
+  t.kPadded = ceilDiv(op.width, t.depth) * t.depth;
+  t.warpsN = t.cols >= 32 ? 2 : 1;
+  t.fragsN = static_cast<int32_t>(t.cols / t.warpsN / 8);
+  t.warpsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / 32));
+  t.fragsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / t.warpsM / 16));
+  t.threads = 32 * t.warpsM * t.warpsN;
+  t.stages = defaults::kPipelineStages;
+  // H rows run along the reduction; W's staged rows along the result.
+  t.hStride = t.kPadded + reductionRowPad(op.type);
+  t.bStride = t.cols + kResultRowPad;
+  t.stageBytes = t.depth * t.bStride * size;
+  t.hAt = align16(std::max(featureTile.bytes, t.stageBytes * t.stages));
+  t.bytes = align16(t.hAt + t.rows * t.hStride * size);
+  return t;
+}
+
 Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
                                                  const Schedule &s) {
   // The host cuts the batch into blocks (graph::batchBlocks): segments of
@@ -271,6 +336,27 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
   KernelPlan plan;
   plan.mapping = *mapping;
   const BatchedTile tile = batchedTile(op, s, columnChunks);
+  int64_t sharedBytes = tile.bytes;
+  if (op.linear()) {
+    const BatchedLinearTile linear = batchedLinearTile(op, s, tile);
+    if (columnChunks < plan.mapping.chunks)
+      return Status::error(
+          "a linear epilogue multiplies whole aggregated rows, but " +
+          std::to_string(s.tileRows) + " rows of " + std::to_string(op.width) +
+          " features do not fit one tile of " +
+          std::to_string(defaults::kBatchedTileBytes) +
+          " bytes; lower tile_rows");
+    GNNC_RETURN_IF_ERROR(checkSharedBytes(
+        linear.bytes,
+        "a linear epilogue keeps the aggregated rows (" +
+            std::to_string(linear.rows) + " x " +
+            std::to_string(linear.hStride) + " elements) and " +
+            std::to_string(linear.stages) + " weight buffers of " +
+            std::to_string(linear.stageBytes) +
+            " bytes beside the staged feature rows",
+        "lower tile_rows"));
+    sharedBytes = linear.bytes;
+  }
   GNNC_RETURN_IF_ERROR(checkSharedBytes(
       tile.bytes,
       "batched stages tile_rows rows of a column block, their offsets and " +
@@ -287,7 +373,7 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
   launch.grid = {ParamRole::NumBatchBlocks};
   launch.itemsPerBlock = 1;
   launch.minBlocks = 1;
-  launch.sharedBytes = tile.bytes;
+  launch.sharedBytes = sharedBytes;
   launch.blocksPerSm = s.blocksPerSm;
   return plan;
 }

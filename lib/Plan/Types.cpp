@@ -42,6 +42,7 @@ const char *const kOpNames[] = {
 const char *const kReduceNames[] = {"sum", "mean", "max"};
 const char *const kScaleNames[] = {"none", "left", "right", "both"};
 const char *const kFormNames[] = {"dot", "add"};
+const char *const kActivationNames[] = {"none", "relu"};
 
 } // namespace
 
@@ -58,6 +59,12 @@ const char *gnnc::degreeScaleName(DegreeScale scale) {
 }
 const char *gnnc::sddmmFormName(SddmmForm form) {
   return nameOf(kFormNames, form);
+}
+const char *gnnc::activationName(Activation act) {
+  return nameOf(kActivationNames, act);
+}
+std::optional<Activation> gnnc::parseActivation(const std::string &name) {
+  return lookupName<Activation>(kActivationNames, name);
 }
 std::optional<Reduce> gnnc::parseReduce(const std::string &name) {
   return lookupName<Reduce>(kReduceNames, name);
@@ -106,5 +113,7 @@ bool OpDesc::operator==(const OpDesc &o) const {
          reduce == o.reduce && scale == o.scale && selfWeight == o.selfWeight &&
          colNormExponent == o.colNormExponent && form == o.form &&
          leakyRelu == o.leakyRelu && inputWidth == o.inputWidth &&
-         transposeWeights == o.transposeWeights;
+         transposeWeights == o.transposeWeights &&
+         linearWidth == o.linearWidth && linearBias == o.linearBias &&
+         activation == o.activation;
 }

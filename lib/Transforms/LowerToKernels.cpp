@@ -124,8 +124,10 @@ public:
       std::string name =
           given                               ? given.getValue().str()
           : role == ParamRole::SegmentWeights ? "w"
-          : role == ParamRole::SegmentOffsets
-              ? "seg"
+          : role == ParamRole::SegmentOffsets ? "seg"
+          : role == ParamRole::LinearWeights  ? "w"
+          : role == ParamRole::LinearBias
+              ? "bias"
               : (tensor.getRank() >= 2 ? numbered("x", matrices++)
                                        : numbered("values", vectors++));
       if (failed(add(name, role, operand)))

@@ -501,8 +501,70 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
                               "tile_routed strategies, not vertex_parallel");
 }
 
+TEST(Plan, BatchedLinearEpilogue) {
+  OpDesc op = spmm(ElementType::F32, 64);
+  op.batchedGraph = true;
+  op.linearWidth = 128;
+  op.linearBias = true;
+  op.activation = Activation::Relu;
+  EXPECT_EQ(op.resultWidth(), 128);
+  // An op without a schedule runs batched; the tile fixes the threads.
+  EXPECT_EQ(defaultSchedule(op).strategy, Strategy::Batched);
+  Expected<KernelPlan> plan = planWithDefaults(op, defaultSchedule(op));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->schedule.tileRows, 64);
+  EXPECT_EQ(plan->schedule.threadsPerBlock, 128);
+  const BatchedLinearTile t = batchedLinearTile(
+      op, plan->schedule, batchedTile(op, plan->schedule, 16));
+  // 64 x 64 result columns per pass, 2 x 2 warps of 2 x 4 fragments; H's
+  // rows padded by 16 bytes, W's staged rows by 8 elements; H after the
+  // staged features, offsets and columns (18,960 bytes).
+  EXPECT_EQ(t.cols, 64);
+  EXPECT_EQ(t.kPadded, 64);
+  EXPECT_EQ(t.warpsM * t.warpsN, 4);
+  EXPECT_EQ(t.fragsM * t.fragsN, 8);
+  EXPECT_EQ(t.hStride, 68);
+  EXPECT_EQ(t.bStride, 72);
+  EXPECT_EQ(t.hAt, 18960);
+  EXPECT_EQ(plan->launch.sharedBytes, 18960 + 64 * 68 * 4);
+  // Wide rows take fewer rows per tile; K pads to the reduction step.
+  OpDesc wide = op;
+  wide.width = wide.rowStride = 256;
+  plan = planWithDefaults(wide, defaultSchedule(wide));
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->schedule.tileRows, 32);
+  EXPECT_EQ(plan->mapping.columnChunks, 0);
+  OpDesc narrow = op;
+  narrow.width = narrow.rowStride = 3;
+  EXPECT_EQ(batchedLinearTile(narrow, plan->schedule, {}).kPadded, 32);
+  // The rules, each with its reason.
+  EXPECT_EQ(why(op, strategy(Strategy::VertexParallel)),
+            "a linear epilogue (weight) runs only with strategy = batched, "
+            "not vertex_parallel");
+  OpDesc odd = op;
+  odd.linearWidth = 20;
+  EXPECT_EQ(why(odd, strategy(Strategy::Batched)),
+            "a linear epilogue runs on tensor cores: the weight's columns (M) "
+            "must be a multiple of 8 and K and M at most 512, got K 64 and M "
+            "20");
+  Schedule s = strategy(Strategy::Batched);
+  s.tileRows = 12;
+  EXPECT_EQ(why(op, s), "a linear epilogue takes tile_rows 16, 32, 64 or 128 "
+                        "(a block's rows of 16-row fragments), got 12");
+  s.tileRows = 128;
+  EXPECT_EQ(why(wide, s),
+            "a linear epilogue multiplies whole aggregated rows, but 128 rows "
+            "of 256 features do not fit one tile of 32768 bytes; lower "
+            "tile_rows");
+  s.tileRows = 64;
+  s.threadsPerBlock = 256;
+  EXPECT_EQ(why(op, s), "the linear epilogue's tile of 64 x 64 runs 128 "
+                        "threads (2 x 2 warps), not threads_per_block 256; "
+                        "leave threads_per_block out");
+}
+
 TEST(Abi, RolesHaveOneSpellingEach) {
-  for (int i = 0; i <= static_cast<int>(ParamRole::NumSplitRows); ++i) {
+  for (int i = 0; i <= static_cast<int>(ParamRole::LinearBias); ++i) {
     auto role = static_cast<ParamRole>(i);
     EXPECT_EQ(parseParamRole(paramRoleName(role)), role);
   }
@@ -532,11 +594,16 @@ TEST(Types, OneSpellingPerEnum) {
                         DegreeScale::Right, DegreeScale::Both})
     EXPECT_EQ(parseDegreeScale(degreeScaleName(s)), s);
   EXPECT_EQ(parseSddmmForm("add"), SddmmForm::Add);
+  for (Activation act : {Activation::None, Activation::Relu})
+    EXPECT_EQ(parseActivation(activationName(act)), act);
   EXPECT_STREQ(opKindName(OpKind::EdgeSoftmaxGrad), "gnn.edge_softmax_grad");
   OpDesc a = spmm(ElementType::F16, 41, 48), b = a;
   EXPECT_EQ(a, b);
   EXPECT_TRUE(a.padded());
   b.selfWeight = 0.5;
+  EXPECT_NE(a, b);
+  b = a;
+  b.linearWidth = 16;
   EXPECT_NE(a, b);
 }
 

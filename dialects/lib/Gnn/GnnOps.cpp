@@ -181,6 +181,8 @@ static_assert(static_cast<int>(gnn::DegreeScale::both) ==
                   static_cast<int>(gnnc::DegreeScale::Left));
 static_assert(static_cast<int>(gnn::SddmmForm::add) ==
               static_cast<int>(gnnc::SddmmForm::Add));
+static_assert(static_cast<int>(gnn::Activation::relu) ==
+              static_cast<int>(gnnc::Activation::Relu));
 
 /// The OpDesc fields every op shares: its graph's index widths, element
 /// type and width.
@@ -210,6 +212,13 @@ LogicalResult SpmmOp::verify() {
                             "batched_csr or snapshot_csr";
   auto features = cast<RankedTensorType>(getFeatures().getType());
   auto result = cast<RankedTensorType>(getResult().getType());
+  if ((getBias() || getActivationAttr()) && !getWeight())
+    return emitOpError() << "bias and activation belong to a linear epilogue; "
+                            "give its weight(...) too";
+  if (getWeight() && format != GraphFormat::batched_csr)
+    return emitOpError() << "a linear epilogue (weight) runs over a batch of "
+                            "graphs; the graph must be a "
+                            "!gnn.graph<batched_csr, ...>";
   if (format == GraphFormat::snapshot_csr) {
     // A group of snapshots: nodes x snapshots x features of one snapshot.
     if (features.getRank() != 3 || features.isDynamicDim(1) ||
@@ -250,19 +259,47 @@ LogicalResult SpmmOp::verify() {
   if (features.isDynamicDim(1) || features.getDimSize(1) < 1)
     return emitOpError() << "feature width must be static and positive, got "
                          << features;
-  if (result.getRank() != 2 ||
-      result.getElementType() != features.getElementType() ||
-      result.getDimSize(1) != features.getDimSize(1))
+  if (Value weight = getWeight()) {
+    // act(spmm(x) W + b): W is K x M, b M, the result M wide.
+    auto w = cast<RankedTensorType>(weight.getType());
+    const int64_t k = features.getDimSize(1);
+    if (w.getRank() != 2 || !w.hasStaticShape() || w.getDimSize(0) != k ||
+        w.getElementType() != features.getElementType() || w.getEncoding())
+      return emitOpError() << "weight " << w << " must be a static 2-D tensor "
+                           << k << " x M of the features' element type "
+                           << features.getElementType();
+    const int64_t m = w.getDimSize(1);
+    if (result.getRank() != 2 ||
+        result.getElementType() != features.getElementType() ||
+        result.getDimSize(1) != m)
+      return emitOpError() << "result " << result
+                           << " must be a 2-D tensor of the features' element "
+                              "type and the weight's "
+                           << m << " columns";
+    if (Value bias = getBias()) {
+      auto b = cast<RankedTensorType>(bias.getType());
+      if (b.getRank() != 1 || b.getDimSize(0) != m ||
+          b.getElementType() != features.getElementType())
+        return emitOpError() << "bias " << b << " must be a 1-D tensor of " << m
+                             << " " << features.getElementType();
+    }
+    if (features.getEncoding() || result.getEncoding())
+      return emitOpError() << "a linear epilogue reads and writes unpadded "
+                              "rows; drop the #gnn.rows encoding";
+  } else if (result.getRank() != 2 ||
+             result.getElementType() != features.getElementType() ||
+             result.getDimSize(1) != features.getDimSize(1)) {
     return emitOpError() << "result " << result
                          << " must be a 2-D tensor with the element type "
                             "and feature width of the features "
                          << features;
+  }
   for (RankedTensorType t : {features, result})
     if (t.getEncoding() && !isa<RowsAttr>(t.getEncoding()))
       return emitOpError() << "the only tensor encoding gnn.spmm knows is "
                               "#gnn.rows<stride = ...>, got "
                            << t;
-  if (rowStride(result) != rowStride(features))
+  if (!getWeight() && rowStride(result) != rowStride(features))
     return emitOpError() << "result row stride " << rowStride(result)
                          << " differs from the features' row stride "
                          << rowStride(features)
@@ -310,10 +347,24 @@ OpDesc SpmmOp::describe() {
     desc.selfWeight = self.getValueAsDouble();
   if (FloatAttr exponent = getColNormExponentAttr())
     desc.colNormExponent = exponent.getValueAsDouble();
+  if (Value weight = getWeight()) {
+    desc.linearWidth = cast<RankedTensorType>(weight.getType()).getDimSize(1);
+    desc.linearBias = static_cast<bool>(getBias());
+    if (getActivation())
+      desc.activation = static_cast<gnnc::Activation>(*getActivation());
+  }
   return desc;
 }
 
-SmallVector<Value> SpmmOp::getInputs() { return {getFeatures()}; }
+SmallVector<Value> SpmmOp::getInputs() {
+  // The roles follow the positions (gnnc::inputRole).
+  SmallVector<Value> inputs = {getFeatures()};
+  if (Value weight = getWeight())
+    inputs.push_back(weight);
+  if (Value bias = getBias())
+    inputs.push_back(bias);
+  return inputs;
+}
 
 //===----------------------------------------------------------------------===//
 // SddmmOp

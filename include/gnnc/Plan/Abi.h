@@ -99,7 +99,11 @@ enum class ParamRole {
   SliceOffsets,
   SliceRows,
   NumSlices,
-  NumSplitRows
+  NumSplitRows,
+  /// gnn.spmm's linear epilogue: the weights (K x M, row-major) and the
+  /// bias (M).
+  LinearWeights,
+  LinearBias
 };
 
 /// The manifest spelling: "row_offsets", "column_indices", "num_rows",
@@ -109,7 +113,7 @@ enum class ParamRole {
 /// "unused", "num_items", "segment_weights", "segment_offsets",
 /// "num_segments", "route_tiles", "num_route_tiles", "route_blocks",
 /// "exclusive_offsets", "exclusive_indices", "slice_offsets", "slice_rows",
-/// "num_slices", "num_split_rows".
+/// "num_slices", "num_split_rows", "linear_weights", "linear_bias".
 const char *paramRoleName(ParamRole role);
 std::optional<ParamRole> parseParamRole(const std::string &text);
 

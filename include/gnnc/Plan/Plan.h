@@ -142,6 +142,33 @@ int64_t batchedTileEdges(int64_t tileRows);
 BatchedTile batchedTile(const OpDesc &op, const Schedule &s,
                         int64_t columnChunks);
 
+/// The linear epilogue of a batched gnn.spmm (OpDesc::linear): after its
+/// rows are aggregated into the tile H (rows x K, in shared memory, in the
+/// element type, zero columns up to kPadded), the block multiplies H by W
+/// on tensor cores, `cols` result columns at a time, with warpsM x warpsN
+/// warps of fragsM x fragsN 16 x 8 fragments, W streamed through `stages`
+/// shared buffers of depth x cols (rows of bStride), adds the bias and
+/// applies the activation. The W buffers reuse the staged feature rows'
+/// memory (free once the rows are aggregated); H follows it at hAt.
+struct BatchedLinearTile {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t depth = 0;
+  /// K rounded up to a multiple of depth.
+  int64_t kPadded = 0;
+  int32_t warpsM = 1, warpsN = 1, fragsM = 1, fragsN = 1;
+  int32_t stages = 0;
+  int32_t threads = 0;
+  int64_t hStride = 0, bStride = 0;
+  int64_t stageBytes = 0;
+  int64_t hAt = 0;
+  int64_t bytes = 0;
+};
+/// The epilogue tile of `op` (a gnn.spmm with a linear epilogue) under `s`
+/// (tile_rows set), after the feature tile `featureTile` (batchedTile).
+BatchedLinearTile batchedLinearTile(const OpDesc &op, const Schedule &s,
+                                    const BatchedTile &featureTile);
+
 /// The shared memory of a tile_routed gnn.segment_matmul block: the
 /// weights of the type of its current tile, K x M elements of the op's
 /// type (row-major, one K row of M after the other), staged whole.
@@ -213,7 +240,8 @@ int64_t segmentRouteItemsPerTile(const OpDesc &op, const Schedule &s);
 /// The role of the op's tensor input `operand` (in the order of the op's
 /// getInputs()): ParamRole::Input, except gnn.segment_matmul's weights
 /// (SegmentWeights, operand 1) and the segment offsets of the segmented
-/// matmul ops (SegmentOffsets, 2).
+/// matmul ops (SegmentOffsets, 2), and gnn.spmm's linear weights
+/// (LinearWeights, 1) and bias (LinearBias, 2).
 ParamRole inputRole(OpKind kind, int32_t operand);
 
 /// The strategies implemented for `kind`, in the order messages list them.

@@ -69,11 +69,17 @@ enum class DegreeScale { None, Left, Right, Both };
 /// How gnn.sddmm forms an edge's value from its endpoints' features.
 enum class SddmmForm { Dot, Add };
 
+/// The activation of gnn.spmm's linear epilogue: none or ReLU.
+enum class Activation { None, Relu };
+
 /// The IR spellings: "sum", "mean", "max"; "none", "left", "right", "both";
 /// "dot", "add".
 const char *reduceName(Reduce reduce);
 const char *degreeScaleName(DegreeScale scale);
 const char *sddmmFormName(SddmmForm form);
+/// "none", "relu".
+const char *activationName(Activation act);
+std::optional<Activation> parseActivation(const std::string &name);
 std::optional<Reduce> parseReduce(const std::string &name);
 std::optional<DegreeScale> parseDegreeScale(const std::string &name);
 std::optional<SddmmForm> parseSddmmForm(const std::string &name);
@@ -112,6 +118,12 @@ struct OpDesc {
   std::optional<double> selfWeight;
   /// The column factors are deg_in(c)^-p (unset: p = 1/2).
   std::optional<double> colNormExponent;
+  /// gnn.spmm with a linear epilogue (`weight(...)`, a batch's fused GCN or
+  /// GIN layer): the result is act(H W + b) for the aggregation H (rows of
+  /// `width`), W of width x linearWidth, b of linearWidth; 0 without one.
+  int64_t linearWidth = 0;
+  bool linearBias = false;
+  Activation activation = Activation::None;
 
   // gnn.segment_matmul: Y_t = X_t W_t, X of K columns, W_t of K x M
   // (`width` is M). With transposeWeights, Y_t = X_t W_tᵀ (the input
@@ -145,6 +157,11 @@ struct OpDesc {
     return reduce == Reduce::Mean || scale == DegreeScale::Left ||
            scale == DegreeScale::Both;
   }
+  /// Whether gnn.spmm ends in a linear epilogue.
+  bool linear() const { return linearWidth > 0; }
+  /// Elements of one result row: linearWidth with a linear epilogue, else
+  /// the width.
+  int64_t resultWidth() const { return linear() ? linearWidth : width; }
   /// The column factors' exponent: colNormExponent, or 1/2.
   double columnExponent() const { return colNormExponent.value_or(0.5); }
 

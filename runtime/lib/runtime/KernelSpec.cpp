@@ -163,6 +163,11 @@ static Json opJson(const OpDesc &op) {
       json["self_weight"] = *op.selfWeight;
     if (op.colNormExponent)
       json["col_norm_exponent"] = *op.colNormExponent;
+    if (op.linear()) {
+      json["linear_width"] = op.linearWidth;
+      json["linear_bias"] = op.linearBias;
+      json["activation"] = activationName(op.activation);
+    }
     break;
   case OpKind::SegmentMatmul:
   case OpKind::SegmentMatmulWeightGrad:
@@ -376,12 +381,27 @@ public:
 
   Status readOp(const Json &object, const std::string &field,
                 OpDesc &op) const {
-    GNNC_RETURN_IF_ERROR(checkObject(
-        object, field,
-        {"kind", "element_type", "width", "row_stride", "offset_type",
-         "index_type", "edge_values", "reduce", "scale", "self_weight",
-         "col_norm_exponent", "form", "leaky_relu", "batched_graph",
-         "snapshots", "input_width", "transpose_weights"}));
+    GNNC_RETURN_IF_ERROR(checkObject(object, field,
+                                     {"kind",
+                                      "element_type",
+                                      "width",
+                                      "row_stride",
+                                      "offset_type",
+                                      "index_type",
+                                      "edge_values",
+                                      "reduce",
+                                      "scale",
+                                      "self_weight",
+                                      "col_norm_exponent",
+                                      "form",
+                                      "leaky_relu",
+                                      "batched_graph",
+                                      "snapshots",
+                                      "input_width",
+                                      "transpose_weights",
+                                      "linear_width",
+                                      "linear_bias",
+                                      "activation"}));
     GNNC_RETURN_IF_ERROR(readName(
         object, "kind", field, true,
         [](const std::string &t) { return parseOpKind(t); },
@@ -435,6 +455,27 @@ public:
         return fail(field + ".transpose_weights", "expected true or false");
       op.transposeWeights = transposed->get<bool>();
     }
+    if (object.contains("linear_width")) {
+      if (op.kind != OpKind::Spmm)
+        return fail(field + ".linear_width", "applies to spmm only");
+      uint64_t linearWidth = 0;
+      GNNC_RETURN_IF_ERROR(readUnsigned(object, "linear_width", field,
+                                        limits::kMaxFeatureWidth, 1,
+                                        linearWidth));
+      op.linearWidth = static_cast<int64_t>(linearWidth);
+    }
+    if (auto bias = object.find("linear_bias"); bias != object.end()) {
+      if (!bias->is_boolean() || (bias->get<bool>() && !op.linear()))
+        return fail(field + ".linear_bias",
+                    "expected true or false, true only with linear_width");
+      op.linearBias = bias->get<bool>();
+    }
+    GNNC_RETURN_IF_ERROR(readName(
+        object, "activation", field, false,
+        [](const std::string &t) { return parseActivation(t); }, "none or relu",
+        op.activation));
+    if (op.activation != Activation::None && !op.linear())
+      return fail(field + ".activation", "applies with linear_width only");
     if (auto batched = object.find("batched_graph"); batched != object.end()) {
       if (!batched->is_boolean())
         return fail(field + ".batched_graph", "expected true or false");

@@ -793,3 +793,93 @@ gnn.module @m {
     gnn.return %y : tensor<?x4x8xf32>
   }
 }
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{bias and activation belong to a linear epilogue; give its weight(...) too}}
+    %y = gnn.spmm %g, %x bias(%b : tensor<64xf32>) : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{a linear epilogue (weight) runs over a batch of graphs; the graph must be a !gnn.graph<batched_csr, ...>}}
+    %y = gnn.spmm %g, %x weight(%w : tensor<64x32xf32>) : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<32x32xf32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{weight 'tensor<32x32xf32>' must be a static 2-D tensor 64 x M of the features' element type 'f32'}}
+    %y = gnn.spmm %g, %x weight(%w : tensor<32x32xf32>) : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{result 'tensor<?x64xf32>' must be a 2-D tensor of the features' element type and the weight's 32 columns}}
+    %y = gnn.spmm %g, %x weight(%w : tensor<64x32xf32>) : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<64x32xf32>, %b: tensor<64xf32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{bias 'tensor<64xf32>' must be a 1-D tensor of 32 'f32'}}
+    %y = gnn.spmm %g, %x weight(%w : tensor<64x32xf32>) bias(%b : tensor<64xf32>) : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{a linear epilogue (weight) runs only with strategy = batched, not vertex_parallel}}
+    %y = gnn.spmm %g, %x weight(%w : tensor<64x32xf32>) {schedule = #gnn.schedule<strategy = vertex_parallel>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<64x20xf32>) -> tensor<?x20xf32> {
+    // expected-error @+1 {{a linear epilogue runs on tensor cores: the weight's columns (M) must be a multiple of 8 and K and M at most 512, got K 64 and M 20}}
+    %y = gnn.spmm %g, %x weight(%w : tensor<64x20xf32>) {schedule = #gnn.schedule<strategy = batched>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x20xf32>
+    gnn.return %y : tensor<?x20xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{a linear epilogue takes tile_rows 16, 32, 64 or 128 (a block's rows of 16-row fragments), got 12}}
+    %y = gnn.spmm %g, %x weight(%w : tensor<64x32xf32>) {schedule = #gnn.schedule<strategy = batched, tile_rows = 12>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
+    // expected-error @+1 {{the linear epilogue's tile of 64 x 32 runs 128 threads (2 x 2 warps), not threads_per_block 256; leave threads_per_block out}}
+    %y = gnn.spmm %g, %x weight(%w : tensor<64x32xf32>) {schedule = #gnn.schedule<strategy = batched, tile_rows = 64, threads_per_block = 256>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+}

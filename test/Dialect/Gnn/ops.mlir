@@ -138,6 +138,16 @@ gnn.module @batch {
     %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = batched, graphs_per_block = 4, tile_rows = 32>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %y : tensor<?x64xf32>
   }
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} weight(%{{.*}} : tensor<64x128xf16>) bias(%{{.*}} : tensor<128xf16>) {activation = #gnn<activation relu>, scale = #gnn<scale both>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf16> -> tensor<?x128xf16>
+  gnn.kernel @layer(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf16>, %w: tensor<64x128xf16>, %b: tensor<128xf16>) -> tensor<?x128xf16> {
+    %y = gnn.spmm %g, %x weight(%w : tensor<64x128xf16>) bias(%b : tensor<128xf16>) {scale = #gnn<scale both>, activation = #gnn<activation relu>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf16> -> tensor<?x128xf16>
+    gnn.return %y : tensor<?x128xf16>
+  }
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} values(%{{.*}} : tensor<?xf32>) weight(%{{.*}} : tensor<3x8xf32>) {self_weight = 0.000000e+00 : f32} : !gnn.graph<batched_csr, i64, i32>, tensor<?x3xf32> -> tensor<?x8xf32>
+  gnn.kernel @gin(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x3xf32>, %v: tensor<?xf32>, %w: tensor<3x8xf32>) -> tensor<?x8xf32> {
+    %y = gnn.spmm %g, %x values(%v : tensor<?xf32>) weight(%w : tensor<3x8xf32>) {self_weight = 0.0 : f32} : !gnn.graph<batched_csr, i64, i32>, tensor<?x3xf32> -> tensor<?x8xf32>
+    gnn.return %y : tensor<?x8xf32>
+  }
   // CHECK: gnn.readout %{{.*}}, %{{.*}} {reduce = #gnn<reduce max>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
   gnn.kernel @pool(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
     %y = gnn.readout %g, %x {reduce = #gnn<reduce max>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>

@@ -66,7 +66,15 @@ def Gnn_SddmmForm : I32EnumAttr<"SddmmForm", "how an edge value is formed", [
   let genSpecializedAttr = 0;
 }
 
+def Gnn_Activation : I32EnumAttr<"Activation", "a linear epilogue's activation", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"relu", 1>]> {
+  let cppNamespace = "::gnnc::gnn";
+  let genSpecializedAttr = 0;
+}
+
 def Gnn_ReduceAttr : EnumAttr<Gnn_Dialect, Gnn_Reduce, "reduce">;
+def Gnn_ActivationAttr : EnumAttr<Gnn_Dialect, Gnn_Activation, "activation">;
 def Gnn_SddmmFormAttr : EnumAttr<Gnn_Dialect, Gnn_SddmmForm, "sddmm_form">;
 def Gnn_DegreeScaleAttr : EnumAttr<Gnn_Dialect, Gnn_DegreeScale, "scale">;
 

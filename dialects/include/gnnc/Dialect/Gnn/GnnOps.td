@@ -113,7 +113,8 @@ def Gnn_ReturnOp : Gnn_Op<"return", [Pure, HasParent<"::gnnc::gnn::KernelOp">,
 // Aggregation
 //===----------------------------------------------------------------------===//
 
-def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, Gnn_ScheduledOpInterface]> {
+def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, AttrSizedOperandSegments,
+                                  Gnn_ScheduledOpInterface]> {
   let summary = "sparse-dense product: aggregate neighbour features";
   let description = [{
     `y[r] = reduce over non-zeros e of row r of (value[e] * x[col[e]])`,
@@ -187,20 +188,43 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, Gnn_ScheduledOpInterface]> {
     factors. `gnnc/ops/Backward.h` builds the kernel text, the transposed
     graph and the checks. `reduce = max` has no backward yet (it needs the
     argmax of every output).
+
+    Linear epilogue (a batch's fused GCN or GIN layer). Over a batch of
+    graphs (`!gnn.graph<batched_csr, ...>`), `weight(%w : tensor<KxMxT>)`
+    multiplies each aggregated row (K features, every option above) by W,
+    `bias(%b : tensor<MxT>)` adds b and `activation = #gnn<activation relu>`
+    applies ReLU: the result, `tensor<?xMxT>`, is `act(spmm(x) W + b)` in
+    one launch, the aggregated rows of a block kept in shared memory and
+    multiplied on tensor cores (TF32 for f32, f16 and bf16 with f32
+    accumulation). Only `strategy = batched` runs it; features and result
+    are unpadded.
+
+    ```mlir
+    %h = gnn.spmm %g, %x weight(%w : tensor<64x128xf32>)
+           bias(%b : tensor<128xf32>)
+           {scale = #gnn<scale both>, activation = #gnn<activation relu>}
+           : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32>
+             -> tensor<?x128xf32>
+    ```
   }];
   let arguments = (ins Gnn_GraphType:$graph,
                        Gnn_FeatureTensor:$features,
                        Optional<Gnn_FeatureTensor>:$values,
+                       Optional<Gnn_FeatureTensor>:$weight,
+                       Optional<Gnn_FeatureTensor>:$bias,
                        DefaultValuedAttr<Gnn_ReduceAttr,
                          "::gnnc::gnn::Reduce::sum">:$reduce,
                        DefaultValuedAttr<Gnn_DegreeScaleAttr,
                          "::gnnc::gnn::DegreeScale::none">:$scale,
                        OptionalAttr<F32Attr>:$self_weight,
                        OptionalAttr<Gnn_ScheduleAttr>:$schedule,
-                       OptionalAttr<F32Attr>:$col_norm_exponent);
+                       OptionalAttr<F32Attr>:$col_norm_exponent,
+                       OptionalAttr<Gnn_ActivationAttr>:$activation);
   let results = (outs Gnn_FeatureTensor:$result);
   let assemblyFormat = [{
     $graph `,` $features (`values` `(` $values^ `:` type($values) `)`)?
+    (`weight` `(` $weight^ `:` type($weight) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
     attr-dict `:` qualified(type($graph)) `,` type($features) `->` type($result)
   }];
   let hasVerifier = 1;
