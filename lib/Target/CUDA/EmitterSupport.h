@@ -57,6 +57,9 @@ std::string elementHeader(ElementType type);
 inline constexpr const char *kMergePathHeader = "gnnc/cuda/merge_path.cuh";
 /// The include name of the batched strategy's staging, gnnc_stage_rows.
 inline constexpr const char *kBatchedHeader = "gnnc/cuda/batched.cuh";
+/// The include name of the batched linear epilogue, gnnc_batched_linear.
+inline constexpr const char *kBatchedLinearHeader =
+    "gnnc/cuda/batched_linear.cuh";
 
 /// The C type of a graph index: "long long" or "int".
 llvm::StringRef spellIndex(bool is64);

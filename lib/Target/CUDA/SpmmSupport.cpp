@@ -376,7 +376,7 @@ void SpmmPrinter::printDegree(RowDegree degree) {
   }
 }
 
-void SpmmPrinter::finish(RowDegree degree) {
+void SpmmPrinter::finish(RowDegree degree, StringRef dst) {
   int64_t accs = p.accs, vw = p.vw;
   bool mean = desc.reduce == Reduce::Mean;
   bool left =
@@ -419,7 +419,12 @@ void SpmmPrinter::finish(RowDegree degree) {
        << " * self_f[i];\n";
     closeBlock();
   }
-  os << e.cType << " *dst = " << p.y << " + row * " << p.stride << ";\n";
+  os << e.cType << " *dst = ";
+  if (dst.empty())
+    os << p.y << " + row * " << p.stride;
+  else
+    os << dst;
+  os << ";\n";
   writeAcc("dst", "store");
 }
 

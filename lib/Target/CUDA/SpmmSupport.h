@@ -144,8 +144,10 @@ protected:
   /// `acc`.
   void gather(const GatherOptions &options);
   /// The end of row `row`: the empty-row rule of max, mean and left scaling
-  /// with the degree `degree` says, the self term, and the store of `acc`.
-  void finish(RowDegree degree);
+  /// with the degree `degree` says, the self term, and the store of `acc`
+  /// to the result's row, or to the row `dst` points at (an expression of
+  /// the element type's pointer type, e.g. a row of a shared tile).
+  void finish(RowDegree degree, llvm::StringRef dst = "");
   /// The addition of `acc`, a piece of row `row` (a variable), to the
   /// result with atomics, after the row factor (unless the batches carry
   /// it).

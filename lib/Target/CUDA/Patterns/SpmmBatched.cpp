@@ -52,6 +52,21 @@ public:
        << " *>(gnnc_tile_bytes + " << tile.offsetsAt << ");\n";
     os << index << " *tile_cols = reinterpret_cast<" << index
        << " *>(gnnc_tile_bytes + " << tile.columnsAt << ");\n";
+    const bool linear = desc.linear();
+    const BatchedLinearTile lt =
+        linear ? batchedLinearTile(desc, s, tile) : BatchedLinearTile{};
+    if (linear) {
+      os << "// Linear epilogue: the aggregated rows go to the shared tile "
+            "h_tile ("
+         << lt.rows << " x " << desc.width << ", rows of " << lt.hStride
+         << "), which gnnc_batched_linear multiplies by the " << desc.width
+         << " x " << desc.linearWidth << " weights on tensor cores.\n";
+      os << e.cType << " *h_tile = reinterpret_cast<" << e.cType
+         << " *>(gnnc_tile_bytes + " << lt.hAt << ");\n";
+      os << "gnnc_linear_clear_padding<" << e.cType << ", " << desc.width
+         << ", " << lt.kPadded << ", " << lt.rows << ", " << lt.hStride
+         << ">(h_tile);\n";
+    }
     os << "const int lane = threadIdx.x % " << lanes << ";\n";
     os << "const int sub = threadIdx.x / " << lanes << ";\n";
     os << "const long long first_word = " << blocksParam << "[blockIdx.x];\n";
@@ -132,10 +147,28 @@ public:
     os.indent();
     reduceNeighbours();
     closeBlock();
-    finish(RowDegree::Range);
+    if (linear)
+      finish(RowDegree::Range,
+             ("h_tile + (row - seg_begin) * " + Twine(lt.hStride)).str());
+    else
+      finish(RowDegree::Range);
     closeBlock(); // rows
     if (columnBlocks)
       closeBlock(); // column blocks
+    if (linear) {
+      StringRef bias = params.name(ParamRole::LinearBias);
+      os << "gnnc_batched_linear<" << e.cType << ", " << desc.width << ", "
+         << lt.kPadded << ", " << desc.linearWidth << ", " << lt.rows << ", "
+         << lt.cols << ", " << lt.warpsM << ", " << lt.warpsN << ", "
+         << lt.fragsM << ", " << lt.fragsN << ", " << lt.stages << ", "
+         << lt.hStride << ", " << lt.bStride << ", "
+         << (desc.linearBias ? "true" : "false") << ", "
+         << (desc.activation == Activation::Relu ? "true" : "false")
+         << ">(h_tile, " << params.name(ParamRole::LinearWeights) << ", "
+         << (bias.empty() ? StringRef("nullptr") : bias) << ", " << p.y
+         << ", seg_begin, seg_end - seg_begin, reinterpret_cast<" << e.cType
+         << " *>(gnnc_tile_bytes));\n";
+    }
   }
 };
 
@@ -144,6 +177,8 @@ class SpmmBatchedPattern : public EmissionPattern {
                   std::set<std::string> &headers) const override {
     EmissionPattern::addHeaders(op, headers);
     headers.insert(kBatchedHeader);
+    if (op.linear())
+      headers.insert(kBatchedLinearHeader);
   }
   void emitKernel(const OpContext &c) const override {
     SpmmBatchedPrinter(c).print();

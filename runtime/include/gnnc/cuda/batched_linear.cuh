@@ -1,0 +1,138 @@
+//===- batched_linear.cuh - A batch's fused layer: aggregate, then W -*- CUDA
+//-*-===//
+//
+// The linear epilogue of a batched gnn.spmm (a GCN or GIN layer in one
+// launch): the block's rows, aggregated into the shared tile H (Rows x K in
+// the element type, rows HStride apart), are multiplied by W (K x M in
+// global memory) on tensor cores, Cols result columns at a time; W streams
+// through a pipeline of Stages shared buffers of Depth x Cols (cp.async);
+// the bias is added and the activation applied to the f32 accumulators
+// before the result rows are stored. The tile pieces (copies, fragments,
+// mma.sync) are mma_tile.cuh's.
+//
+// gnnc's runtime hands this header to NVRTC from a copy embedded at build
+// time; to compile a gnnc .cu file elsewhere, add -I <gnnc>/runtime/include.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_CUDA_BATCHED_LINEAR_CUH
+#define GNNC_CUDA_BATCHED_LINEAR_CUH
+
+#include "gnnc/cuda/mma_tile.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace gnnc::cuda {
+
+__device__ __forceinline__ float linearToFloat(float v) { return v; }
+__device__ __forceinline__ float linearToFloat(__half v) {
+  return __half2float(v);
+}
+__device__ __forceinline__ float linearToFloat(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
+} // namespace gnnc::cuda
+
+/// Zeroes columns K to KPadded of the Rows rows of H, which the
+/// aggregation never writes and the last reduction step reads. All threads
+/// of the block call it; the caller's __syncthreads() publishes it.
+template <typename T, int K, int KPadded, int Rows, int HStride>
+__device__ __forceinline__ void gnnc_linear_clear_padding(T *h) {
+  constexpr int Pad = KPadded - K;
+  if constexpr (Pad > 0)
+    for (int i = threadIdx.x; i < Rows * Pad; i += blockDim.x)
+      h[(i / Pad) * HStride + K + i % Pad] = T(0.0f);
+}
+
+/// y[row0 + r] = act(H[r] W + bias) for the block's `rows` rows (at most
+/// Rows). Every thread of the block (32 x WarpsM x WarpsN) calls it after
+/// writing its rows of H; `buffers` is shared memory for Stages x Depth x
+/// BStride elements, free to overwrite (the caller is done with it once
+/// the first barrier here passes). M is a multiple of 8; H's columns from K
+/// to KPadded hold zeros.
+template <typename T, int K, int KPadded, int M, int Rows, int Cols, int WarpsM,
+          int WarpsN, int FragsM, int FragsN, int Stages, int HStride,
+          int BStride, bool Bias, bool Relu>
+__device__ __forceinline__ void
+gnnc_batched_linear(const T *h, const T *__restrict__ w,
+                    const T *__restrict__ bias, T *__restrict__ y,
+                    long long row0, long long rows, T *buffers) {
+  namespace mma = gnnc::cuda::mma;
+  constexpr int Depth = 32, Threads = 32 * WarpsM * WarpsN;
+  static_assert(Rows == WarpsM * FragsM * 16 && Cols == WarpsN * FragsN * 8,
+                "the warps cover the block tile");
+  static_assert(KPadded % Depth == 0, "H holds whole reduction steps");
+  static_assert(Stages >= 2, "the pipeline has at least two buffers");
+  constexpr int Steps = KPadded / Depth;
+  constexpr int StageElements = Depth * BStride;
+  const int warp = threadIdx.x / 32;
+  const int m0 = (warp / WarpsN) * FragsM * 16,
+            n0 = (warp % WarpsN) * FragsN * 8;
+  const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  for (int col0 = 0; col0 < M; col0 += Cols) {
+    // Every warp is done with H's writers (first pass) or with the
+    // buffers of the previous column block.
+    __syncthreads();
+    auto load = [&](int step, int slot) {
+      mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(
+          buffers + slot * StageElements, w, M, (long long)step * Depth, K,
+          col0, M);
+    };
+    float acc[FragsM][FragsN][4];
+#pragma unroll
+    for (int i = 0; i < FragsM; ++i)
+#pragma unroll
+      for (int j = 0; j < FragsN; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          acc[i][j][v] = 0.0f;
+#pragma unroll
+    for (int s = 0; s < Stages - 1; ++s) {
+      if (s < Steps)
+        load(s, s);
+      mma::commitAsync();
+    }
+    for (int step = 0; step < Steps; ++step) {
+      mma::waitAsync<Stages - 2>();
+      __syncthreads();
+      if (step + Stages - 1 < Steps)
+        load(step + Stages - 1, (step + Stages - 1) % Stages);
+      mma::commitAsync();
+      mma::mmaStep<T, FragsM, FragsN, Depth, true, false, HStride, BStride>(
+          acc, h + step * Depth, buffers + (step % Stages) * StageElements, m0,
+          n0);
+    }
+    mma::waitAsync<0>();
+    // The epilogue: bias, activation, the store of the block's rows.
+#pragma unroll
+    for (int j = 0; j < FragsN; ++j) {
+      const int col = col0 + n0 + j * 8 + 2 * t;
+      if (col >= M)
+        continue;
+      float b0 = 0.0f, b1 = 0.0f;
+      if constexpr (Bias) {
+        b0 = gnnc::cuda::linearToFloat(bias[col]);
+        b1 = gnnc::cuda::linearToFloat(bias[col + 1]);
+      }
+#pragma unroll
+      for (int i = 0; i < FragsM; ++i) {
+        float v[4] = {acc[i][j][0] + b0, acc[i][j][1] + b1, acc[i][j][2] + b0,
+                      acc[i][j][3] + b1};
+        if constexpr (Relu) {
+          // As torch.relu: a NaN stays NaN.
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            v[q] = v[q] < 0.0f ? 0.0f : v[q];
+        }
+        const int r = m0 + i * 16 + g;
+        if (r < rows)
+          mma::storePair(y + (row0 + r) * M + col, v[0], v[1]);
+        if (r + 8 < rows)
+          mma::storePair(y + (row0 + r + 8) * M + col, v[2], v[3]);
+      }
+    }
+  }
+}
+
+#endif // GNNC_CUDA_BATCHED_LINEAR_CUH
