@@ -51,6 +51,37 @@ std::vector<BatchedVariant> gnnc::test::batchedVariants() {
         ->reduce = "mean";
     add("f32", width, "disc_batch = 4", "disc32")->scale = "left";
   }
+  // Linear epilogues: a GCN layer (both scaling, bias, ReLU), a GIN layer
+  // (self term), mean and max, edge values; K and M odd, narrow and wide;
+  // tile_rows 16 sends the larger graphs to the global-memory path.
+  struct Linear {
+    int64_t k, m;
+    const char *schedule, *reduce, *scale, *self;
+    bool values, bias, relu;
+    const char *tag;
+  };
+  const Linear linears[] = {
+      {64, 64, "", "", "both", "", false, true, true, "lgcn"},
+      {3, 16, "", "", "", "0.0", false, true, true, "lgin"},
+      {41, 24, "tile_rows = 16, graphs_per_block = 3", "mean", "", "", false,
+       false, false, "lmean"},
+      {128, 256, "", "", "", "0.25", false, true, true, "lwide"},
+      {256, 128, "", "max", "", "", true, false, true, "lmax"},
+      {16, 8, "tile_rows = 16", "", "left", "", true, true, false, "lsmall"},
+      {32, 512, "tile_rows = 32", "", "right", "", false, true, true, "lcols"},
+  };
+  for (const char *type : {"f32", "f16", "bf16"})
+    for (const Linear &l : linears) {
+      BatchedVariant *v = add(type, l.k, l.schedule, l.tag);
+      v->reduce = l.reduce;
+      v->scale = l.scale;
+      v->self = l.self;
+      v->values = l.values;
+      v->linearWidth = l.m;
+      v->bias = l.bias;
+      v->relu = l.relu;
+    }
+  add("f16", 64, "accumulate = f16, disc_batch = 4", "ldisc")->linearWidth = 64;
   return out;
 }
 
@@ -61,10 +92,21 @@ gnnc::test::batchedModuleText(const std::vector<BatchedVariant> &variants) {
     std::string feat =
         "tensor<?x" + std::to_string(v.width) + "x" + v.type + ">";
     std::string graph = "!gnn.graph<batched_csr, i64, i32>";
+    std::string result = feat, linearArgs, linearOperands;
+    if (v.linearWidth > 0) {
+      const std::string m = std::to_string(v.linearWidth);
+      const std::string w =
+          "tensor<" + std::to_string(v.width) + "x" + m + "x" + v.type + ">";
+      const std::string b = "tensor<" + m + "x" + v.type + ">";
+      result = "tensor<?x" + m + "x" + v.type + ">";
+      linearArgs = ", %lw: " + w + (v.bias ? ", %lb: " + b : "");
+      linearOperands =
+          " weight(%lw : " + w + ")" + (v.bias ? " bias(%lb : " + b + ")" : "");
+    }
     text += "  gnn.kernel @" + v.kernelName() + "(%g: " + graph +
             ", %x: " + feat +
-            (v.values ? ", %w: tensor<?x" + v.type + ">" : "") + ") -> " +
-            feat + " {\n";
+            (v.values ? ", %w: tensor<?x" + v.type + ">" : "") + linearArgs +
+            ") -> " + result + " {\n";
     std::string attrs;
     if (!v.reduce.empty())
       attrs += "reduce = #gnn<reduce " + v.reduce + ">, ";
@@ -72,12 +114,15 @@ gnnc::test::batchedModuleText(const std::vector<BatchedVariant> &variants) {
       attrs += "scale = #gnn<scale " + v.scale + ">, ";
     if (!v.self.empty())
       attrs += "self_weight = " + v.self + " : f32, ";
+    if (v.relu)
+      attrs += "activation = #gnn<activation relu>, ";
     attrs += "schedule = #gnn.schedule<strategy = batched" +
              (v.schedule.empty() ? "" : ", " + v.schedule) + ">";
     text += "    %y = gnn.spmm %g, %x" +
-            (v.values ? " values(%w : tensor<?x" + v.type + ">)" : "") + " {" +
-            attrs + "} : " + graph + ", " + feat + " -> " + feat + "\n";
-    text += "    gnn.return %y : " + feat + "\n  }\n";
+            (v.values ? " values(%w : tensor<?x" + v.type + ">)" : "") +
+            linearOperands + " {" + attrs + "} : " + graph + ", " + feat +
+            " -> " + result + "\n";
+    text += "    gnn.return %y : " + result + "\n  }\n";
   }
   return text + "}\n";
 }

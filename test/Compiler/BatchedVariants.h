@@ -4,8 +4,9 @@
 // NVRTC without a GPU) and run (BatchedGpuTest): every element type and
 // width from 1 to 256 under the default schedule, several graphs per block
 // with a larger tile, and a small tile that sends larger graphs to the
-// global-memory path and cuts wide rows into column blocks; and every
-// option of gnn.spmm at a few widths.
+// global-memory path and cuts wide rows into column blocks; every
+// option of gnn.spmm at a few widths; and linear epilogues (fused GCN and
+// GIN layers) over K x M from 3 x 8 to 256 x 512.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TEST_COMPILER_BATCHEDVARIANTS_H
@@ -25,6 +26,11 @@ struct BatchedVariant {
   std::string scale;    // "" (none), left, right or both
   std::string self;     // "" or the self_weight
   bool values = false;
+  /// A linear epilogue of this many columns (0: none), with a bias and
+  /// ReLU when set.
+  int64_t linearWidth = 0;
+  bool bias = false;
+  bool relu = false;
   std::string tag;
 
   std::string kernelName() const;

@@ -38,6 +38,8 @@ struct SpmmInputs {
   std::vector<float> x;
   bool edgeValues = false;
   std::vector<float> values;
+  /// A linear epilogue's weights (K x M) and bias (M), when it has them.
+  std::vector<float> weight, bias;
   /// The edge values as the reference takes them: null without.
   const float *valuesOrNull() const {
     return edgeValues ? values.data() : nullptr;
@@ -66,7 +68,8 @@ Expected<SpmmOutput> runSpmm(rt::Runtime &runtime,
                              const SpmmSignature &sig, const graph::CsrGraph &g,
                              const std::vector<float> &x,
                              const std::vector<float> &values,
-                             const graph::BatchedGraph *batch = nullptr);
+                             const graph::BatchedGraph *batch = nullptr,
+                             const SpmmInputs *linearFrom = nullptr);
 
 /// checkSpmm on `g`, or on `batch` (whose graph `g` is) when given.
 Expected<SpmmCheck> checkSpmmOn(rt::Runtime &runtime,
@@ -85,6 +88,14 @@ std::vector<float> unpadRows(const std::vector<float> &rows, int64_t numRows,
 KernelCheck compareSpmm(const rt::KernelSpec &spec, const graph::CsrGraph &g,
                         const SpmmSignature &sig, const SpmmInputs &in,
                         const std::vector<float> &got);
+
+/// compareSpmm for a kernel with a linear epilogue: `got` (rows of M)
+/// against the reference aggregation followed by ref::linearEpilogue, each
+/// row allowed its degree's aggregation bound plus linearTolerance.
+KernelCheck compareSpmmLinear(const rt::KernelSpec &spec,
+                              const graph::CsrGraph &g,
+                              const SpmmSignature &sig, const SpmmInputs &in,
+                              const std::vector<float> &got);
 
 /// The random features of a gnn.sddmm check, rounded through `type`:
 /// `rows` rows of `width` (drawn with `seed`) and `cols` columns of

@@ -189,19 +189,67 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
   sig.atomicPieceEdges = spec.atomicPieceEdges;
   if (spec.schedule.strategy == Strategy::NeighborGroup)
     sig.groupSize = spec.schedule.groupSize;
+  sig.linearWidth = op->linearWidth;
+  sig.linearBias = op->linearBias;
+  sig.activation = op->activation;
   return sig;
 }
 
-Status gnnc::ops::launchSpmm(rt::Runtime &runtime,
-                             const rt::LoadedKernel &kernel,
-                             const DeviceGraph &graph,
-                             const rt::DeviceBuffer &x,
-                             const rt::DeviceBuffer *values,
-                             rt::DeviceBuffer &y, bool synchronize,
-                             const rt::DeviceBuffer *colNorm, void *stream) {
+namespace {
+
+/// Why `linear` cannot serve as the epilogue operands of `kernel` (of
+/// signature `sig`) writing `rows` rows into `y`, or ok.
+Status checkLinearOperands(const rt::LoadedKernel &kernel,
+                           const SpmmSignature &sig, int64_t rows,
+                           const rt::DeviceBuffer &y,
+                           const LinearOperands *linear) {
+  const std::string name = "kernel '" + kernel.spec.name + "'";
+  if (!sig.linear()) {
+    if (linear && (linear->weight || linear->bias))
+      return Status::error(name + " has no linear epilogue; it takes no "
+                                  "weights or bias");
+    return Status::ok();
+  }
+  const uint64_t size = elementSize(sig.type);
+  auto needs = [&](const rt::DeviceBuffer *buffer, uint64_t elements,
+                   const std::string &what) -> Status {
+    if (!buffer)
+      return Status::error(name + " ends in a linear epilogue and needs its " +
+                           what);
+    if (buffer->size() < elements * size)
+      return Status::error(
+          name + ": the " + what + " need " + std::to_string(elements * size) +
+          " bytes, the buffer has " + std::to_string(buffer->size()));
+    return Status::ok();
+  };
+  const uint64_t k = static_cast<uint64_t>(sig.featureWidth),
+                 m = static_cast<uint64_t>(sig.linearWidth);
+  GNNC_RETURN_IF_ERROR(
+      needs(linear ? linear->weight : nullptr, k * m,
+            "weights (" + std::to_string(k) + " x " + std::to_string(m) + ")"));
+  if (sig.linearBias)
+    GNNC_RETURN_IF_ERROR(
+        needs(linear->bias, m, "bias (" + std::to_string(m) + ")"));
+  else if (linear->bias)
+    return Status::error(name + "'s linear epilogue has no bias");
+  return needs(&y, static_cast<uint64_t>(rows) * m,
+               "result (" + std::to_string(rows) + " rows of " +
+                   std::to_string(m) + ")");
+}
+
+} // namespace
+
+Status
+gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
+                      const DeviceGraph &graph, const rt::DeviceBuffer &x,
+                      const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
+                      bool synchronize, const rt::DeviceBuffer *colNorm,
+                      void *stream, const LinearOperands *linear) {
   auto sig = spmmSignature(kernel.spec);
   if (!sig)
     return sig.status();
+  GNNC_RETURN_IF_ERROR(
+      checkLinearOperands(kernel, *sig, graph.numRows, y, linear));
   if (sig->selfWeight) {
     // The self term reads row r of x for every graph row r.
     if (graph.numRows > graph.numCols)
@@ -226,6 +274,11 @@ Status gnnc::ops::launchSpmm(rt::Runtime &runtime,
     args.bind(ParamRole::EdgeValues, *values);
   if (colNorm)
     args.bind(ParamRole::ColumnFactors, *colNorm);
+  if (sig->linear()) {
+    args.bind(ParamRole::LinearWeights, *linear->weight);
+    if (sig->linearBias)
+      args.bind(ParamRole::LinearBias, *linear->bias);
+  }
   // batched kernels take the batch's blocks, cut on first use.
   if (kernel.spec.findRole(ParamRole::BatchBlocks)) {
     if (!graph.batched ||
@@ -357,10 +410,12 @@ Expected<SpmmCheck> checks::checkSpmmOn(rt::Runtime &runtime,
   // used it.
   auto out = checks::runSpmm(runtime, kernel, *sig, g,
                              padRows(in.x, g.numCols, width, stride), in.values,
-                             batch);
+                             batch, &in);
   if (!out)
     return out.status();
   std::vector<float> &got = out->got;
+  if (sig->linear())
+    return checks::compareSpmmLinear(kernel.spec, g, *sig, in, got);
   // Padded rows: the padding of y belongs to the caller and must still hold
   // its poison bytes; the features of each row are compared below.
   std::string paddingReport;
@@ -407,14 +462,75 @@ checks::SpmmInputs checks::randomSpmmInputs(const SpmmSignature &sig,
   if (sig.edgeValues)
     in.values =
         ref::roundThrough(ref::randomFeatures(nnz, seed ^ 0x5eed), sig.type);
+  if (sig.linear()) {
+    // Weights of about 1/sqrt(K) (a layer's initial scale) keep the
+    // results of the features' magnitude.
+    const int64_t k = sig.featureWidth, m = sig.linearWidth;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(k));
+    in.weight = ref::randomFeatures(k * m, seed ^ 0x3e1);
+    for (float &v : in.weight)
+      v *= scale;
+    in.weight = ref::roundThrough(in.weight, sig.type);
+    if (sig.linearBias)
+      in.bias =
+          ref::roundThrough(ref::randomFeatures(m, seed ^ 0xb1a5), sig.type);
+  }
   return in;
+}
+
+KernelCheck checks::compareSpmmLinear(const rt::KernelSpec &spec,
+                                      const graph::CsrGraph &g,
+                                      const SpmmSignature &sig,
+                                      const SpmmInputs &in,
+                                      const std::vector<float> &got) {
+  const int64_t k = sig.featureWidth, m = sig.linearWidth;
+  std::vector<double> h, hAbs, expected, magnitude;
+  ref::spmm(g, in.valuesOrNull(), in.x.data(), k, sig.options(), h, &hAbs);
+  // Each row's aggregation error (its degree's bound) and the epilogue's
+  // roundings (linearTolerance) both scale with the magnitudes of the
+  // terms; the rows' own bounds scale their magnitudes.
+  const double extra = linearTolerance(sig.type);
+  const double base = spmmTolerance(sig.type) + extra;
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    double factor = (spmmTolerance(sig, g.degree(r)) + extra) / base;
+    if (factor != 1.0)
+      for (int64_t c = 0; c < k; ++c)
+        hAbs[r * k + c] *= factor;
+  }
+  ref::linearEpilogue(h, g.numRows, k, in.weight.data(), m,
+                      sig.linearBias ? in.bias.data() : nullptr,
+                      sig.activation == Activation::Relu, expected, &hAbs,
+                      &magnitude);
+  KernelCheck check = compareWithReference(spec, g, m, sig.type, got, expected,
+                                           magnitude, m, base);
+  check.report += " (linear epilogue " + std::to_string(k) + " x " +
+                  std::to_string(m) + (sig.linearBias ? ", bias" : "") +
+                  (sig.activation == Activation::Relu ? ", relu" : "") + ")";
+  return check;
+}
+
+double gnnc::ops::linearTolerance(ElementType type) {
+  // The aggregated rows are rounded to the element type in shared memory
+  // (2^-24 f32, 2^-11 f16, 2^-8 bf16 of each term's magnitude) and, in
+  // f32, both they and the weights to TF32 (2^-11 each); products add in
+  // f32; the result is rounded to its type once more. About 2x margin.
+  switch (type) {
+  case ElementType::F32:
+    return 0x1p-9;
+  case ElementType::F16:
+    return 0x1p-9;
+  case ElementType::BF16:
+    return 0x1p-6;
+  }
+  return 0;
 }
 
 Expected<checks::SpmmOutput>
 checks::runSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                 const SpmmSignature &sig, const graph::CsrGraph &g,
                 const std::vector<float> &x, const std::vector<float> &values,
-                const graph::BatchedGraph *batch) {
+                const graph::BatchedGraph *batch,
+                const SpmmInputs *linearFrom) {
   auto dg = batch ? uploadBatch(*batch, sig.offsets64, sig.indices64)
                   : uploadGraph(g, sig.offsets64, sig.indices64);
   if (!dg)
@@ -434,13 +550,33 @@ checks::runSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     if (!dn)
       return dn.status();
   }
-  const size_t outCount = static_cast<size_t>(g.numRows * sig.rowStride);
+  Expected<rt::DeviceBuffer> dw = Status::error("unused"),
+                             db = Status::error("unused");
+  LinearOperands linear;
+  if (sig.linear()) {
+    if (!linearFrom)
+      return Status::error("kernel '" + kernel.spec.name +
+                           "' ends in a linear epilogue; this check does not "
+                           "give it weights");
+    dw = uploadTensor(linearFrom->weight, sig.type);
+    if (!dw)
+      return dw.status();
+    linear.weight = &*dw;
+    if (sig.linearBias) {
+      db = uploadTensor(linearFrom->bias, sig.type);
+      if (!db)
+        return db.status();
+      linear.bias = &*db;
+    }
+  }
+  const size_t outCount = static_cast<size_t>(g.numRows * sig.resultStride());
   auto dy = allocatePoisoned(outCount, sig.type);
   if (!dy)
     return dy.status();
   GNNC_RETURN_IF_ERROR(launchSpmm(
       runtime, kernel, *dg, *dx, sig.edgeValues ? &*dv : nullptr, *dy,
-      /*synchronize=*/true, sig.needsColumnNorm() ? &*dn : nullptr));
+      /*synchronize=*/true, sig.needsColumnNorm() ? &*dn : nullptr,
+      /*stream=*/nullptr, sig.linear() ? &linear : nullptr));
   auto got = downloadTensor(*dy, outCount, sig.type);
   if (!got)
     return got.status();

@@ -448,3 +448,37 @@ std::vector<float> gnnc::ref::decode16(const std::vector<uint16_t> &bits,
         type == ElementType::BF16 ? bf16ToFloat(bits[i]) : halfToFloat(bits[i]);
   return out;
 }
+
+void gnnc::ref::linearEpilogue(const std::vector<double> &h, int64_t rows,
+                               int64_t k, const float *w, int64_t m,
+                               const float *bias, bool relu,
+                               std::vector<double> &out,
+                               const std::vector<double> *hAbs,
+                               std::vector<double> *outAbs) {
+  out.assign(static_cast<size_t>(rows * m), 0.0);
+  if (outAbs)
+    outAbs->assign(out.size(), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double *o = out.data() + r * m;
+    double *oa = outAbs ? outAbs->data() + r * m : nullptr;
+    for (int64_t j = 0; j < k; ++j) {
+      const double hv = h[r * k + j];
+      const double ha = hAbs ? (*hAbs)[r * k + j] : 0.0;
+      const float *wr = w + j * m;
+      for (int64_t n = 0; n < m; ++n) {
+        o[n] += hv * wr[n];
+        if (oa)
+          oa[n] += ha * std::fabs(static_cast<double>(wr[n]));
+      }
+    }
+    for (int64_t n = 0; n < m; ++n) {
+      if (bias) {
+        o[n] += bias[n];
+        if (oa)
+          oa[n] += std::fabs(static_cast<double>(bias[n]));
+      }
+      if (relu && o[n] < 0)
+        o[n] = 0;
+    }
+  }
+}

@@ -145,6 +145,14 @@ struct SpmmSignature {
   /// The column factors are deg_in(c)^-colNormExponent (the op's
   /// `col_norm_exponent`, 1/2 by default).
   double colNormExponent = 0.5;
+  /// A linear epilogue (OpDesc::linear): the result is act(H W + b), rows
+  /// of linearWidth (0: none), with or without the bias.
+  int64_t linearWidth = 0;
+  bool linearBias = false;
+  gnnc::Activation activation = gnnc::Activation::None;
+  bool linear() const { return linearWidth > 0; }
+  /// Elements of a result row: linearWidth, or the row stride.
+  int64_t resultStride() const { return linear() ? linearWidth : rowStride; }
   /// Whether the kernel reads the column factors `col_norm`.
   bool needsColumnNorm() const {
     return scale == gnnc::DegreeScale::Right ||
@@ -172,6 +180,14 @@ Expected<SpmmSignature> spmmSignature(const rt::KernelSpec &spec);
 Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g,
                                             double exponent = 0.5);
 
+/// The operands of a linear epilogue: the weights (K x M, row-major, of
+/// the kernel's element type) and the bias (M), null when the kernel takes
+/// none.
+struct LinearOperands {
+  const rt::DeviceBuffer *weight = nullptr;
+  const rt::DeviceBuffer *bias = nullptr;
+};
+
 /// Launches a compiled spmm kernel whose parameters carry the default names
 /// (row_ptr, col_idx, num_rows, x, values, y, col_norm, and for
 /// edge-parallel kernels num_edges; their workspace comes from the runtime;
@@ -184,12 +200,16 @@ Expected<rt::DeviceBuffer> uploadColumnNorm(const graph::CsrGraph &g,
 /// launching, on a graph with more rows than columns or an `x` too small.
 /// The kernel is queued on `stream` (a CUstream; null: the default stream);
 /// the neighbour groups it may build first are copied synchronously.
+/// A kernel with a linear epilogue takes `linear` (its weights, and its
+/// bias when it has one) and writes rows of SpmmSignature::resultStride();
+/// it fails, without launching, when an operand is missing or too small.
 Status launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                   const DeviceGraph &graph, const rt::DeviceBuffer &x,
                   const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
                   bool synchronize = true,
                   const rt::DeviceBuffer *colNorm = nullptr,
-                  void *stream = nullptr);
+                  void *stream = nullptr,
+                  const LinearOperands *linear = nullptr);
 
 /// The tolerance used for `type` outputs, relative to the sum of the
 /// magnitudes of each output's terms (the scale of its rounding error).
@@ -203,6 +223,11 @@ double spmmTolerance(ElementType type);
 /// atomic pieces, two roundings to the result's type per piece. checkSpmm
 /// allows each row its own.
 double spmmTolerance(const SpmmSignature &sig, int64_t maxDegree);
+
+/// The error a linear epilogue adds, relative to the magnitude of its
+/// terms (sum_k |h_k| |w_kn| + |b_n|): the aggregated rows rounded to
+/// `type` (and to TF32 with the weights, for f32) and the result's rounding.
+double linearTolerance(ElementType type);
 
 /// The absolute error always allowed for `type` outputs (f16 subnormals).
 double spmmAbsoluteTolerance(ElementType type);
