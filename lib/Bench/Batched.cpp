@@ -336,7 +336,7 @@ std::string gnnc::bench::layerKernelText(const std::string &name,
 }
 
 double gnnc::bench::layerTolerance(ElementType type) {
-  return type == ElementType::BF16 ? 0x1p-6 : 0x1p-9;
+  return ops::linearTolerance(type);
 }
 
 Expected<LayerInputs>
@@ -379,27 +379,9 @@ gnnc::bench::makeLayerInputs(const graph::BatchedGraph &batch, LayerKind kind,
     options.selfWeight = 0.0;
   ref::spmm(in.graph.graph, nullptr, in.x.data(), width, options, in.aggregate,
             &in.aggregateMagnitude);
-  in.expected.assign(static_cast<size_t>(n * width), 0.0);
-  in.magnitude.assign(static_cast<size_t>(n * width), 0.0);
-  for (int64_t r = 0; r < n; ++r) {
-    double *y = &in.expected[r * width];
-    double *m = &in.magnitude[r * width];
-    for (int64_t j = 0; j < width; ++j) {
-      y[j] = in.bias[j];
-      m[j] = std::fabs(in.bias[j]);
-    }
-    for (int64_t k = 0; k < width; ++k) {
-      const double h = in.aggregate[r * width + k];
-      const double hm = in.aggregateMagnitude[r * width + k];
-      const float *w = &in.weight[k * width];
-      for (int64_t j = 0; j < width; ++j) {
-        y[j] += h * w[j];
-        m[j] += hm * std::fabs(w[j]);
-      }
-    }
-    for (int64_t j = 0; j < width; ++j)
-      y[j] = std::max(0.0, y[j]);
-  }
+  ref::linearEpilogue(in.aggregate, n, width, in.weight.data(), width,
+                      in.bias.data(), /*relu=*/true, in.expected,
+                      &in.aggregateMagnitude, &in.magnitude);
   return in;
 }
 

@@ -104,8 +104,9 @@ std::string layerKernelText(const std::string &name, LayerKind kind,
                             const std::string &schedule);
 
 /// The relative tolerance of a layer output against the double reference,
-/// of its magnitude (see LayerInputs::magnitude): TF32's products (f32) and
-/// f16's roundings of H and Y are within 2^-9, bf16's within 2^-6.
+/// of its magnitude (see LayerInputs::magnitude): ops::linearTolerance, the
+/// rule of gnn.spmm's fused linear epilogue (H rounded to the type, TF32
+/// products for f32, Y's rounding), which the unfused layer shares.
 double layerTolerance(ElementType type);
 
 /// A layer's inputs on the host and its double reference. X, W and b are
@@ -121,7 +122,7 @@ struct LayerInputs {
   /// H = aggregate(X) and the sum of its terms' magnitudes, per element.
   std::vector<double> aggregate, aggregateMagnitude;
   /// Y = ReLU(H W + b), and sum_k magnitude(H[r, k]) |W[k, j]| + |b[j]|,
-  /// the scale of Y[r, j]'s rounding error.
+  /// the scale of Y[r, j]'s rounding error (ref::linearEpilogue).
   std::vector<double> expected, magnitude;
 
   int64_t nodes() const { return graph.graph.numRows; }
