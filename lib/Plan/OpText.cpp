@@ -88,9 +88,10 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
       body += " values(" + in1 + " : " + w + ")";
     if (op.linear()) {
       // The epilogue's weights (width x linearWidth) and bias.
-      const std::string weights = "tensor<" + std::to_string(op.width) + "x" +
-                                  std::to_string(op.linearWidth) + "x" + t +
-                                  ">";
+      const int64_t rows = op.transposeWeights ? op.linearWidth : op.width;
+      const int64_t cols = op.transposeWeights ? op.width : op.linearWidth;
+      const std::string weights = "tensor<" + std::to_string(rows) + "x" +
+                                  std::to_string(cols) + "x" + t + ">";
       const std::string bias =
           "tensor<" + std::to_string(op.linearWidth) + "x" + t + ">";
       operands += ", %w: " + weights;
@@ -102,6 +103,8 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
       if (op.activation != Activation::None)
         attrs.add("activation", std::string("#gnn<activation ") +
                                     activationName(op.activation) + ">");
+      if (op.transposeWeights)
+        attrs.add("transpose_weights", "");
       result = matrixType(op.linearWidth, t);
     }
     if (op.reduce != Reduce::Sum)

@@ -82,9 +82,11 @@ Status gnnc::checkOpSizes(const OpDesc &op) {
     return Status::error(std::string("an input width (K) applies to "
                                      "gnn.segment_matmul only, not ") +
                          opKindName(op.kind));
-  if (op.kind != OpKind::SegmentMatmul && op.transposeWeights)
+  if (op.kind != OpKind::SegmentMatmul && op.transposeWeights &&
+      !(op.kind == OpKind::Spmm && op.linear()))
     return Status::error(std::string("transposed weights apply to "
-                                     "gnn.segment_matmul only, not ") +
+                                     "gnn.segment_matmul and gnn.spmm's "
+                                     "linear epilogue only, not ") +
                          opKindName(op.kind));
   const std::string stride = std::to_string(op.rowStride);
   if (op.rowStride != 0 && op.rowStride < op.width)

@@ -56,6 +56,10 @@ Status linearRules(const OpDesc &op, const Schedule &s) {
         " and M " + std::to_string(op.linearWidth));
   if (op.padded())
     return Status::error("a linear epilogue reads unpadded rows");
+  if (op.transposeWeights && op.width % 8 != 0)
+    return Status::error("transposed weights are read in 16-byte pieces of "
+                         "their rows: K must be a multiple of 8, got " +
+                         std::to_string(op.width));
   if (s.tileRows == 0)
     return Status::ok();
   if (s.tileRows != 16 && s.tileRows != 32 && s.tileRows != 64 &&
@@ -307,8 +311,11 @@ BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s,
   t.stages = defaults::kPipelineStages;
   // H rows run along the reduction; W's staged rows along the result.
   t.hStride = t.kPadded + reductionRowPad(op.type);
-  t.bStride = t.cols + kResultRowPad;
-  t.stageBytes = t.depth * t.bStride * size;
+  // W's staged rows run along the result, or (transposed) along the
+  // reduction.
+  t.bStride = op.transposeWeights ? t.depth + reductionRowPad(op.type)
+                                  : t.cols + kResultRowPad;
+  t.stageBytes = (op.transposeWeights ? t.cols : t.depth) * t.bStride * size;
   t.hAt = align16(std::max(featureTile.bytes, t.stageBytes * t.stages));
   t.bytes = align16(t.hAt + t.rows * t.hStride * size);
   return t;

@@ -82,6 +82,16 @@ std::vector<BatchedVariant> gnnc::test::batchedVariants() {
       v->relu = l.relu;
     }
   add("f16", 64, "accumulate = f16, disc_batch = 4", "ldisc")->linearWidth = 64;
+  // Transposed weights (torch.nn.Linear's layout; the backward's W).
+  for (const char *type : {"f32", "f16", "bf16"})
+    for (auto [k, m] : {std::pair<int64_t, int64_t>{64, 32}, {8, 136}}) {
+      BatchedVariant *v = add(type, k, m == 32 ? "" : "tile_rows = 16",
+                              m == 32 ? "ltrans" : "ltrans2");
+      v->linearWidth = m;
+      v->transposed = true;
+      v->bias = m == 32;
+      v->scale = "right";
+    }
   return out;
 }
 
@@ -95,8 +105,10 @@ gnnc::test::batchedModuleText(const std::vector<BatchedVariant> &variants) {
     std::string result = feat, linearArgs, linearOperands;
     if (v.linearWidth > 0) {
       const std::string m = std::to_string(v.linearWidth);
-      const std::string w =
-          "tensor<" + std::to_string(v.width) + "x" + m + "x" + v.type + ">";
+      const std::string k = std::to_string(v.width);
+      const std::string w = "tensor<" +
+                            (v.transposed ? m + "x" + k : k + "x" + m) + "x" +
+                            v.type + ">";
       const std::string b = "tensor<" + m + "x" + v.type + ">";
       result = "tensor<?x" + m + "x" + v.type + ">";
       linearArgs = ", %lw: " + w + (v.bias ? ", %lb: " + b : "");
@@ -116,6 +128,8 @@ gnnc::test::batchedModuleText(const std::vector<BatchedVariant> &variants) {
       attrs += "self_weight = " + v.self + " : f32, ";
     if (v.relu)
       attrs += "activation = #gnn<activation relu>, ";
+    if (v.transposed)
+      attrs += "transpose_weights, ";
     attrs += "schedule = #gnn.schedule<strategy = batched" +
              (v.schedule.empty() ? "" : ", " + v.schedule) + ">";
     text += "    %y = gnn.spmm %g, %x" +

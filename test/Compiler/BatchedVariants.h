@@ -31,6 +31,8 @@ struct BatchedVariant {
   int64_t linearWidth = 0;
   bool bias = false;
   bool relu = false;
+  /// The weights in torch.nn.Linear's (out, in) layout.
+  bool transposed = false;
   std::string tag;
 
   std::string kernelName() const;

@@ -237,7 +237,8 @@ TEST(SegmentMatmulPlan, TensorCoreRefusalsSayWhy) {
   OpDesc transposedSpmm = spmmOp(ElementType::F32, 32);
   transposedSpmm.transposeWeights = true;
   EXPECT_EQ(checkOpSizes(transposedSpmm).message(),
-            "transposed weights apply to gnn.segment_matmul only, not "
+            "transposed weights apply to gnn.segment_matmul and gnn.spmm's "
+            "linear epilogue only, not "
             "gnn.spmm");
 }
 

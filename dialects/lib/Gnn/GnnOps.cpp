@@ -212,9 +212,10 @@ LogicalResult SpmmOp::verify() {
                             "batched_csr or snapshot_csr";
   auto features = cast<RankedTensorType>(getFeatures().getType());
   auto result = cast<RankedTensorType>(getResult().getType());
-  if ((getBias() || getActivationAttr()) && !getWeight())
-    return emitOpError() << "bias and activation belong to a linear epilogue; "
-                            "give its weight(...) too";
+  if ((getBias() || getActivationAttr() || getTransposeWeights()) &&
+      !getWeight())
+    return emitOpError() << "bias, activation and transpose_weights belong to "
+                            "a linear epilogue; give its weight(...) too";
   if (getWeight() && format != GraphFormat::batched_csr)
     return emitOpError() << "a linear epilogue (weight) runs over a batch of "
                             "graphs; the graph must be a "
@@ -260,15 +261,21 @@ LogicalResult SpmmOp::verify() {
     return emitOpError() << "feature width must be static and positive, got "
                          << features;
   if (Value weight = getWeight()) {
-    // act(spmm(x) W + b): W is K x M, b M, the result M wide.
+    // act(spmm(x) W + b): W is K x M (transposed: M x K), b M, the result
+    // M wide.
     auto w = cast<RankedTensorType>(weight.getType());
     const int64_t k = features.getDimSize(1);
-    if (w.getRank() != 2 || !w.hasStaticShape() || w.getDimSize(0) != k ||
+    const bool transposed = getTransposeWeights();
+    const unsigned kDim = transposed ? 1 : 0;
+    if (w.getRank() != 2 || !w.hasStaticShape() || w.getDimSize(kDim) != k ||
         w.getElementType() != features.getElementType() || w.getEncoding())
       return emitOpError() << "weight " << w << " must be a static 2-D tensor "
-                           << k << " x M of the features' element type "
-                           << features.getElementType();
-    const int64_t m = w.getDimSize(1);
+                           << (transposed ? "M x " + std::to_string(k)
+                                          : std::to_string(k) + " x M")
+                           << " of the features' element type "
+                           << features.getElementType()
+                           << (transposed ? " (transpose_weights)" : "");
+    const int64_t m = w.getDimSize(1 - kDim);
     if (result.getRank() != 2 ||
         result.getElementType() != features.getElementType() ||
         result.getDimSize(1) != m)
@@ -348,7 +355,9 @@ OpDesc SpmmOp::describe() {
   if (FloatAttr exponent = getColNormExponentAttr())
     desc.colNormExponent = exponent.getValueAsDouble();
   if (Value weight = getWeight()) {
-    desc.linearWidth = cast<RankedTensorType>(weight.getType()).getDimSize(1);
+    desc.transposeWeights = getTransposeWeights();
+    desc.linearWidth = cast<RankedTensorType>(weight.getType())
+                           .getDimSize(desc.transposeWeights ? 0 : 1);
     desc.linearBias = static_cast<bool>(getBias());
     if (getActivation())
       desc.activation = static_cast<gnnc::Activation>(*getActivation());

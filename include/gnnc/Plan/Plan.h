@@ -147,7 +147,8 @@ BatchedTile batchedTile(const OpDesc &op, const Schedule &s,
 /// element type, zero columns up to kPadded), the block multiplies H by W
 /// on tensor cores, `cols` result columns at a time, with warpsM x warpsN
 /// warps of fragsM x fragsN 16 x 8 fragments, W streamed through `stages`
-/// shared buffers of depth x cols (rows of bStride), adds the bias and
+/// shared buffers of depth x cols (transposed weights: cols x depth; rows
+/// of bStride), adds the bias and
 /// applies the activation. The W buffers reuse the staged feature rows'
 /// memory (free once the rows are aggregated); H follows it at hAt.
 struct BatchedLinearTile {

@@ -121,6 +121,8 @@ struct OpDesc {
   /// gnn.spmm with a linear epilogue (`weight(...)`, a batch's fused GCN or
   /// GIN layer): the result is act(H W + b) for the aggregation H (rows of
   /// `width`), W of width x linearWidth, b of linearWidth; 0 without one.
+  /// With transposeWeights W is stored linearWidth x width (torch.nn.Linear's
+  /// (out, in) layout) and read transposed.
   int64_t linearWidth = 0;
   bool linearBias = false;
   Activation activation = Activation::None;

@@ -192,6 +192,7 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
   sig.linearWidth = op->linearWidth;
   sig.linearBias = op->linearBias;
   sig.activation = op->activation;
+  sig.transposeWeights = op->transposeWeights;
   return sig;
 }
 
@@ -500,12 +501,13 @@ KernelCheck checks::compareSpmmLinear(const rt::KernelSpec &spec,
   ref::linearEpilogue(h, g.numRows, k, in.weight.data(), m,
                       sig.linearBias ? in.bias.data() : nullptr,
                       sig.activation == Activation::Relu, expected, &hAbs,
-                      &magnitude);
+                      &magnitude, sig.transposeWeights);
   KernelCheck check = compareWithReference(spec, g, m, sig.type, got, expected,
                                            magnitude, m, base);
   check.report += " (linear epilogue " + std::to_string(k) + " x " +
                   std::to_string(m) + (sig.linearBias ? ", bias" : "") +
-                  (sig.activation == Activation::Relu ? ", relu" : "") + ")";
+                  (sig.activation == Activation::Relu ? ", relu" : "") +
+                  (sig.transposeWeights ? ", transposed weights" : "") + ")";
   return check;
 }
 

@@ -454,7 +454,7 @@ void gnnc::ref::linearEpilogue(const std::vector<double> &h, int64_t rows,
                                const float *bias, bool relu,
                                std::vector<double> &out,
                                const std::vector<double> *hAbs,
-                               std::vector<double> *outAbs) {
+                               std::vector<double> *outAbs, bool transposed) {
   out.assign(static_cast<size_t>(rows * m), 0.0);
   if (outAbs)
     outAbs->assign(out.size(), 0.0);
@@ -464,11 +464,11 @@ void gnnc::ref::linearEpilogue(const std::vector<double> &h, int64_t rows,
     for (int64_t j = 0; j < k; ++j) {
       const double hv = h[r * k + j];
       const double ha = hAbs ? (*hAbs)[r * k + j] : 0.0;
-      const float *wr = w + j * m;
       for (int64_t n = 0; n < m; ++n) {
-        o[n] += hv * wr[n];
+        const double wv = transposed ? w[n * k + j] : w[j * m + n];
+        o[n] += hv * wv;
         if (oa)
-          oa[n] += ha * std::fabs(static_cast<double>(wr[n]));
+          oa[n] += ha * std::fabs(wv);
       }
     }
     for (int64_t n = 0; n < m; ++n) {

@@ -167,6 +167,8 @@ static Json opJson(const OpDesc &op) {
       json["linear_width"] = op.linearWidth;
       json["linear_bias"] = op.linearBias;
       json["activation"] = activationName(op.activation);
+      if (op.transposeWeights)
+        json["transpose_weights"] = true;
     }
     break;
   case OpKind::SegmentMatmul:
@@ -446,15 +448,6 @@ public:
     } else if (object.contains("input_width")) {
       return fail(field + ".input_width", "applies to segment_matmul only");
     }
-    if (auto transposed = object.find("transpose_weights");
-        transposed != object.end()) {
-      if (op.kind != OpKind::SegmentMatmul)
-        return fail(field + ".transpose_weights",
-                    "applies to segment_matmul only");
-      if (!transposed->is_boolean())
-        return fail(field + ".transpose_weights", "expected true or false");
-      op.transposeWeights = transposed->get<bool>();
-    }
     if (object.contains("linear_width")) {
       if (op.kind != OpKind::Spmm)
         return fail(field + ".linear_width", "applies to spmm only");
@@ -469,6 +462,16 @@ public:
         return fail(field + ".linear_bias",
                     "expected true or false, true only with linear_width");
       op.linearBias = bias->get<bool>();
+    }
+    if (auto transposed = object.find("transpose_weights");
+        transposed != object.end()) {
+      if (op.kind != OpKind::SegmentMatmul && !op.linear())
+        return fail(field + ".transpose_weights",
+                    "applies to segment_matmul and spmm with linear_width "
+                    "only");
+      if (!transposed->is_boolean())
+        return fail(field + ".transpose_weights", "expected true or false");
+      op.transposeWeights = transposed->get<bool>();
     }
     GNNC_RETURN_IF_ERROR(readName(
         object, "activation", field, false,

@@ -798,7 +798,7 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
-    // expected-error @+1 {{bias and activation belong to a linear epilogue; give its weight(...) too}}
+    // expected-error @+1 {{bias, activation and transpose_weights belong to a linear epilogue; give its weight(...) too}}
     %y = gnn.spmm %g, %x bias(%b : tensor<64xf32>) : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
     gnn.return %y : tensor<?x64xf32>
   }

@@ -162,6 +162,7 @@ public:
          << lt.cols << ", " << lt.warpsM << ", " << lt.warpsN << ", "
          << lt.fragsM << ", " << lt.fragsN << ", " << lt.stages << ", "
          << lt.hStride << ", " << lt.bStride << ", "
+         << (desc.transposeWeights ? "true" : "false") << ", "
          << (desc.linearBias ? "true" : "false") << ", "
          << (desc.activation == Activation::Relu ? "true" : "false")
          << ">(h_tile, " << params.name(ParamRole::LinearWeights) << ", "

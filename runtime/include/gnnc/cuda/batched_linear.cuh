@@ -46,14 +46,15 @@ __device__ __forceinline__ void gnnc_linear_clear_padding(T *h) {
 }
 
 /// y[row0 + r] = act(H[r] W + bias) for the block's `rows` rows (at most
-/// Rows). Every thread of the block (32 x WarpsM x WarpsN) calls it after
-/// writing its rows of H; `buffers` is shared memory for Stages x Depth x
-/// BStride elements, free to overwrite (the caller is done with it once
-/// the first barrier here passes). M is a multiple of 8; H's columns from K
-/// to KPadded hold zeros.
+/// Rows); with TransW, W is stored M x K (torch.nn.Linear's layout) and
+/// its buffers hold Cols x Depth. Every thread of the block (32 x WarpsM x
+/// WarpsN) calls it after writing its rows of H; `buffers` is shared memory for
+/// Stages x Depth x BStride elements, free to overwrite (the caller is done
+/// with it once the first barrier here passes). M is a multiple of 8; H's
+/// columns from K to KPadded hold zeros.
 template <typename T, int K, int KPadded, int M, int Rows, int Cols, int WarpsM,
           int WarpsN, int FragsM, int FragsN, int Stages, int HStride,
-          int BStride, bool Bias, bool Relu>
+          int BStride, bool TransW, bool Bias, bool Relu>
 __device__ __forceinline__ void
 gnnc_batched_linear(const T *h, const T *__restrict__ w,
                     const T *__restrict__ bias, T *__restrict__ y,
@@ -65,7 +66,7 @@ gnnc_batched_linear(const T *h, const T *__restrict__ w,
   static_assert(KPadded % Depth == 0, "H holds whole reduction steps");
   static_assert(Stages >= 2, "the pipeline has at least two buffers");
   constexpr int Steps = KPadded / Depth;
-  constexpr int StageElements = Depth * BStride;
+  constexpr int StageElements = (TransW ? Cols : Depth) * BStride;
   const int warp = threadIdx.x / 32;
   const int m0 = (warp / WarpsN) * FragsM * 16,
             n0 = (warp % WarpsN) * FragsN * 8;
@@ -75,9 +76,14 @@ gnnc_batched_linear(const T *h, const T *__restrict__ w,
     // buffers of the previous column block.
     __syncthreads();
     auto load = [&](int step, int slot) {
-      mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(
-          buffers + slot * StageElements, w, M, (long long)step * Depth, K,
-          col0, M);
+      if constexpr (TransW)
+        mma::copyTileAsync<T, Cols, Depth, BStride, Threads>(
+            buffers + slot * StageElements, w, K, col0, M,
+            (long long)step * Depth, K);
+      else
+        mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(
+            buffers + slot * StageElements, w, M, (long long)step * Depth, K,
+            col0, M);
     };
     float acc[FragsM][FragsN][4];
 #pragma unroll
@@ -99,7 +105,7 @@ gnnc_batched_linear(const T *h, const T *__restrict__ w,
       if (step + Stages - 1 < Steps)
         load(step + Stages - 1, (step + Stages - 1) % Stages);
       mma::commitAsync();
-      mma::mmaStep<T, FragsM, FragsN, Depth, true, false, HStride, BStride>(
+      mma::mmaStep<T, FragsM, FragsN, Depth, true, TransW, HStride, BStride>(
           acc, h + step * Depth, buffers + (step % Stages) * StageElements, m0,
           n0);
     }

@@ -150,6 +150,8 @@ struct SpmmSignature {
   int64_t linearWidth = 0;
   bool linearBias = false;
   gnnc::Activation activation = gnnc::Activation::None;
+  /// The weights are stored M x K (transpose_weights).
+  bool transposeWeights = false;
   bool linear() const { return linearWidth > 0; }
   /// Elements of a result row: linearWidth, or the row stride.
   int64_t resultStride() const { return linear() ? linearWidth : rowStride; }

@@ -169,7 +169,8 @@ std::vector<float> decode16(const std::vector<uint16_t> &bits,
 
 /// gnn.spmm's linear epilogue in double: out[r, n] = act(sum_k h[r, k] *
 /// w[k, n] + bias[n]) for `rows` rows of h (k features each), w k x m
-/// row-major, `bias` null for none, ReLU when `relu`. With `hAbs` (the
+/// row-major (m x k with `transposed`: w[n, k]), `bias` null for none,
+/// ReLU when `relu`. With `hAbs` (the
 /// magnitudes of h's terms, as spmm's absRef), `outAbs` receives sum_k
 /// hAbs[r, k] * |w[k, n]| + |bias[n]|: the scale of the result's rounding
 /// error (ReLU only shrinks it).
@@ -177,7 +178,8 @@ void linearEpilogue(const std::vector<double> &h, int64_t rows, int64_t k,
                     const float *w, int64_t m, const float *bias, bool relu,
                     std::vector<double> &out,
                     const std::vector<double> *hAbs = nullptr,
-                    std::vector<double> *outAbs = nullptr);
+                    std::vector<double> *outAbs = nullptr,
+                    bool transposed = false);
 
 } // namespace gnnc::ref
 

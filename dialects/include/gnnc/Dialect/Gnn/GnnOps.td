@@ -197,7 +197,9 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, AttrSizedOperandSegments,
     one launch, the aggregated rows of a block kept in shared memory and
     multiplied on tensor cores (TF32 for f32, f16 and bf16 with f32
     accumulation). Only `strategy = batched` runs it; features and result
-    are unpadded.
+    are unpadded. With `transpose_weights` the weight is `tensor<MxKxT>`
+    (torch.nn.Linear's (out, in) layout), read transposed: the result is
+    `act(spmm(x) Wᵀ + b)`; K must then be a multiple of 8.
 
     ```mlir
     %h = gnn.spmm %g, %x weight(%w : tensor<64x128xf32>)
@@ -219,7 +221,8 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, AttrSizedOperandSegments,
                        OptionalAttr<F32Attr>:$self_weight,
                        OptionalAttr<Gnn_ScheduleAttr>:$schedule,
                        OptionalAttr<F32Attr>:$col_norm_exponent,
-                       OptionalAttr<Gnn_ActivationAttr>:$activation);
+                       OptionalAttr<Gnn_ActivationAttr>:$activation,
+                       UnitAttr:$transpose_weights);
   let results = (outs Gnn_FeatureTensor:$result);
   let assemblyFormat = [{
     $graph `,` $features (`values` `(` $values^ `:` type($values) `)`)?
