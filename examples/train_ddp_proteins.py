@@ -19,15 +19,28 @@ Warm-up: gnnc chooses (tunes) a graph's kernels the first time it sees
 the graph. With the batches dealt out afresh every epoch, a rank of two
 keeps meeting batches for the first time in later epochs, inside the
 timing, while one process meets them all in epoch 1; so before the first
-epoch every rank runs every training batch once (forward and backward,
-no gradient all_reduce, no optimizer step; the gradients, BatchNorm
-statistics and random state are put back, so training is unchanged) and
+epoch every rank runs every training batch once through the plain model
+(forward and backward, outside DDP: no gradient all_reduce, no optimizer
+step; the gradients, BatchNorm statistics and random state are put back,
+so training is unchanged) and
 its evaluation batches once (no_grad), and prints how long that took.
 Kernel choice then happens outside the timing whatever the world size.
 
 One process (a plain `python` run or a torchrun group of one) trains the
 model without the DDP wrapper, the baseline a one-GPU user runs;
 --ddp-single wraps it anyway.
+
+DDP's options (ddp_options; each on by default, --no-... turns it off):
+--static-graph (the model uses every parameter in the same order every
+step: DDP records the graph in the first synchronised step and checks
+it afterwards), --one-bucket (bucket_cap_mb large enough for all the
+gradients: one all_reduce per step; at the default width they fit DDP's
+default first bucket of 1 MiB anyway, so this matters for wider models)
+and --inputs-on-device (device_ids=None: the batches already live on
+the rank's GPU, so DDP does not walk the inputs to move them each
+forward). None changes the arithmetic: the gradients are still each
+rank's mean-loss gradient summed over the ranks and divided by the world
+size.
 
 Buffers: DDP runs with broadcast_buffers=False (--broadcast-buffers turns
 the broadcast back on): each rank's BatchNorm tracks its own batches, and
@@ -42,7 +55,7 @@ prints and writes --out.
 from __future__ import annotations
 
 import argparse
-import contextlib
+import math
 import statistics
 import time
 
@@ -114,25 +127,26 @@ def evaluate(net, batches, rank, world, precision, dev):
     return float(counts[0] / counts[1])
 
 
-def warm_up(net, ddp, opt, scaler, batches, rank, world, precision, dev):
-    """Runs every training batch once (forward + backward under no_sync:
-    no all_reduce, gradients dropped, no step) and this rank's evaluation
-    batches once (no_grad), so gnnc chooses every graph's kernels here and
-    not inside a timed epoch. The BatchNorm buffers and the random state
-    (dropout) are restored: training goes on as without the warm-up. Every
-    rank runs the same batches, so DDP's collectives stay matched. Returns
-    the seconds it took (the slowest rank)."""
+def warm_up(net, opt, scaler, batches, rank, world, precision, dev):
+    """Runs every training batch once (forward + backward through the plain
+    model `net`, not its DDP wrapper: no all_reduce, gradients dropped, no
+    step) and this rank's evaluation batches once (no_grad), so gnnc
+    chooses every graph's kernels here and not inside a timed epoch. The
+    BatchNorm buffers and the random state (dropout) are restored: training
+    goes on as without the warm-up. It runs before DDP wraps the model
+    (prepare), so DDP's first step, where static_graph records the graph,
+    is the first training step. Returns the seconds it took (the slowest
+    rank)."""
     half = torch.float16 if dev.type == "cuda" else torch.bfloat16
     saved = [b.detach().clone() for b in net.buffers()]
     t0 = time.perf_counter()
     with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
-        ddp.train()
+        net.train()
         for b in batches["train"]:
             x = b["x"].to(half) if precision == "f16" else b["x"]
-            with ddp.no_sync() if ddp is not net else contextlib.nullcontext():
-                with C.amp_context(dev, precision):
-                    out = ddp(x, b["graph"], b["batch"], b["num_graphs"])
-                scaler.scale(F.cross_entropy(out.float(), b["y"])).backward()
+            with C.amp_context(dev, precision):
+                out = net(x, b["graph"], b["batch"], b["num_graphs"])
+            scaler.scale(F.cross_entropy(out.float(), b["y"])).backward()
             opt.zero_grad(set_to_none=True)
         net.eval()
         with torch.no_grad(), C.amp_context(dev, precision):
@@ -151,30 +165,89 @@ def warm_up(net, ddp, opt, scaler, batches, rank, world, precision, dev):
     return float(secs)
 
 
+def ddp_options(net, args, dev):
+    """DistributedDataParallel's keyword arguments for `net` (see the module
+    docstring). None of them changes what a step computes."""
+    grad_bytes = sum(p.numel() * p.element_size() for p in net.parameters()
+                     if p.requires_grad)
+    return dict(
+        # broadcast_buffers=False: no buffer broadcast before every forward
+        # (on two H200s it cost 1.7 ms of a 6.6 ms step, host work and a
+        # collective that the next step waits for); BatchNorm's statistics
+        # are averaged over the ranks before each evaluation instead
+        # (gd.average_buffers).
+        broadcast_buffers=args.broadcast_buffers,
+        # gradient_as_bucket_view: the gradients live in DDP's all_reduce
+        # buckets, so no copy back from the buckets after each all_reduce.
+        gradient_as_bucket_view=True,
+        static_graph=args.static_graph,
+        # One bucket: its cap (MiB, whole) covers every gradient. Left out,
+        # DDP's defaults apply (a first bucket of 1 MiB, then 25 MiB).
+        bucket_cap_mb=max(1, math.ceil(grad_bytes / 2**20)) if args.one_bucket else None,
+        device_ids=[dev.index] if dev.type == "cuda" and not args.inputs_on_device
+        else None)
+
+
+def wrap(net, args, world, dev):
+    """The model a rank trains: `net` itself with one process (the one-GPU
+    baseline) unless --ddp-single asks for DDP in a group of one (0.65 ms
+    of host work more per 5 ms step on an H200), else `net` in
+    DistributedDataParallel with ddp_options."""
+    if world == 1 and not args.ddp_single:
+        return net
+    return DistributedDataParallel(net, **ddp_options(net, args, dev))
+
+
+def bucket_sizes(model):
+    """The bytes of each of DDP's gradient buckets as they stand after the
+    first synchronised step ([] for a plain model or when torch does not
+    say)."""
+    if not isinstance(model, DistributedDataParallel):
+        return []
+    try:
+        info = model._get_ddp_logging_data()
+    except (AttributeError, RuntimeError):
+        return []
+    sizes = info.get("rebuilt_bucket_sizes") or info.get("bucket_sizes") or ""
+    return [int(v) for v in str(sizes).split(",") if v.strip()]
+
+
+def prepare(net, args, batches, rank, world, dev):
+    """(model to train, optimizer, grad scaler, warm-up seconds): the
+    warm-up runs before DDP wraps `net`, so DDP's reducer sees no backward
+    before the first training step. With static_graph, backward passes
+    through the plain model after wrapping (its hooks firing outside a
+    synchronised step) left the second synchronised step with gradients
+    other than the ranks' mean (torch 2.15, gloo; the CPU test catches it)."""
+    opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+    scaler = C.grad_scaler(dev, args.precision)
+    warmup_s = warm_up(net, opt, scaler, batches, rank, world, args.precision, dev)
+    return wrap(net, args, world, dev), opt, scaler, warmup_s
+
+
+def train_step(model, opt, scaler, b, precision, dev):
+    """One optimizer step on batch `b`; returns the (detached) mean loss of
+    the batch. `model` is the plain model or its DDP wrapper."""
+    x = b["x"].to(C.feature_dtype(dev, precision))
+    opt.zero_grad(set_to_none=True)
+    with C.amp_context(dev, precision):
+        out = model(x, b["graph"], b["batch"], b["num_graphs"])
+    loss = F.cross_entropy(out.float(), b["y"])
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    return loss.detach()
+
+
 def train_one(data, batch_size, seed, args, rank, world, dev):
     batches = P.splits(data, seed, batch_size, dev)
     torch.manual_seed(seed)
     net = P.GIN("gnnc", data["x"].shape[1], args.hidden, data["num_classes"]).to(dev)
-    # broadcast_buffers=False: no buffer broadcast before every forward (on
-    # two H200s it cost 1.7 ms of a 6.6 ms step, host work and a collective
-    # that the next step waits for); BatchNorm's statistics are averaged over
-    # the ranks before each evaluation instead (gd.average_buffers).
-    # One process trains the plain model (the one-GPU baseline), unless
-    # --ddp-single asks for DDP in a group of one (0.65 ms of host work more
-    # per 5 ms step on an H200).
-    # gradient_as_bucket_view: the gradients live in DDP's all_reduce
-    # buckets, so no copy back from the buckets after each all_reduce.
-    ddp = net if world == 1 and not args.ddp_single else DistributedDataParallel(
-        net, device_ids=[dev.index] if dev.type == "cuda" else None,
-        broadcast_buffers=args.broadcast_buffers, gradient_as_bucket_view=True)
-    opt = torch.optim.Adam(ddp.parameters(), lr=args.lr)
-    scaler = C.grad_scaler(dev, args.precision)
-    half = torch.float16 if dev.type == "cuda" else torch.bfloat16
+    ddp, opt, scaler, warmup_s = prepare(net, args, batches, rank, world, dev)
     train = batches["train"]
     sampler = DistributedSampler(range(len(train)), num_replicas=world, rank=rank,
                                  shuffle=True, seed=seed)
     train_graphs = sum(b["num_graphs"] for b in train)
-    warmup_s = warm_up(net, ddp, opt, scaler, batches, rank, world, args.precision, dev)
     if rank == 0:
         print(f"    warm-up (kernel choice): {len(train)} training and "
               f"{len(batches['val']) + len(batches['test'])} evaluation batches in "
@@ -188,16 +261,7 @@ def train_one(data, batch_size, seed, args, rank, world, dev):
         loss_sum = torch.zeros((), device=dev)
         with timer:
             for i in sampler:
-                b = train[i]
-                x = b["x"].to(half) if args.precision == "f16" else b["x"]
-                opt.zero_grad(set_to_none=True)
-                with C.amp_context(dev, args.precision):
-                    out = ddp(x, b["graph"], b["batch"], b["num_graphs"])
-                loss = F.cross_entropy(out.float(), b["y"])
-                scaler.scale(loss).backward()
-                scaler.step(opt)
-                scaler.update()
-                loss_sum += loss.detach()
+                loss_sum += train_step(ddp, opt, scaler, train[i], args.precision, dev)
         # The slowest rank's epoch time; the mean loss over the ranks' steps.
         stats = torch.tensor([timer.times[-1], float(loss_sum) / len(sampler)],
                              dtype=torch.float64, device=dev)
@@ -230,7 +294,7 @@ def train_one(data, batch_size, seed, args, rank, world, dev):
                 epoch_ms=statistics.median(r["epoch_ms"] for r in timed),
                 graphs_per_s=statistics.median(r["graphs_per_s"] for r in timed),
                 peak_mib=float(peak), steps_per_rank=len(sampler), warmup_s=warmup_s,
-                train_graphs=train_graphs, epochs=epochs)
+                train_graphs=train_graphs, ddp_buckets=bucket_sizes(ddp), epochs=epochs)
 
 
 def run(args):
@@ -238,7 +302,9 @@ def run(args):
     rank, world, dev = gd.init_process_group(dev.type)
     out = dict(device=C.gpu_name(dev), world_size=world, precision=args.precision,
                broadcast_buffers=args.broadcast_buffers,
-               ddp_wrapper=world > 1 or args.ddp_single, hidden=args.hidden,
+               ddp_wrapper=world > 1 or args.ddp_single, static_graph=args.static_graph,
+               one_bucket=args.one_bucket, inputs_on_device=args.inputs_on_device,
+               hidden=args.hidden,
                epochs=args.epochs, warmup=args.warmup, results={})
     for name in args.data:
         data, batch_size = load(name, args, dev)
@@ -286,6 +352,17 @@ def parser():
                    default=False,
                    help="DDP's buffer broadcast before every forward (default off: "
                         "the BatchNorm statistics are averaged before evaluating)")
+    p.add_argument("--static-graph", action=argparse.BooleanOptionalAction, default=True,
+                   help="DDP's static_graph (default on: every step uses every parameter "
+                        "in the same order)")
+    p.add_argument("--one-bucket", action=argparse.BooleanOptionalAction, default=True,
+                   help="one gradient bucket, one all_reduce per step (default on; off: "
+                        "DDP's default bucket sizes)")
+    p.add_argument("--inputs-on-device", action=argparse.BooleanOptionalAction,
+                   default=True,
+                   help="device_ids=None: DDP leaves the inputs, already on the GPU, "
+                        "where they are (default on; off: device_ids=[local GPU], DDP "
+                        "walks the inputs every forward)")
     p.add_argument("--ddp-single", action="store_true",
                    help="wrap the model in DDP with one process too (default: the plain "
                         "model, the one-GPU baseline)")
