@@ -7,6 +7,8 @@ writes summary.json, the runs' results (raw/) and their logs (logs/) to
   python examples/bench_multigpu.py --quick --out-dir bench-quick      # smoke run
   python examples/bench_multigpu.py --parts ddp --reuse bench-multigpu --out-dir X
                                     # rerun one part, the others' results from an earlier run
+  python examples/bench_multigpu.py --parts ddp --interleave 3 --reuse bench-multigpu --out-dir Y
+                                    # three one-GPU / two-GPU pairs, alternating
 
 Runs: train_ddp_proteins.py (GIN, DistributedDataParallel; PROTEINS in
 batches of 128 graphs and generated molecules in batches of
@@ -19,9 +21,20 @@ accuracy over --seeds seeds, default 20: distributed vs the same model on
 one process, and vs train_node.py's NodeModel) on 2 GPUs. With one GPU
 the 2-GPU runs are skipped and the summary says so.
 
+--interleave N makes N pairs of DDP runs, alternating one process and
+two (1,2,1,2,...), so that drifts of the machine fall on both sides; a
+one-GPU run's throughput varies by 10-20% from one process to the next,
+so one pair says little. Each run's epoch time and throughput are the
+median over its timed epochs.
+
 summary.json:
 - ddp_scaling_2gpu: training throughput (graphs/s) on 2 GPUs over 1 GPU,
-  generated molecules (ddp_scaling_2gpu_by_data: each dataset);
+  generated molecules (PROTEINS when the molecules did not run), the
+  median of the pairs' ratios; ddp_scaling_2gpu_pairs: each pair's runs
+  and ratio; ddp_scaling_2gpu_stats: per dataset, the ratios, their
+  median, the ratio of the median throughputs, the range of the ratios
+  and each side's throughput median / min / max;
+  ddp_scaling_2gpu_by_data: the median ratio of each dataset;
 - fullgraph_scaling_2gpu: R-MAT epoch time on 1 GPU over 2 GPUs, the
   smaller over GCN and GIN (fullgraph_scaling_2gpu_by_model: each);
 - exchange_volume_vs_boundary: bytes the halo exchanges sent (forward,
@@ -49,6 +62,9 @@ import argparse
 import datetime
 import json
 import os
+import re
+import shlex
+import statistics
 import subprocess
 import sys
 import time
@@ -111,14 +127,98 @@ def ddp_throughput(res, data):
     return r.get("graphs_per_s")
 
 
+DDP_DATA = ("molecules", "proteins")  # ddp_scaling_2gpu: the first that ran
+
+
+def ddp_run_names(interleave):
+    """The DDP runs in launch order, (name, world size): world 1 then 2,
+    `interleave` times; the first pair keeps the names ddp_w1 / ddp_w2."""
+    return [(f"ddp_w{w}" + (f"_p{i}" if i > 1 else ""), w)
+            for i in range(1, interleave + 1) for w in (1, 2)]
+
+
+def ddp_run(res, data, file=None):
+    """One run's record for a pair: throughput and median epoch time."""
+    r = (res or {}).get("results", {}).get(data) or {}
+    return dict(file=file, graphs_per_s=r.get("graphs_per_s"), epoch_ms=r.get("epoch_ms"),
+                batch_size=r.get("batch_size"), world_size=(res or {}).get("world_size"),
+                ddp_wrapper=(res or {}).get("ddp_wrapper", True),
+                broadcast_buffers=(res or {}).get("broadcast_buffers", True),
+                static_graph=(res or {}).get("static_graph", False),
+                one_bucket=(res or {}).get("one_bucket", False),
+                test_acc=r.get("acc_mean"))
+
+
+def ddp_pair(one, two, name):
+    """A one-process run and the two-process run launched after it."""
+    return dict(name=name, one=one, two=two)
+
+
+def _spread(values):
+    return dict(median=statistics.median(values), min=min(values), max=max(values))
+
+
+def ddp_scaling(pairs):
+    """ddp_scaling_2gpu and its companions from pairs of runs (ddp_pair):
+    per dataset, each pair's ratio (two-GPU / one-GPU graphs/s), the median
+    of the ratios (the headline), the ratio of the medians, their range and
+    the spread of each side's throughput. Pairs with a failed side count
+    nowhere."""
+    stats, by_data, rows = {}, {}, []
+    for data in DDP_DATA:
+        ok = [(q, ddp_throughput(q["one"], data), ddp_throughput(q["two"], data))
+              for q in pairs]
+        ok = [(q, a, b) for q, a, b in ok if a and b is not None]
+        if not ok:
+            by_data[data] = None
+            continue
+        ratios = [b / a for _, a, b in ok]
+        ones, twos = [a for _, a, _ in ok], [b for _, _, b in ok]
+        stats[data] = dict(pairs=len(ok), ratios=ratios,
+                           median_of_ratios=statistics.median(ratios),
+                           ratio_of_medians=statistics.median(twos) / statistics.median(ones),
+                           min=min(ratios), max=max(ratios), range=max(ratios) - min(ratios),
+                           one_gpu_graphs_per_s=_spread(ones),
+                           two_gpu_graphs_per_s=_spread(twos))
+        by_data[data] = stats[data]["median_of_ratios"]
+    head = next((d for d in DDP_DATA if by_data.get(d) is not None), None)
+    if head:
+        for q in pairs:
+            a, b = ddp_throughput(q["one"], head), ddp_throughput(q["two"], head)
+            if a and b is not None:
+                rows.append(dict(name=q["name"], data=head,
+                                 one_gpu=ddp_run(q["one"], head, q["name"]),
+                                 two_gpu=ddp_run(q["two"], head, q["name"]),
+                                 scaling=b / a))
+    return dict(
+        ddp_scaling_2gpu=by_data[head] if head else None,
+        ddp_scaling_2gpu_pairs=rows,
+        ddp_scaling_2gpu_stats=stats,
+        ddp_scaling_2gpu_by_data=by_data,
+        ddp_graphs_per_s={w: {d: s[f"{side}_graphs_per_s"]["median"]
+                              for d, s in stats.items()}
+                          for w, side in (("1", "one_gpu"), ("2", "two_gpu"))} if stats else {},
+    )
+
+
 def fullgraph_rows(res):
     return {r["model"]: r for r in (res or {}).get("rmat", [])}
 
 
-def summarize(runs, scale):
-    d1, d2 = runs.get("ddp_w1"), runs.get("ddp_w2")
-    by_data = {k: _ratio(ddp_throughput(d2, k), ddp_throughput(d1, k))
-               for k in ("proteins", "molecules")}
+def ddp_pair_count(names):
+    """How many DDP pairs the run names (ddp_w1, ddp_w2, ddp_w1_p2, ...) hold."""
+    found = [int(m.group(1)) for m in map(re.compile(r"ddp_w[12]_p(\d+)$").match, names) if m]
+    return max([1] + found)
+
+
+def summarize(runs, scale, interleave=1):
+    pairs = []
+    names = [n for n, _ in ddp_run_names(max(interleave, ddp_pair_count(runs)))]
+    for one, two in zip(names[::2], names[1::2]):
+        if one in runs or two in runs:
+            pairs.append(ddp_pair(runs.get(one), runs.get(two), one.replace("ddp_w1", "pair")))
+    ddp = ddp_scaling(pairs)
+    d1 = runs.get("ddp_w1")
     f1, f2 = fullgraph_rows(runs.get("fullgraph_w1")), fullgraph_rows(runs.get("fullgraph_w2"))
     by_model = {m: _ratio(f1[m]["epoch_ms"], f2[m]["epoch_ms"])
                 for m in f1 if m in f2}
@@ -139,19 +239,15 @@ def summarize(runs, scale):
     acc = (runs.get("accuracy") or {}).get("planetoid") or []
     deltas = [r["acc_delta_points"] for r in acc if r.get("acc_delta_points") is not None]
     return dict(
-        ddp_scaling_2gpu=by_data["molecules"] if by_data["molecules"] is not None
-        else by_data["proteins"],
-        ddp_scaling_2gpu_by_data=by_data,
+        **ddp,
         fullgraph_scaling_2gpu=min(by_model.values()) if by_model else None,
         fullgraph_scaling_2gpu_by_model=by_model,
         exchange_volume_vs_boundary=max(volume) if volume else None,
         accuracy_delta_points=max(deltas) if deltas else None,
         rmat_scale=scale,
-        ddp_graphs_per_s={w: {k: ddp_throughput(r, k) for k in ("proteins", "molecules")}
-                          for w, r in (("1", d1), ("2", d2)) if r},
         ddp_test_acc={w: {k: ((r or {}).get("results", {}).get(k) or {}).get("acc_mean")
-                          for k in ("proteins", "molecules")}
-                      for w, r in (("1", d1), ("2", d2)) if r},
+                          for k in DDP_DATA}
+                      for w, r in (("1", d1), ("2", runs.get("ddp_w2"))) if r},
         fullgraph_epoch={w: parts(rows) for w, rows in (("1", f1), ("2", f2)) if rows},
         fullgraph_partition_2gpu=cut,
         accuracy=[dict(dataset=r["dataset"], model=r["model"], seeds=r["distributed"]["seeds"],
@@ -180,6 +276,14 @@ def main():
                         "graphs, make 26 batches of 1,024, split evenly over 2 ranks)")
     p.add_argument("--molecule-batch-size", type=int, default=1024,
                    help="molecules per DDP batch and rank (PROTEINS stays at 128)")
+    p.add_argument("--interleave", type=int, default=1, metavar="N",
+                   help="DDP runs: N pairs, one process then two, alternating "
+                        "(1,2,1,2,...); ddp_scaling_2gpu is the median of the pairs' ratios")
+    p.add_argument("--ddp-data", nargs="+", choices=["proteins", "molecules"],
+                   default=["proteins", "molecules"], help="the DDP runs' datasets")
+    p.add_argument("--ddp-flags", type=shlex.split, default=[], metavar="FLAGS",
+                   help="more train_ddp_proteins.py flags for every DDP run, one string: "
+                        "--ddp-flags='--no-static-graph --no-one-bucket'")
     p.add_argument("--seeds", type=int, help="accuracy seeds (default 20)")
     p.add_argument("--no-accuracy", action="store_true",
                    help="skip the cora/citeseer accuracy run")
@@ -191,6 +295,8 @@ def main():
     p.add_argument("--precision", default="f32", choices=["f32", "f16"])
     p.add_argument("--timeout", type=int, default=420, help="seconds per run")
     args = p.parse_args()
+    if args.interleave < 1:
+        p.error(f"--interleave {args.interleave}: needs at least one pair")
     q = args.quick
     scale = args.scale or (16 if q else 22)
     epochs = args.epochs or (3 if q else 10)
@@ -212,7 +318,7 @@ def main():
                 "--eval-every", max(1, ddp_epochs // 3), "--molecules", molecules,
                 "--batch-size", 128, "--molecule-batch-size",
                 min(args.molecule_batch_size, 512) if q else args.molecule_batch_size,
-                "--precision", args.precision]
+                "--precision", args.precision, "--data", *args.ddp_data, *args.ddp_flags]
     full_args = ["--parts", "rmat", "--scales", scale, "--models", *args.models,
                  "--epochs", epochs, "--warmup", warmup, "--precision", args.precision]
     reused = []
@@ -226,14 +332,19 @@ def main():
                 return
         skipped.append(f"{name}: not in --parts")
 
-    for world in worlds:
-        if "ddp" not in args.parts:
-            reuse(f"ddp_w{world}")
-            continue
-        res, rec = launch(f"ddp_w{world}", "train_ddp_proteins.py", world, ddp_args, out,
-                          args.timeout)
-        runs[f"ddp_w{world}"] = res
-        records.append(rec)
+    if "ddp" not in args.parts:
+        # Every pair the earlier run made (ddp_w1 / ddp_w2, ddp_w1_p2 / ...).
+        have = [f.stem for f in Path(args.reuse).glob("raw/ddp_w*.json")] if args.reuse else []
+        for name, world in ddp_run_names(ddp_pair_count(have)):
+            if world in worlds:
+                reuse(name)
+    else:
+        for name, world in ddp_run_names(args.interleave):
+            if world not in worlds:
+                continue
+            runs[name], rec = launch(name, "train_ddp_proteins.py", world, ddp_args, out,
+                                     args.timeout)
+            records.append(rec)
     for world in worlds:
         if "fullgraph" not in args.parts:
             reuse(f"fullgraph_w{world}")
@@ -254,9 +365,10 @@ def main():
                           args.timeout)
         runs["accuracy"] = res
         records.append(rec)
-    summary = summarize(runs, scale)
+    summary = summarize(runs, scale, args.interleave)
     summary.update(device=name, gpus=gpus, date=datetime.datetime.now().isoformat(
         timespec="seconds"), precision=args.precision, quick=q, skipped=skipped,
+        interleave=args.interleave, ddp_flags=args.ddp_flags,
         failed=[r["name"] for r in records if r["returncode"] != 0], reused=reused,
         runs=records, wall_s=time.perf_counter() - t0)
     out.mkdir(parents=True, exist_ok=True)
@@ -264,6 +376,10 @@ def main():
     print(json.dumps({k: summary[k] for k in (
         "ddp_scaling_2gpu", "fullgraph_scaling_2gpu", "exchange_volume_vs_boundary",
         "accuracy_delta_points", "device", "skipped", "failed", "wall_s")}, indent=2, default=str))
+    for data, st in summary["ddp_scaling_2gpu_stats"].items():
+        print(f"ddp {data}: pairs {[round(r, 3) for r in st['ratios']]}, median of ratios "
+              f"{st['median_of_ratios']:.3f}, ratio of medians {st['ratio_of_medians']:.3f}, "
+              f"range {st['min']:.3f}-{st['max']:.3f}")
     print(f"wrote {out / 'summary.json'}")
 
 
