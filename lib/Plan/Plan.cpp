@@ -214,12 +214,13 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
     // gnn.spmm stages tiles; the pooling ops stage nothing.
     if (s.tileRows == 0 && op.kind == OpKind::Spmm) {
       s.tileRows = defaults::kBatchedTileRows;
-      // A linear epilogue needs whole rows in the tile: fewer of them for
-      // wide rows (down to one 16-row fragment).
+      // A linear epilogue keeps its aggregated rows and a pass's weights
+      // in shared memory: fewer rows for wide ones (down to one 16-row
+      // fragment).
       if (op.linear())
         while (s.tileRows > 16 &&
-               batchedColumnChunks(op, s.vectorWidth, s.tileRows) <
-                   ceilDiv(op.width, s.vectorWidth))
+               batchedLinearTile(op, s).bytes >
+                   defaults::kBatchedTileBytes + defaults::kLinearWeightBytes)
           s.tileRows /= 2;
     }
     // gnn.spmm: a block takes as many whole graphs as fit its tile; the
@@ -229,12 +230,7 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
     // A linear epilogue's tensor-core tile fixes the block's threads.
     if (op.kind == OpKind::Spmm && op.linear()) {
       if (s.threadsPerBlock == 0)
-        s.threadsPerBlock =
-            batchedLinearTile(
-                op, s,
-                batchedTile(op, s,
-                            batchedColumnChunks(op, s.vectorWidth, s.tileRows)))
-                .threads;
+        s.threadsPerBlock = batchedLinearTile(op, s).threads;
     }
   }
   if (s.strategy == Strategy::TileRouted) {

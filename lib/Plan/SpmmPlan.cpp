@@ -67,7 +67,7 @@ Status linearRules(const OpDesc &op, const Schedule &s) {
     return Status::error("a linear epilogue takes tile_rows 16, 32, 64 or 128 "
                          "(a block's rows of 16-row fragments), got " +
                          std::to_string(s.tileRows));
-  const BatchedLinearTile tile = batchedLinearTile(op, s, BatchedTile{});
+  const BatchedLinearTile tile = batchedLinearTile(op, s);
   if (s.threadsPerBlock != 0 && s.threadsPerBlock != tile.threads)
     return Status::error(
         "the linear epilogue's tile of " + std::to_string(tile.rows) + " x " +
@@ -266,6 +266,10 @@ Expected<KernelPlan> gnnc::plan::planSpmmSliced(const OpDesc &op,
 int64_t gnnc::plan::batchedColumnChunks(const OpDesc &op, int64_t vw,
                                         int64_t tileRows) {
   const int64_t chunks = ceilDiv(op.width, vw);
+  // A linear epilogue reduces whole rows from global memory: nothing is
+  // staged.
+  if (op.linear())
+    return chunks;
   const int64_t chunkBytes =
       tileRows * vw * static_cast<int64_t>(elementSize(op.type));
   const int64_t fit = std::max<int64_t>(
@@ -294,30 +298,46 @@ BatchedTile gnnc::batchedTile(const OpDesc &op, const Schedule &s,
   return t;
 }
 
-BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s,
-                                          const BatchedTile &featureTile) {
+BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
   auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
   const int64_t size = static_cast<int64_t>(elementSize(op.type));
   BatchedLinearTile t;
   t.rows = s.tileRows;
-  t.cols = blockExtent(op.linearWidth, 8);
   t.depth = kMmaDepth;
   t.kPadded = ceilDiv(op.width, t.depth) * t.depth;
-  t.warpsN = t.cols >= 32 ? 2 : 1;
-  t.fragsN = static_cast<int32_t>(t.cols / t.warpsN / 8);
-  t.warpsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / 32));
-  t.fragsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / t.warpsM / 16));
-  t.threads = 32 * t.warpsM * t.warpsN;
-  t.stages = defaults::kPipelineStages;
-  // H rows run along the reduction; W's staged rows along the result.
   t.hStride = t.kPadded + reductionRowPad(op.type);
-  // W's staged rows run along the result, or (transposed) along the
-  // reduction.
-  t.bStride = op.transposeWeights ? t.depth + reductionRowPad(op.type)
-                                  : t.cols + kResultRowPad;
-  t.stageBytes = (op.transposeWeights ? t.cols : t.depth) * t.bStride * size;
-  t.hAt = align16(std::max(featureTile.bytes, t.stageBytes * t.stages));
+  // A pass's weights (K x cols) are staged whole, the first pass's while
+  // the block aggregates: as many columns (8 to 128) as keep them within
+  // defaults::kLinearWeightBytes, so that several blocks share an SM.
+  auto shape = [&](int64_t cols) {
+    t.cols = cols;
+    // W's staged rows run along the result, or (transposed) along the
+    // reduction.
+    t.bStride = op.transposeWeights ? t.kPadded + reductionRowPad(op.type)
+                                    : t.cols + kResultRowPad;
+    t.stageBytes =
+        (op.transposeWeights ? t.cols : t.kPadded) * t.bStride * size;
+  };
+  int64_t cols = 8;
+  while (cols < op.linearWidth && cols < 128)
+    cols *= 2;
+  shape(cols);
+  while (t.stageBytes > defaults::kLinearWeightBytes && t.cols > 8)
+    shape(t.cols / 2);
+  t.wAt = 0;
+  t.hAt = align16(t.stageBytes);
   t.bytes = align16(t.hAt + t.rows * t.hStride * size);
+  // The block's threads also aggregate its rows, which wait on memory: as
+  // many warps as the tile can use (up to 16), each with 16 x 16 of the
+  // result or more: a warp per 16 rows (at most 4), and per 16 columns (at
+  // most 4).
+  t.warpsM = static_cast<int32_t>(std::clamp<int64_t>(t.rows / 16, 1, 4));
+  t.fragsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / t.warpsM / 16));
+  t.warpsN = static_cast<int32_t>(std::clamp<int64_t>(t.cols / 16, 1, 4));
+  t.fragsN = static_cast<int32_t>(t.cols / t.warpsN / 8);
+  // At least four warps aggregate; those beyond the tile's only wait at
+  // its barriers while the others multiply.
+  t.threads = 32 * std::max(4, t.warpsM * t.warpsN);
   return t;
 }
 
@@ -345,33 +365,27 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
   const BatchedTile tile = batchedTile(op, s, columnChunks);
   int64_t sharedBytes = tile.bytes;
   if (op.linear()) {
-    const BatchedLinearTile linear = batchedLinearTile(op, s, tile);
-    if (columnChunks < plan.mapping.chunks)
-      return Status::error(
-          "a linear epilogue multiplies whole aggregated rows, but " +
-          std::to_string(s.tileRows) + " rows of " + std::to_string(op.width) +
-          " features do not fit one tile of " +
-          std::to_string(defaults::kBatchedTileBytes) +
-          " bytes; lower tile_rows");
+    // Rows are reduced from global memory: no feature tile.
+    const BatchedLinearTile linear = batchedLinearTile(op, s);
     GNNC_RETURN_IF_ERROR(checkSharedBytes(
         linear.bytes,
         "a linear epilogue keeps the aggregated rows (" +
             std::to_string(linear.rows) + " x " +
             std::to_string(linear.hStride) + " elements) and " +
-            std::to_string(linear.stages) + " weight buffers of " +
-            std::to_string(linear.stageBytes) +
-            " bytes beside the staged feature rows",
+            std::to_string(linear.stageBytes) + " bytes of weights (" +
+            std::to_string(linear.cols) + " columns) in shared memory",
         "lower tile_rows"));
     sharedBytes = linear.bytes;
   }
-  GNNC_RETURN_IF_ERROR(checkSharedBytes(
-      tile.bytes,
-      "batched stages tile_rows rows of a column block, their offsets and " +
-          std::to_string(tile.edges) + " column indices in shared memory: " +
-          std::to_string(s.tileRows) + " rows x " +
-          std::to_string(columnChunks * s.vectorWidth) + " features x " +
-          std::to_string(elementSize(op.type)) + " bytes and the rest",
-      "lower tile_rows"));
+  if (!op.linear())
+    GNNC_RETURN_IF_ERROR(checkSharedBytes(
+        tile.bytes,
+        "batched stages tile_rows rows of a column block, their offsets and " +
+            std::to_string(tile.edges) + " column indices in shared memory: " +
+            std::to_string(s.tileRows) + " rows x " +
+            std::to_string(columnChunks * s.vectorWidth) + " features x " +
+            std::to_string(elementSize(op.type)) + " bytes and the rest",
+        "lower tile_rows"));
   plan.extraParams = spmmExtras(op);
   plan.extraParams.push_back(ParamRole::BatchBlocks);
   plan.extraParams.push_back(ParamRole::NumBatchBlocks);

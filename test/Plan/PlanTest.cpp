@@ -513,30 +513,39 @@ TEST(Plan, BatchedLinearEpilogue) {
   Expected<KernelPlan> plan = planWithDefaults(op, defaultSchedule(op));
   ASSERT_TRUE(plan) << plan.message();
   EXPECT_EQ(plan->schedule.tileRows, 64);
-  EXPECT_EQ(plan->schedule.threadsPerBlock, 128);
-  const BatchedLinearTile t = batchedLinearTile(
-      op, plan->schedule, batchedTile(op, plan->schedule, 16));
-  // 64 x 64 result columns per pass, 2 x 2 warps of 2 x 4 fragments; H's
-  // rows padded by 16 bytes, W's staged rows by 8 elements; H after the
-  // staged features, offsets and columns (18,960 bytes).
+  EXPECT_EQ(plan->schedule.threadsPerBlock, 512);
+  const BatchedLinearTile t = batchedLinearTile(op, plan->schedule);
+  // Two 64-column passes (a pass's 64 x 128 weights would exceed
+  // kLinearWeightBytes), 4 x 4 warps of 1 x 2 fragments; the pass's
+  // weights (64 rows of 64 + 8) first, then H, its rows padded by 16 bytes.
+  // Nothing is staged: the rows are reduced from global memory.
   EXPECT_EQ(t.cols, 64);
   EXPECT_EQ(t.kPadded, 64);
-  EXPECT_EQ(t.warpsM * t.warpsN, 4);
-  EXPECT_EQ(t.fragsM * t.fragsN, 8);
+  EXPECT_EQ(t.warpsM * t.warpsN, 16);
+  EXPECT_EQ(t.fragsM * t.fragsN, 2);
   EXPECT_EQ(t.hStride, 68);
   EXPECT_EQ(t.bStride, 72);
-  EXPECT_EQ(t.hAt, 18960);
-  EXPECT_EQ(plan->launch.sharedBytes, 18960 + 64 * 68 * 4);
+  EXPECT_EQ(t.wAt, 0);
+  EXPECT_EQ(t.hAt, 64 * 72 * 4);
+  EXPECT_EQ(plan->launch.sharedBytes, t.hAt + 64 * 68 * 4);
+  EXPECT_EQ(plan->mapping.columnChunks, 0);
+  // Narrow weights take every column in one pass.
+  OpDesc narrowOut = op;
+  narrowOut.width = narrowOut.rowStride = 32;
+  EXPECT_EQ(batchedLinearTile(narrowOut, plan->schedule).cols, 128);
   // Wide rows take fewer rows per tile; K pads to the reduction step.
   OpDesc wide = op;
   wide.width = wide.rowStride = 256;
   plan = planWithDefaults(wide, defaultSchedule(wide));
   ASSERT_TRUE(plan) << plan.message();
-  EXPECT_EQ(plan->schedule.tileRows, 32);
+  // 256 floats a row: 16 rows (H of 16.6 KB) and 16-column passes (24 KB
+  // of weights); one warp multiplies, four aggregate.
+  EXPECT_EQ(plan->schedule.tileRows, 16);
+  EXPECT_EQ(plan->schedule.threadsPerBlock, 128);
   EXPECT_EQ(plan->mapping.columnChunks, 0);
   OpDesc narrow = op;
   narrow.width = narrow.rowStride = 3;
-  EXPECT_EQ(batchedLinearTile(narrow, plan->schedule, {}).kPadded, 32);
+  EXPECT_EQ(batchedLinearTile(narrow, plan->schedule).kPadded, 32);
   // The rules, each with its reason.
   EXPECT_EQ(why(op, strategy(Strategy::VertexParallel)),
             "a linear epilogue (weight) runs only with strategy = batched, "
@@ -551,15 +560,10 @@ TEST(Plan, BatchedLinearEpilogue) {
   s.tileRows = 12;
   EXPECT_EQ(why(op, s), "a linear epilogue takes tile_rows 16, 32, 64 or 128 "
                         "(a block's rows of 16-row fragments), got 12");
-  s.tileRows = 128;
-  EXPECT_EQ(why(wide, s),
-            "a linear epilogue multiplies whole aggregated rows, but 128 rows "
-            "of 256 features do not fit one tile of 32768 bytes; lower "
-            "tile_rows");
   s.tileRows = 64;
   s.threadsPerBlock = 256;
-  EXPECT_EQ(why(op, s), "the linear epilogue's tile of 64 x 64 runs 128 "
-                        "threads (2 x 2 warps), not threads_per_block 256; "
+  EXPECT_EQ(why(op, s), "the linear epilogue's tile of 64 x 64 runs 512 "
+                        "threads (4 x 4 warps), not threads_per_block 256; "
                         "leave threads_per_block out");
 }
 

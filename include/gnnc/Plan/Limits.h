@@ -99,6 +99,11 @@ constexpr int32_t kTunedEdgesPerWorker[] = {256, 128, 64};
 /// threads of a block. 32 KiB keeps several blocks on an SM (an H100 SM
 /// holds 228 KiB), so that staging one graph overlaps the others' gathers.
 constexpr int64_t kBatchedTileBytes = 32 * 1024;
+/// batched with a linear epilogue: the most bytes of weights a block stages
+/// for one pass (their columns are chosen to fit), so that with the tile
+/// of aggregated rows (kBatchedTileBytes or less) several blocks share an
+/// SM.
+constexpr int64_t kLinearWeightBytes = 24 * 1024;
 constexpr int32_t kBatchedTileRows = 64;
 constexpr int32_t kBatchedThreadsPerBlock = 128;
 /// batched: the column indices a tile holds per staged row (a segment of

@@ -142,15 +142,15 @@ int64_t batchedTileEdges(int64_t tileRows);
 BatchedTile batchedTile(const OpDesc &op, const Schedule &s,
                         int64_t columnChunks);
 
-/// The linear epilogue of a batched gnn.spmm (OpDesc::linear): after its
-/// rows are aggregated into the tile H (rows x K, in shared memory, in the
-/// element type, zero columns up to kPadded), the block multiplies H by W
-/// on tensor cores, `cols` result columns at a time, with warpsM x warpsN
-/// warps of fragsM x fragsN 16 x 8 fragments, W streamed through `stages`
-/// shared buffers of depth x cols (transposed weights: cols x depth; rows
-/// of bStride), adds the bias and
-/// applies the activation. The W buffers reuse the staged feature rows'
-/// memory (free once the rows are aggregated); H follows it at hAt.
+/// The linear epilogue of a batched gnn.spmm (OpDesc::linear): a block
+/// reduces its rows from global memory (nothing is staged) into the tile H
+/// (rows x K, in shared memory, in the element type, zero columns up to
+/// kPadded), then multiplies H by W on tensor cores, `cols` result columns
+/// at a time (a pass), with warpsM x warpsN warps of fragsM x fragsN 16 x 8
+/// fragments. A pass's weights are staged whole (kPadded x cols, rows of
+/// bStride; transposed weights cols x kPadded), the first pass's with
+/// cp.async at the kernel's start, while the block aggregates. Shared
+/// memory: the weights at wAt (0), H at hAt.
 struct BatchedLinearTile {
   int64_t rows = 0;
   int64_t cols = 0;
@@ -158,17 +158,19 @@ struct BatchedLinearTile {
   /// K rounded up to a multiple of depth.
   int64_t kPadded = 0;
   int32_t warpsM = 1, warpsN = 1, fragsM = 1, fragsN = 1;
-  int32_t stages = 0;
+  /// The block's threads: the tile's warps, at least four (the others only
+  /// aggregate).
   int32_t threads = 0;
   int64_t hStride = 0, bStride = 0;
+  /// The bytes of one pass's weights.
   int64_t stageBytes = 0;
+  int64_t wAt = 0;
   int64_t hAt = 0;
   int64_t bytes = 0;
 };
 /// The epilogue tile of `op` (a gnn.spmm with a linear epilogue) under `s`
-/// (tile_rows set), after the feature tile `featureTile` (batchedTile).
-BatchedLinearTile batchedLinearTile(const OpDesc &op, const Schedule &s,
-                                    const BatchedTile &featureTile);
+/// (tile_rows set).
+BatchedLinearTile batchedLinearTile(const OpDesc &op, const Schedule &s);
 
 /// The shared memory of a tile_routed gnn.segment_matmul block: the
 /// weights of the type of its current tile, K x M elements of the op's

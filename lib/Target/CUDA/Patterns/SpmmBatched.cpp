@@ -7,7 +7,10 @@
 // `lanes` threads reduce one row each from there; or a piece of a graph
 // larger than a tile, whose rows it reduces from global memory.
 // The reduction, the end of a row and the store are gnn.spmm's own
-// (SpmmSupport).
+// (SpmmSupport). With a linear epilogue a block reduces its rows from
+// global memory into a shared tile of aggregated rows (its shared memory
+// holds that tile and the weights, so that several blocks share an SM)
+// and gnnc_batched_linear (batched_linear.cuh) multiplies it by W.
 //
 //===----------------------------------------------------------------------===//
 #include "../SpmmSupport.h"
@@ -35,34 +38,61 @@ public:
         rawVectorType(vw * static_cast<int64_t>(elementSize(desc.type)));
     StringRef offset = spellIndex(desc.offsets64);
     StringRef index = c.indexType();
-    os << "// gnn.spmm, batched: a block per run of whole graphs of at most "
-       << tile.rows << " nodes and " << tile.edges
-       << " edges, whose feature rows (" << blocks << " column block"
-       << (blocks == 1 ? "" : "s") << " of " << tileChunks * vw
-       << " features), row offsets and column indices are staged in shared "
-          "memory, or per piece of "
-       << tile.rows << " rows of a larger graph, reduced from global memory; "
-       << lanes << " thread" << (lanes == 1 ? "" : "s") << " per row, "
-       << plan.rowsPerBlock << " rows at a time, " << vw
-       << " elements per load.\n";
-    os << "extern __shared__ __align__(16) unsigned char gnnc_tile_bytes[];\n";
-    os << e.cType << " *tile = reinterpret_cast<" << e.cType
-       << " *>(gnnc_tile_bytes);\n";
-    os << offset << " *tile_ptr = reinterpret_cast<" << offset
-       << " *>(gnnc_tile_bytes + " << tile.offsetsAt << ");\n";
-    os << index << " *tile_cols = reinterpret_cast<" << index
-       << " *>(gnnc_tile_bytes + " << tile.columnsAt << ");\n";
     const bool linear = desc.linear();
+    if (linear)
+      os << "// gnn.spmm, batched, with a linear epilogue: a block per run of "
+            "whole graphs of at most "
+         << tile.rows << " nodes or per piece of " << tile.rows
+         << " rows of a larger graph, whose rows it reduces from global "
+            "memory into a shared tile; "
+         << lanes << " thread" << (lanes == 1 ? "" : "s") << " per row, "
+         << plan.rowsPerBlock << " rows at a time, " << vw
+         << " elements per load.\n";
+    else
+      os << "// gnn.spmm, batched: a block per run of whole graphs of at most "
+         << tile.rows << " nodes and " << tile.edges
+         << " edges, whose feature rows (" << blocks << " column block"
+         << (blocks == 1 ? "" : "s") << " of " << tileChunks * vw
+         << " features), row offsets and column indices are staged in shared "
+            "memory, or per piece of "
+         << tile.rows << " rows of a larger graph, reduced from global memory; "
+         << lanes << " thread" << (lanes == 1 ? "" : "s") << " per row, "
+         << plan.rowsPerBlock << " rows at a time, " << vw
+         << " elements per load.\n";
+    os << "extern __shared__ __align__(16) unsigned char gnnc_tile_bytes[];\n";
+    if (!linear) {
+      os << e.cType << " *tile = reinterpret_cast<" << e.cType
+         << " *>(gnnc_tile_bytes);\n";
+      os << offset << " *tile_ptr = reinterpret_cast<" << offset
+         << " *>(gnnc_tile_bytes + " << tile.offsetsAt << ");\n";
+      os << index << " *tile_cols = reinterpret_cast<" << index
+         << " *>(gnnc_tile_bytes + " << tile.columnsAt << ");\n";
+    }
     const BatchedLinearTile lt =
-        linear ? batchedLinearTile(desc, s, tile) : BatchedLinearTile{};
+        linear ? batchedLinearTile(desc, s) : BatchedLinearTile{};
+    StringRef weights = params.name(ParamRole::LinearWeights);
+    // The template arguments the epilogue's pieces share: the element
+    // type, K, K padded and M.
+    std::string linearArgs;
+    if (linear)
+      linearArgs = (e.cType + ", " + Twine(desc.width) + ", " +
+                    Twine(lt.kPadded) + ", " + Twine(desc.linearWidth))
+                       .str();
     if (linear) {
       os << "// Linear epilogue: the aggregated rows go to the shared tile "
             "h_tile ("
          << lt.rows << " x " << desc.width << ", rows of " << lt.hStride
          << "), which gnnc_batched_linear multiplies by the " << desc.width
-         << " x " << desc.linearWidth << " weights on tensor cores.\n";
+         << " x " << desc.linearWidth << " weights on tensor cores, " << lt.cols
+         << " columns a pass; the first pass's weights load into "
+            "w_tile while the rows are aggregated.\n";
+      os << e.cType << " *w_tile = reinterpret_cast<" << e.cType
+         << " *>(gnnc_tile_bytes + " << lt.wAt << ");\n";
       os << e.cType << " *h_tile = reinterpret_cast<" << e.cType
          << " *>(gnnc_tile_bytes + " << lt.hAt << ");\n";
+      os << "gnnc_linear_load_weights<" << linearArgs << ", " << lt.cols << ", "
+         << lt.bStride << ", " << (desc.transposeWeights ? "true" : "false")
+         << ", " << lt.threads << ">(" << weights << ", w_tile, 0);\n";
       os << "gnnc_linear_clear_padding<" << e.cType << ", " << desc.width
          << ", " << lt.kPadded << ", " << lt.rows << ", " << lt.hStride
          << ">(h_tile);\n";
@@ -74,8 +104,9 @@ public:
        << "ll;\n";
     os << "const long long seg_end = " << blocksParam << "[blockIdx.x + 1] & ~"
        << kBatchBlockFromGlobal << "ll;\n";
-    os << "const bool staged = (first_word & " << kBatchBlockFromGlobal
-       << "ll) == 0;\n";
+    if (!linear)
+      os << "const bool staged = (first_word & " << kBatchBlockFromGlobal
+         << "ll) == 0;\n";
     bool columnBlocks = plan.columnChunks != 0;
     // The feature rows of the column block from `chunk0` (a variable, or
     // the first block).
@@ -93,22 +124,24 @@ public:
         os << tileChunks;
       os << ");\n";
     };
-    os << "long long seg_e0 = 0;\n";
-    os << "if (staged) {\n";
-    os.indent();
-    os << "// The segment's row offsets and (first column block of) feature "
-          "rows, then its column indices.\n";
-    os << "gnnc_stage_array(tile_ptr, " << graph.rowPtr
-       << " + seg_begin, seg_end - seg_begin + 1);\n";
-    stageFeatures("0");
-    os << "gnnc_stage_wait();\n";
-    os << "__syncthreads();\n";
-    os << "seg_e0 = (long long)tile_ptr[0];\n";
-    os << "gnnc_stage_array(tile_cols, " << graph.colIdx
-       << " + seg_e0, (long long)tile_ptr[seg_end - seg_begin] - seg_e0);\n";
-    os << "gnnc_stage_wait();\n";
-    os << "__syncthreads();\n";
-    closeBlock();
+    if (!linear) {
+      os << "long long seg_e0 = 0;\n";
+      os << "if (staged) {\n";
+      os.indent();
+      os << "// The segment's row offsets and (first column block of) feature "
+            "rows, then its column indices.\n";
+      os << "gnnc_stage_array(tile_ptr, " << graph.rowPtr
+         << " + seg_begin, seg_end - seg_begin + 1);\n";
+      stageFeatures("0");
+      os << "gnnc_stage_wait();\n";
+      os << "__syncthreads();\n";
+      os << "seg_e0 = (long long)tile_ptr[0];\n";
+      os << "gnnc_stage_array(tile_cols, " << graph.colIdx
+         << " + seg_e0, (long long)tile_ptr[seg_end - seg_begin] - seg_e0);\n";
+      os << "gnnc_stage_wait();\n";
+      os << "__syncthreads();\n";
+      closeBlock();
+    }
     if (columnBlocks) {
       os << "for (int chunk0 = 0; chunk0 < " << plan.chunks
          << "; chunk0 += " << tileChunks << ") {\n";
@@ -127,26 +160,36 @@ public:
     os << "for (long long row = seg_begin + sub; row < seg_end; row += "
        << plan.rowsPerBlock << ") {\n";
     os.indent();
-    os << "const long long begin = staged ? (long long)tile_ptr[row - "
-          "seg_begin] : (long long)"
-       << graph.rowPtr << "[row];\n";
-    os << "const long long end = staged ? (long long)tile_ptr[row - seg_begin "
-          "+ 1] : (long long)"
-       << graph.rowPtr << "[row + 1];\n";
+    if (linear) {
+      os << "const long long begin = (long long)" << graph.rowPtr << "[row];\n";
+      os << "const long long end = (long long)" << graph.rowPtr
+         << "[row + 1];\n";
+    } else {
+      os << "const long long begin = staged ? (long long)tile_ptr[row - "
+            "seg_begin] : (long long)"
+         << graph.rowPtr << "[row];\n";
+      os << "const long long end = staged ? (long long)tile_ptr[row - "
+            "seg_begin + 1] : (long long)"
+         << graph.rowPtr << "[row + 1];\n";
+    }
     if (p.scalesBatches()) {
       os << "const long long batch_deg = end - begin;\n";
       os << "const float batch_scale = " << RowFactor{desc, "batch_deg"}
          << ";\n";
     }
     os << "float acc[" << p.accs << "];\n";
-    os << "if (staged) {\n";
-    os.indent();
-    reduceNeighbours("tile", "tile_cols");
-    os.unindent();
-    os << "} else {\n";
-    os.indent();
-    reduceNeighbours();
-    closeBlock();
+    if (linear) {
+      reduceNeighbours();
+    } else {
+      os << "if (staged) {\n";
+      os.indent();
+      reduceNeighbours("tile", "tile_cols");
+      os.unindent();
+      os << "} else {\n";
+      os.indent();
+      reduceNeighbours();
+      closeBlock();
+    }
     if (linear)
       finish(RowDegree::Range,
              ("h_tile + (row - seg_begin) * " + Twine(lt.hStride)).str());
@@ -157,18 +200,15 @@ public:
       closeBlock(); // column blocks
     if (linear) {
       StringRef bias = params.name(ParamRole::LinearBias);
-      os << "gnnc_batched_linear<" << e.cType << ", " << desc.width << ", "
-         << lt.kPadded << ", " << desc.linearWidth << ", " << lt.rows << ", "
+      os << "gnnc_batched_linear<" << linearArgs << ", " << lt.rows << ", "
          << lt.cols << ", " << lt.warpsM << ", " << lt.warpsN << ", "
-         << lt.fragsM << ", " << lt.fragsN << ", " << lt.stages << ", "
-         << lt.hStride << ", " << lt.bStride << ", "
-         << (desc.transposeWeights ? "true" : "false") << ", "
-         << (desc.linearBias ? "true" : "false") << ", "
-         << (desc.activation == Activation::Relu ? "true" : "false")
-         << ">(h_tile, " << params.name(ParamRole::LinearWeights) << ", "
+         << lt.fragsM << ", " << lt.fragsN << ", " << lt.hStride << ", "
+         << lt.bStride << ", " << (desc.transposeWeights ? "true" : "false")
+         << ", " << (desc.linearBias ? "true" : "false") << ", "
+         << (desc.activation == Activation::Relu ? "true" : "false") << ", "
+         << lt.threads << ">(h_tile, " << weights << ", "
          << (bias.empty() ? StringRef("nullptr") : bias) << ", " << p.y
-         << ", seg_begin, seg_end - seg_begin, reinterpret_cast<" << e.cType
-         << " *>(gnnc_tile_bytes));\n";
+         << ", seg_begin, seg_end - seg_begin, w_tile);\n";
     }
   }
 };

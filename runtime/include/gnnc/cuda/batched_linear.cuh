@@ -45,46 +45,61 @@ __device__ __forceinline__ void gnnc_linear_clear_padding(T *h) {
       h[(i / Pad) * HStride + K + i % Pad] = T(0.0f);
 }
 
+/// Starts copying the weights of the pass from result column col0 (all K
+/// rows of Cols columns; TransW: Cols rows of K, W stored M x K) into
+/// `wtile` (rows of BStride, zero beyond K and M) and commits them as one
+/// group of asynchronous copies. All threads of the block (Threads) call
+/// it; a later cp.async wait (gnnc_stage_wait, or the pass's own) and a
+/// barrier make them visible.
+template <typename T, int K, int KPadded, int M, int Cols, int BStride,
+          bool TransW, int Threads>
+__device__ __forceinline__ void
+gnnc_linear_load_weights(const T *__restrict__ w, T *wtile, int col0) {
+  namespace mma = gnnc::cuda::mma;
+  if constexpr (TransW)
+    mma::copyTileAsync<T, Cols, KPadded, BStride, Threads>(wtile, w, K, col0, M,
+                                                           0, K);
+  else
+    mma::copyTileAsync<T, KPadded, Cols, BStride, Threads>(wtile, w, M, 0, K,
+                                                           col0, M);
+  mma::commitAsync();
+}
+
 /// y[row0 + r] = act(H[r] W + bias) for the block's `rows` rows (at most
-/// Rows); with TransW, W is stored M x K (torch.nn.Linear's layout) and
-/// its buffers hold Cols x Depth. Every thread of the block (32 x WarpsM x
-/// WarpsN) calls it after writing its rows of H; `buffers` is shared memory for
-/// Stages x Depth x BStride elements, free to overwrite (the caller is done
-/// with it once the first barrier here passes). M is a multiple of 8; H's
-/// columns from K to KPadded hold zeros.
+/// Rows); with TransW, W is stored M x K (torch.nn.Linear's layout). Every
+/// thread of the block (Threads, at least 32 x WarpsM x WarpsN: the warps
+/// beyond those only load and wait) calls it after writing its
+/// rows of H, with the first pass's weights already requested into `wtile`
+/// (gnnc_linear_load_weights from column 0); later passes load their own.
+/// M is a multiple of 8; H's columns from K to KPadded hold zeros.
 template <typename T, int K, int KPadded, int M, int Rows, int Cols, int WarpsM,
-          int WarpsN, int FragsM, int FragsN, int Stages, int HStride,
-          int BStride, bool TransW, bool Bias, bool Relu>
+          int WarpsN, int FragsM, int FragsN, int HStride, int BStride,
+          bool TransW, bool Bias, bool Relu, int Threads>
 __device__ __forceinline__ void
 gnnc_batched_linear(const T *h, const T *__restrict__ w,
                     const T *__restrict__ bias, T *__restrict__ y,
-                    long long row0, long long rows, T *buffers) {
+                    long long row0, long long rows, T *wtile) {
   namespace mma = gnnc::cuda::mma;
-  constexpr int Depth = 32, Threads = 32 * WarpsM * WarpsN;
   static_assert(Rows == WarpsM * FragsM * 16 && Cols == WarpsN * FragsN * 8,
                 "the warps cover the block tile");
-  static_assert(KPadded % Depth == 0, "H holds whole reduction steps");
-  static_assert(Stages >= 2, "the pipeline has at least two buffers");
-  constexpr int Steps = KPadded / Depth;
-  constexpr int StageElements = (TransW ? Cols : Depth) * BStride;
+  static_assert(Threads >= 32 * WarpsM * WarpsN, "the tile's warps run");
+  static_assert(KPadded % 32 == 0, "H holds whole reduction steps");
   const int warp = threadIdx.x / 32;
   const int m0 = (warp / WarpsN) * FragsM * 16,
             n0 = (warp % WarpsN) * FragsN * 8;
   const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
   for (int col0 = 0; col0 < M; col0 += Cols) {
-    // Every warp is done with H's writers (first pass) or with the
-    // buffers of the previous column block.
+    if (col0 > 0) {
+      // Every warp is done with the previous pass's weights.
+      __syncthreads();
+      gnnc_linear_load_weights<T, K, KPadded, M, Cols, BStride, TransW,
+                               Threads>(w, wtile, col0);
+    }
+    // The pass's weights have landed, and (first pass) every row of H.
+    mma::waitAsync<0>();
     __syncthreads();
-    auto load = [&](int step, int slot) {
-      if constexpr (TransW)
-        mma::copyTileAsync<T, Cols, Depth, BStride, Threads>(
-            buffers + slot * StageElements, w, K, col0, M,
-            (long long)step * Depth, K);
-      else
-        mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(
-            buffers + slot * StageElements, w, M, (long long)step * Depth, K,
-            col0, M);
-    };
+    if (warp >= WarpsM * WarpsN)
+      continue; // no part of the tile: on to the next pass's barrier
     float acc[FragsM][FragsN][4];
 #pragma unroll
     for (int i = 0; i < FragsM; ++i)
@@ -93,24 +108,11 @@ gnnc_batched_linear(const T *h, const T *__restrict__ w,
 #pragma unroll
         for (int v = 0; v < 4; ++v)
           acc[i][j][v] = 0.0f;
-#pragma unroll
-    for (int s = 0; s < Stages - 1; ++s) {
-      if (s < Steps)
-        load(s, s);
-      mma::commitAsync();
-    }
-    for (int step = 0; step < Steps; ++step) {
-      mma::waitAsync<Stages - 2>();
-      __syncthreads();
-      if (step + Stages - 1 < Steps)
-        load(step + Stages - 1, (step + Stages - 1) % Stages);
-      mma::commitAsync();
-      mma::mmaStep<T, FragsM, FragsN, Depth, true, TransW, HStride, BStride>(
-          acc, h + step * Depth, buffers + (step % Stages) * StageElements, m0,
-          n0);
-    }
-    mma::waitAsync<0>();
-    // The epilogue: bias, activation, the store of the block's rows.
+#pragma unroll 1
+    for (int k0 = 0; k0 < KPadded; k0 += 32)
+      mma::mmaStep<T, FragsM, FragsN, 32, true, TransW, HStride, BStride>(
+          acc, h + k0, TransW ? wtile + k0 : wtile + k0 * BStride, m0, n0);
+      // The epilogue: bias, activation, the store of the block's rows.
 #pragma unroll
     for (int j = 0; j < FragsN; ++j) {
       const int col = col0 + n0 + j * 8 + 2 * t;
