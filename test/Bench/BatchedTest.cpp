@@ -290,7 +290,7 @@ std::string everyBatchedCaseKernel(size_t &count) {
         EXPECT_GE(schedules.size(), 4u);
         for (const std::string &s : schedules)
           text += layerKernelText("l" + std::to_string(count++), kind, type,
-                                  width, s);
+                                  width, parseSchedule(s).take());
       }
       for (Reduce reduce : {Reduce::Sum, Reduce::Mean, Reduce::Max})
         for (bool grad : {false, true})

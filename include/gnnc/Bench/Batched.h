@@ -97,11 +97,17 @@ Expected<LayerKind> parseLayerKind(const std::string &text);
 /// with the layer's scale or self term.
 OpDesc layerAggregateOp(LayerKind kind, ElementType type, int64_t width);
 
-/// The .gnn text of gnn.kernel `@name` holding the layer's aggregation
-/// under `schedule` (a `#gnn.schedule<...>`).
+/// The layer's fused form: its aggregation with a linear epilogue of
+/// width x width weights, the bias and ReLU (gnn.spmm's weight(...)).
+OpDesc layerFusedOp(LayerKind kind, ElementType type, int64_t width);
+
+/// The .gnn text of gnn.kernel `@name` holding the layer's aggregation (or,
+/// `fused`, the whole layer) under `schedule` (none: no schedule written),
+/// through opKernelText.
 std::string layerKernelText(const std::string &name, LayerKind kind,
                             ElementType type, int64_t width,
-                            const std::string &schedule);
+                            const std::optional<Schedule> &schedule,
+                            bool fused = false);
 
 /// The relative tolerance of a layer output against the double reference,
 /// of its magnitude (see LayerInputs::magnitude): ops::linearTolerance, the
