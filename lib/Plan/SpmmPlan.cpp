@@ -73,7 +73,8 @@ Status linearRules(const OpDesc &op, const Schedule &s) {
         "the linear epilogue's tile of " + std::to_string(tile.rows) + " x " +
         std::to_string(tile.cols) + " runs " + std::to_string(tile.threads) +
         " threads (" + std::to_string(tile.warpsM) + " x " +
-        std::to_string(tile.warpsN) + " warps), not threads_per_block " +
+        std::to_string(tile.warpsN) +
+        " warps multiply), not threads_per_block " +
         std::to_string(s.threadsPerBlock) + "; leave threads_per_block out");
   return Status::ok();
 }
@@ -307,7 +308,7 @@ BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
   t.kPadded = ceilDiv(op.width, t.depth) * t.depth;
   t.hStride = t.kPadded + reductionRowPad(op.type);
   // A pass's weights (K x cols) are staged whole, the first pass's while
-  // the block aggregates: as many columns (8 to 128) as keep them within
+  // the block aggregates: as many columns (8 to 64) as keep them within
   // defaults::kLinearWeightBytes, so that several blocks share an SM.
   auto shape = [&](int64_t cols) {
     t.cols = cols;
@@ -319,7 +320,7 @@ BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
         (op.transposeWeights ? t.cols : t.kPadded) * t.bStride * size;
   };
   int64_t cols = 8;
-  while (cols < op.linearWidth && cols < 128)
+  while (cols < op.linearWidth && cols < 64)
     cols *= 2;
   shape(cols);
   while (t.stageBytes > defaults::kLinearWeightBytes && t.cols > 8)
@@ -327,17 +328,16 @@ BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
   t.wAt = 0;
   t.hAt = align16(t.stageBytes);
   t.bytes = align16(t.hAt + t.rows * t.hStride * size);
-  // The block's threads also aggregate its rows, which wait on memory: as
-  // many warps as the tile can use (up to 16), each with 16 x 16 of the
-  // result or more: a warp per 16 rows (at most 4), and per 16 columns (at
-  // most 4).
-  t.warpsM = static_cast<int32_t>(std::clamp<int64_t>(t.rows / 16, 1, 4));
-  t.fragsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / t.warpsM / 16));
-  t.warpsN = static_cast<int32_t>(std::clamp<int64_t>(t.cols / 16, 1, 4));
+  // Four warps: a block's registers (about 96 a thread, for the gathers)
+  // then leave room for several blocks an SM, whose gathers overlap. They
+  // split the tile two by two where it is 32 columns or more and 32 rows
+  // or more; each holds fragsM x fragsN accumulators (at most 4 x 4).
+  t.warpsN = static_cast<int32_t>(std::clamp<int64_t>(t.cols / 32, 1, 2));
+  t.warpsM =
+      static_cast<int32_t>(std::clamp<int64_t>(t.rows / 16, 1, 4 / t.warpsN));
+  t.fragsM = static_cast<int32_t>(t.rows / t.warpsM / 16);
   t.fragsN = static_cast<int32_t>(t.cols / t.warpsN / 8);
-  // At least four warps aggregate; those beyond the tile's only wait at
-  // its barriers while the others multiply.
-  t.threads = 32 * std::max(4, t.warpsM * t.warpsN);
+  t.threads = 128;
   return t;
 }
 

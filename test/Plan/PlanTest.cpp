@@ -513,26 +513,25 @@ TEST(Plan, BatchedLinearEpilogue) {
   Expected<KernelPlan> plan = planWithDefaults(op, defaultSchedule(op));
   ASSERT_TRUE(plan) << plan.message();
   EXPECT_EQ(plan->schedule.tileRows, 64);
-  EXPECT_EQ(plan->schedule.threadsPerBlock, 512);
+  EXPECT_EQ(plan->schedule.threadsPerBlock, 128);
   const BatchedLinearTile t = batchedLinearTile(op, plan->schedule);
-  // Two 64-column passes (a pass's 64 x 128 weights would exceed
-  // kLinearWeightBytes), 4 x 4 warps of 1 x 2 fragments; the pass's
+  // Two 64-column passes, 2 x 2 warps of 2 x 4 fragments; the pass's
   // weights (64 rows of 64 + 8) first, then H, its rows padded by 16 bytes.
   // Nothing is staged: the rows are reduced from global memory.
   EXPECT_EQ(t.cols, 64);
   EXPECT_EQ(t.kPadded, 64);
-  EXPECT_EQ(t.warpsM * t.warpsN, 16);
-  EXPECT_EQ(t.fragsM * t.fragsN, 2);
+  EXPECT_EQ(t.warpsM * t.warpsN, 4);
+  EXPECT_EQ(t.fragsM * t.fragsN, 8);
   EXPECT_EQ(t.hStride, 68);
   EXPECT_EQ(t.bStride, 72);
   EXPECT_EQ(t.wAt, 0);
   EXPECT_EQ(t.hAt, 64 * 72 * 4);
   EXPECT_EQ(plan->launch.sharedBytes, t.hAt + 64 * 68 * 4);
   EXPECT_EQ(plan->mapping.columnChunks, 0);
-  // Narrow weights take every column in one pass.
-  OpDesc narrowOut = op;
-  narrowOut.width = narrowOut.rowStride = 32;
-  EXPECT_EQ(batchedLinearTile(narrowOut, plan->schedule).cols, 128);
+  // Wide weights take fewer columns a pass (at most kLinearWeightBytes).
+  OpDesc wideIn = op;
+  wideIn.width = wideIn.rowStride = 256;
+  EXPECT_EQ(batchedLinearTile(wideIn, plan->schedule).cols, 16);
   // Wide rows take fewer rows per tile; K pads to the reduction step.
   OpDesc wide = op;
   wide.width = wide.rowStride = 256;
@@ -562,9 +561,9 @@ TEST(Plan, BatchedLinearEpilogue) {
                         "(a block's rows of 16-row fragments), got 12");
   s.tileRows = 64;
   s.threadsPerBlock = 256;
-  EXPECT_EQ(why(op, s), "the linear epilogue's tile of 64 x 64 runs 512 "
-                        "threads (4 x 4 warps), not threads_per_block 256; "
-                        "leave threads_per_block out");
+  EXPECT_EQ(why(op, s), "the linear epilogue's tile of 64 x 64 runs 128 "
+                        "threads (2 x 2 warps multiply), not "
+                        "threads_per_block 256; leave threads_per_block out");
 }
 
 TEST(Abi, RolesHaveOneSpellingEach) {

@@ -158,7 +158,7 @@ struct BatchedLinearTile {
   /// K rounded up to a multiple of depth.
   int64_t kPadded = 0;
   int32_t warpsM = 1, warpsN = 1, fragsM = 1, fragsN = 1;
-  /// The block's threads: the tile's warps, at least four (the others only
+  /// The block's threads: four warps (those beyond the tile's only
   /// aggregate).
   int32_t threads = 0;
   int64_t hStride = 0, bStride = 0;
