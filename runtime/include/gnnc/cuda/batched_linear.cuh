@@ -22,18 +22,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-namespace gnnc::cuda {
-
-__device__ __forceinline__ float linearToFloat(float v) { return v; }
-__device__ __forceinline__ float linearToFloat(__half v) {
-  return __half2float(v);
-}
-__device__ __forceinline__ float linearToFloat(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-
-} // namespace gnnc::cuda
-
 /// Zeroes columns K to KPadded of the Rows rows of H, which the
 /// aggregation never writes and the last reduction step reads. All threads
 /// of the block call it; the caller's __syncthreads() publishes it.
@@ -120,8 +108,8 @@ gnnc_batched_linear(const T *h, const T *__restrict__ w,
         continue;
       float b0 = 0.0f, b1 = 0.0f;
       if constexpr (Bias) {
-        b0 = gnnc::cuda::linearToFloat(bias[col]);
-        b1 = gnnc::cuda::linearToFloat(bias[col + 1]);
+        b0 = gnnc::cuda::toFloat(bias[col]);
+        b1 = gnnc::cuda::toFloat(bias[col + 1]);
       }
 #pragma unroll
       for (int i = 0; i < FragsM; ++i) {

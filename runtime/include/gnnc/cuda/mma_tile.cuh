@@ -14,7 +14,8 @@
 //    f32 accumulators;
 //  - mmaStep: one reduction step of a warp's FragsM x FragsN fragments
 //    (register blocking);
-//  - storePair: two adjacent f32 accumulators to memory of type T.
+//  - storePair: two adjacent f32 accumulators to memory of type T;
+//  - gnnc::cuda::toFloat: an element of any of the three types as a float.
 //
 // Fragment layouts follow the PTX ISA's description of mma.m16n8k8 and
 // mma.m16n8k16: with g = lane / 4 and t = lane % 4, the accumulators of a
@@ -29,6 +30,18 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+namespace gnnc::cuda {
+
+/// An element of f32, f16 or bf16 as a float (what a tile's epilogue and a
+/// SIMT fallback compute in).
+__device__ __forceinline__ float toFloat(float v) { return v; }
+__device__ __forceinline__ float toFloat(__half v) { return __half2float(v); }
+__device__ __forceinline__ float toFloat(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
+} // namespace gnnc::cuda
 
 namespace gnnc::cuda::mma {
 

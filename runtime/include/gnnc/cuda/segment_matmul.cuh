@@ -41,14 +41,6 @@
 
 namespace gnnc::cuda {
 
-__device__ __forceinline__ float segmentToFloat(float v) { return v; }
-__device__ __forceinline__ float segmentToFloat(__half v) {
-  return __half2float(v);
-}
-__device__ __forceinline__ float segmentToFloat(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-
 template <typename T> struct SegmentFromFloat;
 template <> struct SegmentFromFloat<float> {
   static __device__ __forceinline__ float get(float v) { return v; }
@@ -81,7 +73,7 @@ template <typename T, int K, int M, int Threads, int Lanes, int VW,
 __device__ __forceinline__ void gnnc_segment_matmul_routed(
     const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y,
     const long long *__restrict__ tiles, long long num_tiles, T *w_tile) {
-  using gnnc::cuda::segmentToFloat;
+  using gnnc::cuda::toFloat;
   static_assert(Threads % Lanes == 0, "a block holds whole sub-warps");
   constexpr int Rows = Threads / Lanes;
   const long long blocks = gridDim.x;
@@ -108,7 +100,7 @@ __device__ __forceinline__ void gnnc_segment_matmul_routed(
         acc[a] = 0.0f;
       const T *xr = x + r * K;
       for (int k = 0; k < K; ++k) {
-        const float xv = segmentToFloat(xr[k]);
+        const float xv = toFloat(xr[k]);
         const T *wk = w_tile + k * M;
 #pragma unroll
         for (int j = 0; j < ChunksPerLane; ++j) {
@@ -117,8 +109,7 @@ __device__ __forceinline__ void gnnc_segment_matmul_routed(
 #pragma unroll
             for (int v = 0; v < VW; ++v)
               acc[j * VW + v] +=
-                  xv * segmentToFloat(TransW ? w_tile[(c0 + v) * K + k]
-                                             : wk[c0 + v]);
+                  xv * toFloat(TransW ? w_tile[(c0 + v) * K + k] : wk[c0 + v]);
           }
         }
       }
@@ -331,7 +322,7 @@ gnnc_segment_weight_grad_simt(const T *__restrict__ x, const T *__restrict__ dy,
                               float *__restrict__ partials,
                               const long long *__restrict__ tiles,
                               long long num_tiles) {
-  using gnnc::cuda::segmentToFloat;
+  using gnnc::cuda::toFloat;
   long long first, last;
   gnnc::cuda::routedRun(num_tiles, first, last);
   for (long long split = first; split < last; ++split) {
@@ -342,7 +333,7 @@ gnnc_segment_weight_grad_simt(const T *__restrict__ x, const T *__restrict__ dy,
       const int i = e / M, j = e % M;
       float acc = 0.0f;
       for (long long r = r0; r < r1; ++r)
-        acc += segmentToFloat(x[r * K + i]) * segmentToFloat(dy[r * M + j]);
+        acc += toFloat(x[r * K + i]) * toFloat(dy[r * M + j]);
       out[e] = acc;
     }
   }
