@@ -52,16 +52,32 @@ def _example_env():
     return env
 
 
-def _setup():
-    """The example modules, in emulation on the CPU."""
-    os.environ["GNNC_EMULATE"] = "1"
-    for p in (str(EXAMPLES), str(REPO / "python")):
-        if p not in sys.path:
-            sys.path.insert(0, p)
+_EXAMPLE_MODULES = ("gnn_common", "train_ddp_proteins", "train_proteins")
+
+
+def _setup(patch=None):
+    """The example modules, in emulation on the CPU. In a worker process
+    (no `patch`) for good; in the test process through `patch` (a
+    pytest.MonkeyPatch), so that the emulation, the environment and the
+    path are undone for the tests that follow."""
+    if patch is None:
+        os.environ["GNNC_EMULATE"] = "1"
+        for p in (str(EXAMPLES), str(REPO / "python")):
+            if p not in sys.path:
+                sys.path.insert(0, p)
+    else:
+        patch.setenv("GNNC_EMULATE", "1")
+        for p in (str(EXAMPLES), str(REPO / "python"), str(REPO / "python" / "tests")):
+            patch.syspath_prepend(p)
     import gnn_common as C
     import train_ddp_proteins as D
     import train_proteins as P
-    dev = C.device()  # installs the emulation
+    if patch is None:
+        dev = C.device()  # installs the emulation
+    else:
+        import emulate_segment
+        emulate_segment.install(patch)
+        dev = torch.device("cpu")
     return C, D, P, dev
 
 
@@ -111,10 +127,10 @@ def _worker(rank, world, init_file, out_dir, flags):
     (Path(out_dir) / f"{rank}.json").write_text(json.dumps(results))
 
 
-def _reference(batch_ids_per_step):
+def _reference(batch_ids_per_step, patch):
     """One process: each step the mean of the given batches' losses, each
     batch's forward with its own copy of the random state (a rank's)."""
-    C, D, P, dev = _setup()
+    C, D, P, dev = _setup(patch)
     batches = _batches(D, P, dev)
     net = _model(P, dev)
     opt = _optimizer(net)
@@ -146,9 +162,15 @@ def needs_lib():
 
 @pytest.fixture(scope="module")
 def reference(needs_lib):
-    with torch.random.fork_rng():
-        both = _reference([[WORLD * s + r for r in range(WORLD)] for s in range(STEPS)])
-        alone = _reference([[WORLD * s] for s in range(STEPS)])
+    loaded = {m for m in _EXAMPLE_MODULES if m in sys.modules}
+    with pytest.MonkeyPatch.context() as patch, torch.random.fork_rng():
+        both = _reference([[WORLD * s + r for r in range(WORLD)] for s in range(STEPS)],
+                          patch)
+        alone = _reference([[WORLD * s] for s in range(STEPS)], patch)
+    # The examples read GNNC_EMULATE when imported: forget the emulated ones.
+    for m in _EXAMPLE_MODULES:
+        if m not in loaded:
+            sys.modules.pop(m, None)
     return both, alone
 
 
