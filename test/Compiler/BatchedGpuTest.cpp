@@ -166,4 +166,47 @@ TEST(BatchedGpu, RefusesAGraphThatIsNoBatch) {
                               "upload the graph with ops::uploadBatch");
 }
 
+TEST(BatchedGpu, ALinearEpilogueNeedsItsOperands) {
+  test::GpuKernels &k = kernels();
+  if (!k.skipReason.empty())
+    GTEST_SKIP() << k.skipReason;
+  ASSERT_TRUE(k.error.empty()) << k.error;
+  // The GCN layer variant: f32, 64 x 64 weights, a bias.
+  const rt::LoadedKernel *layer = nullptr;
+  for (const rt::LoadedKernel &kernel : k.kernels)
+    if (kernel.spec.name.find("b_f32_w64_lgcn") != std::string::npos)
+      layer = &kernel;
+  ASSERT_NE(layer, nullptr);
+  const std::string name = "kernel '" + layer->spec.name + "'";
+  BatchedGraph batch = raggedBatch();
+  const int64_t n = batch.graph.numRows;
+  auto dg = ops::uploadBatch(batch, true, false);
+  auto norm = ops::uploadColumnNorm(batch.graph);
+  auto x =
+      ops::uploadTensor(std::vector<float>(n * 64, 1.0f), ElementType::F32);
+  auto y = ops::allocatePoisoned(n * 64, ElementType::F32);
+  auto w =
+      ops::uploadTensor(std::vector<float>(64 * 64, 0.5f), ElementType::F32);
+  auto small =
+      ops::uploadTensor(std::vector<float>(64 * 8, 0.5f), ElementType::F32);
+  auto b = ops::uploadTensor(std::vector<float>(64, 0.5f), ElementType::F32);
+  ASSERT_TRUE(dg && norm && x && y && w && small && b);
+  auto launch = [&](const ops::LinearOperands *linear) {
+    return ops::launchSpmm(*k.runtime, *layer, *dg, *x, nullptr, *y, true,
+                           &*norm, nullptr, linear);
+  };
+  EXPECT_EQ(launch(nullptr).message(),
+            name + " ends in a linear epilogue and needs its weights (64 x "
+                   "64)");
+  ops::LinearOperands tooSmall{&*small, &*b};
+  EXPECT_EQ(launch(&tooSmall).message(),
+            name + ": the weights (64 x 64) need 16384 bytes, the buffer has "
+                   "2048");
+  ops::LinearOperands noBias{&*w, nullptr};
+  EXPECT_EQ(launch(&noBias).message(),
+            name + " ends in a linear epilogue and needs its bias (64)");
+  ops::LinearOperands both{&*w, &*b};
+  EXPECT_TRUE(launch(&both)) << launch(&both).message();
+}
+
 } // namespace

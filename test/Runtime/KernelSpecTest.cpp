@@ -174,6 +174,37 @@ TEST(Manifest, ErrorsNameTheField) {
   EXPECT_NE(syntax.find("line"), std::string::npos) << syntax;
 }
 
+TEST(Manifest, LinearEpilogue) {
+  // A fused layer's epilogue travels with its gnn.spmm and reads back.
+  KernelSpec spec = makeSpmm();
+  spec.op->rowStride = spec.op->width;
+  spec.op->linearWidth = 24;
+  spec.op->linearBias = true;
+  spec.op->activation = Activation::Relu;
+  spec.op->transposeWeights = true;
+  std::string json = writeManifest({spec}, "k.cu");
+  Expected<std::vector<KernelSpec>> specs = readManifest(json, "m.json", "");
+  ASSERT_TRUE(specs) << specs.message();
+  EXPECT_EQ((*specs)[0].op, spec.op);
+  // Its fields belong to it: each is refused without linear_width.
+  auto errorIn = [&](const std::string &from, const std::string &to) {
+    std::string text = json;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    Expected<std::vector<KernelSpec>> bad = readManifest(text, "m.json", "");
+    return bad ? std::string() : bad.message();
+  };
+  EXPECT_EQ(errorIn("\"linear_width\": 24", "\"linear_widths\": 24"),
+            "m.json: kernels[0].op: unknown field 'linear_widths'");
+  EXPECT_EQ(errorIn("\"linear_width\": 24,", ""),
+            "m.json: kernels[0].op.linear_bias: expected true or false, true "
+            "only with linear_width");
+  EXPECT_EQ(errorIn("\"activation\": \"relu\"", "\"activation\": \"gelu\""),
+            "m.json: kernels[0].op.activation: unknown value 'gelu' (expected "
+            "none or relu)");
+}
+
 TEST(Manifest, ReadsFileAndSource) {
   test::TempDir dir;
   ASSERT_FALSE(dir.path().empty());
