@@ -89,13 +89,7 @@ gnnc_batched_linear(const T *h, const T *__restrict__ w,
     if (warp >= WarpsM * WarpsN)
       continue; // no part of the tile: on to the next pass's barrier
     float acc[FragsM][FragsN][4];
-#pragma unroll
-    for (int i = 0; i < FragsM; ++i)
-#pragma unroll
-      for (int j = 0; j < FragsN; ++j)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          acc[i][j][v] = 0.0f;
+    mma::zeroAccumulators(acc);
 #pragma unroll 1
     for (int k0 = 0; k0 < KPadded; k0 += 32)
       mma::mmaStep<T, FragsM, FragsN, 32, true, TransW, HStride, BStride>(

@@ -12,8 +12,9 @@
 //    result), with ldmatrix for 16-bit types and TF32 conversion for f32;
 //  - Mma<T>: mma.sync.aligned.m16n8k8 (TF32) or m16n8k16 (f16, bf16) with
 //    f32 accumulators;
-//  - mmaStep: one reduction step of a warp's FragsM x FragsN fragments
-//    (register blocking);
+//  - zeroAccumulators, mmaStep: a warp's FragsM x FragsN accumulator
+//    fragments set to zero, and one reduction step of them (register
+//    blocking);
 //  - storePair: two adjacent f32 accumulators to memory of type T;
 //  - gnnc::cuda::toFloat: an element of any of the three types as a float.
 //
@@ -239,6 +240,19 @@ template <> struct Fragments<float> {
     b[1] = toTf32(at(t + 4, g));
   }
 };
+
+/// Sets a warp's FragsM x FragsN accumulator fragments to zero.
+template <int FragsM, int FragsN>
+__device__ __forceinline__ void
+zeroAccumulators(float (&acc)[FragsM][FragsN][4]) {
+#pragma unroll
+  for (int i = 0; i < FragsM; ++i)
+#pragma unroll
+    for (int j = 0; j < FragsN; ++j)
+#pragma unroll
+      for (int v = 0; v < 4; ++v)
+        acc[i][j][v] = 0.0f;
+}
 
 /// One Depth-deep step of a warp's FragsM x FragsN fragments of 16 x 8,
 /// whose first result element is (m0, n0) of the block tile: `a` and `b`

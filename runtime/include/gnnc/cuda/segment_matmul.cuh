@@ -203,13 +203,7 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
                                                              KIn, col0, NOut);
     };
     float acc[FragsM][FragsN][4];
-#pragma unroll
-    for (int i = 0; i < FragsM; ++i)
-#pragma unroll
-      for (int j = 0; j < FragsN; ++j)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          acc[i][j][v] = 0.0f;
+    mma::zeroAccumulators(acc);
 #pragma unroll
     for (int s = 0; s < Stages - 1; ++s) {
       if (s < Steps)
@@ -283,13 +277,7 @@ gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
                                                            M);
     };
     float acc[FragsM][FragsN][4];
-#pragma unroll
-    for (int i = 0; i < FragsM; ++i)
-#pragma unroll
-      for (int j = 0; j < FragsN; ++j)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          acc[i][j][v] = 0.0f;
+    mma::zeroAccumulators(acc);
 #pragma unroll
     for (int s = 0; s < Stages - 1; ++s) {
       if (s < steps)
