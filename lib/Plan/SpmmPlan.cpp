@@ -267,9 +267,8 @@ Expected<KernelPlan> gnnc::plan::planSpmmSliced(const OpDesc &op,
 int64_t gnnc::plan::batchedColumnChunks(const OpDesc &op, int64_t vw,
                                         int64_t tileRows) {
   const int64_t chunks = ceilDiv(op.width, vw);
-  // A linear epilogue reduces whole rows from global memory: nothing is
-  // staged.
-  if (op.linear())
+  // Unstaged rows are reduced whole from global memory.
+  if (!batchedStagesFeatures(op))
     return chunks;
   const int64_t chunkBytes =
       tileRows * vw * static_cast<int64_t>(elementSize(op.type));
@@ -377,7 +376,7 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
         "lower tile_rows"));
     sharedBytes = linear.bytes;
   }
-  if (!op.linear())
+  if (batchedStagesFeatures(op))
     GNNC_RETURN_IF_ERROR(checkSharedBytes(
         tile.bytes,
         "batched stages tile_rows rows of a column block, their offsets and " +

@@ -99,10 +99,10 @@ TEST(Manifest, RoundTrip) {
   EXPECT_EQ(writeManifest(*specs, "kernels.cu"), json);
 }
 
-/// Replaces the first `from` in the valid manifest with `to`, parses it and
-/// returns the error message ("" on success).
-std::string errorAfter(const std::string &from, const std::string &to) {
-  std::string json = validManifest();
+/// Replaces the first `from` in the manifest `json` (by default the valid
+/// one) with `to`, parses it and returns the error message ("" on success).
+std::string errorAfter(const std::string &from, const std::string &to,
+                       std::string json = validManifest()) {
   size_t at = json.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   if (at == std::string::npos)
@@ -188,12 +188,7 @@ TEST(Manifest, LinearEpilogue) {
   EXPECT_EQ((*specs)[0].op, spec.op);
   // Its fields belong to it: each is refused without linear_width.
   auto errorIn = [&](const std::string &from, const std::string &to) {
-    std::string text = json;
-    size_t at = text.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    text.replace(at, from.size(), to);
-    Expected<std::vector<KernelSpec>> bad = readManifest(text, "m.json", "");
-    return bad ? std::string() : bad.message();
+    return errorAfter(from, to, json);
   };
   EXPECT_EQ(errorIn("\"linear_width\": 24", "\"linear_widths\": 24"),
             "m.json: kernels[0].op: unknown field 'linear_widths'");

@@ -134,6 +134,12 @@ struct BatchedTile {
   int64_t columnsAt = 0;
   int64_t bytes = 0;
 };
+/// Whether a batched gnn.spmm's blocks stage their feature rows, offsets
+/// and column indices in shared memory (batchedTile); a linear epilogue's
+/// blocks reduce their rows from global memory instead, keeping shared
+/// memory for the aggregated rows and the weights (BatchedLinearTile).
+inline bool batchedStagesFeatures(const OpDesc &op) { return !op.linear(); }
+
 /// The column indices a batched tile of `tileRows` rows holds:
 /// defaults::kBatchedEdgesPerTileRow x tileRows.
 int64_t batchedTileEdges(int64_t tileRows);

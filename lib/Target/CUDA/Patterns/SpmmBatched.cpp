@@ -39,7 +39,8 @@ public:
     StringRef offset = spellIndex(desc.offsets64);
     StringRef index = c.indexType();
     const bool linear = desc.linear();
-    if (linear)
+    const bool stages = batchedStagesFeatures(desc);
+    if (!stages)
       os << "// gnn.spmm, batched, with a linear epilogue: a block per run of "
             "whole graphs of at most "
          << tile.rows << " nodes or per piece of " << tile.rows
@@ -60,7 +61,7 @@ public:
          << plan.rowsPerBlock << " rows at a time, " << vw
          << " elements per load.\n";
     os << "extern __shared__ __align__(16) unsigned char gnnc_tile_bytes[];\n";
-    if (!linear) {
+    if (stages) {
       os << e.cType << " *tile = reinterpret_cast<" << e.cType
          << " *>(gnnc_tile_bytes);\n";
       os << offset << " *tile_ptr = reinterpret_cast<" << offset
@@ -104,7 +105,7 @@ public:
        << "ll;\n";
     os << "const long long seg_end = " << blocksParam << "[blockIdx.x + 1] & ~"
        << kBatchBlockFromGlobal << "ll;\n";
-    if (!linear)
+    if (stages)
       os << "const bool staged = (first_word & " << kBatchBlockFromGlobal
          << "ll) == 0;\n";
     bool columnBlocks = plan.columnChunks != 0;
@@ -124,7 +125,7 @@ public:
         os << tileChunks;
       os << ");\n";
     };
-    if (!linear) {
+    if (stages) {
       os << "long long seg_e0 = 0;\n";
       os << "if (staged) {\n";
       os.indent();
@@ -160,7 +161,7 @@ public:
     os << "for (long long row = seg_begin + sub; row < seg_end; row += "
        << plan.rowsPerBlock << ") {\n";
     os.indent();
-    if (linear) {
+    if (!stages) {
       os << "const long long begin = (long long)" << graph.rowPtr << "[row];\n";
       os << "const long long end = (long long)" << graph.rowPtr
          << "[row + 1];\n";
@@ -178,7 +179,7 @@ public:
          << ";\n";
     }
     os << "float acc[" << p.accs << "];\n";
-    if (linear) {
+    if (!stages) {
       reduceNeighbours();
     } else {
       os << "if (staged) {\n";
