@@ -305,7 +305,7 @@ def main():
     molecules = args.molecules or (4096 if q else 32768)
     seeds = args.seeds or (1 if q else 20)
     out = Path(args.out_dir)
-    gpus, name = device_info()
+    gpus, device_name = device_info()
     worlds = [1, 2] if gpus >= 2 else [1] if gpus == 1 else []
     skipped = []
     if gpus < 2:
@@ -335,15 +335,15 @@ def main():
     if "ddp" not in args.parts:
         # Every pair the earlier run made (ddp_w1 / ddp_w2, ddp_w1_p2 / ...).
         have = [f.stem for f in Path(args.reuse).glob("raw/ddp_w*.json")] if args.reuse else []
-        for name, world in ddp_run_names(ddp_pair_count(have)):
+        for run_name, world in ddp_run_names(ddp_pair_count(have)):
             if world in worlds:
-                reuse(name)
+                reuse(run_name)
     else:
-        for name, world in ddp_run_names(args.interleave):
+        for run_name, world in ddp_run_names(args.interleave):
             if world not in worlds:
                 continue
-            runs[name], rec = launch(name, "train_ddp_proteins.py", world, ddp_args, out,
-                                     args.timeout)
+            runs[run_name], rec = launch(run_name, "train_ddp_proteins.py", world, ddp_args,
+                                         out, args.timeout)
             records.append(rec)
     for world in worlds:
         if "fullgraph" not in args.parts:
@@ -366,7 +366,7 @@ def main():
         runs["accuracy"] = res
         records.append(rec)
     summary = summarize(runs, scale, args.interleave)
-    summary.update(device=name, gpus=gpus, date=datetime.datetime.now().isoformat(
+    summary.update(device=device_name, gpus=gpus, date=datetime.datetime.now().isoformat(
         timespec="seconds"), precision=args.precision, quick=q, skipped=skipped,
         interleave=args.interleave, ddp_flags=args.ddp_flags,
         failed=[r["name"] for r in records if r["returncode"] != 0], reused=reused,

@@ -291,6 +291,8 @@ def test_bench_interleave_and_reuse(needs_lib, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     s = json.loads((first / "summary.json").read_text())
     assert s["interleave"] == 2 and s["failed"] == []
+    # The device, not the last run's name.
+    assert s["device"] == "cpu (emulated)"
     assert [r["name"] for r in s["runs"]] == ["ddp_w1", "ddp_w2", "ddp_w1_p2", "ddp_w2_p2"]
     pairs = s["ddp_scaling_2gpu_pairs"]
     assert len(pairs) == 2 and all(p["scaling"] > 0 for p in pairs)
@@ -307,6 +309,7 @@ def test_bench_interleave_and_reuse(needs_lib, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     s2 = json.loads((second / "summary.json").read_text())
     assert s2["runs"] == [] and len(s2["ddp_scaling_2gpu_pairs"]) == 2
+    assert s2["device"] == "cpu (emulated)"
     assert s2["ddp_scaling_2gpu"] == pytest.approx(s["ddp_scaling_2gpu"])
     assert sorted(Path(p).name for p in s2["reused"]) == [
         "ddp_w1.json", "ddp_w1_p2.json", "ddp_w2.json", "ddp_w2_p2.json"]
