@@ -71,11 +71,14 @@ Status linearRules(const OpDesc &op, const Schedule &s) {
   if (s.threadsPerBlock != 0 && s.threadsPerBlock != tile.threads)
     return Status::error(
         "the linear epilogue's tile of " + std::to_string(tile.rows) + " x " +
-        std::to_string(tile.cols) + " runs " + std::to_string(tile.threads) +
-        " threads (" + std::to_string(tile.warpsM) + " x " +
-        std::to_string(tile.warpsN) +
-        " warps multiply), not threads_per_block " +
-        std::to_string(s.threadsPerBlock) + "; leave threads_per_block out");
+        std::to_string(tile.streamWeights ? op.linearWidth : tile.cols) +
+        " runs " + std::to_string(tile.threads) + " threads (" +
+        (tile.streamWeights
+             ? std::string("warps streaming the weights")
+             : std::to_string(tile.warpsM) + " x " +
+                   std::to_string(tile.warpsN) + " warps multiply") +
+        "), not threads_per_block " + std::to_string(s.threadsPerBlock) +
+        "; leave threads_per_block out");
   return Status::ok();
 }
 
@@ -324,6 +327,37 @@ BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
   shape(cols);
   while (t.stageBytes > defaults::kLinearWeightBytes && t.cols > 8)
     shape(t.cols / 2);
+  if (ceilDiv(op.linearWidth, t.cols) > defaults::kLinearMaxStagedPasses ||
+      t.stageBytes > defaults::kLinearWeightBytes) {
+    // Too many passes: the warps stream W through rings of their own.
+    // An item spans up to 64 rows (4 fragments) and 32 columns, narrower
+    // while the block's warps would outnumber the items.
+    t.streamWeights = true;
+    const int32_t warps = defaults::kLinearStreamWarps;
+    t.fragsM = static_cast<int32_t>(std::min<int64_t>(t.rows / 16, 4));
+    const int64_t rowGroups = t.rows / (16 * t.fragsM);
+    t.fragsN = 4;
+    while (t.fragsN > 1 &&
+           rowGroups * ceilDiv(op.linearWidth, 8 * t.fragsN) < warps)
+      t.fragsN /= 2;
+    t.warpsM = t.warpsN = 0;
+    t.depth = op.type == ElementType::F32 ? 8 : 16;
+    t.kPadded = ceilDiv(op.width, t.depth) * t.depth;
+    t.hStride = t.kPadded + reductionRowPad(op.type);
+    t.cols = 8 * t.fragsN;
+    // A warp's ring: stages of one mma step of its item's columns, rows
+    // along the result (or, transposed, along the reduction) padded as the
+    // staged passes' are.
+    t.stages = defaults::kLinearStreamStages;
+    t.bStride = op.transposeWeights ? t.depth + reductionRowPad(op.type)
+                                    : t.cols + kResultRowPad;
+    t.stageBytes = (op.transposeWeights ? t.cols : t.depth) * t.bStride * size;
+    t.wAt = 0;
+    t.hAt = align16(warps * t.stages * t.stageBytes);
+    t.bytes = align16(t.hAt + t.rows * t.hStride * size);
+    t.threads = 32 * warps;
+    return t;
+  }
   t.wAt = 0;
   t.hAt = align16(t.stageBytes);
   t.bytes = align16(t.hAt + t.rows * t.hStride * size);

@@ -69,6 +69,9 @@ std::vector<BatchedVariant> gnnc::test::batchedVariants() {
       {256, 128, "", "max", "", "", true, false, true, "lmax"},
       {16, 8, "tile_rows = 16", "", "left", "", true, true, false, "lsmall"},
       {32, 512, "tile_rows = 32", "", "right", "", false, true, true, "lcols"},
+      // Two staged passes in f16 and bf16 (64 columns each), streamed in
+      // f32.
+      {96, 128, "", "", "both", "", false, true, true, "ltwo"},
   };
   for (const char *type : {"f32", "f16", "bf16"})
     for (const Linear &l : linears) {

@@ -504,10 +504,10 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
 TEST(Plan, BatchedLinearEpilogue) {
   OpDesc op = spmm(ElementType::F32, 64);
   op.batchedGraph = true;
-  op.linearWidth = 128;
+  op.linearWidth = 64;
   op.linearBias = true;
   op.activation = Activation::Relu;
-  EXPECT_EQ(op.resultWidth(), 128);
+  EXPECT_EQ(op.resultWidth(), 64);
   // An op without a schedule runs batched; the tile fixes the threads.
   EXPECT_EQ(defaultSchedule(op).strategy, Strategy::Batched);
   Expected<KernelPlan> plan = planWithDefaults(op, defaultSchedule(op));
@@ -515,9 +515,10 @@ TEST(Plan, BatchedLinearEpilogue) {
   EXPECT_EQ(plan->schedule.tileRows, 64);
   EXPECT_EQ(plan->schedule.threadsPerBlock, 128);
   const BatchedLinearTile t = batchedLinearTile(op, plan->schedule);
-  // Two 64-column passes, 2 x 2 warps of 2 x 4 fragments; the pass's
+  // One 64-column pass, 2 x 2 warps of 2 x 4 fragments; the pass's
   // weights (64 rows of 64 + 8) first, then H, its rows padded by 16 bytes.
   // Nothing is staged: the rows are reduced from global memory.
+  EXPECT_FALSE(t.streamWeights);
   EXPECT_EQ(t.cols, 64);
   EXPECT_EQ(t.kPadded, 64);
   EXPECT_EQ(t.warpsM * t.warpsN, 4);
@@ -528,23 +529,49 @@ TEST(Plan, BatchedLinearEpilogue) {
   EXPECT_EQ(t.hAt, 64 * 72 * 4);
   EXPECT_EQ(plan->launch.sharedBytes, t.hAt + 64 * 68 * 4);
   EXPECT_EQ(plan->mapping.columnChunks, 0);
-  // Wide weights take fewer columns a pass (at most kLinearWeightBytes).
-  OpDesc wideIn = op;
-  wideIn.width = wideIn.rowStride = 256;
-  EXPECT_EQ(batchedLinearTile(wideIn, plan->schedule).cols, 16);
-  // Wide rows take fewer rows per tile; K pads to the reduction step.
+  // Weights that need more than two passes of kLinearWeightBytes stream
+  // through each warp's ring; eight warps take items.
   OpDesc wide = op;
   wide.width = wide.rowStride = 256;
   plan = planWithDefaults(wide, defaultSchedule(wide));
   ASSERT_TRUE(plan) << plan.message();
-  // 256 floats a row: 16 rows (H of 16.6 KB) and 16-column passes (24 KB
-  // of weights); one warp multiplies, four aggregate.
-  EXPECT_EQ(plan->schedule.tileRows, 16);
-  EXPECT_EQ(plan->schedule.threadsPerBlock, 128);
+  // 256 floats a row: 32 rows (H of 33 KB); two 16-row fragments by one
+  // 8-column fragment an item, so that the 8 warps have 8 items.
+  EXPECT_EQ(plan->schedule.tileRows, 32);
+  EXPECT_EQ(plan->schedule.threadsPerBlock, 256);
   EXPECT_EQ(plan->mapping.columnChunks, 0);
+  const BatchedLinearTile ws = batchedLinearTile(wide, plan->schedule);
+  EXPECT_TRUE(ws.streamWeights);
+  EXPECT_EQ(ws.fragsM, 2);
+  EXPECT_EQ(ws.fragsN, 1);
+  EXPECT_EQ(ws.hStride, 260);
+  // Each warp's ring: 4 buffers of one 8-deep step of its 8 columns (rows
+  // of 8 + 8 floats); H after the 8 rings.
+  EXPECT_EQ(ws.stages, 4);
+  EXPECT_EQ(ws.bStride, 16);
+  EXPECT_EQ(ws.stageBytes, 8 * 16 * 4);
+  EXPECT_EQ(ws.hAt, 8 * 4 * 8 * 16 * 4);
+  EXPECT_EQ(plan->launch.sharedBytes, ws.hAt + 32 * 260 * 4);
+  // Wide results take 32-column items.
+  OpDesc wideOut = wide;
+  wideOut.linearWidth = 512;
+  EXPECT_EQ(batchedLinearTile(wideOut, plan->schedule).fragsN, 4);
+  // Two passes are still staged (64 x 128: two of 64 columns).
+  OpDesc twoPasses = op;
+  twoPasses.linearWidth = 128;
+  EXPECT_FALSE(batchedLinearTile(twoPasses, plan->schedule).streamWeights);
+  EXPECT_EQ(batchedLinearTile(twoPasses, plan->schedule).cols, 64);
+  // K pads to the staged pass's reduction step (32), or to one mma's depth
+  // where the weights stream.
   OpDesc narrow = op;
   narrow.width = narrow.rowStride = 3;
+  EXPECT_FALSE(batchedLinearTile(narrow, plan->schedule).streamWeights);
   EXPECT_EQ(batchedLinearTile(narrow, plan->schedule).kPadded, 32);
+  narrow.linearWidth = 512;
+  EXPECT_TRUE(batchedLinearTile(narrow, plan->schedule).streamWeights);
+  EXPECT_EQ(batchedLinearTile(narrow, plan->schedule).kPadded, 8);
+  narrow.type = ElementType::F16;
+  EXPECT_EQ(batchedLinearTile(narrow, plan->schedule).kPadded, 16);
   // The rules, each with its reason.
   EXPECT_EQ(why(op, strategy(Strategy::VertexParallel)),
             "a linear epilogue (weight) runs only with strategy = batched, "
@@ -564,6 +591,13 @@ TEST(Plan, BatchedLinearEpilogue) {
   EXPECT_EQ(why(op, s), "the linear epilogue's tile of 64 x 64 runs 128 "
                         "threads (2 x 2 warps multiply), not "
                         "threads_per_block 256; leave threads_per_block out");
+  Schedule streaming = strategy(Strategy::Batched);
+  streaming.tileRows = 32;
+  streaming.threadsPerBlock = 128;
+  EXPECT_EQ(why(wide, streaming),
+            "the linear epilogue's tile of 32 x 64 runs 256 threads (warps "
+            "streaming the weights), not threads_per_block 128; leave "
+            "threads_per_block out");
 }
 
 TEST(Abi, RolesHaveOneSpellingEach) {

@@ -104,6 +104,17 @@ constexpr int64_t kBatchedTileBytes = 32 * 1024;
 /// of aggregated rows (kBatchedTileBytes or less) several blocks share an
 /// SM.
 constexpr int64_t kLinearWeightBytes = 24 * 1024;
+/// batched with a linear epilogue: the most passes of staged weights (each
+/// at most kLinearWeightBytes) a block makes; wider weights stream through
+/// each warp's ring instead. On an H200, two staged passes beat streaming
+/// (f16, K = M = 128) and four lost to it (f32, K = M = 128).
+constexpr int64_t kLinearMaxStagedPasses = 2;
+/// batched with a linear epilogue whose weights stream: the warps of a
+/// block, each taking items of the result tile in turn.
+constexpr int32_t kLinearStreamWarps = 8;
+/// The buffers of each such warp's ring of weights: the warp multiplies
+/// one mma step while the next kLinearStreamStages - 1 are on their way.
+constexpr int32_t kLinearStreamStages = 4;
 constexpr int32_t kBatchedTileRows = 64;
 constexpr int32_t kBatchedThreadsPerBlock = 128;
 /// batched: the column indices a tile holds per staged row (a segment of

@@ -157,18 +157,32 @@ BatchedTile batchedTile(const OpDesc &op, const Schedule &s,
 /// bStride; transposed weights cols x kPadded), the first pass's with
 /// cp.async at the kernel's start, while the block aggregates. Shared
 /// memory: the weights at wAt (0), H at hAt.
+///
+/// Weights that need more than kLinearMaxStagedPasses passes
+/// (streamWeights) are not staged whole: each warp of the block takes
+/// items of fragsM x fragsN fragments (all of the block's rows when they
+/// are at most 64, by 8 x fragsN
+/// columns) in turn and streams its columns of W, one mma step (depth) at
+/// a time, through a ring of `stages` buffers of its own (stageBytes each,
+/// rows of bStride) with cp.async; L2 keeps W for the blocks that follow,
+/// and no barrier separates the items. `cols` is then an item's columns;
+/// the rings lie at wAt (0), H at hAt.
 struct BatchedLinearTile {
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t depth = 0;
   /// K rounded up to a multiple of depth.
   int64_t kPadded = 0;
+  bool streamWeights = false;
+  /// streamWeights: the buffers of a warp's ring.
+  int32_t stages = 1;
   int32_t warpsM = 1, warpsN = 1, fragsM = 1, fragsN = 1;
-  /// The block's threads: four warps (those beyond the tile's only
-  /// aggregate).
+  /// The block's threads: four warps staging (those beyond the tile's only
+  /// aggregate), kLinearStreamWarps streaming.
   int32_t threads = 0;
   int64_t hStride = 0, bStride = 0;
-  /// The bytes of one pass's weights.
+  /// The bytes of one pass's weights (streamWeights: of one buffer of a
+  /// warp's ring).
   int64_t stageBytes = 0;
   int64_t wAt = 0;
   int64_t hAt = 0;

@@ -79,7 +79,21 @@ public:
       linearArgs = (e.cType + ", " + Twine(desc.width) + ", " +
                     Twine(lt.kPadded) + ", " + Twine(desc.linearWidth))
                        .str();
-    if (linear) {
+    if (linear && lt.streamWeights) {
+      os << "// Linear epilogue: the aggregated rows go to the shared tile "
+            "h_tile ("
+         << lt.rows << " x " << desc.width << ", rows of " << lt.hStride
+         << "), which gnnc_batched_linear_streamed multiplies by the "
+         << desc.width << " x " << desc.linearWidth
+         << " weights on tensor cores, each warp taking items of "
+         << lt.fragsM * 16 << " x " << lt.cols
+         << " and streaming their weights through its ring of " << lt.stages
+         << " buffers in w_ring.\n";
+      os << e.cType << " *w_ring = reinterpret_cast<" << e.cType
+         << " *>(gnnc_tile_bytes + " << lt.wAt << ");\n";
+      os << e.cType << " *h_tile = reinterpret_cast<" << e.cType
+         << " *>(gnnc_tile_bytes + " << lt.hAt << ");\n";
+    } else if (linear) {
       os << "// Linear epilogue: the aggregated rows go to the shared tile "
             "h_tile ("
          << lt.rows << " x " << desc.width << ", rows of " << lt.hStride
@@ -94,6 +108,8 @@ public:
       os << "gnnc_linear_load_weights<" << linearArgs << ", " << lt.cols << ", "
          << lt.bStride << ", " << (desc.transposeWeights ? "true" : "false")
          << ", " << lt.threads << ">(" << weights << ", w_tile, 0);\n";
+    }
+    if (linear) {
       os << "gnnc_linear_clear_padding<" << e.cType << ", " << desc.width
          << ", " << lt.kPadded << ", " << lt.rows << ", " << lt.hStride
          << ">(h_tile);\n";
@@ -201,15 +217,24 @@ public:
       closeBlock(); // column blocks
     if (linear) {
       StringRef bias = params.name(ParamRole::LinearBias);
-      os << "gnnc_batched_linear<" << linearArgs << ", " << lt.rows << ", "
-         << lt.cols << ", " << lt.warpsM << ", " << lt.warpsN << ", "
-         << lt.fragsM << ", " << lt.fragsN << ", " << lt.hStride << ", "
-         << lt.bStride << ", " << (desc.transposeWeights ? "true" : "false")
-         << ", " << (desc.linearBias ? "true" : "false") << ", "
-         << (desc.activation == Activation::Relu ? "true" : "false") << ", "
-         << lt.threads << ">(h_tile, " << weights << ", "
-         << (bias.empty() ? StringRef("nullptr") : bias) << ", " << p.y
-         << ", seg_begin, seg_end - seg_begin, w_tile);\n";
+      StringRef trans = desc.transposeWeights ? "true" : "false";
+      StringRef withBias = desc.linearBias ? "true" : "false";
+      StringRef relu = desc.activation == Activation::Relu ? "true" : "false";
+      if (lt.streamWeights)
+        os << "gnnc_batched_linear_streamed<" << linearArgs << ", " << lt.rows
+           << ", " << lt.fragsM << ", " << lt.fragsN << ", " << lt.hStride
+           << ", " << lt.bStride << ", " << lt.stages << ", " << trans << ", "
+           << withBias << ", " << relu << ", " << lt.threads << ">(h_tile, "
+           << weights << ", " << (bias.empty() ? StringRef("nullptr") : bias)
+           << ", " << p.y << ", seg_begin, seg_end - seg_begin, w_ring);\n";
+      else
+        os << "gnnc_batched_linear<" << linearArgs << ", " << lt.rows << ", "
+           << lt.cols << ", " << lt.warpsM << ", " << lt.warpsN << ", "
+           << lt.fragsM << ", " << lt.fragsN << ", " << lt.hStride << ", "
+           << lt.bStride << ", " << trans << ", " << withBias << ", " << relu
+           << ", " << lt.threads << ">(h_tile, " << weights << ", "
+           << (bias.empty() ? StringRef("nullptr") : bias) << ", " << p.y
+           << ", seg_begin, seg_end - seg_begin, w_tile);\n";
     }
   }
 };
