@@ -18,7 +18,16 @@ smallest ratio; null where no case has both times):
   fused_backward_vs_torch  plain-PyTorch unfused backward / fused_backward_ms
   readout_vs_pyg           PyG global_*_pool forward / gnnc readout forward_ms
 
-the layer ratios with "by_layer" (gcn, gin) as well. A case whose check
+the layer ratios with "by_layer" (gcn, gin) as well. Where a case records
+what the compiler chose for an unscheduled op ("compiler_choice",
+compileForBatch), compiler_choice_vs_best is min(general_ms, batched_ms) /
+its time (1 when it found the faster of the two strategies' best measured
+schedules), with "batched_picks", the cases where it chose batched, and
+"right_strategy", those where its strategy's best was the faster
+(general_ms and batched_ms in a choice are the two sides' predicted, or
+with "measured" in its source measured, times);
+compiler_choice_measured_vs_best the same for the choice made with the
+leaders measured ("compiler_choice_measured"). A case whose check
 failed (gnnc's "check" false or not "ok"; PyG's "check_ok" false) counts in
 no ratio.
 
@@ -150,11 +159,20 @@ def summarize(doc, pyg=None):
     """(summary, Markdown text) of a gnn-bench --batched JSON and, if given,
     bench_batched_pyg.py's JSON."""
     rows, vs_general, vs_cusparse, copy64 = [], [], [], []
+    choice_stats = {key: ([], [0], [0]) for key in
+                    ("compiler_choice", "compiler_choice_measured")}
     for case in doc.get("batched_cases", []):
         best = case.get("best")
         if not best:
             continue
         b, g, c = best["batched_ms"], best["general_ms"], best["cusparse_ms"]
+        for key, (ratios, picks, right) in choice_stats.items():
+            choice = case.get(key) or {}
+            if choice.get("ms") and choice.get("status") == "ok" and b > 0 and g > 0:
+                ratios.append(min(b, g) / choice["ms"])
+                picked_batched = "strategy = batched" in choice.get("schedule", "")
+                picks[0] += picked_batched
+                right[0] += picked_batched == (b < g)
         if b > 0 and g > 0:
             vs_general.append(g / b)
         if b > 0 and c > 0:
@@ -192,6 +210,9 @@ def summarize(doc, pyg=None):
         "batched_vs_gnnc_general": stats(vs_general),
         "batched_vs_cusparse_blockdiag": stats(vs_cusparse),
         "batched_copy_fraction_w64plus": stats(copy64),
+        **{key + "_vs_best": (dict(stats(ratios), batched_picks=picks[0],
+                                   right_strategy=right[0]) if ratios else None)
+           for key, (ratios, picks, right) in choice_stats.items()},
         "readout": ({"cases": len(gnnc_readouts), "copy_fraction": stats(readout_copy)}
                     if gnnc_readouts else None),
         "fused_layer": ({"cases": len(gnnc_layers),

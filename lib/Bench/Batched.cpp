@@ -11,6 +11,7 @@
 #include "gnnc/Plan/OpText.h"
 #include "gnnc/Plan/Plan.h"
 #include "gnnc/Tuning/BatchedModel.h"
+#include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/graph/Random.h"
 #include "gnnc/ops/Readout.h"
 #include "gnnc/reference/Spmm.h"
@@ -227,6 +228,53 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
           1e3 *
           tuning::predictBatchedSpmm(gpu, batch, batchedOp, *plan).seconds;
   }
+  // What the compiler chooses for an unscheduled op on this batch
+  // (compileForBatch, the GPU present, no database): by the models alone,
+  // and with the leaders measured; each checked and timed as the others.
+  auto compilerChoice = [&](bool measure) {
+    json choice = json::object();
+    const std::string feat =
+        "tensor<?x" + std::to_string(width) + "x" + elementTypeName(type) + ">";
+    tuning::TunedCompileOptions how;
+    how.useDatabase = false;
+    if (measure) {
+      how.runtime = &bench.runtime();
+      how.measureTopK = 3;
+    }
+    tuning::TuningChoices chosen;
+    Expected<CompiledModule> picked = tuning::compileForBatch(
+        "gnn.module @bc {\n" +
+            spmmKernelText("choice", "batched_csr", feat, "") + "}\n",
+        "choice.gnn", batch, how, &chosen);
+    if (!picked || picked->kernels.size() != 1) {
+      choice["error"] =
+          picked ? std::string("no kernel compiled") : picked.message();
+      ++failures;
+      return choice;
+    }
+    const tuning::TuningChoices::Choice &c = chosen.schedules["bc_choice"];
+    choice["schedule"] = picked->kernels[0].schedule.str();
+    choice["source"] = c.source;
+    if (c.generalSeconds)
+      choice["general_ms"] = 1e3 * *c.generalSeconds;
+    if (c.batchedSeconds)
+      choice["batched_ms"] = 1e3 * *c.batchedSeconds;
+    KernelResult r = runGnncKernel(bench, picked->kernels[0], *problem,
+                                   CheckMode::Shared, "choice");
+    choice["status"] = r.status;
+    if (r.status != "ok") {
+      ++failures;
+      std::printf("%s    compiler's choice on %s %s w%lld: %s\n",
+                  r.status.c_str(), name.c_str(), elementTypeName(type),
+                  (long long)width, r.report.c_str());
+    } else if (double ms = passedMedianMs(r); ms > 0) {
+      choice["time_ms"] = toJson(*r.timing);
+      choice["ms"] = ms;
+    }
+    return choice;
+  };
+  record["compiler_choice"] = compilerChoice(false);
+  record["compiler_choice_measured"] = compilerChoice(true);
   json best = {{"cusparse_ms", cusparseMs},
                {"cusparse_algorithm", cusparseAlg},
                {"general_ms", generalMs},

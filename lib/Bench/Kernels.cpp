@@ -59,10 +59,12 @@ std::string gnnc::bench::spmmKernelText(const std::string &name,
                                         const std::string &features,
                                         const std::string &schedule) {
   const std::string g = "!gnn.graph<" + format + ", i64, i32>";
+  const std::string attrs =
+      schedule.empty() ? " " : " {schedule = " + schedule + "} ";
   return "  gnn.kernel @" + name + "(%g: " + g + ", %x: " + features + ") -> " +
-         features + " {\n    %y = gnn.spmm %g, %x {schedule = " + schedule +
-         "} : " + g + ", " + features + " -> " + features +
-         "\n    gnn.return %y : " + features + "\n  }\n";
+         features + " {\n    %y = gnn.spmm %g, %x" + attrs + ": " + g + ", " +
+         features + " -> " + features + "\n    gnn.return %y : " + features +
+         "\n  }\n";
 }
 
 std::string

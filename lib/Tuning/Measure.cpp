@@ -113,13 +113,17 @@ extern "C" __global__ void gnnc_empty() {}
 
 } // namespace
 
-Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
-                                               const rt::KernelSpec &spec,
-                                               const graph::CsrGraph &g,
-                                               const MeasureOptions &options) {
+namespace {
+
+/// measureSchedule's body for a graph (CsrGraph or BatchedGraph) with its
+/// check and its upload.
+template <typename Graph, typename Upload>
+Expected<double> measureSpmmOn(rt::Runtime &runtime, const rt::KernelSpec &spec,
+                               const Graph &graph, const graph::CsrGraph &g,
+                               const MeasureOptions &options, Upload upload) {
   Expected<rt::LoadedKernel> kernel =
       loadChecked(runtime, spec, options, [&](const rt::LoadedKernel &k) {
-        return ops::checkSpmm(runtime, k, g, options.seed);
+        return ops::checkSpmm(runtime, k, graph, options.seed);
       });
   if (!kernel)
     return kernel.status();
@@ -130,8 +134,7 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
   if (!sig)
     return sig.status();
   const int64_t stride = sig->rowStride;
-  Expected<ops::DeviceGraph> dg =
-      ops::uploadGraph(g, sig->offsets64, sig->indices64);
+  Expected<ops::DeviceGraph> dg = upload(sig->offsets64, sig->indices64);
   if (!dg)
     return dg.status();
   RandomTensors random(options.seed, sig->type);
@@ -154,6 +157,28 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
     return ops::launchSpmm(runtime, *kernel, *dg, *dx, dv ? &*dv : nullptr, *dy,
                            /*synchronize=*/false);
   });
+}
+
+} // namespace
+
+Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
+                                               const rt::KernelSpec &spec,
+                                               const graph::CsrGraph &g,
+                                               const MeasureOptions &options) {
+  return measureSpmmOn(runtime, spec, g, g, options,
+                       [&](bool offsets64, bool indices64) {
+                         return ops::uploadGraph(g, offsets64, indices64);
+                       });
+}
+
+Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
+                                               const rt::KernelSpec &spec,
+                                               const graph::BatchedGraph &batch,
+                                               const MeasureOptions &options) {
+  return measureSpmmOn(runtime, spec, batch, batch.graph, options,
+                       [&](bool offsets64, bool indices64) {
+                         return ops::uploadBatch(batch, offsets64, indices64);
+                       });
 }
 
 Expected<GpuModel> gnnc::tuning::calibrate(rt::Runtime &runtime) {

@@ -1,5 +1,7 @@
 //===- TunedCompile.cpp - Compile .gnn text tuned for a graph -------------===//
 #include "gnnc/Tuning/TunedCompile.h"
+#include "gnnc/Tuning/Autotuner.h"
+#include "gnnc/Tuning/BatchedModel.h"
 #include "gnnc/Tuning/GpuModel.h"
 #include "gnnc/Tuning/Tuner.h"
 #include "gnnc/Tuning/TuningDb.h"
@@ -110,6 +112,79 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
   std::vector<SiteTuning> tuned = tuneModule(*module, g, tuning);
   recordChoices(tuned, *gpu, choices);
   return module->compile(tuning::choices(tuned));
+}
+
+Expected<CompiledModule> gnnc::tuning::compileForBatch(
+    const std::string &text, const std::string &bufferName,
+    const graph::BatchedGraph &batch, const TunedCompileOptions &options,
+    TuningChoices *choices) {
+  if (Status valid = batch.validate(); !valid)
+    return valid.withContext("compileForBatch");
+  Expected<TunableModule> module = TunableModule::parse(text, bufferName);
+  if (!module)
+    return module.status();
+  std::optional<TuningDb> db;
+  TuningOptions tuning;
+  const graph::CsrGraph &g = batch.graph;
+  Expected<GpuModel> gpu =
+      prepareTuning(options, "compileForBatch", db, tuning,
+                    [&g](rt::Runtime &runtime, const rt::KernelSpec &kernel,
+                         const MeasureOptions &how) {
+                      return measureFor(runtime, kernel, g, how);
+                    });
+  if (!gpu)
+    return gpu.status();
+  tuning.visitEveryStrategy = tuning.visitMeasures;
+  std::vector<SiteTuning> tuned = tuneModule(*module, g, tuning);
+  recordChoices(tuned, *gpu, choices);
+  std::map<std::string, Schedule> chosen = tuning::choices(tuned);
+  for (const SiteTuning &t : tuned) {
+    const OpDesc &op = t.site->op;
+    if (op.kind != OpKind::Spmm || !op.batchedGraph ||
+        t.source == ChoiceSource::Database || t.ranked.empty())
+      continue;
+    const Candidate &general = t.ranked[t.choiceIndex];
+    Expected<Schedule> batched = chooseBatchedSchedule(*gpu, batch, op);
+    if (!batched)
+      continue;
+    Expected<KernelPlan> plan = planKernel(op, *batched);
+    if (!plan)
+      continue;
+    const std::string &entry = t.site->entryName;
+    const Schedule applied = TunableModule::applied(*t.site, *batched);
+    double generalSeconds = general.prediction.seconds;
+    double batchedSeconds = predictBatchedSpmm(*gpu, batch, op, *plan).seconds;
+    bool measured = false;
+    if (t.source == ChoiceSource::Measured && general.measuredSeconds &&
+        options.runtime) {
+      // The general choice was timed: time the batched one the same way.
+      Expected<rt::KernelSpec> kernel = module->compileKernel(entry, applied);
+      if (!kernel)
+        continue;
+      MeasureOptions how;
+      how.check = false;
+      Expected<double> seconds =
+          measureSchedule(*options.runtime, *kernel, batch, how);
+      if (!seconds)
+        continue;
+      generalSeconds = *general.measuredSeconds;
+      batchedSeconds = *seconds;
+      measured = true;
+    }
+    if (choices) {
+      choices->schedules[entry].generalSeconds = generalSeconds;
+      choices->schedules[entry].batchedSeconds = batchedSeconds;
+    }
+    if (batchedSeconds < generalSeconds) {
+      chosen[entry] = applied;
+      if (choices) {
+        choices->schedules[entry].schedule = applied;
+        choices->schedules[entry].source =
+            measured ? "measured (batched)" : "cost model (batched)";
+      }
+    }
+  }
+  return module->compile(chosen);
 }
 
 Expected<CompiledModule> gnnc::tuning::compileForSegments(

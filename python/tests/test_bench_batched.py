@@ -331,3 +331,42 @@ def test_help_documents_the_options():
     for word in ("--batches", "--only", "--types", "--widths", "--runs", "--out",
                  "--device", "global_add_pool", "GCNConv", "edge_index_sorted"):
         assert word in r.stdout, word
+
+
+def test_compiler_choice_against_the_best_of_both_strategies(tmp_path):
+    def case(width, general, batched, chosen, ms, status="ok"):
+        return {"batch": "P", "graphs": 10, "type": "f32", "width": width,
+                "best": {"batched_ms": batched, "general_ms": general, "cusparse_ms": 1.0,
+                         "batched_copy_fraction": 0.5, "general_copy_fraction": 0.5,
+                         "batched_schedule": "#gnn.schedule<strategy = batched>",
+                         "general_schedule": "#gnn.schedule<vector_width = 4>"},
+                "compiler_choice": {"schedule": chosen, "ms": ms, "status": status}}
+    batched = "#gnn.schedule<strategy = batched, tile_rows = 64>"
+    general = "#gnn.schedule<vector_width = 4, dim_workers = 8>"
+    doc = {"device": {"name": "test"}, "batched_cases": [
+        case(16, 0.2, 0.1, batched, 0.1),    # right, at the best: 1.0
+        case(32, 0.2, 0.4, batched, 0.4),    # wrong strategy: 0.5
+        case(64, 0.3, 0.6, general, 0.4),    # right strategy, not its best: 0.75
+        case(128, 0.3, 0.6, general, 0.1, status="wrong"),  # failed: not counted
+    ]}
+    # The choice made with measured leaders, in one case: the general side.
+    doc["batched_cases"][1]["compiler_choice_measured"] = {
+        "schedule": general, "ms": 0.25, "status": "ok"}
+    (tmp_path / "g.json").write_text(json.dumps(doc))
+    s = batched_summary.main([str(tmp_path / "g.json"), str(tmp_path / "out")])
+    m = s["compiler_choice_measured_vs_best"]
+    assert m == {"geomean": 0.8, "worst": 0.8, "cases": 1, "batched_picks": 0,
+                 "right_strategy": 1}
+    c = s["compiler_choice_vs_best"]
+    assert c["cases"] == 3 and c["worst"] == 0.5
+    assert math.isclose(c["geomean"], round((1.0 * 0.5 * 0.75) ** (1 / 3), 3))
+    assert c["batched_picks"] == 2 and c["right_strategy"] == 2
+    # Without recorded choices the key is null.
+    for k in doc["batched_cases"]:
+        del k["compiler_choice"]
+        k.pop("compiler_choice_measured", None)
+    (tmp_path / "g.json").write_text(json.dumps(doc))
+    s = batched_summary.main([str(tmp_path / "g.json"), str(tmp_path / "out2")])
+    assert s["compiler_choice_vs_best"] is None
+    assert s["compiler_choice_measured_vs_best"] is None
+

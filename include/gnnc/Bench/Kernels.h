@@ -54,7 +54,7 @@ struct KernelRequest {
 
 /// The .gnn text of one gnn.kernel `@name` holding one gnn.spmm over a
 /// `!gnn.graph<format, i64, i32>` of features `features` (a tensor type)
-/// under `schedule` (a `#gnn.schedule<...>`).
+/// under `schedule` (a `#gnn.schedule<...>`; empty: none, for a tuner).
 std::string spmmKernelText(const std::string &name, const std::string &format,
                            const std::string &features,
                            const std::string &schedule);

@@ -11,6 +11,7 @@
 #define GNNC_TUNING_AUTOTUNER_H
 
 #include "gnnc/Tuning/CostModel.h"
+#include "gnnc/graph/Batch.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/runtime/KernelSpec.h"
 #include "gnnc/runtime/Status.h"
@@ -104,6 +105,13 @@ struct MeasureOptions {
 Expected<double> measureSchedule(rt::Runtime &runtime,
                                  const rt::KernelSpec &spec,
                                  const graph::CsrGraph &g,
+                                 const MeasureOptions &options = {});
+
+/// measureSchedule on a batch (ops::uploadBatch; the check is
+/// ops::checkSpmm on the batch): general kernels and batched ones alike.
+Expected<double> measureSchedule(rt::Runtime &runtime,
+                                 const rt::KernelSpec &spec,
+                                 const graph::BatchedGraph &batch,
                                  const MeasureOptions &options = {});
 
 /// measureSchedule for a gnn.sddmm kernel: runs ops::checkSddmm on `g` (a

@@ -12,11 +12,13 @@
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Schedule.h"
+#include "gnnc/graph/Batch.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/runtime/Runtime.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,10 @@ struct TuningChoices {
   struct Choice {
     Schedule schedule;
     std::string source;
+    /// compileForBatch: the predicted seconds of the general choice (on the
+    /// block-diagonal graph) and of the batched one, where both were
+    /// predicted.
+    std::optional<double> generalSeconds, batchedSeconds;
   };
   std::map<std::string, Choice> schedules;
 };
@@ -56,6 +62,23 @@ struct TuningChoices {
 Expected<CompiledModule>
 compileForGraph(const std::string &text, const std::string &bufferName,
                 const graph::CsrGraph &g,
+                const TunedCompileOptions &options = {},
+                TuningChoices *choices = nullptr);
+
+/// compileForGraph for a batch of small graphs (`batch`; the module's ops
+/// take a !gnn.graph<batched_csr, ...>). Each unscheduled gnn.spmm the
+/// tuner knows gets the better predicted of two: compileForGraph's choice
+/// on the batch's block-diagonal graph, and the batched schedule the
+/// batched model ranks first (chooseBatchedSchedule). With a runtime and
+/// measureTopK, the general leaders are timed on the block-diagonal graph
+/// and the batched schedule on the batch, and the faster measured wins
+/// (source "measured (batched)" when it is the batched one); otherwise the
+/// predictions decide ("cost model (batched)"). A database entry is kept as
+/// it is. Ops the tuner does not know keep their default schedule; a batch
+/// that breaks its rules fails with the rule.
+Expected<CompiledModule>
+compileForBatch(const std::string &text, const std::string &bufferName,
+                const graph::BatchedGraph &batch,
                 const TunedCompileOptions &options = {},
                 TuningChoices *choices = nullptr);
 
