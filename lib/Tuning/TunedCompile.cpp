@@ -90,17 +90,24 @@ Expected<GpuModel> prepareTuning(const TunedCompileOptions &options,
 
 } // namespace
 
-Expected<CompiledModule> gnnc::tuning::compileForGraph(
-    const std::string &text, const std::string &bufferName,
-    const graph::CsrGraph &g, const TunedCompileOptions &options,
-    TuningChoices *choices) {
-  Expected<TunableModule> module = TunableModule::parse(text, bufferName);
-  if (!module)
-    return module.status();
+namespace {
+
+/// What tuning a module for a graph found, and for which GPU.
+struct GraphTuning {
+  GpuModel gpu;
+  std::vector<SiteTuning> tuned;
+};
+
+/// compileForGraph's tuning of `module` for `g` (`caller` names the entry
+/// in errors), its choices recorded into `choices`.
+Expected<GraphTuning> tuneForGraph(const TunableModule &module,
+                                   const graph::CsrGraph &g,
+                                   const TunedCompileOptions &options,
+                                   const char *caller, TuningChoices *choices) {
   std::optional<TuningDb> db;
   TuningOptions tuning;
   Expected<GpuModel> gpu =
-      prepareTuning(options, "compileForGraph", db, tuning,
+      prepareTuning(options, caller, db, tuning,
                     [&g](rt::Runtime &runtime, const rt::KernelSpec &kernel,
                          const MeasureOptions &how) {
                       return measureFor(runtime, kernel, g, how);
@@ -109,9 +116,25 @@ Expected<CompiledModule> gnnc::tuning::compileForGraph(
     return gpu.status();
   // Every strategy's leader is timed, not only the model's top-k.
   tuning.visitEveryStrategy = tuning.visitMeasures;
-  std::vector<SiteTuning> tuned = tuneModule(*module, g, tuning);
-  recordChoices(tuned, *gpu, choices);
-  return module->compile(tuning::choices(tuned));
+  GraphTuning result{*gpu, tuneModule(module, g, tuning)};
+  recordChoices(result.tuned, result.gpu, choices);
+  return result;
+}
+
+} // namespace
+
+Expected<CompiledModule> gnnc::tuning::compileForGraph(
+    const std::string &text, const std::string &bufferName,
+    const graph::CsrGraph &g, const TunedCompileOptions &options,
+    TuningChoices *choices) {
+  Expected<TunableModule> module = TunableModule::parse(text, bufferName);
+  if (!module)
+    return module.status();
+  Expected<GraphTuning> tuning =
+      tuneForGraph(*module, g, options, "compileForGraph", choices);
+  if (!tuning)
+    return tuning.status();
+  return module->compile(tuning::choices(tuning->tuned));
 }
 
 Expected<CompiledModule> gnnc::tuning::compileForBatch(
@@ -123,20 +146,12 @@ Expected<CompiledModule> gnnc::tuning::compileForBatch(
   Expected<TunableModule> module = TunableModule::parse(text, bufferName);
   if (!module)
     return module.status();
-  std::optional<TuningDb> db;
-  TuningOptions tuning;
-  const graph::CsrGraph &g = batch.graph;
-  Expected<GpuModel> gpu =
-      prepareTuning(options, "compileForBatch", db, tuning,
-                    [&g](rt::Runtime &runtime, const rt::KernelSpec &kernel,
-                         const MeasureOptions &how) {
-                      return measureFor(runtime, kernel, g, how);
-                    });
-  if (!gpu)
-    return gpu.status();
-  tuning.visitEveryStrategy = tuning.visitMeasures;
-  std::vector<SiteTuning> tuned = tuneModule(*module, g, tuning);
-  recordChoices(tuned, *gpu, choices);
+  Expected<GraphTuning> tuning =
+      tuneForGraph(*module, batch.graph, options, "compileForBatch", choices);
+  if (!tuning)
+    return tuning.status();
+  const GpuModel &gpu = tuning->gpu;
+  const std::vector<SiteTuning> &tuned = tuning->tuned;
   std::map<std::string, Schedule> chosen = tuning::choices(tuned);
   for (const SiteTuning &t : tuned) {
     const OpDesc &op = t.site->op;
@@ -144,7 +159,7 @@ Expected<CompiledModule> gnnc::tuning::compileForBatch(
         t.source == ChoiceSource::Database || t.ranked.empty())
       continue;
     const Candidate &general = t.ranked[t.choiceIndex];
-    Expected<Schedule> batched = chooseBatchedSchedule(*gpu, batch, op);
+    Expected<Schedule> batched = chooseBatchedSchedule(gpu, batch, op);
     if (!batched)
       continue;
     Expected<KernelPlan> plan = planKernel(op, *batched);
@@ -153,7 +168,7 @@ Expected<CompiledModule> gnnc::tuning::compileForBatch(
     const std::string &entry = t.site->entryName;
     const Schedule applied = TunableModule::applied(*t.site, *batched);
     double generalSeconds = general.prediction.seconds;
-    double batchedSeconds = predictBatchedSpmm(*gpu, batch, op, *plan).seconds;
+    double batchedSeconds = predictBatchedSpmm(gpu, batch, op, *plan).seconds;
     bool measured = false;
     if (t.source == ChoiceSource::Measured && general.measuredSeconds &&
         options.runtime) {
