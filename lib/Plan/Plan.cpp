@@ -214,14 +214,23 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
     // gnn.spmm stages tiles; the pooling ops stage nothing.
     if (s.tileRows == 0 && op.kind == OpKind::Spmm) {
       s.tileRows = defaults::kBatchedTileRows;
-      // A linear epilogue keeps its aggregated rows and a pass's weights
-      // in shared memory: fewer rows for wide ones (down to one 16-row
-      // fragment).
-      if (op.linear())
-        while (s.tileRows > 16 &&
-               batchedLinearTile(op, s).bytes >
-                   defaults::kBatchedTileBytes + defaults::kLinearWeightBytes)
+      // A linear epilogue keeps its aggregated rows in shared memory, and
+      // with them a pass's weights (staged: rows and pass within
+      // kBatchedTileBytes + kLinearWeightBytes, so that several blocks
+      // share an SM) or its warps' rings (streamed: as many rows as the
+      // shared-memory limit allows, each tile reading all of W from L2; on
+      // an H200 the largest legal tile was the fastest at widths 128 and
+      // 256). Fewer rows for wide ones, down to one 16-row fragment.
+      if (op.linear()) {
+        auto budget = [&] {
+          return batchedLinearTile(op, s).streamWeights
+                     ? kMaxSharedBytes
+                     : defaults::kBatchedTileBytes +
+                           defaults::kLinearWeightBytes;
+        };
+        while (s.tileRows > 16 && batchedLinearTile(op, s).bytes > budget())
           s.tileRows /= 2;
+      }
     }
     // gnn.spmm: a block takes as many whole graphs as fit its tile; the
     // pooling ops: a graph per block.

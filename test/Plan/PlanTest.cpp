@@ -535,14 +535,15 @@ TEST(Plan, BatchedLinearEpilogue) {
   wide.width = wide.rowStride = 256;
   plan = planWithDefaults(wide, defaultSchedule(wide));
   ASSERT_TRUE(plan) << plan.message();
-  // 256 floats a row: 32 rows (H of 33 KB); two 16-row fragments by one
-  // 8-column fragment an item, so that the 8 warps have 8 items.
-  EXPECT_EQ(plan->schedule.tileRows, 32);
+  // 256 floats a row: 64 rows (H of 66.5 KB, within kMaxSharedBytes with
+  // the rings); four 16-row fragments by one 8-column fragment an item, so
+  // that the 8 warps have 8 items.
+  EXPECT_EQ(plan->schedule.tileRows, 64);
   EXPECT_EQ(plan->schedule.threadsPerBlock, 256);
   EXPECT_EQ(plan->mapping.columnChunks, 0);
   const BatchedLinearTile ws = batchedLinearTile(wide, plan->schedule);
   EXPECT_TRUE(ws.streamWeights);
-  EXPECT_EQ(ws.fragsM, 2);
+  EXPECT_EQ(ws.fragsM, 4);
   EXPECT_EQ(ws.fragsN, 1);
   EXPECT_EQ(ws.hStride, 260);
   // Each warp's ring: 4 buffers of one 8-deep step of its 8 columns (rows
@@ -551,7 +552,16 @@ TEST(Plan, BatchedLinearEpilogue) {
   EXPECT_EQ(ws.bStride, 16);
   EXPECT_EQ(ws.stageBytes, 8 * 16 * 4);
   EXPECT_EQ(ws.hAt, 8 * 4 * 8 * 16 * 4);
-  EXPECT_EQ(plan->launch.sharedBytes, ws.hAt + 32 * 260 * 4);
+  EXPECT_EQ(plan->launch.sharedBytes, ws.hAt + 64 * 260 * 4);
+  // Wider results need wider items and rings: 256 columns take 32-column
+  // items (rings of 40 KB), and 64 rows would then exceed the limit.
+  OpDesc wider = wide;
+  wider.linearWidth = 256;
+  Expected<KernelPlan> widerPlan =
+      planWithDefaults(wider, defaultSchedule(wider));
+  ASSERT_TRUE(widerPlan) << widerPlan.message();
+  EXPECT_EQ(widerPlan->schedule.tileRows, 32);
+  EXPECT_LE(widerPlan->launch.sharedBytes, limits::kMaxSharedBytes);
   // Wide results take 32-column items.
   OpDesc wideOut = wide;
   wideOut.linearWidth = 512;
