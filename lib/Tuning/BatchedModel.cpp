@@ -48,7 +48,10 @@ gnnc::tuning::predictBatchedSpmm(const GpuModel &gpu,
   p.blocksPerSm = static_cast<int>(std::max<int64_t>(
       1, std::min<int64_t>({byThreads, byShared, gpu.maxBlocksPerSm})));
   const double slots = static_cast<double>(gpu.smCount) * p.blocksPerSm;
-  const double latency = gpu.loadLatencySeconds;
+  // Loaded, as the general model's gathers: with the unloaded latency the
+  // model predicted an H200's batched kernels 1.75x too fast (median) and
+  // chose them over faster general schedules (bench/NOTES.md).
+  const double latency = gpu.loadLatencySeconds * gpu.loadedLatencyFactor;
   const double cycle = 1.0 / gpu.clockHz;
   const double columnBlocks = static_cast<double>(m.columnBlocks());
 

@@ -9,7 +9,10 @@
 // more per further column block (staged after the last one's passes), and
 // one pass per `rows at a time` rows and column block from shared memory; a
 // piece's is its entry and three latencies (row offsets, column indices,
-// features) per pass. Blocks run `resident` at a time per SM (threads,
+// features) per pass. Every latency is the loaded one (loadLatencySeconds
+// x loadedLatencyFactor, the queueing of a GPU that is gathering
+// everywhere, fitted on R-MAT for the general model and taken as it is).
+// Blocks run `resident` at a time per SM (threads,
 // shared memory and the block limit), so the waves term is the chains'
 // sum over the resident slots, at least the longest chain. The bytes a
 // block moves overlap with the other blocks' chains: the prediction is the
