@@ -20,9 +20,9 @@ smallest ratio; null where no case has both times):
 
 the layer ratios with "by_layer" (gcn, gin) as well. Where a case records
 what the compiler chose for an unscheduled op ("compiler_choice",
-compileForBatch), compiler_choice_vs_best is min(general_ms, batched_ms) /
-its time (1 when it found the faster of the two strategies' best measured
-schedules), with "batched_picks", the cases where it chose batched, and
+compileForBatch, with its "strategy"), compiler_choice_vs_best is
+min(general_ms, batched_ms) / its time (1 when it found the faster of the
+two strategies' best measured schedules), with "batched_picks", the cases where it chose batched, and
 "right_strategy", those where its strategy's best was the faster
 (general_ms and batched_ms in a choice are the two sides' predicted, or
 with "measured" in its source measured, times);
@@ -170,7 +170,7 @@ def summarize(doc, pyg=None):
             choice = case.get(key) or {}
             if choice.get("ms") and choice.get("status") == "ok" and b > 0 and g > 0:
                 ratios.append(min(b, g) / choice["ms"])
-                picked_batched = "strategy = batched" in choice.get("schedule", "")
+                picked_batched = choice.get("strategy") == "batched"
                 picks[0] += picked_batched
                 right[0] += picked_batched == (b < g)
         if b > 0 and g > 0:

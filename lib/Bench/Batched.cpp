@@ -220,17 +220,15 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
     gpu.dramBytesPerSecond = copyGbs * 1e9;
   OpDesc batchedOp = spmmOp(type, width);
   batchedOp.batchedGraph = true;
-  if (Expected<Schedule> chosen =
+  if (Expected<tuning::BatchedChoice> chosen =
           tuning::chooseBatchedSchedule(gpu, batch, batchedOp)) {
-    record["model_schedule"] = chosen->str();
-    if (Expected<KernelPlan> plan = planKernel(batchedOp, *chosen))
-      record["model_predicted_ms"] =
-          1e3 *
-          tuning::predictBatchedSpmm(gpu, batch, batchedOp, *plan).seconds;
+    record["model_schedule"] = chosen->schedule.str();
+    record["model_predicted_ms"] = 1e3 * chosen->prediction.seconds;
   }
   // What the compiler chooses for an unscheduled op on this batch
   // (compileForBatch, the GPU present, no database): by the models alone,
   // and with the leaders measured; each checked and timed as the others.
+  std::string generalFrom = "list";
   auto compilerChoice = [&](bool measure) {
     json choice = json::object();
     const std::string feat =
@@ -253,7 +251,9 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
       return choice;
     }
     const tuning::TuningChoices::Choice &c = chosen.schedules["bc_choice"];
-    choice["schedule"] = picked->kernels[0].schedule.str();
+    const Schedule &schedule = picked->kernels[0].schedule;
+    choice["schedule"] = schedule.str();
+    choice["strategy"] = strategyName(schedule.strategy);
     choice["source"] = c.source;
     if (c.generalSeconds)
       choice["general_ms"] = 1e3 * *c.generalSeconds;
@@ -270,25 +270,20 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
     } else if (double ms = passedMedianMs(r); ms > 0) {
       choice["time_ms"] = toJson(*r.timing);
       choice["ms"] = ms;
+      // gnnc's best general schedule: the fixed list's, or the tuner's
+      // measured choice on the block-diagonal graph where that is general
+      // and faster.
+      if (measure && schedule.strategy != Strategy::Batched &&
+          (generalMs == 0 || ms < generalMs)) {
+        generalMs = ms;
+        generalSchedule = schedule.str();
+        generalFrom = "tuner";
+      }
     }
     return choice;
   };
   record["compiler_choice"] = compilerChoice(false);
   record["compiler_choice_measured"] = compilerChoice(true);
-  // gnnc's best general schedule: the fixed list's, or the tuner's measured
-  // choice on the block-diagonal graph where that is general and faster.
-  std::string generalFrom = "list";
-  if (const json &tuned = record["compiler_choice_measured"];
-      tuned.contains("ms") && tuned.value("status", "") == "ok") {
-    const std::string schedule = tuned.value("schedule", "");
-    const double ms = tuned["ms"].get<double>();
-    if (schedule.find("strategy = batched") == std::string::npos &&
-        (generalMs == 0 || ms < generalMs)) {
-      generalMs = ms;
-      generalSchedule = schedule;
-      generalFrom = "tuner";
-    }
-  }
   json best = {{"cusparse_ms", cusparseMs},
                {"cusparse_algorithm", cusparseAlg},
                {"general_ms", generalMs},
@@ -631,9 +626,9 @@ json gnnc::bench::runBatchedLayerCase(Bench &bench, const CublasLt *lt,
   if (copyGbs > 0)
     gpu.dramBytesPerSecond = copyGbs * 1e9;
   std::string modelSchedule;
-  if (Expected<Schedule> chosen =
+  if (Expected<tuning::BatchedChoice> chosen =
           tuning::chooseBatchedSchedule(gpu, aggregated, op)) {
-    modelSchedule = chosen->str();
+    modelSchedule = chosen->schedule.str();
     schedules.push_back(modelSchedule);
   }
   for (const std::string &s : batchedSchedulesFor(op))

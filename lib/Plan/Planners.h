@@ -58,6 +58,12 @@ Expected<KernelPlan> planSegmentMatmulWeightGrad(const OpDesc &op,
 // Tensor-core tiles (the segmented matmul and the batched linear epilogue).
 /// The reduction step of a tensor-core tile (two k16 or four k8 mma steps).
 constexpr int64_t kMmaDepth = 32;
+/// The k of one mma.sync instruction on `type`: 8 for TF32 (f32), 16 for
+/// f16 and bf16 (Mma<T>::kDepth of gnnc/cuda/mma_tile.cuh, which asserts
+/// that a tile's reduction holds whole instructions).
+inline int64_t mmaInstructionDepth(ElementType type) {
+  return type == ElementType::F32 ? 8 : 16;
+}
 /// Padding of a shared tile row, in elements: 16 bytes where the row runs
 /// along the reduction (fragment rows then start 4 banks apart), 8
 /// elements where it runs along the result (k rows 8 banks apart in f32).

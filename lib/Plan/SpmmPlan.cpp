@@ -341,7 +341,7 @@ BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
            rowGroups * ceilDiv(op.linearWidth, 8 * t.fragsN) < warps)
       t.fragsN /= 2;
     t.warpsM = t.warpsN = 0;
-    t.depth = op.type == ElementType::F32 ? 8 : 16;
+    t.depth = mmaInstructionDepth(op.type);
     t.kPadded = ceilDiv(op.width, t.depth) * t.depth;
     t.hStride = t.kPadded + reductionRowPad(op.type);
     t.cols = 8 * t.fragsN;

@@ -91,10 +91,9 @@ gnnc::tuning::predictBatchedSpmm(const GpuModel &gpu,
   return p;
 }
 
-Expected<Schedule> gnnc::tuning::chooseBatchedSchedule(
+Expected<BatchedChoice> gnnc::tuning::chooseBatchedSchedule(
     const GpuModel &gpu, const graph::BatchedGraph &batch, const OpDesc &op) {
-  std::optional<Schedule> best;
-  double bestSeconds = 0;
+  std::optional<BatchedChoice> best;
   for (int32_t tile : {32, 64, 128, 256})
     for (int32_t threads : {128, 256}) {
       Schedule s;
@@ -104,11 +103,9 @@ Expected<Schedule> gnnc::tuning::chooseBatchedSchedule(
       Expected<KernelPlan> plan = planWithDefaults(op, s);
       if (!plan)
         continue;
-      double t = predictBatchedSpmm(gpu, batch, op, *plan).seconds;
-      if (!best || t < bestSeconds) {
-        best = plan->schedule;
-        bestSeconds = t;
-      }
+      BatchedPrediction p = predictBatchedSpmm(gpu, batch, op, *plan);
+      if (!best || p.seconds < best->prediction.seconds)
+        best = BatchedChoice{plan->schedule, p};
     }
   if (!best)
     return Status::error("no batched schedule has a plan for this op");

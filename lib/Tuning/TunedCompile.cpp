@@ -159,16 +159,13 @@ Expected<CompiledModule> gnnc::tuning::compileForBatch(
         t.source == ChoiceSource::Database || t.ranked.empty())
       continue;
     const Candidate &general = t.ranked[t.choiceIndex];
-    Expected<Schedule> batched = chooseBatchedSchedule(gpu, batch, op);
+    Expected<BatchedChoice> batched = chooseBatchedSchedule(gpu, batch, op);
     if (!batched)
       continue;
-    Expected<KernelPlan> plan = planKernel(op, *batched);
-    if (!plan)
-      continue;
     const std::string &entry = t.site->entryName;
-    const Schedule applied = TunableModule::applied(*t.site, *batched);
+    const Schedule applied = TunableModule::applied(*t.site, batched->schedule);
     double generalSeconds = general.prediction.seconds;
-    double batchedSeconds = predictBatchedSpmm(gpu, batch, op, *plan).seconds;
+    double batchedSeconds = batched->prediction.seconds;
     bool measured = false;
     if (t.source == ChoiceSource::Measured && general.measuredSeconds &&
         options.runtime) {

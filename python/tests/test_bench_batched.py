@@ -340,7 +340,9 @@ def test_compiler_choice_against_the_best_of_both_strategies(tmp_path):
                          "batched_copy_fraction": 0.5, "general_copy_fraction": 0.5,
                          "batched_schedule": "#gnn.schedule<strategy = batched>",
                          "general_schedule": "#gnn.schedule<vector_width = 4>"},
-                "compiler_choice": {"schedule": chosen, "ms": ms, "status": status}}
+                "compiler_choice": {"schedule": chosen, "ms": ms, "status": status,
+                                    "strategy": "batched" if "batched" in chosen
+                                    else "vertex_parallel"}}
     batched = "#gnn.schedule<strategy = batched, tile_rows = 64>"
     general = "#gnn.schedule<vector_width = 4, dim_workers = 8>"
     doc = {"device": {"name": "test"}, "batched_cases": [
@@ -351,7 +353,7 @@ def test_compiler_choice_against_the_best_of_both_strategies(tmp_path):
     ]}
     # The choice made with measured leaders, in one case: the general side.
     doc["batched_cases"][1]["compiler_choice_measured"] = {
-        "schedule": general, "ms": 0.25, "status": "ok"}
+        "schedule": general, "ms": 0.25, "status": "ok", "strategy": "vertex_parallel"}
     (tmp_path / "g.json").write_text(json.dumps(doc))
     s = batched_summary.main([str(tmp_path / "g.json"), str(tmp_path / "out")])
     m = s["compiler_choice_measured_vs_best"]

@@ -109,10 +109,16 @@ TEST(BatchedModel, ChoosesWithin40PercentOfTheMeasuredBestOnAnH100) {
       measured[k["schedule"].get<std::string>()] = ms;
       best = best == 0 ? ms : std::min(best, ms);
     }
-    Expected<Schedule> chosen =
+    Expected<BatchedChoice> chosen =
         chooseBatchedSchedule(h100(), batch->second, op);
     ASSERT_TRUE(chosen) << chosen.message();
-    auto it = measured.find(chosen->str());
+    // The prediction is the model's for that schedule.
+    Expected<KernelPlan> plan = planKernel(op, chosen->schedule);
+    ASSERT_TRUE(plan) << plan.message();
+    EXPECT_DOUBLE_EQ(
+        chosen->prediction.seconds,
+        predictBatchedSpmm(h100(), batch->second, op, *plan).seconds);
+    auto it = measured.find(chosen->schedule.str());
     if (it == measured.end())
       continue; // a schedule the run did not time
     ++compared;
@@ -120,7 +126,7 @@ TEST(BatchedModel, ChoosesWithin40PercentOfTheMeasuredBestOnAnH100) {
     worst = std::max(worst, ratio);
     logSum += std::log(ratio);
     EXPECT_LT(ratio, 1.4) << c["batch"] << " " << c["type"] << " width "
-                          << c["width"] << ": " << chosen->str();
+                          << c["width"] << ": " << chosen->schedule.str();
   }
   EXPECT_GT(compared, 10);
   std::printf("batched model: %d cases compared, choice / measured best: "

@@ -55,12 +55,18 @@ BatchedPrediction predictBatchedSpmm(const GpuModel &gpu,
                                      const graph::BatchedGraph &batch,
                                      const OpDesc &op, const KernelPlan &plan);
 
+/// A batched schedule (completed) and the model's prediction of it.
+struct BatchedChoice {
+  Schedule schedule;
+  BatchedPrediction prediction;
+};
+
 /// The batched schedule the model ranks first for `op` on `batch` among
 /// tiles of 32, 64, 128 and 256 rows with 128 or 256 threads (every other
 /// field at its default); fails when none has a plan.
-Expected<Schedule> chooseBatchedSchedule(const GpuModel &gpu,
-                                         const graph::BatchedGraph &batch,
-                                         const OpDesc &op);
+Expected<BatchedChoice> chooseBatchedSchedule(const GpuModel &gpu,
+                                              const graph::BatchedGraph &batch,
+                                              const OpDesc &op);
 
 } // namespace gnnc::tuning
 
