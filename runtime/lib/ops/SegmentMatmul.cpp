@@ -115,13 +115,22 @@ double gnnc::ops::segmentMatmulTolerance(const OpDesc &op, const Schedule &s) {
 
 namespace {
 
-/// The persistent blocks of `kernel` for `table`.
+/// The persistent blocks of `kernel` for `table`: as many as stay
+/// resident, by the driver's count for the compiled kernel (its registers,
+/// and the shared memory this GPU has), else by the plan's threads and
+/// shared memory against gnnc's limits. A block that waited for another
+/// to finish would leave its whole run of items to a second wave.
 int64_t launchedRouteBlocks(rt::Runtime &runtime,
                             const rt::LoadedKernel &kernel,
                             const DeviceRouteTable &table) {
-  return routeBlocks(
-      routeWorkItems(kernel.spec, table.numTiles),
-      residentRouteBlocks(kernel.spec, runtime.device().smCount()));
+  const int smCount = std::max(1, runtime.device().smCount());
+  int64_t resident = residentRouteBlocks(kernel.spec, smCount);
+  Expected<int> perSm =
+      rt::residentBlocksPerSm(kernel.function, kernel.spec.launch.blockX,
+                              kernel.spec.launch.sharedBytes);
+  if (perSm && *perSm > 0)
+    resident = int64_t(*perSm) * smCount;
+  return routeBlocks(routeWorkItems(kernel.spec, table.numTiles), resident);
 }
 
 } // namespace

@@ -45,6 +45,7 @@ struct DriverApi {
   decltype(&::cuModuleGetFunction) moduleGetFunction;
   decltype(&::cuFuncSetAttribute) funcSetAttribute;
   decltype(&::cuLaunchKernel) launchKernel;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) occupancy;
   decltype(&::cuEventCreate) eventCreate;
   decltype(&::cuEventRecord) eventRecord;
   decltype(&::cuEventSynchronize) eventSynchronize;
@@ -122,6 +123,7 @@ DriverState loadDriver() {
   bind(api.moduleGetFunction, "cuModuleGetFunction");
   bind(api.funcSetAttribute, "cuFuncSetAttribute");
   bind(api.launchKernel, "cuLaunchKernel");
+  bind(api.occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   bind(api.eventCreate, "cuEventCreate");
   bind(api.eventRecord, "cuEventRecord");
   bind(api.eventSynchronize, "cuEventSynchronize");
@@ -548,6 +550,51 @@ Expected<Function> Module::function(const std::string &name) const {
   return function;
 }
 
+namespace {
+
+/// Raises the dynamic shared memory limit of `cuFunction` when
+/// `sharedBytes` exceeds the 48 KiB every kernel may take, and asks for
+/// the largest shared-memory carveout, so that as many such blocks share
+/// an SM as its shared memory holds (the driver otherwise may size the
+/// carveout for fewer).
+CUresult allowSharedBytes(CUfunction cuFunction, unsigned sharedBytes) {
+  if (sharedBytes <= 48 * 1024)
+    return CUDA_SUCCESS;
+  CUresult result = api().funcSetAttribute(
+      cuFunction, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+      static_cast<int>(sharedBytes));
+  if (result != CUDA_SUCCESS)
+    return result;
+  return api().funcSetAttribute(
+      cuFunction, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+      CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+}
+
+} // namespace
+
+Expected<int> residentBlocksPerSm(const Function &function,
+                                  unsigned blockThreads, unsigned sharedBytes) {
+  const std::string what = "the resident blocks of kernel '" + function.name +
+                           "' (" + std::to_string(blockThreads) + " threads, " +
+                           std::to_string(sharedBytes) + " shared bytes)";
+  if (!function.handle || !function.module)
+    return Status::error(what + ": the function is not loaded");
+  GNNC_RETURN_IF_ERROR(
+      function.module->context->makeCurrent().withContext(what));
+  auto cuFunction = static_cast<CUfunction>(function.handle);
+  if (CUresult result = allowSharedBytes(cuFunction, sharedBytes);
+      result != CUDA_SUCCESS)
+    return cudaFailure(what + ": raising the dynamic shared memory limit",
+                       result);
+  int blocks = 0;
+  if (CUresult result =
+          api().occupancy(&blocks, cuFunction, static_cast<int>(blockThreads),
+                          static_cast<size_t>(sharedBytes));
+      result != CUDA_SUCCESS)
+    return cudaFailure(what, result);
+  return blocks;
+}
+
 Status launch(const Function &function, const std::array<unsigned, 3> &grid,
               const std::array<unsigned, 3> &block, unsigned sharedBytes,
               void **args, bool synchronize, void *stream) {
@@ -562,15 +609,11 @@ Status launch(const Function &function, const std::array<unsigned, 3> &grid,
   GNNC_RETURN_IF_ERROR(
       function.module->context->makeCurrent().withContext("launching " + what));
   auto cuFunction = static_cast<CUfunction>(function.handle);
-  if (sharedBytes > 48 * 1024) {
-    CUresult result = api().funcSetAttribute(
-        cuFunction, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        static_cast<int>(sharedBytes));
-    if (result != CUDA_SUCCESS)
-      return cudaFailure("launching " + what +
-                             ": raising the dynamic shared memory limit",
-                         result);
-  }
+  if (CUresult result = allowSharedBytes(cuFunction, sharedBytes);
+      result != CUDA_SUCCESS)
+    return cudaFailure("launching " + what +
+                           ": raising the dynamic shared memory limit",
+                       result);
   CUresult result = api().launchKernel(
       cuFunction, grid[0], grid[1], grid[2], block[0], block[1], block[2],
       sharedBytes, static_cast<CUstream>(stream), args, nullptr);

@@ -175,6 +175,12 @@ Status launch(const Function &function, const std::array<unsigned, 3> &grid,
               const std::array<unsigned, 3> &block, unsigned sharedBytes,
               void **args, bool synchronize = true, void *stream = nullptr);
 
+/// How many blocks of `blockThreads` threads and `sharedBytes` bytes of
+/// dynamic shared memory of `function` one SM holds at once (registers,
+/// shared memory and threads all counted, as the driver computes it).
+Expected<int> residentBlocksPerSm(const Function &function,
+                                  unsigned blockThreads, unsigned sharedBytes);
+
 /// Times GPU work on the default stream with a pair of CUDA events.
 /// Move-only.
 class EventTimer {
