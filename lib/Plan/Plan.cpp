@@ -254,8 +254,21 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
     if (s.math == MathMode::TensorCore) {
       if (s.stages == 0)
         s.stages = defaults::kPipelineStages;
+      const SegmentMmaTile tile = segmentMmaTile(op, s);
       if (s.threadsPerBlock == 0)
-        s.threadsPerBlock = segmentMmaTile(op, s).threads;
+        s.threadsPerBlock = tile.threads;
+      // Persistent blocks: as many per SM as kSegmentMmaRegisters
+      // registers a thread and the shared memory allow.
+      if (s.blocksPerSm == 0 && tile.threads > 0) {
+        int64_t blocks =
+            kRegistersPerSm / (defaults::kSegmentMmaRegisters * tile.threads);
+        if (tile.bytes > 0)
+          blocks = std::min(blocks, kMaxSharedBytesPerSm / tile.bytes);
+        s.blocksPerSm = static_cast<int32_t>(std::clamp<int64_t>(
+            blocks, 1,
+            std::min<int64_t>(kMaxBlocksPerSm,
+                              kMaxThreadsPerSm / tile.threads)));
+      }
     }
   }
   if (s.dimWorkers == 0) {

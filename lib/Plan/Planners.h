@@ -71,14 +71,18 @@ inline int64_t reductionRowPad(ElementType type) {
   return 16 / static_cast<int64_t>(elementSize(type));
 }
 constexpr int64_t kResultRowPad = 8;
-/// The smallest of 8, 16, 32, 64 that holds `n` (64 for anything wider):
-/// the result columns of a block; at least `least`.
-inline int64_t blockExtent(int64_t n, int64_t least) {
+/// The smallest power of two from `least` on that holds `n`, at most
+/// `most` (`most` for anything wider): a block tile's extent.
+inline int64_t blockExtent(int64_t n, int64_t least, int64_t most = 64) {
   int64_t extent = least;
-  while (extent < n && extent < 64)
+  while (extent < n && extent < most)
     extent *= 2;
   return extent;
 }
+/// The segmented matmuls' widest block tile, result columns (and the
+/// weight gradient's rows of K): at M up to 128 a block computes whole
+/// rows of Y, so each X tile is read once rather than once per 64 columns.
+constexpr int64_t kSegmentMmaMaxExtent = 128;
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);

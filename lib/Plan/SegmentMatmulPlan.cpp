@@ -55,13 +55,18 @@ SegmentTile gnnc::segmentMatmulTile(const OpDesc &op, const Schedule &s) {
   return tile;
 }
 
-SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
+namespace {
+
+/// The tensor-core tile of `op` under `s` with `rows` x `cols` results,
+/// W_t's column block resident in shared memory or streamed.
+SegmentMmaTile mmaTileOf(const OpDesc &op, const Schedule &s, int64_t rows,
+                         int64_t cols, bool residentWeights) {
   SegmentMmaTile t;
   const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
   const int64_t size = static_cast<int64_t>(elementSize(op.type));
   t.depth = kMmaDepth;
-  t.rows = weightGrad ? blockExtent(op.inputWidth, 16) : s.tileRows;
-  t.cols = blockExtent(op.width, 8);
+  t.rows = rows;
+  t.cols = cols;
   t.warpsN = t.cols >= 32 ? 2 : 1;
   t.fragsN = static_cast<int32_t>(t.cols / t.warpsN / 8);
   t.warpsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / 32));
@@ -76,11 +81,57 @@ SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
                                 : t.cols + kResultRowPad;
   t.aElements = t.aReductionMajor ? t.rows * t.aStride : t.depth * t.aStride;
   t.bElements = t.bReductionMajor ? t.cols * t.bStride : t.depth * t.bStride;
+  t.residentWeights = residentWeights;
+  if (residentWeights) {
+    // The whole reduction of the column block: rows of K + pad (read
+    // transposed) or K rows of cols + pad; no B tile in the stages.
+    // K is rounded up to whole steps (the kernel zero-fills the rest).
+    const int64_t reduction = ceilDiv(op.inputWidth, t.depth) * t.depth;
+    if (t.bReductionMajor)
+      t.bStride = reduction + reductionRowPad(op.type);
+    t.weightElements =
+        t.bReductionMajor ? t.cols * t.bStride : reduction * t.bStride;
+    t.bElements = 0;
+  }
   t.stageBytes = (t.aElements + t.bElements) * size;
-  t.bytes = t.stageBytes * t.stages;
+  t.bytes = t.weightElements * size + t.stageBytes * t.stages;
   const int64_t colBlocks = ceilDiv(op.width, t.cols);
   t.itemsPerRouteTile =
       weightGrad ? ceilDiv(op.inputWidth, t.rows) * colBlocks : colBlocks;
+  return t;
+}
+
+} // namespace
+
+SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
+  const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
+  constexpr int64_t kNarrow = 64;
+  int64_t rows = weightGrad
+                     ? blockExtent(op.inputWidth, 16, kSegmentMmaMaxExtent)
+                     : s.tileRows;
+  int64_t cols = blockExtent(op.width, 8, kSegmentMmaMaxExtent);
+  // The forward keeps W_t's column block resident where it fits with
+  // columns down to 64 (or M, if narrower): a block then reads W_t from L2
+  // once per run of one type rather than once per tile, and its pipeline
+  // carries X alone.
+  if (!weightGrad) {
+    for (int64_t wide = cols; wide >= std::min(cols, kNarrow); wide /= 2) {
+      SegmentMmaTile resident = mmaTileOf(op, s, rows, wide, true);
+      if (resident.bytes <= limits::kMaxSharedBytes)
+        return resident;
+    }
+  }
+  SegmentMmaTile t = mmaTileOf(op, s, rows, cols, false);
+  // Wide extents only where they fit: columns first, then the weight
+  // gradient's rows, down to the extents of 64 that bound the rules.
+  while (t.bytes > limits::kMaxSharedBytes &&
+         (cols > kNarrow || (weightGrad && rows > kNarrow))) {
+    if (cols > kNarrow)
+      cols /= 2;
+    else
+      rows /= 2;
+    t = mmaTileOf(op, s, rows, cols, false);
+  }
   return t;
 }
 

@@ -186,8 +186,23 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
                                   : rates.mma16FlopsPerClock;
       peakFlops = perClock * gpu.clockHz * gpu.smCount;
       smSeconds = flops / (perClock * gpu.clockHz);
-      chain += latency * ceilDiv(steps, t.stages - 1);
-      itemL2Bytes = tileRows * in * e + in * t.cols * e +
+      // The pipeline runs on across items: Stages - 1 steps in flight.
+      chain += latency * steps / (t.stages - 1);
+      // W_t's column block: every item's, or (resident) once per change of
+      // type or column block along a block's run, not pipelined.
+      double weightBytes = in * t.cols * e;
+      if (t.residentWeights && items > 0) {
+        const double colBlocks = ceilDiv(out, static_cast<double>(t.cols));
+        const double changes = std::min<double>(
+            static_cast<double>(items),
+            static_cast<double>(stats.nonEmptyTypes()) * colBlocks +
+                static_cast<double>(blocks) - 1);
+        const double stage =
+            latency + weightBytes / (gpu.l2BytesPerSecond / gpu.smCount);
+        chain += stage * changes / static_cast<double>(items);
+        weightBytes *= changes / static_cast<double>(items);
+      }
+      itemL2Bytes = tileRows * in * e + weightBytes +
                     tileRows * std::min<double>(t.cols, out) * e;
       totalFlops = flops * static_cast<double>(items);
     } else {
@@ -232,7 +247,8 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
                                   : rates.mma16FlopsPerClock;
       peakFlops = perClock * gpu.clockHz * gpu.smCount;
       smSeconds = flops / (perClock * gpu.clockHz);
-      chain += latency * ceilDiv(steps, t.stages - 1);
+      // The pipeline runs on across items: Stages - 1 steps in flight.
+      chain += latency * steps / (t.stages - 1);
       itemL2Bytes = tileRows * (t.rows + t.cols) * e + t.rows * t.cols * 4;
       totalFlops = flops * static_cast<double>(items);
     } else {
@@ -325,8 +341,10 @@ gnnc::tuning::pruneSegmentSchedules(const SegmentStats &stats,
   std::vector<Schedule> kept;
   std::map<std::string, std::map<int64_t, int32_t>> smallest;
   auto groupOf = [](Schedule s) {
+    // The threads and the default register cap follow from the tile.
     s.tileRows = 0;
     s.threadsPerBlock = 0;
+    s.blocksPerSm = 0;
     return s.str();
   };
   for (const Schedule &s : schedules) {

@@ -126,6 +126,15 @@ inline std::string segmentMatmulTensorCoreModuleText(size_t *count) {
     variants.push_back({segmentVariantName("tc", type, 128, 32, "_t32_s4"),
                         segmentMatmulOp(type, 128, 32),
                         segmentSchedule(MathMode::TensorCore, 32, 4)});
+    // Blocks of 128 x 128 results through four stages (f32: two),
+    // and a second column block of 128 that is partly past M.
+    const int32_t deep = type == ElementType::F32 ? 2 : 4;
+    variants.push_back({segmentVariantName("tc", type, 128, 128, "_t128_deep"),
+                        segmentMatmulOp(type, 128, 128),
+                        segmentSchedule(MathMode::TensorCore, 128, deep)});
+    variants.push_back({segmentVariantName("tc", type, 64, 200, "_t64_s3"),
+                        segmentMatmulOp(type, 64, 200),
+                        segmentSchedule(MathMode::TensorCore, 64, 3)});
     // Unaligned K: the default is the SIMT kernel.
     variants.push_back({segmentVariantName("tc", type, 36, 64, "_default"),
                         segmentMatmulOp(type, 36, 64), std::nullopt});

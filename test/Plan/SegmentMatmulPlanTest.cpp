@@ -172,18 +172,21 @@ TEST(SegmentMatmulPlan, TheMathIsChosenOnceWithItsGuards) {
     EXPECT_EQ(chosenMath(segmentMatmulOp(type, 64, 32), threads),
               MathMode::Simt);
   }
-  // The choice is written into the schedule, with the pipeline's stages
-  // and the tile's threads.
+  // The choice is written into the schedule, with the pipeline's stages,
+  // the tile's threads and the register cap (128 registers a thread: four
+  // blocks of 128 threads).
   Expected<Schedule> s =
       completeSchedule(segmentMatmulOp(ElementType::F16, 64, 32), routed());
   ASSERT_TRUE(s) << s.message();
   EXPECT_TRUE(isCompleteSchedule(*s));
   EXPECT_EQ(s->stages, defaults::kPipelineStages);
   EXPECT_EQ(s->threadsPerBlock, 128);
-  EXPECT_EQ(s->str(), "#gnn.schedule<strategy = tile_routed, vector_width = "
-                      "8, dim_workers = 4, threads_per_block = 128, "
-                      "tile_routing = true, tile_rows = 64, math = "
-                      "tensor_core, stages = 2>");
+  EXPECT_EQ(s->blocksPerSm, 4);
+  EXPECT_EQ(s->str(),
+            "#gnn.schedule<strategy = tile_routed, vector_width = "
+            "8, dim_workers = 4, threads_per_block = 128, "
+            "tile_routing = true, blocks_per_sm = 4, tile_rows = 64, math = "
+            "tensor_core, stages = 2>");
   Expected<Schedule> parsed = parseSchedule(s->str());
   ASSERT_TRUE(parsed) << parsed.message();
   EXPECT_EQ(*parsed, *s);
@@ -244,7 +247,8 @@ TEST(SegmentMatmulPlan, TensorCoreRefusalsSayWhy) {
 
 TEST(SegmentMatmulPlan, TheTensorCoreTile) {
   // f16, 64 x 32, tiles of 64 rows: 2 x 2 warps of 2 x 2 fragments; shared
-  // rows of 32 + 8 halves, two stages.
+  // rows of 32 + 8 halves, two stages of X tiles after W_t (64 x 32 + 8),
+  // which stays resident.
   OpDesc op = segmentMatmulOp(ElementType::F16, 64, 32);
   Expected<KernelPlan> plan = planWithDefaults(op, routed());
   ASSERT_TRUE(plan) << plan.message();
@@ -261,31 +265,70 @@ TEST(SegmentMatmulPlan, TheTensorCoreTile) {
   EXPECT_FALSE(t.bReductionMajor);
   EXPECT_EQ(t.aStride, 40);
   EXPECT_EQ(t.bStride, 40);
-  EXPECT_EQ(t.stageBytes, (64 * 40 + 32 * 40) * 2);
-  EXPECT_EQ(t.bytes, 2 * t.stageBytes);
+  EXPECT_TRUE(t.residentWeights);
+  EXPECT_EQ(t.weightElements, 64 * 40);
+  EXPECT_EQ(t.bElements, 0);
+  EXPECT_EQ(t.stageBytes, 64 * 40 * 2);
+  EXPECT_EQ(t.bytes, 64 * 40 * 2 + 2 * t.stageBytes);
   EXPECT_EQ(t.itemsPerRouteTile, 1);
   EXPECT_EQ(plan->launch.threads, 128);
   EXPECT_EQ(plan->launch.sharedBytes, t.bytes);
   EXPECT_EQ(plan->launch.grid, std::vector<ParamRole>{ParamRole::RouteBlocks});
   EXPECT_EQ(segmentRouteItemsPerTile(op, plan->schedule), 1);
 
-  // f32, M = 72: column blocks of 64 (the second holds 8 columns), rows of
-  // 32 + 4 floats for X, 64 + 8 for W_t; 128 rows: 4 x 2 warps.
+  // f16, K = M = 128, 128 rows: one block holds whole rows of Y (X is read
+  // once), 4 x 2 warps of 2 x 8 fragments.
+  OpDesc square = segmentMatmulOp(ElementType::F16, 128, 128);
+  Expected<KernelPlan> squarePlan =
+      planWithDefaults(square, routed(MathMode::TensorCore, 128, 4));
+  ASSERT_TRUE(squarePlan) << squarePlan.message();
+  t = segmentMmaTile(square, squarePlan->schedule);
+  EXPECT_EQ(t.cols, 128);
+  EXPECT_EQ(t.warpsM, 4);
+  EXPECT_EQ(t.warpsN, 2);
+  EXPECT_EQ(t.fragsM, 2);
+  EXPECT_EQ(t.fragsN, 8);
+  EXPECT_EQ(t.threads, 256);
+  EXPECT_EQ(t.itemsPerRouteTile, 1);
+  EXPECT_TRUE(t.residentWeights);
+  EXPECT_EQ(squarePlan->launch.sharedBytes, (128 * 136 + 4 * 128 * 40) * 2);
+
+  // f32, K = 40, M = 72: W_t resident with K rounded up to two steps of
+  // 32 (64 rows of 128 + 8 floats) and three stages of X tiles (128 rows
+  // of 32 + 4 floats): 90,112 bytes; one column block.
   OpDesc wide = segmentMatmulOp(ElementType::F32, 40, 72);
   Expected<KernelPlan> widePlan =
       planWithDefaults(wide, routed(MathMode::TensorCore, 128, 3));
   ASSERT_TRUE(widePlan) << widePlan.message();
   t = segmentMmaTile(wide, widePlan->schedule);
-  EXPECT_EQ(t.cols, 64);
+  EXPECT_TRUE(t.residentWeights);
+  EXPECT_EQ(t.cols, 128);
   EXPECT_EQ(t.warpsM, 4);
   EXPECT_EQ(t.warpsN, 2);
-  EXPECT_EQ(t.fragsN, 4);
+  EXPECT_EQ(t.fragsN, 8);
   EXPECT_EQ(t.threads, 256);
   EXPECT_EQ(t.aStride, 36);
-  EXPECT_EQ(t.bStride, 72);
-  EXPECT_EQ(t.itemsPerRouteTile, 2);
-  EXPECT_EQ(widePlan->launch.sharedBytes, 3 * (128 * 36 + 32 * 72) * 4);
-  EXPECT_EQ(segmentRouteItemsPerTile(wide, widePlan->schedule), 2);
+  EXPECT_EQ(t.bStride, 136);
+  EXPECT_EQ(t.weightElements, 64 * 136);
+  EXPECT_EQ(t.itemsPerRouteTile, 1);
+  EXPECT_EQ(widePlan->launch.sharedBytes, (64 * 136 + 3 * 128 * 36) * 4);
+  EXPECT_EQ(segmentRouteItemsPerTile(wide, widePlan->schedule), 1);
+
+  // f32, K = M = 512: W_t's column block does not fit even at 64 columns
+  // (512 x 72 x 4 bytes), so both tiles stream through the stages; 128
+  // columns, rows of 32 + 4 floats for X and 128 + 8 for W_t.
+  OpDesc big = segmentMatmulOp(ElementType::F32, 512, 512);
+  Expected<KernelPlan> bigPlan =
+      planWithDefaults(big, routed(MathMode::TensorCore, 64, 2));
+  ASSERT_TRUE(bigPlan) << bigPlan.message();
+  t = segmentMmaTile(big, bigPlan->schedule);
+  EXPECT_FALSE(t.residentWeights);
+  EXPECT_EQ(t.weightElements, 0);
+  EXPECT_EQ(t.cols, 128);
+  EXPECT_EQ(t.bStride, 136);
+  EXPECT_EQ(t.bElements, 32 * 136);
+  EXPECT_EQ(t.itemsPerRouteTile, 4);
+  EXPECT_EQ(bigPlan->launch.sharedBytes, 2 * (64 * 36 + 32 * 136) * 4);
 
   // The input gradient reads W_t transposed: its tile rows run along the
   // reduction (M of the forward), no copy.
@@ -298,7 +341,9 @@ TEST(SegmentMatmulPlan, TheTensorCoreTile) {
   t = segmentMmaTile(dx, dxPlan->schedule);
   EXPECT_TRUE(t.bReductionMajor);
   EXPECT_EQ(t.bStride, 40);
-  EXPECT_EQ(t.bElements, 64 * 40);
+  EXPECT_TRUE(t.residentWeights);
+  EXPECT_EQ(t.weightElements, 64 * 40);
+  EXPECT_EQ(t.bElements, 0);
   // SIMT kernels walk one item per tile.
   Expected<Schedule> simt =
       completeSchedule(segmentMatmulOp(ElementType::F32, 64, 32), routed());
@@ -332,17 +377,17 @@ TEST(SegmentMatmulPlan, TheWeightGradientSplitsRowsAndReducesInOrder) {
   EXPECT_EQ(plan->followUps[0].launch.grid,
             std::vector<ParamRole>{ParamRole::RouteBlocks});
   EXPECT_TRUE(plan->preludes.empty());
-  // K = 8 takes a 16-row tile (rows 8 to 15 zero), M = 512 eight column
-  // blocks of 64; X is read transposed (rows along the result).
+  // K = 8 takes a 16-row tile (rows 8 to 15 zero), M = 512 four column
+  // blocks of 128; X is read transposed (rows along the result).
   SegmentMmaTile t = segmentMmaTile(op, plan->schedule);
   EXPECT_EQ(t.rows, 16);
-  EXPECT_EQ(t.cols, 64);
+  EXPECT_EQ(t.cols, 128);
   EXPECT_EQ(t.warpsM, 1);
   EXPECT_EQ(t.fragsM, 1);
   EXPECT_FALSE(t.aReductionMajor);
   EXPECT_FALSE(t.bReductionMajor);
   EXPECT_EQ(t.aStride, 16 + 8);
-  EXPECT_EQ(t.itemsPerRouteTile, 8);
+  EXPECT_EQ(t.itemsPerRouteTile, 4);
   EXPECT_EQ(plan->launch.threads, 64);
   // Any tile_rows is a split size; odd K and M take the SIMT kernels.
   EXPECT_EQ(why(op, routed(MathMode::TensorCore, 7)), "");

@@ -189,8 +189,9 @@ TEST(SegmentModel, SetsWithEmptyTypesAndNoRowsPredict) {
 }
 
 TEST(SegmentModel, LongTypesTakeLargeTiles) {
-  // Four types of 200,000 rows: 16-row tiles multiply the weight traffic
-  // and the per-item latencies by eight against 128-row ones.
+  // Four types of 200,000 rows: 16-row tiles multiply the per-item
+  // latencies by eight against 128-row ones (the weights stay resident,
+  // so their traffic no longer grows; both may be bandwidth-bound alike).
   const SegmentStats stats = statsOf(uniformSegments(4, 200000));
   for (ElementType type : {ElementType::F16, ElementType::BF16}) {
     const OpDesc op = segmentMatmulOp(type, 128, 128);
@@ -200,7 +201,7 @@ TEST(SegmentModel, LongTypesTakeLargeTiles) {
     EXPECT_GE(ranked.front().schedule.tileRows, 64)
         << ranked.front().schedule.str() << ": "
         << ranked.front().prediction.why;
-    EXPECT_LT(bestWith(ranked, 128, MathMode::TensorCore),
+    EXPECT_LE(bestWith(ranked, 128, MathMode::TensorCore),
               bestWith(ranked, 16, MathMode::TensorCore));
   }
   // The weight gradient: long types take long splits (fewer partials).

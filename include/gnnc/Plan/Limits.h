@@ -38,6 +38,8 @@ constexpr int64_t kMaxSharedBytes = 96 * 1024;
 /// What one SM holds on sm_80 and sm_90 (sm_90 has 228 KiB of shared
 /// memory per SM, sm_80 164 KiB; 1 KiB of it per block is reserved).
 constexpr int64_t kMaxThreadsPerSm = 2048;
+/// 32-bit registers of one SM (sm_80 and sm_90).
+constexpr int64_t kRegistersPerSm = 65536;
 constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
 /// Threads per block: a multiple of the warp, at most 1024.
 constexpr int32_t kWarpSize = 32;
@@ -128,6 +130,11 @@ constexpr int32_t kSegmentTileRows = 64;
 constexpr int32_t kSegmentSplitRows = 256;
 /// tile_routed with math = tensor_core: the cp.async pipeline's buffers.
 constexpr int32_t kPipelineStages = 2;
+/// tile_routed with math = tensor_core: the registers per thread the
+/// default blocks_per_sm allows (a warp's 2 x 8 fragments hold 64 f32
+/// accumulators; uncapped, 16-bit tiles took 145 and left a 256-thread
+/// block alone on an SM).
+constexpr int64_t kSegmentMmaRegisters = 128;
 /// sliced: non-zeros per slice of a group of S snapshots: kSliceSizePerSnapshot
 /// x S, from kSliceSize to kMaxDefaultSliceSize (32, 64, 128 for S = 2, 4, 8:
 /// the fastest of 8-128 on evolving R-MAT 16-20 on an H200, within 2% but for

@@ -212,12 +212,17 @@ SegmentTile segmentMatmulTile(const OpDesc &op, const Schedule &s);
 /// each holding an A tile and a B tile (rows of aStride and bStride
 /// elements of the op's type, padded against bank conflicts).
 ///  - gnn.segment_matmul: rows = tile_rows of a routing tile, cols from M
-///    (8 to 64), the reduction over K; A = X rows x K steps, B = W_t steps
+///    (8 to 128), the reduction over K; A = X rows x K steps, B = W_t steps
 ///    x columns (with transposeWeights stored columns x K steps, read
 ///    transposed).
 ///  - gnn.segment_matmul_weight_grad: rows and cols from K and M (16 to
-///    64), the reduction over the rows of one split (tile_rows); A = X
+///    128), the reduction over the rows of one split (tile_rows); A = X
 ///    stored steps x K columns (read transposed), B = dY steps x columns.
+/// Extents above 64 are taken only where the pipeline still fits a
+/// block's shared memory (columns first narrowed, then the weight
+/// gradient's rows), so that a schedule that fitted 64 still fits. The
+/// forward keeps W_t's column block resident (residentWeights) where that
+/// fits with 64 columns or more.
 struct SegmentMmaTile {
   int64_t rows = 0;
   int64_t cols = 0;
@@ -233,6 +238,13 @@ struct SegmentMmaTile {
   bool bReductionMajor = false;
   int64_t aStride = 0, bStride = 0;
   int64_t aElements = 0, bElements = 0;
+  /// gnn.segment_matmul: W_t's column block (the whole reduction) stays in
+  /// shared memory, staged when a block's item changes type or column
+  /// block, weightElements elements with rows of bStride; the stages then
+  /// hold A tiles alone (bElements 0).
+  bool residentWeights = false;
+  int64_t weightElements = 0;
+  /// One stage's bytes; bytes = the resident weights and every stage.
   int64_t stageBytes = 0;
   int64_t bytes = 0;
   /// Result tiles per routing tile: column blocks of the result (forward)

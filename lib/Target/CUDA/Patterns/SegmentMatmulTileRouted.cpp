@@ -70,8 +70,11 @@ class SegmentMatmulPattern : public EmissionPattern {
        << tile.rows << " x " << tile.cols << " results from " << tile.warpsM
        << " x " << tile.warpsN << " warps of " << tile.fragsM << " x "
        << tile.fragsN << " fragments, K in steps of " << tile.depth
-       << " through " << tile.stages << " cp.async stages (" << tile.bytes
-       << " bytes of shared memory)"
+       << " through " << tile.stages << " cp.async stages"
+       << (tile.residentWeights
+               ? ", W_t's column block resident in shared memory"
+               : "")
+       << " (" << tile.bytes << " bytes of shared memory)"
        << (d.transposeWeights ? "; W_t read transposed" : "") << ".\n";
     os << "extern __shared__ __align__(16) unsigned char "
           "gnnc_segment_smem[];\n";
@@ -79,9 +82,10 @@ class SegmentMatmulPattern : public EmissionPattern {
        << ", " << d.width << ", " << (d.transposeWeights ? "true" : "false")
        << ", " << tile.rows << ", " << tile.cols << ", " << tile.warpsM << ", "
        << tile.warpsN << ", " << tile.fragsM << ", " << tile.fragsN << ", "
-       << tile.stages << ", " << tile.aStride << ", " << tile.bStride << ">("
-       << c.input(0) << ", " << c.params.name(ParamRole::SegmentWeights) << ", "
-       << c.result() << ", " << c.params.name(ParamRole::RouteTiles) << ", "
+       << tile.stages << ", " << tile.aStride << ", " << tile.bStride
+       << (tile.residentWeights ? ", true" : "") << ">(" << c.input(0) << ", "
+       << c.params.name(ParamRole::SegmentWeights) << ", " << c.result() << ", "
+       << c.params.name(ParamRole::RouteTiles) << ", "
        << c.params.name(ParamRole::NumRouteTiles) << ", gnnc_segment_smem);\n";
   }
 };

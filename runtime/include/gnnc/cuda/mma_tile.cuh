@@ -7,6 +7,8 @@
 //    global to shared memory (zero-filled when out of bounds) and their
 //    groups, for a pipeline of several shared-memory buffers;
 //  - copyTileAsync: a block's share of one tile, rows of 16-byte chunks;
+//  - pipelineItems: a block's run of work items through one pipeline of
+//    buffers that keeps loading across the items' boundaries;
 //  - Fragments<T>: a warp's A (16 x k) and B (k x 8) fragments from shared
 //    tiles stored either way round (rows along the reduction, or along the
 //    result), with ldmatrix for 16-bit types and TF32 conversion for f32;
@@ -95,6 +97,66 @@ copyTileAsync(T *dst, const T *__restrict__ src, long long ld, long long row0,
     const bool valid = gr < rowEnd && gc < colEnd;
     copyAsync16(dst + r * Stride + k, valid ? src + gr * ld + gc : src, valid);
   }
+}
+
+/// Runs a block's work items [first, last) through one cp.async pipeline of
+/// Stages shared-memory buffers that does not drain between items: item i
+/// takes max(1, stepsOf(i)) steps, and while the block multiplies step s
+/// the next Stages - 1 steps (of this item or the items after it) are on
+/// their way. load(item, step, slot) issues one step's copies into buffer
+/// `slot`; compute(item, step, slot) reads that buffer once it has landed
+/// (every thread of the block has then waited for it); finish(item) runs
+/// after an item's last step, from registers (no buffer is touched). Every
+/// thread of the block calls this with the same range.
+template <int Stages, typename StepsOf, typename Load, typename Compute,
+          typename Finish>
+__device__ __forceinline__ void pipelineItems(long long first, long long last,
+                                              StepsOf stepsOf, Load load,
+                                              Compute compute, Finish finish) {
+  static_assert(Stages >= 2, "the pipeline has at least two buffers");
+  auto stepsAt = [&](long long item) {
+    if (item >= last)
+      return 0;
+    const int steps = stepsOf(item);
+    return steps > 0 ? steps : 1;
+  };
+  // The producer: the next (item, step) whose copies are issued. Every
+  // call commits a group, empty past the end, so that the groups in flight
+  // count steps.
+  long long loadItem = first;
+  int loadStep = 0, loadSteps = stepsAt(first);
+  auto issue = [&](int slot) {
+    if (loadItem < last) {
+      load(loadItem, loadStep, slot);
+      if (++loadStep == loadSteps) {
+        ++loadItem;
+        loadStep = 0;
+        loadSteps = stepsAt(loadItem);
+      }
+    }
+    commitAsync();
+  };
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s)
+    issue(s);
+  long long item = first;
+  int step = 0, steps = stepsAt(first), slot = 0;
+  while (item < last) {
+    // This step's group has landed, and every warp is done with the buffer
+    // the next copies overwrite (the one the previous step read).
+    waitAsync<Stages - 2>();
+    __syncthreads();
+    issue(slot == 0 ? Stages - 1 : slot - 1);
+    compute(item, step, slot);
+    slot = slot + 1 == Stages ? 0 : slot + 1;
+    if (++step == steps) {
+      finish(item);
+      ++item;
+      step = 0;
+      steps = stepsAt(item);
+    }
+  }
+  waitAsync<0>();
 }
 
 //===----------------------------------------------------------------------===//
@@ -298,20 +360,77 @@ __device__ __forceinline__ void storePair(__nv_bfloat16 *p, float a, float b) {
   *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(a, b);
 }
 
+/// Two adjacent accumulators as the 32-bit word of two 16-bit elements.
+template <typename T>
+__device__ __forceinline__ unsigned packPair(float a, float b);
+template <>
+__device__ __forceinline__ unsigned packPair<__half>(float a, float b) {
+  __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<unsigned *>(&h);
+}
+template <>
+__device__ __forceinline__ unsigned packPair<__nv_bfloat16>(float a, float b) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<unsigned *>(&h);
+}
+
 /// Stores a warp's FragsM x FragsN fragments whose first element is (row0,
 /// col0) of a result of `ld` columns: rows from rowEnd and columns from
-/// colEnd (a multiple of 8) on are left out.
+/// colEnd (a multiple of 8) on are left out. f32 lanes write 8 bytes each,
+/// so a warp's store covers whole 32-byte sectors. 16-bit lanes would
+/// write 4 bytes (half sectors); for fragment pairs (j, j + 1) the lanes
+/// of a quad swap one word first, so that even lanes hold 4 columns of
+/// fragment j and odd lanes 4 of fragment j + 1, and each row's 32 bytes
+/// leave in one store of 8 bytes per lane (ld and col0 multiples of 4; a
+/// whole sector when col0 is a multiple of 16 elements).
 template <typename T, int FragsM, int FragsN>
 __device__ __forceinline__ void
 storeFragments(T *out, long long ld, const float (&acc)[FragsM][FragsN][4],
                long long row0, long long rowEnd, long long col0,
                long long colEnd) {
   const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  constexpr bool Paired = sizeof(T) == 2;
+  constexpr int Pairs = Paired ? FragsN / 2 : 0;
 #pragma unroll
-  for (int i = 0; i < FragsM; ++i)
+  for (int i = 0; i < FragsM; ++i) {
+    const long long row = row0 + i * 16 + g;
+    if constexpr (Paired) {
 #pragma unroll
-    for (int j = 0; j < FragsN; ++j) {
-      const long long row = row0 + i * 16 + g, col = col0 + j * 8 + 2 * t;
+      for (int p = 0; p < Pairs; ++p) {
+        const int j = 2 * p;
+        // Whole pair inside the result (colEnd is a multiple of 8), or only
+        // its first fragment: the shuffles run on every lane either way.
+        const bool both = col0 + (j + 1) * 8 < colEnd;
+        const bool odd = t & 1;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const unsigned mine0 =
+              packPair<T>(acc[i][j][2 * half], acc[i][j][2 * half + 1]);
+          const unsigned mine1 =
+              packPair<T>(acc[i][j + 1][2 * half], acc[i][j + 1][2 * half + 1]);
+          // Even lanes give their word of j + 1, odd lanes their word of j.
+          const unsigned other =
+              __shfl_xor_sync(0xffffffffu, odd ? mine0 : mine1, 1);
+          const long long r = row + 8 * half;
+          if (r >= rowEnd)
+            continue;
+          if (both) {
+            // Even t: columns 2t..2t+3 of j; odd t: 2(t-1)..2t+1 of j + 1.
+            const long long col =
+                col0 + (odd ? (j + 1) * 8 + 2 * (t - 1) : j * 8 + 2 * t);
+            const uint2 words =
+                odd ? make_uint2(other, mine1) : make_uint2(mine0, other);
+            *reinterpret_cast<uint2 *>(out + r * ld + col) = words;
+          } else if (col0 + j * 8 < colEnd) {
+            *reinterpret_cast<unsigned *>(out + r * ld + col0 + j * 8 + 2 * t) =
+                mine0;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 2 * Pairs; j < FragsN; ++j) {
+      const long long col = col0 + j * 8 + 2 * t;
       if (col >= colEnd)
         continue;
       if (row < rowEnd)
@@ -319,6 +438,7 @@ storeFragments(T *out, long long ld, const float (&acc)[FragsM][FragsN][4],
       if (row + 8 < rowEnd)
         storePair(out + (row + 8) * ld + col, acc[i][j][2], acc[i][j][3]);
     }
+  }
 }
 
 } // namespace gnnc::cuda::mma

@@ -18,7 +18,9 @@
 // gnnc_segment_matmul_mma is the tensor-core version (gnnc/cuda/
 // mma_tile.cuh): a work item is (routing tile, column block); the block's
 // warps multiply 16 x 8 fragments of the tile with mma.sync while cp.async
-// brings the next K steps of X and W_t into a pipeline of Stages buffers.
+// brings the next K steps of X and W_t into a pipeline of Stages buffers
+// that runs on across the block's items (mma::pipelineItems): the first
+// steps of the next tile load while the last of this one multiply.
 // TransW reads W_t transposed from its stored layout (no transposed copy).
 //
 // The weight gradient, dW_t = X_tᵀ dY_t, takes the routing table as splits
@@ -159,12 +161,16 @@ firstTileOfType(const long long *__restrict__ tiles, long long num_tiles,
 /// elements per row, y NOut; w num_types matrices of KIn x NOut (TransW:
 /// NOut x KIn). A work item is (routing tile, column block of Cols);
 /// WarpsM x WarpsN warps of FragsM x FragsN fragments cover the tile's
-/// Rows x Cols; `smem` holds Stages buffers of an X tile (Rows x Depth,
-/// rows of AStride) and a W_t tile (Depth x Cols, rows of BStride; TransW:
-/// Cols x Depth). KIn and NOut are multiples of 8.
+/// Rows x Cols. `smem` holds Stages buffers of an X tile (Rows x Depth,
+/// rows of AStride) and, unless ResidentW, a W_t tile (Depth x Cols, rows
+/// of BStride; TransW: Cols x Depth). With ResidentW the column block of
+/// W_t (KIn x Cols, rows of BStride; TransW: Cols x KIn) lies before the
+/// buffers (KIn rounded up to whole steps, zero-filled) and is staged when
+/// an item's type or column block differs from the previous item's. KIn
+/// and NOut are multiples of 8.
 template <typename T, int KIn, int NOut, bool TransW, int Rows, int Cols,
           int WarpsM, int WarpsN, int FragsM, int FragsN, int Stages,
-          int AStride, int BStride>
+          int AStride, int BStride, bool ResidentW = false>
 __device__ __forceinline__ void
 gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
                         T *__restrict__ y, const long long *__restrict__ tiles,
@@ -177,57 +183,95 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
   constexpr int ColBlocks = (NOut + Cols - 1) / Cols;
   constexpr int Steps = (KIn + Depth - 1) / Depth;
   constexpr int AElements = Rows * AStride;
-  constexpr int BElements = (TransW ? Cols : Depth) * BStride;
-  T *buffers = reinterpret_cast<T *>(smem);
+  constexpr int BElements = ResidentW ? 0 : (TransW ? Cols : Depth) * BStride;
+  // Resident weights cover whole steps (rows past KIn zero-filled).
+  constexpr int KSteps = Steps * Depth;
+  constexpr int WElements = ResidentW ? (TransW ? Cols : KSteps) * BStride : 0;
+  T *resident = reinterpret_cast<T *>(smem);
+  T *buffers = resident + WElements;
   const int warp = threadIdx.x / 32;
   const int m0 = (warp / WarpsN) * FragsM * 16,
             n0 = (warp % WarpsN) * FragsN * 8;
   long long first, last;
   gnnc::cuda::routedRun(num_tiles * ColBlocks, first, last);
-  for (long long item = first; item < last; ++item) {
-    const long long *tile = tiles + (item / ColBlocks) * GNNC_ROUTE_TILE_WORDS;
-    const long long type = tile[0], r0 = tile[1], r1 = tile[2];
-    const long long col0 = (item % ColBlocks) * Cols;
-    const T *wt = w + type * (long long)KIn * NOut;
-    auto load = [&](int step, int slot) {
-      T *a = buffers + slot * (AElements + BElements);
-      T *b = a + AElements;
-      const long long k0 = (long long)step * Depth;
-      mma::copyTileAsync<T, Rows, Depth, AStride, Threads>(a, x, KIn, r0, r1,
-                                                           k0, KIn);
-      if constexpr (TransW)
-        mma::copyTileAsync<T, Cols, Depth, BStride, Threads>(b, wt, KIn, col0,
-                                                             NOut, k0, KIn);
-      else
-        mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(b, wt, NOut, k0,
-                                                             KIn, col0, NOut);
-    };
-    float acc[FragsM][FragsN][4];
-    mma::zeroAccumulators(acc);
-#pragma unroll
-    for (int s = 0; s < Stages - 1; ++s) {
-      if (s < Steps)
-        load(s, s);
-      mma::commitAsync();
-    }
-    for (int step = 0; step < Steps; ++step) {
-      // Step `step` has landed, and every warp is done with the buffer the
-      // next load overwrites (the one of step - 1).
-      mma::waitAsync<Stages - 2>();
-      __syncthreads();
-      if (step + Stages - 1 < Steps)
-        load(step + Stages - 1, (step + Stages - 1) % Stages);
-      mma::commitAsync();
-      const T *a = buffers + (step % Stages) * (AElements + BElements);
-      mma::mmaStep<T, FragsM, FragsN, Depth, true, TransW, AStride, BStride>(
-          acc, a, a + AElements, m0, n0);
-    }
-    mma::waitAsync<0>();
-    // The next item's first loads overwrite buffers other warps may read.
-    __syncthreads();
-    mma::storeFragments<T, FragsM, FragsN>(y, NOut, acc, r0 + m0, r1, col0 + n0,
-                                           NOut);
-  }
+  // The producer's current item and its tile (read once per item).
+  long long loading = -1, r0 = 0, r1 = 0, type = 0, col0 = 0;
+  auto tileOf = [&](long long item) {
+    return tiles + (item / ColBlocks) * GNNC_ROUTE_TILE_WORDS;
+  };
+  // The consumer's current item: its tile, read at its first step.
+  long long rowBegin = 0, rowEnd = 0, colBegin = 0;
+  // The column block of W_t now resident: type x ColBlocks + block.
+  long long staged = -1;
+  float acc[FragsM][FragsN][4];
+  mma::pipelineItems<Stages>(
+      first, last, [](long long) { return Steps; },
+      [&](long long item, int step, int slot) {
+        if (item != loading) {
+          const long long *tile = tileOf(item);
+          type = tile[0];
+          r0 = tile[1];
+          r1 = tile[2];
+          col0 = (item % ColBlocks) * Cols;
+          loading = item;
+        }
+        T *a = buffers + slot * (AElements + BElements);
+        const long long k0 = (long long)step * Depth;
+        mma::copyTileAsync<T, Rows, Depth, AStride, Threads>(a, x, KIn, r0, r1,
+                                                             k0, KIn);
+        if constexpr (!ResidentW) {
+          T *b = a + AElements;
+          const T *wt = w + type * (long long)KIn * NOut;
+          if constexpr (TransW)
+            mma::copyTileAsync<T, Cols, Depth, BStride, Threads>(
+                b, wt, KIn, col0, NOut, k0, KIn);
+          else
+            mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(
+                b, wt, NOut, k0, KIn, col0, NOut);
+        }
+      },
+      [&](long long item, int step, int slot) {
+        const T *a = buffers + slot * (AElements + BElements);
+        if (step == 0) {
+          mma::zeroAccumulators(acc);
+          const long long *tile = tileOf(item);
+          const long long block = item % ColBlocks;
+          rowBegin = tile[1];
+          rowEnd = tile[2];
+          colBegin = block * Cols;
+          if constexpr (ResidentW) {
+            // Every warp is past the previous step (pipelineItems waits
+            // for the block before each step), so the block may restage.
+            const long long key = tile[0] * ColBlocks + block;
+            if (key != staged) {
+              const T *wt = w + tile[0] * (long long)KIn * NOut;
+              if constexpr (TransW)
+                mma::copyTileAsync<T, Cols, KSteps, BStride, Threads>(
+                    resident, wt, KIn, block * Cols, NOut, 0, KIn);
+              else
+                mma::copyTileAsync<T, KSteps, Cols, BStride, Threads>(
+                    resident, wt, NOut, 0, KIn, block * Cols, NOut);
+              mma::commitAsync();
+              mma::waitAsync<0>();
+              __syncthreads();
+              staged = key;
+            }
+          }
+        }
+        if constexpr (ResidentW) {
+          const T *b = TransW ? resident + step * Depth
+                              : resident + step * Depth * BStride;
+          mma::mmaStep<T, FragsM, FragsN, Depth, true, TransW, AStride,
+                       BStride>(acc, a, b, m0, n0);
+        } else {
+          mma::mmaStep<T, FragsM, FragsN, Depth, true, TransW, AStride,
+                       BStride>(acc, a, a + AElements, m0, n0);
+        }
+      },
+      [&](long long) {
+        mma::storeFragments<T, FragsM, FragsN>(y, NOut, acc, rowBegin + m0,
+                                               rowEnd, colBegin + n0, NOut);
+      });
 }
 
 /// The weight gradient's partials on tensor cores: for each split of the
@@ -259,46 +303,47 @@ gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
             n0 = (warp % WarpsN) * FragsN * 8;
   long long first, last;
   gnnc::cuda::routedRun(num_tiles * RowBlocks * ColBlocks, first, last);
-  for (long long item = first; item < last; ++item) {
-    const long long split = item / (RowBlocks * ColBlocks);
-    const int block = (int)(item % (RowBlocks * ColBlocks));
-    const long long *tile = tiles + split * GNNC_ROUTE_TILE_WORDS;
-    const long long r0 = tile[1], r1 = tile[2];
-    const long long i0 = (long long)(block / ColBlocks) * Rows;
-    const long long j0 = (long long)(block % ColBlocks) * Cols;
-    const int steps = (int)((r1 - r0 + Depth - 1) / Depth);
-    auto load = [&](int step, int slot) {
-      T *a = buffers + slot * (AElements + BElements);
-      T *b = a + AElements;
-      const long long rr = r0 + (long long)step * Depth;
-      mma::copyTileAsync<T, Depth, Rows, AStride, Threads>(a, x, K, rr, r1, i0,
-                                                           K);
-      mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(b, dy, M, rr, r1, j0,
-                                                           M);
-    };
-    float acc[FragsM][FragsN][4];
-    mma::zeroAccumulators(acc);
-#pragma unroll
-    for (int s = 0; s < Stages - 1; ++s) {
-      if (s < steps)
-        load(s, s);
-      mma::commitAsync();
-    }
-    for (int step = 0; step < steps; ++step) {
-      mma::waitAsync<Stages - 2>();
-      __syncthreads();
-      if (step + Stages - 1 < steps)
-        load(step + Stages - 1, (step + Stages - 1) % Stages);
-      mma::commitAsync();
-      const T *a = buffers + (step % Stages) * (AElements + BElements);
-      mma::mmaStep<T, FragsM, FragsN, Depth, false, false, AStride, BStride>(
-          acc, a, a + AElements, m0, n0);
-    }
-    mma::waitAsync<0>();
-    __syncthreads();
-    mma::storeFragments<float, FragsM, FragsN>(
-        partials + split * (long long)K * M, M, acc, i0 + m0, K, j0 + n0, M);
-  }
+  // A work item: (split, block of the K x M result).
+  auto splitOf = [&](long long item) {
+    return tiles + (item / (RowBlocks * ColBlocks)) * GNNC_ROUTE_TILE_WORDS;
+  };
+  float acc[FragsM][FragsN][4];
+  mma::pipelineItems<Stages>(
+      first, last,
+      [&](long long item) {
+        const long long *tile = splitOf(item);
+        return (int)((tile[2] - tile[1] + Depth - 1) / Depth);
+      },
+      [&](long long item, int step, int slot) {
+        const long long *tile = splitOf(item);
+        const long long r1 = tile[2];
+        const int block = (int)(item % (RowBlocks * ColBlocks));
+        const long long i0 = (long long)(block / ColBlocks) * Rows;
+        const long long j0 = (long long)(block % ColBlocks) * Cols;
+        T *a = buffers + slot * (AElements + BElements);
+        T *b = a + AElements;
+        const long long rr = tile[1] + (long long)step * Depth;
+        mma::copyTileAsync<T, Depth, Rows, AStride, Threads>(a, x, K, rr, r1,
+                                                             i0, K);
+        mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(b, dy, M, rr, r1,
+                                                             j0, M);
+      },
+      [&](long long, int step, int slot) {
+        if (step == 0)
+          mma::zeroAccumulators(acc);
+        const T *a = buffers + slot * (AElements + BElements);
+        mma::mmaStep<T, FragsM, FragsN, Depth, false, false, AStride, BStride>(
+            acc, a, a + AElements, m0, n0);
+      },
+      [&](long long item) {
+        const long long split = item / (RowBlocks * ColBlocks);
+        const int block = (int)(item % (RowBlocks * ColBlocks));
+        const long long i0 = (long long)(block / ColBlocks) * Rows;
+        const long long j0 = (long long)(block % ColBlocks) * Cols;
+        mma::storeFragments<float, FragsM, FragsN>(
+            partials + split * (long long)K * M, M, acc, i0 + m0, K, j0 + n0,
+            M);
+      });
 }
 
 /// The weight gradient's partials in SIMT f32: each block walks a run of
