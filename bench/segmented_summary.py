@@ -15,7 +15,11 @@ left out of the statistics.
 summary.json: forward_vs_best and backward_vs_best ({"geomean", "worst",
 "cases"}, each with "by_dtype": tf32 and f16 apart; forward_vs_best over
 both dtypes), rgcn_vs_pyg (per dataset, the fastest of PyG's RGCNConv and
-FastRGCNConv over gnnc's RGCNConv; same statistics), and the cases.
+FastRGCNConv over gnnc's RGCNConv; same statistics), bound_fraction_large
+(gnn-bench's gnnc_tuned on the cases whose compulsory bytes, X and Y with
+the weights, exceed LARGE_BYTES: the larger of the copy-bandwidth fraction
+of those bytes and the tensor-core-peak fraction of the flops, both passes;
+same statistics), and the cases.
 
 usage: segmented_summary.py BENCH_SEGMENTED.json [--gnn-bench GNN_BENCH.json]
                             [--out DIR]
@@ -30,6 +34,9 @@ GNNC_IMPLS = ("gnnc", "gnnc_tuned")
 #: gnnc's best of a measured sweep: how good the model's pick is, neither
 #: ours as run nor a baseline.
 GNNC_REFERENCE = ("gnnc_best",)
+#: Cases whose compulsory bytes exceed this are "large": the hardware bound
+#: (copy bandwidth or tensor-core peak) is what they are held to.
+LARGE_BYTES = 64 * 2**20
 
 
 def geomean(values):
@@ -111,6 +118,30 @@ def rgcn_rows(docs):
     return rows
 
 
+def bound_fractions(docs):
+    """Per large case of gnn-bench's gnnc_tuned, the fraction of the bound
+    that applies: max(bytes / time / copy bandwidth, flops / time / peak)."""
+    out = []
+    for doc in docs:
+        copy_gbs = doc.get("copy_gbs")
+        peaks = doc.get("tensor_core_peak_flops") or {}
+        if not copy_gbs:
+            continue
+        for r in doc.get("records", []):
+            if r.get("impl") != "gnnc_tuned" or not passed(r):
+                continue
+            if r.get("bytes", 0) <= LARGE_BYTES:
+                continue
+            seconds = r["ms"] * 1e-3
+            bandwidth = r["bytes"] / seconds / (copy_gbs * 1e9)
+            peak = peaks.get(r["dtype"])
+            compute = r.get("flops", 0) / seconds / peak if peak else 0.0
+            out.append(dict(zip(("set", "dtype", "K", "M", "pass"), case_key(r)),
+                            fraction=round(max(bandwidth, compute), 3),
+                            bound="bandwidth" if bandwidth >= compute else "tensor cores"))
+    return out
+
+
 def fmt(v, digits=3):
     return "-" if v is None else f"{v:.{digits}f}"
 
@@ -119,13 +150,15 @@ def table(rows, rgcn, summary):
     lines = ["# Segmented matmul: gnnc against the fastest baseline", "",
              "Speedup = fastest passing baseline / fastest passing gnnc (above 1: "
              "gnnc is faster).", ""]
-    for name in ("forward_vs_best", "backward_vs_best", "rgcn_vs_pyg"):
+    for name in ("forward_vs_best", "backward_vs_best", "rgcn_vs_pyg",
+                 "bound_fraction_large"):
         s = summary.get(name) or {}
         lines.append(f"- {name}: geomean {fmt(s.get('geomean'))}, worst "
                      f"{fmt(s.get('worst'))} over {s.get('cases', 0)} cases"
                      + "".join(f"; {d} {fmt(v and v['geomean'])} (worst "
                                f"{fmt(v and v['worst'])})"
-                               for d, v in (s.get("by_dtype") or {}).items()))
+                               for d, v in (s.get("by_dtype") or
+                                            s.get("by_pass") or {}).items()))
     lines += ["", "| set | dtype | K | M | pass | gnnc ms | best baseline | "
               "baseline ms | speedup | failed checks |",
               "|---|---|--:|--:|---|--:|---|--:|--:|---|"]
@@ -150,12 +183,18 @@ def summarize(bench_path, gnn_bench_path=None, out_dir="."):
     rows = compare(merge(docs))
     rgcn = rgcn_rows(docs)
     speedups = [r["speedup"] for r in rgcn if r["speedup"] is not None]
+    large = bound_fractions(docs)
+    bound = dict(stats([r["fraction"] for r in large]) or {})
+    bound["by_pass"] = {p: stats([r["fraction"] for r in large if r["pass"] == p])
+                        for p in sorted({r["pass"] for r in large})}
     summary = {
         "sources": [bench_path] + ([gnn_bench_path] if gnn_bench_path else []),
         "device": docs[0].get("device"),
         "forward_vs_best": pass_stats(rows, "forward"),
         "backward_vs_best": pass_stats(rows, "backward"),
         "rgcn_vs_pyg": dict(stats(speedups) or {}),
+        "bound_fraction_large": bound,
+        "large_cases": large,
         "cases": rows,
         "rgcn": rgcn,
     }
@@ -174,7 +213,8 @@ def main(argv=None):
     ap.add_argument("--out", default=".", help="folder of summary.json and table.md")
     args = ap.parse_args(argv)
     s = summarize(args.bench, args.gnn_bench, args.out)
-    for name in ("forward_vs_best", "backward_vs_best", "rgcn_vs_pyg"):
+    for name in ("forward_vs_best", "backward_vs_best", "rgcn_vs_pyg",
+                 "bound_fraction_large"):
         print(name, json.dumps({k: v for k, v in (s[name] or {}).items()}))
 
 

@@ -83,6 +83,9 @@ inline int64_t blockExtent(int64_t n, int64_t least, int64_t most = 64) {
 /// weight gradient's rows of K): at M up to 128 a block computes whole
 /// rows of Y, so each X tile is read once rather than once per 64 columns.
 constexpr int64_t kSegmentMmaMaxExtent = 128;
+/// The blocks an SM must still hold for the segmented matmul to keep W_t
+/// resident (segmentMmaTile); fewer, and the weights stream instead.
+constexpr int64_t kSegmentResidentBlocks = 2;
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);

@@ -111,13 +111,17 @@ SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
                      : s.tileRows;
   int64_t cols = blockExtent(op.width, 8, kSegmentMmaMaxExtent);
   // The forward keeps W_t's column block resident where it fits with
-  // columns down to 64 (or M, if narrower): a block then reads W_t from L2
+  // columns down to 64 (or M, if narrower) and still leaves
+  // kSegmentResidentBlocks blocks an SM: a block then reads W_t from L2
   // once per run of one type rather than once per tile, and its pipeline
-  // carries X alone.
+  // carries X alone. (One block an SM starved the tensor cores: f16 at
+  // K = M = 256 ran at a quarter of cuBLAS's speed on an H200.)
   if (!weightGrad) {
     for (int64_t wide = cols; wide >= std::min(cols, kNarrow); wide /= 2) {
       SegmentMmaTile resident = mmaTileOf(op, s, rows, wide, true);
-      if (resident.bytes <= limits::kMaxSharedBytes)
+      if (resident.bytes <= limits::kMaxSharedBytes &&
+          resident.bytes * kSegmentResidentBlocks <=
+              limits::kMaxSharedBytesPerSm)
         return resident;
     }
   }

@@ -40,10 +40,15 @@ def test_summary_of_synthetic_runs(tmp_path):
         {"dataset": "acm", "impl": "pyg_rgcnconv", "ms": 8.0, "ok": True},
         {"dataset": "acm", "impl": "pyg_fastrgcnconv", "ms": 6.0, "ok": True},
     ]}
-    gnn_bench = {"records": [
+    big = dict(rec("C", "f16", "forward", "gnnc_tuned", 0.1), bytes=2e8, flops=1e10)
+    gnn_bench = {"copy_gbs": 4000.0, "tensor_core_peak_flops": {"f16": 1e15},
+                 "records": [
         rec("A", "tf32", "forward", "cublas_grouped", 0.5),
-        rec("A", "tf32", "forward", "gnnc_tuned", 0.25),
+        dict(rec("A", "tf32", "forward", "gnnc_tuned", 0.25), bytes=1e6, flops=1e6),
         rec("A", "f16", "forward", "cublas_loop", 0.5, ok=False),
+        # Large: 2e8 bytes in 0.1 ms = 2 TB/s, half of 4 TB/s; 1e10 flops
+        # in 0.1 ms = 1e14/s, a tenth of the peak: the bandwidth bound holds.
+        big,
     ]}
     (tmp_path / "b.json").write_text(json.dumps(bench))
     (tmp_path / "g.json").write_text(json.dumps(gnn_bench))
@@ -60,6 +65,10 @@ def test_summary_of_synthetic_runs(tmp_path):
     b = s["backward_vs_best"]
     assert b["cases"] == 1 and b["geomean"] == 2.0
     assert s["rgcn_vs_pyg"]["geomean"] == 3.0
+    # Only C is large (A's 1 MB is not).
+    assert s["bound_fraction_large"]["cases"] == 1
+    assert s["bound_fraction_large"]["geomean"] == 0.5
+    assert s["large_cases"][0]["bound"] == "bandwidth"
     rows = {(r["set"], r["dtype"], r["pass"]): r for r in s["cases"]}
     assert rows[("B", "f16", "backward")]["speedup"] is None
     assert rows[("A", "tf32", "backward")]["failed"] == ["torch_loop"]

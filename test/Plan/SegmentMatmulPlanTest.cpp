@@ -293,26 +293,27 @@ TEST(SegmentMatmulPlan, TheTensorCoreTile) {
   EXPECT_TRUE(t.residentWeights);
   EXPECT_EQ(squarePlan->launch.sharedBytes, (128 * 136 + 4 * 128 * 40) * 2);
 
-  // f32, K = 40, M = 72: W_t resident with K rounded up to two steps of
-  // 32 (64 rows of 128 + 8 floats) and three stages of X tiles (128 rows
-  // of 32 + 4 floats): 90,112 bytes; one column block.
+  // f32, K = 40, M = 72, 128 rows, three stages: W_t resident with K
+  // rounded up to two steps of 32. 128 columns would take (64 x 136 + 3 x
+  // 128 x 36) x 4 = 90,112 bytes, and two such blocks would not share an
+  // SM, so column blocks of 64 (the second holds 8 columns): 73,728 bytes.
   OpDesc wide = segmentMatmulOp(ElementType::F32, 40, 72);
   Expected<KernelPlan> widePlan =
       planWithDefaults(wide, routed(MathMode::TensorCore, 128, 3));
   ASSERT_TRUE(widePlan) << widePlan.message();
   t = segmentMmaTile(wide, widePlan->schedule);
   EXPECT_TRUE(t.residentWeights);
-  EXPECT_EQ(t.cols, 128);
+  EXPECT_EQ(t.cols, 64);
   EXPECT_EQ(t.warpsM, 4);
   EXPECT_EQ(t.warpsN, 2);
-  EXPECT_EQ(t.fragsN, 8);
+  EXPECT_EQ(t.fragsN, 4);
   EXPECT_EQ(t.threads, 256);
   EXPECT_EQ(t.aStride, 36);
-  EXPECT_EQ(t.bStride, 136);
-  EXPECT_EQ(t.weightElements, 64 * 136);
-  EXPECT_EQ(t.itemsPerRouteTile, 1);
-  EXPECT_EQ(widePlan->launch.sharedBytes, (64 * 136 + 3 * 128 * 36) * 4);
-  EXPECT_EQ(segmentRouteItemsPerTile(wide, widePlan->schedule), 1);
+  EXPECT_EQ(t.bStride, 72);
+  EXPECT_EQ(t.weightElements, 64 * 72);
+  EXPECT_EQ(t.itemsPerRouteTile, 2);
+  EXPECT_EQ(widePlan->launch.sharedBytes, (64 * 72 + 3 * 128 * 36) * 4);
+  EXPECT_EQ(segmentRouteItemsPerTile(wide, widePlan->schedule), 2);
 
   // f32, K = M = 512: W_t's column block does not fit even at 64 columns
   // (512 x 72 x 4 bytes), so both tiles stream through the stages; 128

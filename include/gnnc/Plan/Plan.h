@@ -222,7 +222,7 @@ SegmentTile segmentMatmulTile(const OpDesc &op, const Schedule &s);
 /// block's shared memory (columns first narrowed, then the weight
 /// gradient's rows), so that a schedule that fitted 64 still fits. The
 /// forward keeps W_t's column block resident (residentWeights) where that
-/// fits with 64 columns or more.
+/// fits with 64 columns or more and two blocks still share an SM.
 struct SegmentMmaTile {
   int64_t rows = 0;
   int64_t cols = 0;
