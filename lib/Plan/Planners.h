@@ -71,9 +71,12 @@ inline int64_t reductionRowPad(ElementType type) {
   return 16 / static_cast<int64_t>(elementSize(type));
 }
 constexpr int64_t kResultRowPad = 8;
+/// A block tile's widest extent unless its kind allows more.
+constexpr int64_t kBlockExtent = 64;
 /// The smallest power of two from `least` on that holds `n`, at most
 /// `most` (`most` for anything wider): a block tile's extent.
-inline int64_t blockExtent(int64_t n, int64_t least, int64_t most = 64) {
+inline int64_t blockExtent(int64_t n, int64_t least,
+                           int64_t most = kBlockExtent) {
   int64_t extent = least;
   while (extent < n && extent < most)
     extent *= 2;

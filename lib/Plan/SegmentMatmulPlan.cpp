@@ -105,7 +105,6 @@ SegmentMmaTile mmaTileOf(const OpDesc &op, const Schedule &s, int64_t rows,
 
 SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
   const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
-  constexpr int64_t kNarrow = 64;
   int64_t rows = weightGrad
                      ? blockExtent(op.inputWidth, 16, kSegmentMmaMaxExtent)
                      : s.tileRows;
@@ -117,7 +116,7 @@ SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
   // carries X alone. (One block an SM starved the tensor cores: f16 at
   // K = M = 256 ran at a quarter of cuBLAS's speed on an H200.)
   if (!weightGrad) {
-    for (int64_t wide = cols; wide >= std::min(cols, kNarrow); wide /= 2) {
+    for (int64_t wide = cols; wide >= std::min(cols, kBlockExtent); wide /= 2) {
       SegmentMmaTile resident = mmaTileOf(op, s, rows, wide, true);
       if (resident.bytes <= limits::kMaxSharedBytes &&
           resident.bytes * kSegmentResidentBlocks <=
@@ -129,8 +128,8 @@ SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
   // Wide extents only where they fit: columns first, then the weight
   // gradient's rows, down to the extents of 64 that bound the rules.
   while (t.bytes > limits::kMaxSharedBytes &&
-         (cols > kNarrow || (weightGrad && rows > kNarrow))) {
-    if (cols > kNarrow)
+         (cols > kBlockExtent || (weightGrad && rows > kBlockExtent))) {
+    if (cols > kBlockExtent)
       cols /= 2;
     else
       rows /= 2;

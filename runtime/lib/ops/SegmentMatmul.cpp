@@ -117,19 +117,17 @@ namespace {
 
 /// The persistent blocks of `kernel` for `table`: as many as stay
 /// resident, by the driver's count for the compiled kernel (its registers,
-/// and the shared memory this GPU has), else by the plan's threads and
-/// shared memory against gnnc's limits. A block that waited for another
-/// to finish would leave its whole run of items to a second wave.
+/// and the shared memory this GPU has; taken when it was loaded), else by
+/// the plan's threads and shared memory against gnnc's limits. A block
+/// that waited for another to finish would leave its whole run of items to
+/// a second wave.
 int64_t launchedRouteBlocks(rt::Runtime &runtime,
                             const rt::LoadedKernel &kernel,
                             const DeviceRouteTable &table) {
   const int smCount = std::max(1, runtime.device().smCount());
-  int64_t resident = residentRouteBlocks(kernel.spec, smCount);
-  Expected<int> perSm =
-      rt::residentBlocksPerSm(kernel.function, kernel.spec.launch.blockX,
-                              kernel.spec.launch.sharedBytes);
-  if (perSm && *perSm > 0)
-    resident = int64_t(*perSm) * smCount;
+  const int64_t resident = kernel.residentBlocksPerSm > 0
+                               ? int64_t(kernel.residentBlocksPerSm) * smCount
+                               : residentRouteBlocks(kernel.spec, smCount);
   return routeBlocks(routeWorkItems(kernel.spec, table.numTiles), resident);
 }
 

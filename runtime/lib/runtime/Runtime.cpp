@@ -274,6 +274,11 @@ Expected<LoadedKernel> Runtime::load(const KernelSpec &spec, LoadStats *stats) {
   LoadedKernel kernel;
   kernel.spec = spec;
   kernel.function = function.take();
+  // Asked once here, not at every launch; a driver that cannot answer
+  // leaves the launch code to its own estimate.
+  if (Expected<int> perSm = residentBlocksPerSm(
+          kernel.function, spec.launch.blockX, spec.launch.sharedBytes))
+    kernel.residentBlocksPerSm = *perSm;
   for (const auto &[list, functions] :
        {std::pair{&spec.preludes, &kernel.preludes},
         std::pair{&spec.followUps, &kernel.followUps}})

@@ -7,8 +7,9 @@
 //    the weights of the current type live in the block's dynamic shared
 //    memory (segmentMatmulTile: K x M elements).
 //  - math = tensor_core: gnnc_segment_matmul_mma with the block tile of
-//    segmentMmaTile (rows, columns, warps, fragments, stages, shared row
-//    strides); the pipeline's buffers live in dynamic shared memory.
+//    segmentMmaTile (rows, columns, warps, fragments, reduction step,
+//    stages, shared row strides, resident weights); the pipeline's buffers
+//    live in dynamic shared memory.
 // With transpose_weights both read W_t transposed (the input gradient).
 //
 //===----------------------------------------------------------------------===//
@@ -82,10 +83,10 @@ class SegmentMatmulPattern : public EmissionPattern {
        << ", " << d.width << ", " << (d.transposeWeights ? "true" : "false")
        << ", " << tile.rows << ", " << tile.cols << ", " << tile.warpsM << ", "
        << tile.warpsN << ", " << tile.fragsM << ", " << tile.fragsN << ", "
-       << tile.stages << ", " << tile.aStride << ", " << tile.bStride
-       << (tile.residentWeights ? ", true" : "") << ">(" << c.input(0) << ", "
-       << c.params.name(ParamRole::SegmentWeights) << ", " << c.result() << ", "
-       << c.params.name(ParamRole::RouteTiles) << ", "
+       << tile.depth << ", " << tile.stages << ", " << tile.aStride << ", "
+       << tile.bStride << (tile.residentWeights ? ", true" : "") << ">("
+       << c.input(0) << ", " << c.params.name(ParamRole::SegmentWeights) << ", "
+       << c.result() << ", " << c.params.name(ParamRole::RouteTiles) << ", "
        << c.params.name(ParamRole::NumRouteTiles) << ", gnnc_segment_smem);\n";
   }
 };

@@ -62,9 +62,9 @@ class SegmentMatmulWeightGradPattern : public EmissionPattern {
     os << "gnnc_segment_weight_grad_mma<" << t << ", " << d.inputWidth << ", "
        << d.width << ", " << tile.rows << ", " << tile.cols << ", "
        << tile.warpsM << ", " << tile.warpsN << ", " << tile.fragsM << ", "
-       << tile.fragsN << ", " << tile.stages << ", " << tile.aStride << ", "
-       << tile.bStride << ">(" << c.input(0) << ", " << c.input(1) << tail
-       << ", gnnc_segment_smem);\n";
+       << tile.fragsN << ", " << tile.depth << ", " << tile.stages << ", "
+       << tile.aStride << ", " << tile.bStride << ">(" << c.input(0) << ", "
+       << c.input(1) << tail << ", gnnc_segment_smem);\n";
   }
 
   void emitFollowUp(const OpContext &c, unsigned index) const override {

@@ -169,14 +169,14 @@ firstTileOfType(const long long *__restrict__ tiles, long long num_tiles,
 /// an item's type or column block differs from the previous item's. KIn
 /// and NOut are multiples of 8.
 template <typename T, int KIn, int NOut, bool TransW, int Rows, int Cols,
-          int WarpsM, int WarpsN, int FragsM, int FragsN, int Stages,
+          int WarpsM, int WarpsN, int FragsM, int FragsN, int Depth, int Stages,
           int AStride, int BStride, bool ResidentW = false>
 __device__ __forceinline__ void
 gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
                         T *__restrict__ y, const long long *__restrict__ tiles,
                         long long num_tiles, unsigned char *smem) {
   namespace mma = gnnc::cuda::mma;
-  constexpr int Depth = 32, Threads = 32 * WarpsM * WarpsN;
+  constexpr int Threads = 32 * WarpsM * WarpsN;
   static_assert(Rows == WarpsM * FragsM * 16 && Cols == WarpsN * FragsN * 8,
                 "the warps cover the block tile");
   static_assert(Stages >= 2, "the pipeline has at least two buffers");
@@ -282,14 +282,15 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
 /// rows of AStride: read transposed) and a dY tile (Depth x Cols, rows of
 /// BStride). K and M are multiples of 8.
 template <typename T, int K, int M, int Rows, int Cols, int WarpsM, int WarpsN,
-          int FragsM, int FragsN, int Stages, int AStride, int BStride>
+          int FragsM, int FragsN, int Depth, int Stages, int AStride,
+          int BStride>
 __device__ __forceinline__ void
 gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
                              float *__restrict__ partials,
                              const long long *__restrict__ tiles,
                              long long num_tiles, unsigned char *smem) {
   namespace mma = gnnc::cuda::mma;
-  constexpr int Depth = 32, Threads = 32 * WarpsM * WarpsN;
+  constexpr int Threads = 32 * WarpsM * WarpsN;
   static_assert(Rows == WarpsM * FragsM * 16 && Cols == WarpsN * FragsN * 8,
                 "the warps cover the block tile");
   static_assert(Stages >= 2, "the pipeline has at least two buffers");

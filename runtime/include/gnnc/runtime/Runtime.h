@@ -47,6 +47,9 @@ struct LoadedKernel {
   std::vector<Function> preludes;
   /// The entry points of spec.followUps, in order.
   std::vector<Function> followUps;
+  /// How many blocks of `function` at the spec's launch an SM holds, as
+  /// the driver counted when the kernel was loaded (0: not known).
+  int residentBlocksPerSm = 0;
 };
 
 /// Kernel arguments, bound by parameter role (how gnnc's host ops bind
