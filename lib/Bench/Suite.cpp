@@ -62,10 +62,10 @@ std::string gnnc::bench::tableHeader() {
   char line[256];
   std::snprintf(line, sizeof(line),
                 "%-28s %-4s %4s | %9s %-8s | %9s | %9s %-8s | %6s %6s | "
-                "%7s %5s %7s %5s",
+                "%7s %5s %7s %5s | %5s",
                 "graph", "type", "w", "gnnc ms", "sched", "cuSP def",
                 "cuSP best", "alg", "x def", "x best", "GB/s c", "frac",
-                "GB/s g", "frac");
+                "GB/s g", "frac", "bound");
   return line;
 }
 
@@ -110,6 +110,9 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
   std::optional<KernelResult> gatResult;
   std::vector<LibraryResult> spmmResults;
   double referenceSeconds = 0, sddmmSeconds = 0, gatSeconds = 0;
+  // The gather stream of the case and the L2's gather bandwidth.
+  std::optional<Expected<GatherRun>> gatherRun;
+  std::optional<Expected<double>> l2Gbs;
   size_t problemBytes = 0;
   auto recordError = [&](const BenchKernel &k, const std::string &why) {
     KernelResult r;
@@ -180,6 +183,12 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
       if (libraries)
         spmmResults = libraries->spmm(bench, *problem);
       referenceSeconds += problem->referenceSeconds;
+      if (options.gatherBound) {
+        gatherRun = options.gatherBound->time(
+            bench, graphs.gnnc.colIdx, g.colIdx.data(), g.nnz(), problem->x,
+            problem->host.x.data(), type, width);
+        l2Gbs = options.gatherBound->l2GatherGbs(bench, type, width);
+      }
     }
     // SpMMve: the default schedule on the same features plus random edge
     // values (a new reference, in the same arrays).
@@ -319,6 +328,57 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
     rec["gnnc_best"] = nullptr;
   }
 
+  // The gather stream: the time an SpMM's gathers alone take on this case;
+  // each timed SpMM as a fraction of it (1 = as fast as its gathers).
+  double boundMs = 0;
+  if (gatherRun) {
+    json j;
+    const GatherShape shape = gatherShape(type, width);
+    j["shape"] = {{"vector_width", shape.vectorWidth},
+                  {"lanes", shape.lanes},
+                  {"chunks", shape.chunks},
+                  {"unroll", kGatherUnroll}};
+    double gbs = 0;
+    if (!*gatherRun) {
+      j["status"] = "error";
+      j["report"] = gatherRun->message();
+      ++out.failures;
+    } else {
+      const GatherRun &run = **gatherRun;
+      j["status"] = run.checkOk ? "ok" : "wrong";
+      j["check_report"] = run.checkReport;
+      j["bytes"] = run.bytes;
+      j["shape"]["run_edges"] = run.runEdges;
+      if (!run.checkOk) {
+        ++out.failures;
+      } else if (g.nnz() > 0) {
+        boundMs = run.timing.medianMs;
+        gbs = gigabytesPerSecond(run.bytes, boundMs);
+        j["time_ms"] = toJson(run.timing);
+        j["gbs"] = gbs;
+      }
+    }
+    if (l2Gbs && *l2Gbs) {
+      j["l2_gather_gbs"] = **l2Gbs;
+      if (gbs > 0)
+        j["fraction_of_l2"] = gbs / **l2Gbs;
+    } else if (l2Gbs) {
+      j["l2_report"] = l2Gbs->message();
+    }
+    rec["gather_bound"] = j;
+  } else {
+    rec["gather_bound"] = nullptr;
+  }
+  if (boundMs > 0) {
+    for (json &k : rec["gnnc"])
+      if (k.contains("time_ms") && k["time_ms"].is_object())
+        k["of_gather_bound"] = boundMs / k["time_ms"]["median"].get<double>();
+    if (best)
+      rec["gnnc_best"]["of_gather_bound"] = boundMs / best->timing->medianMs;
+    if (fastestAlg)
+      rec["cusparse_fastest"]["of_gather_bound"] = boundMs / cusparseFastestMs;
+  }
+
   // cuSPARSE SDDMM on the same graph (its own random inputs).
   json sddmm = json::array();
   std::vector<LibraryResult> sddmmLibrary;
@@ -406,13 +466,13 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
     double gg = gigabytesPerSecond(bytesV.gather, ms);
     std::snprintf(row, sizeof(row),
                   "%-28.28s %-4s %4lld | %9.4f %-8.8s | %9.4f | %9.4f %-8.8s | "
-                  "%5.2fx %5.2fx | %7.1f %5.2f %7.1f %5.2f",
+                  "%5.2fx %5.2fx | %7.1f %5.2f %7.1f %5.2f | %5.2f",
                   g.name.c_str(), elementTypeName(type), (long long)width, ms,
                   best->label.c_str(), cusparseDefaultMs, cusparseFastestMs,
                   fastestAlg ? fastestAlg->algorithm.c_str() : "-",
                   cusparseDefaultMs > 0 ? cusparseDefaultMs / ms : 0.0,
                   cusparseFastestMs > 0 ? cusparseFastestMs / ms : 0.0, gc,
-                  gc * frac, gg, gg * frac);
+                  gc * frac, gg, gg * frac, boundMs > 0 ? boundMs / ms : 0.0);
   } else {
     std::snprintf(row, sizeof(row),
                   "%-28.28s %-4s %4lld | %9s %-8s | %9.4f | %9.4f %-8.8s | "

@@ -83,6 +83,9 @@ void usage() {
       "  --warmups N         untimed runs (5)\n"
       "  --runs N            timed runs (20)\n"
       "  --no-flush          do not flush the L2 before each run\n"
+      "  --no-gather-bound   do not time each case's gather stream alone\n"
+      "                      (every edge's row summed in column order, no\n"
+      "                      sparse bookkeeping) nor the L2 gather bandwidth\n"
       "  --copy-mib N        size of the bandwidth copy in MiB (1024)\n"
       "  --seed N            input seed (1)\n"
       "  --time-limit S      skip the cases that would start after S seconds\n"
@@ -172,7 +175,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 struct Options {
   std::string datasets, outFile, dumpDir, cacheDir;
   bool relabel = true, quick = false, dumpOnly = false, cusparse = true;
-  bool gnncSddmm = true, gat = true;
+  bool gnncSddmm = true, gat = true, gatherBound = true;
   int64_t gatWidth = 64;
   std::vector<int> rmatScales{18, 19, 20, 21, 22};
   std::set<std::string> onlyGraphs;
@@ -235,6 +238,8 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       o.cusparse = false;
     } else if (arg == "--no-flush") {
       o.timing.flushL2 = false;
+    } else if (arg == "--no-gather-bound") {
+      o.gatherBound = false;
     } else if (!next(v)) {
       return "unknown option or missing value: '" + arg + "'";
     } else if (arg == "--datasets") {
@@ -472,6 +477,7 @@ json optionsJson(const Options &o) {
           {"warmups", o.timing.warmups},
           {"runs", o.timing.runs},
           {"flush_l2", o.timing.flushL2},
+          {"gather_bound", o.gatherBound},
           {"seed", o.caseOptions.seed},
           {"quick", o.quick}};
 }
@@ -563,6 +569,7 @@ int main(int argc, char **argv) {
   // The device, its yardstick, and the kernels.
   std::optional<Bench> bench;
   std::optional<CudaLibraries> libraries;
+  GatherBound gatherBound;
   json doc;
   doc["tool"] = "gnn-bench";
   doc["format_version"] = 1;
@@ -625,6 +632,9 @@ int main(int argc, char **argv) {
     }
     doc["copy_bandwidth_gbs"] = copyGbs;
     o.caseOptions.copyGbs = copyGbs;
+    // The gather stream of every SpMM case (GatherBound.h).
+    if (o.gatherBound)
+      o.caseOptions.gatherBound = &gatherBound;
 
     if (!o.segmentSets.empty()) {
       // Segmented matmuls: a run of their own, in the record format the

@@ -5,7 +5,8 @@
 // algorithm, gnnc SDDMM (dot; schedule variants) beside cuSPARSE SDDMM, and
 // the GAT attention chain (gnn.sddmm add + leaky_relu, gnn.edge_softmax,
 // gnn.spmm with edge values), with the derived numbers (speedups, bandwidth
-// against the two bounds) as one JSON record.
+// against the two byte bounds, time against the measured gather stream) as
+// one JSON record.
 // Also the list of graphs the suite runs on.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,7 @@
 
 #include "gnnc/Bench/Bench.h"
 #include "gnnc/Bench/Cusparse.h"
+#include "gnnc/Bench/GatherBound.h"
 #include "gnnc/Bench/KernelRuns.h"
 #include "gnnc/Bench/Kernels.h"
 #include "gnnc/Bench/Problems.h"
@@ -41,6 +43,9 @@ struct CaseOptions {
   uint64_t seed = 1;
   /// The measured copy bandwidth in GB/s (<= 0: unknown).
   double copyGbs = 0;
+  /// Times the gather stream of each case and the L2's gather bandwidth
+  /// (null: not measured); SpMM times are reported as fractions of it.
+  GatherBound *gatherBound = nullptr;
 };
 
 /// The outcome of one case.
