@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 using namespace gnnc;
 using namespace gnnc::bench;
@@ -72,6 +73,19 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
     s.groupSize = groupSize;
     add("ng" + std::to_string(groupSize), s);
   }
+  // The smallest groups with twice the lanes (half the vector): a group of
+  // a narrow row in one window of indices (f16 at width 32: 8 lanes of 4
+  // elements instead of 4 of 8).
+  if (resolved.vectorWidth > 1) {
+    Schedule s = resolved;
+    s.strategy = Strategy::NeighborGroup;
+    s.groupSize = kBenchGroupSizes[std::size(kBenchGroupSizes) - 1];
+    s.vectorWidth = resolved.vectorWidth / 2;
+    s.dimWorkers = 0;
+    add("ng" + std::to_string(s.groupSize) + "vw" +
+            std::to_string(s.vectorWidth),
+        s);
+  }
   // The same with registers capped so that 4 blocks fit on an SM (more
   // rows in flight per SM; since the kernels keep the current row's end in
   // a register this has lost everywhere it was measured).
@@ -114,9 +128,10 @@ gnnc::bench::sddmmScheduleVariants(const Schedule &resolved, const OpDesc &op,
   std::vector<ScheduleChoice> chosen;
   for (const ScheduleChoice &s : scheduleVariants(resolved, op, size_t(64)))
     if (s.schedule->blocksPerSm == 0 &&
-        s.schedule->strategy != Strategy::NeighborGroup &&
-        s.schedule->write != WriteMode::Atomic &&
-        s.schedule->write != WriteMode::Shared && chosen.size() < maxCount)
+        (s.schedule->strategy == Strategy::NeighborGroup ||
+         (s.schedule->write != WriteMode::Atomic &&
+          s.schedule->write != WriteMode::Shared)) &&
+        chosen.size() < maxCount)
       chosen.push_back(s);
   return chosen;
 }

@@ -46,6 +46,8 @@ Expected<KernelPlan> planSpmmEdgeParallel(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSpmmNeighbourGroups(const OpDesc &op,
                                              const Schedule &s);
 Expected<KernelPlan> planSddmmEdgeParallel(const OpDesc &op, const Schedule &s);
+Expected<KernelPlan> planSddmmNeighbourGroups(const OpDesc &op,
+                                              const Schedule &s);
 Expected<KernelPlan> planEdgeSoftmax(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSpmmBatched(const OpDesc &op, const Schedule &s);
 Expected<KernelPlan> planSpmmSliced(const OpDesc &op, const Schedule &s);

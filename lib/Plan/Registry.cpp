@@ -44,6 +44,7 @@ const PlannerEntry kPlanners[] = {
     {OpKind::Spmm, Strategy::Sliced, planSpmmSliced},
     {OpKind::Sddmm, Strategy::VertexParallel, planVertexParallel},
     {OpKind::Sddmm, Strategy::EdgeParallel, planSddmmEdgeParallel},
+    {OpKind::Sddmm, Strategy::NeighborGroup, planSddmmNeighbourGroups},
     {OpKind::EdgeSoftmax, Strategy::VertexParallel, planEdgeSoftmax},
     {OpKind::EdgeSoftmaxGrad, Strategy::VertexParallel, planEdgeSoftmax},
     {OpKind::Readout, Strategy::Batched, planReadout},

@@ -2,7 +2,9 @@
 //
 // gnn.sddmm's edge_parallel strategy (workers take equal stretches of the
 // merge path; every edge has its own output, so no row is split between
-// writers), and the edge softmax ops, whose threads share a row's edges
+// writers) and its neighbor_group strategy (a worker per group of a row's
+// neighbours, found from the group's row: no search, no walk over row
+// ends), and the edge softmax ops, whose threads share a row's edges
 // rather than its features.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +25,24 @@ Expected<KernelPlan> gnnc::plan::planSddmmEdgeParallel(const OpDesc &op,
   return edgeParallelPlan(
       op, s,
       /*rowEnds=*/keepsVectorsPacked(op.type, s.vectorWidth));
+}
+
+Expected<KernelPlan> gnnc::plan::planSddmmNeighbourGroups(const OpDesc &op,
+                                                          const Schedule &s) {
+  // The host cuts each row into groups of at most group_size neighbours
+  // (group_ptr: the first group of each row; group_rows: the row of each
+  // group), as for gnn.spmm; a worker of `lanes` threads takes one group
+  // and walks it as vertex_parallel walks a row. Every edge has its own
+  // output, so nothing is merged: no shared memory, no first kernel.
+  Expected<KernelPlan> groups = rowPlan(op, s, /*wideBatch=*/false);
+  if (!groups)
+    return groups;
+  KernelPlan &plan = *groups;
+  plan.mapping.groupSize = s.groupSize;
+  plan.extraParams = {ParamRole::GroupOffsets, ParamRole::GroupRows,
+                      ParamRole::NumGroups};
+  plan.launch.grid = {ParamRole::NumGroups};
+  return groups;
 }
 
 Expected<KernelPlan> gnnc::plan::planEdgeSoftmax(const OpDesc &op,

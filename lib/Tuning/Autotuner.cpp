@@ -26,9 +26,13 @@ constexpr bool profiled(int64_t size) {
       return true;
   return false;
 }
-static_assert(profiled(defaults::kTunedGroupSizes[0]) &&
-              profiled(defaults::kTunedGroupSizes[1]) &&
-              profiled(defaults::kTunedGroupSizes[2]));
+constexpr bool allProfiled() {
+  for (int32_t size : defaults::kTunedGroupSizes)
+    if (!profiled(size))
+      return false;
+  return true;
+}
+static_assert(allProfiled());
 
 /// The cost models, one line per op family.
 const std::pair<OpKind, CostModel> kCostModels[] = {

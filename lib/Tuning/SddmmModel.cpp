@@ -1,8 +1,9 @@
 //===- SddmmModel.cpp - Predicted time of a gnn.sddmm schedule ------------===//
 //
-// The kernels being modelled are CUDAEmitter::emitSddmm (vertex_parallel)
-// and CUDAEmitter::emitSddmmEdgeParallel; SddmmModel.h describes them and
-// the four bounds.
+// The kernels being modelled are the vertex_parallel and neighbor_group
+// patterns (Patterns/SddmmVertexParallel.cpp) and the edge_parallel one
+// (Patterns/SddmmEdgeParallel.cpp); SddmmModel.h describes them and the
+// four bounds.
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Tuning/SddmmModel.h"
@@ -48,6 +49,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   const double cpl = static_cast<double>(m.chunksPerLane);
   const double batch = m.edgeUnroll;
   const bool edgeParallel = (s.strategy == Strategy::EdgeParallel);
+  const bool grouped = (s.strategy == Strategy::NeighborGroup);
   const bool packed = edgeParallel && m.packed;
   const bool dot = !(op.form == SddmmForm::Add);
 
@@ -56,6 +58,16 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
       edgeParallel ? std::max(1.0, std::ceil((rows + edges) / s.edgesPerWarp))
                    : 0.0;
   p.workers = workers;
+  // Neighbour groups (neighbor_group): the host's count when profiled,
+  // else every row's last group taken as half full.
+  double groups = 0;
+  if (grouped) {
+    auto known = profile.neighbourGroups.find(s.groupSize);
+    groups = known != profile.neighbourGroups.end()
+                 ? static_cast<double>(known->second)
+                 : std::ceil(edges / std::max(1, s.groupSize)) +
+                       (rows - emptyRows) * 0.5;
+  }
 
   // Bandwidth.
   double rowBytes = width * elem;
@@ -65,9 +77,15 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   // too); an edge_parallel worker loads its first row and each row with
   // edges whose start it passes. DRAM sees each row once (rows are read in
   // order; a row shared by two workers is an L2 hit for the second).
-  double rowLoads =
-      edgeParallel ? std::min(rows, (rows - emptyRows) + workers) : rows;
-  double rowDram = (edgeParallel ? rows - emptyRows : rows) * rowBytes;
+  // neighbor_group: each group loads its row (rows with edges only), and
+  // reads its row and the row's first group from the host's tables.
+  double rowLoads = edgeParallel ? std::min(rows, (rows - emptyRows) + workers)
+                    : grouped    ? groups
+                                 : rows;
+  double rowDram =
+      (edgeParallel || grouped ? rows - emptyRows : rows) * rowBytes;
+  if (grouped)
+    csrBytes += groups * 4 + (rows + 1) * 8;
   double rowL2 = rowLoads * sectorRowBytes;
   // Column side: gathered per edge, as gnn.spmm gathers X.
   const GatherTraffic gather = gatherTraffic(profile, edges, sectorRowBytes);
@@ -122,7 +140,10 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   // gathering, and about its unloaded latency when the kernel fills only
   // a small part of them (small graphs): the factor grows with the share
   // of the resident warp slots the grid fills.
-  double gridWarps = std::ceil((edgeParallel ? workers : rows) * lanes / 32.0);
+  double gridWarps = std::ceil((edgeParallel ? workers
+                                : grouped    ? groups
+                                             : rows) *
+                               lanes / 32.0);
   double residentWarps = resident * threads / 32.0;
   double busy =
       residentWarps > 0 ? std::min(1.0, gridWarps / residentWarps) : 1.0;
@@ -201,6 +222,43 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
         p.waves * workerChain(typicalEdges, typicalEnds, typicalStarts);
     p.warpImbalance = 1;
     p.issueSeconds = (wavefronts + shuffleCycles) / (gpu.smCount * clock);
+  } else if (grouped) {
+    // One group's chain: its row (group_rows), then the row's offset and
+    // first group (small tables: L2 hits when they fit its share) with the
+    // row's features, then a stretch of at most G neighbours walked as
+    // vertex_parallel walks a row.
+    double tableBytes = groups * 4 + (rows + 1) * (8.0 + offsetBytes(op));
+    double tableLatency =
+        (tableBytes <= 0.75 * gpu.l2Bytes ? gpu.l2LatencySeconds
+                                          : gpu.loadLatencySeconds) *
+        loadFactor;
+    auto groupChain = [&](double degree) {
+      double full = std::floor(degree / lanes);
+      double rest = degree - full * lanes;
+      double windows = std::ceil(degree / lanes);
+      double batches =
+          full * std::ceil(lanes / batch) + std::ceil(rest / batch);
+      return tableLatency + std::max(tableLatency, rowLatency) +
+             windows * indexLatency + batches * (xLatency + batchIssue);
+    };
+    const double longest =
+        std::max(1.0, std::min<double>(s.groupSize,
+                                       static_cast<double>(profile.maxDegree)));
+    p.latencySeconds = groupChain(longest);
+    double blocks = std::ceil(groups / m.rowsPerBlock);
+    p.waves = std::ceil(blocks / resident);
+    double meanGroup = groups > 0 ? edges / groups : 0;
+    p.wavesSeconds =
+        groups > 0 ? p.waves * groupChain(std::max(1.0, meanGroup)) : 0;
+    // A warp's groups run as long as its longest (at most G edges).
+    int64_t groupsPerWarp = std::max<int64_t>(1, 32 / m.lanes);
+    double warpMax = std::min<double>(
+        s.groupSize, expectedMaxDegree(profile, groupsPerWarp));
+    p.warpImbalance = meanGroup > 0 ? std::max(1.0, warpMax / meanGroup) : 1.0;
+    double warps = std::ceil(groups / static_cast<double>(groupsPerWarp));
+    double divergentSlots = warps * warpMax * perEdgeInstructions;
+    p.issueSeconds = std::max(wavefronts + shuffleCycles, divergentSlots) /
+                     (gpu.smCount * clock);
   } else {
     // A row of degree d: row_ptr, then ceil(d / lanes) index windows, each
     // taking its n <= lanes neighbours in ceil(n / batch) batches. (The
@@ -247,6 +305,11 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     why << "one worker's chain: merge-path search, " << s.edgesPerWarp
         << " items in batches of " << m.edgeUnroll << " over " << m.lanes
         << " lanes" << (packed ? "" : ", a row_ptr load per row end");
+  else if (p.bound == "latency" && grouped)
+    why << "one group's chain: its row, the row's offsets, then "
+        << std::min<int64_t>(s.groupSize, profile.maxDegree)
+        << " neighbours in windows of " << m.lanes << ", batches of "
+        << m.edgeUnroll;
   else if (p.bound == "latency")
     why << "longest row (" << profile.maxDegree << " neighbours) in windows of "
         << m.lanes << ", batches of " << m.edgeUnroll;

@@ -301,7 +301,7 @@ TEST(BenchSchedules, Variants) {
   const Schedule resolved = vertex(4, 16, 256);
   const OpDesc f32w64 = benchSpmmOp(ElementType::F32, 64);
   auto f32 = scheduleVariants(resolved, f32w64, 24);
-  ASSERT_EQ(f32.size(), 19u);
+  ASSERT_EQ(f32.size(), 20u);
   // Every variant is complete and legal, and says so in its text form.
   for (const ScheduleChoice &c : f32) {
     ASSERT_TRUE(c.schedule) << c.label;
@@ -342,17 +342,22 @@ TEST(BenchSchedules, Variants) {
             "write = atomic>");
   EXPECT_EQ(f32[12].label, "ng8");
   EXPECT_EQ(f32[12].schedule->groupSize, 8);
+  // The same groups with half the vector and twice the lanes.
+  EXPECT_EQ(f32[13].label, "ng8vw2");
+  EXPECT_EQ(f32[13].schedule->groupSize, 8);
+  EXPECT_EQ(f32[13].schedule->vectorWidth, 2);
+  EXPECT_EQ(f32[13].schedule->dimWorkers, 32);
   // Then with registers capped for 4 blocks per SM.
-  EXPECT_EQ(f32[13].label, "ep256b4");
-  EXPECT_EQ(f32[13].schedule->blocksPerSm, 4);
-  EXPECT_EQ(f32[14].schedule->edgesPerWarp, 128);
+  EXPECT_EQ(f32[14].label, "ep256b4");
   EXPECT_EQ(f32[14].schedule->blocksPerSm, 4);
+  EXPECT_EQ(f32[15].schedule->edgesPerWarp, 128);
+  EXPECT_EQ(f32[15].schedule->blocksPerSm, 4);
   // The vertex-parallel variants last.
-  EXPECT_EQ(f32[15].schedule->dimWorkers, 32);
-  EXPECT_EQ(f32[16].schedule->dimWorkers, 8);
-  EXPECT_EQ(f32[17].schedule->vectorWidth, 2);
-  EXPECT_EQ(f32[17].schedule->dimWorkers, 32);
-  EXPECT_EQ(f32[18].schedule->vectorWidth, 1);
+  EXPECT_EQ(f32[16].schedule->dimWorkers, 32);
+  EXPECT_EQ(f32[17].schedule->dimWorkers, 8);
+  EXPECT_EQ(f32[18].schedule->vectorWidth, 2);
+  EXPECT_EQ(f32[18].schedule->dimWorkers, 32);
+  EXPECT_EQ(f32[19].schedule->vectorWidth, 1);
   EXPECT_EQ(scheduleVariants(resolved, f32w64, 1).size(), 1u);
 
   // A cap that the shared memory of the row ends cannot meet is left out:
@@ -414,12 +419,23 @@ TEST(BenchSchedules, SddmmVariants) {
   EXPECT_EQ(f32[3].label, "ep256vw2");
   for (const ScheduleChoice &s : f32)
     EXPECT_EQ(s.schedule->blocksPerSm, 0);
-  auto all = sddmmScheduleVariants(resolved, op, 16);
+  auto all = sddmmScheduleVariants(resolved, op, 24);
   EXPECT_EQ(all.back().label, "vw=1");
+  int groups = 0;
   for (const ScheduleChoice &s : all) {
-    EXPECT_NE(s.schedule->strategy, Strategy::NeighborGroup) << s.label;
+    // No register caps, no atomic or shared merging of split rows; every
+    // edge of a neighbour group has its own output.
+    EXPECT_EQ(s.schedule->blocksPerSm, 0) << s.label;
+    if (s.schedule->strategy == Strategy::NeighborGroup)
+      ++groups;
+    else
+      EXPECT_TRUE(s.schedule->write == WriteMode::Direct ||
+                  s.schedule->write == WriteMode::Staged)
+          << s.label;
     EXPECT_TRUE(planKernel(op, *s.schedule)) << s.label;
   }
+  // Groups of 32 and 8, and of 8 with twice the lanes.
+  EXPECT_EQ(groups, 3);
   EXPECT_EQ(sddmmScheduleVariants(resolved, op, 1).size(), 1u);
 }
 

@@ -144,7 +144,8 @@ void checkAllKernels(const graph::CsrGraph &g, uint64_t seed) {
       const OpDesc &op = *kernel.spec.op;
       const std::string &name = kernel.spec.name;
       bool scalar = name.find("_scalar") != std::string::npos ||
-                    name.find("_ep8") != std::string::npos;
+                    name.find("_ep8") != std::string::npos ||
+                    name.find("_ng3") != std::string::npos;
       bool wideAdd = op.kind == OpKind::Sddmm && op.form == SddmmForm::Add &&
                      op.width > 16;
       if (scalar || wideAdd)

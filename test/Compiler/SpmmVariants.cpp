@@ -118,6 +118,19 @@ std::vector<SpmmVariant> gnnc::test::allSddmmVariants() {
         for (bool leaky : {false, true}) {
           SpmmVariant v{type, width, leaky, "i64", "", op};
           addScalarAndEdgeParallel(variants, v);
+          // Neighbour groups: the default size, and groups of 3 (a group
+          // ends inside a window of lanes) with one lane per group.
+          SpmmVariant g = v;
+          g.schedule = "strategy = neighbor_group";
+          g.tag = "ng";
+          variants.push_back(g);
+          if (width == 3 || width == 64) {
+            g.schedule = "strategy = neighbor_group, group_size = 3, "
+                         "vector_width = 1, dim_workers = 1, "
+                         "threads_per_block = 64";
+            g.tag = "ng3";
+            variants.push_back(g);
+          }
           if (!leaky && std::string(type) != "f32" && width % 2 == 0) {
             v.schedule = kPairEdgeSchedule;
             v.tag = "ep2";

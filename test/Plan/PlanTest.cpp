@@ -152,9 +152,10 @@ TEST(Plan, EachOpSaysWhatItImplements) {
                 Strategy::VertexParallel, Strategy::EdgeParallel,
                 Strategy::NeighborGroup, Strategy::Batched, Strategy::Sliced}));
   EXPECT_EQ(why(ofKind(OpKind::Sddmm, ElementType::F32, 8),
-                strategy(Strategy::NeighborGroup)),
-            "schedule strategy 'neighbor_group' is not implemented for "
-            "gnn.sddmm yet; implemented: vertex_parallel, edge_parallel");
+                strategy(Strategy::Batched)),
+            "schedule strategy 'batched' is not implemented for "
+            "gnn.sddmm yet; implemented: vertex_parallel, edge_parallel, "
+            "neighbor_group");
   EXPECT_EQ(why(ofKind(OpKind::EdgeSoftmax, ElementType::F32, 8),
                 strategy(Strategy::EdgeParallel)),
             "schedule strategy 'edge_parallel' is not implemented for "

@@ -92,7 +92,7 @@ TEST(TuningEnumerate, EveryScheduleIsCompleteAndLegal) {
           EXPECT_EQ(s.write, WriteMode::Atomic);
           EXPECT_EQ(s.threadsPerBlock, 256);
           EXPECT_TRUE(s.groupSize == 32 || s.groupSize == 16 ||
-                      s.groupSize == 64);
+                      s.groupSize == 64 || s.groupSize == 8);
           break;
         default:
           ADD_FAILURE() << "a strategy the tuner does not enumerate";
@@ -125,12 +125,13 @@ TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
   EXPECT_EQ(edge[2], edgeSchedule(4, 16, 256, 64));
   EXPECT_EQ(edge[3], edgeSchedule(2, 32, 256, 256));
   EXPECT_EQ(edge[8], edgeSchedule(1, 32, 256, 64));
-  // Then neighbor_group: vector widths 4, 2, 1 x groups of 32, 16, 64.
+  // Then neighbor_group: vector widths 4, 2, 1 x groups of 32, 16, 64, 8.
   std::vector<Schedule> groups = withStrategy(all, Strategy::NeighborGroup);
-  ASSERT_EQ(groups.size(), 9u);
+  ASSERT_EQ(groups.size(), 12u);
   EXPECT_EQ(groups[0], groupSchedule(4, 16, 256, 32));
   EXPECT_EQ(groups[1], groupSchedule(4, 16, 256, 16));
   EXPECT_EQ(groups[2], groupSchedule(4, 16, 256, 64));
+  EXPECT_EQ(groups[3], groupSchedule(4, 16, 256, 8));
   ASSERT_EQ(all.size(), vertex.size() + edge.size() + groups.size());
   for (size_t i = 0; i < all.size(); ++i) {
     Strategy expected = i < vertex.size() ? Strategy::VertexParallel

@@ -46,8 +46,9 @@ std::vector<ScheduleChoice> scheduleVariants(const Schedule &resolved,
                                              const OpDesc &op, size_t maxCount);
 
 /// The gnn.sddmm schedules for a resolved default: scheduleVariants of the
-/// dot form without register caps, atomic or shared writes and neighbour
-/// groups.
+/// dot form without register caps and without gnn.spmm's atomic or shared
+/// writes of split rows (neighbour groups stay: every edge of a group has
+/// its own output).
 std::vector<ScheduleChoice> sddmmScheduleVariants(const Schedule &resolved,
                                                   const OpDesc &op,
                                                   size_t maxCount);

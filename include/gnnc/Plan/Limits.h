@@ -93,7 +93,7 @@ constexpr int32_t kGroupSize = 32;
 constexpr int32_t kEdgeWorkers = 32;
 /// The group sizes the tuner tries for neighbor_group, in its order of
 /// preference (graph::kProfileGroupSizes counts the groups of each).
-constexpr int32_t kTunedGroupSizes[] = {32, 16, 64};
+constexpr int32_t kTunedGroupSizes[] = {32, 16, 64, 8};
 /// The merge-path items per worker the tuner tries for edge_parallel.
 constexpr int32_t kTunedEdgesPerWorker[] = {256, 128, 64};
 /// batched: the shared memory a block's staged tile may take by default

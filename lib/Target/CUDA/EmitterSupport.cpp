@@ -148,9 +148,10 @@ StringRef BodyPrinter::chunkBound() const {
   return chunkCount;
 }
 
-void BodyPrinter::neighbourLoopHead() {
+void BodyPrinter::neighbourWindowHead(bool ownRange) {
   int64_t lanes = plan.lanes;
-  rowRange();
+  if (!ownRange)
+    rowRange();
   groupMask();
   os << "for (long long base = begin; base < end; base += " << lanes << ") {\n";
   os.indent();
@@ -161,6 +162,11 @@ void BodyPrinter::neighbourLoopHead() {
   os << "my_col = " << graph.colIdx << "[base + lane];\n";
   closeBlock();
   os << "float my_out = 0.0f;\n";
+}
+
+void BodyPrinter::neighbourLoopHead(bool ownRange) {
+  int64_t lanes = plan.lanes;
+  neighbourWindowHead(ownRange);
   os << "#pragma unroll " << plan.edgeUnroll << "\n";
   os << "for (int t = 0; t < n; ++t) {\n";
   os.indent();

@@ -172,11 +172,19 @@ protected:
   /// past the end of the row or column block (`chunk_end`), when some are.
   void printChunk();
   llvm::StringRef chunkBound() const;
+  /// The windows of a row's neighbours: `for (base ...)` over the row (or,
+  /// with `ownRange`, the caller's [begin, end)) in windows of `lanes`, with
+  /// `n` the window's edges, lane t's column index `my_col` and `my_out`
+  /// (one value per edge, written by lane t). Leaves the printer inside
+  /// the window loop.
+  void neighbourWindowHead(bool ownRange = false);
   /// The cooperative neighbour loop of a row: the threads of the row load up
   /// to `lanes` column indices at once and pass them round. Leaves the
   /// printer inside `for (int t ...)` with `col` defined and `my_out` (one
-  /// value per edge, written by lane t) declared outside it.
-  void neighbourLoopHead();
+  /// value per edge, written by lane t) declared outside it. With
+  /// `ownRange`, the caller has defined `begin` and `end` (a group of the
+  /// row's edges); otherwise the loop covers the whole row (rowRange).
+  void neighbourLoopHead(bool ownRange = false);
 
   /// The opening of an edge_parallel kernel (after `comment`): `worker`,
   /// `lane`, `workers` for merge-path stretches of `items` each and, with

@@ -33,6 +33,8 @@ Status gnnc::ops::launchSddmm(rt::Runtime &runtime,
   args.bind(ParamRole::Input, rowFeatures, 0)
       .bind(ParamRole::Input, colFeatures, 1)
       .bind(ParamRole::Result, out);
+  GNNC_RETURN_IF_ERROR(bindNeighbourGroups(
+      kernel.spec, graph, kernel.spec.schedule.groupSize, args));
   return runtime.launch(kernel, args, synchronize, stream);
 }
 

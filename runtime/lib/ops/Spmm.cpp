@@ -307,30 +307,37 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     args.bind(ParamRole::BatchBlocks, blocks->second.firstRows)
         .bind(ParamRole::NumBatchBlocks, blocks->second.count);
   }
-  // neighbor_group kernels take the host's groups.
-  if (kernel.spec.findRole(ParamRole::GroupOffsets)) {
-    auto groups = graph.groups.find(sig->groupSize);
-    if (groups == graph.groups.end() && sig->groupSize >= 1 &&
-        graph.hostRowPtr.size() == static_cast<size_t>(graph.numRows) + 1) {
-      // Built once per graph and group size, on first use.
-      auto host = neighbourGroups(graph.hostRowPtr, sig->groupSize,
-                                  "for kernel '" + kernel.spec.name + "'");
-      if (!host)
-        return host.status();
-      GNNC_RETURN_IF_ERROR(uploadGroups(graph, sig->groupSize, *host));
-      groups = graph.groups.find(sig->groupSize);
-    }
-    if (sig->groupSize < 1 || groups == graph.groups.end())
-      return Status::error(
-          "kernel '" + kernel.spec.name + "' runs neighbour groups of " +
-          std::to_string(sig->groupSize) +
-          " non-zeros; the graph has no host row offsets to build them from "
-          "(add them with ops::addNeighbourGroups)");
-    args.bind(ParamRole::GroupOffsets, groups->second.groupPtr)
-        .bind(ParamRole::GroupRows, groups->second.groupRows)
-        .bind(ParamRole::NumGroups, groups->second.numGroups);
-  }
+  GNNC_RETURN_IF_ERROR(
+      bindNeighbourGroups(kernel.spec, graph, sig->groupSize, args));
   return runtime.launch(kernel, args, synchronize, stream);
+}
+
+Status gnnc::ops::bindNeighbourGroups(const rt::KernelSpec &spec,
+                                      const DeviceGraph &graph,
+                                      int64_t groupSize, rt::ArgPack &args) {
+  if (!spec.findRole(ParamRole::GroupOffsets))
+    return Status::ok();
+  auto groups = graph.groups.find(groupSize);
+  if (groups == graph.groups.end() && groupSize >= 1 &&
+      graph.hostRowPtr.size() == static_cast<size_t>(graph.numRows) + 1) {
+    // Built once per graph and group size, on first use.
+    auto host = neighbourGroups(graph.hostRowPtr, groupSize,
+                                "for kernel '" + spec.name + "'");
+    if (!host)
+      return host.status();
+    GNNC_RETURN_IF_ERROR(uploadGroups(graph, groupSize, *host));
+    groups = graph.groups.find(groupSize);
+  }
+  if (groupSize < 1 || groups == graph.groups.end())
+    return Status::error(
+        "kernel '" + spec.name + "' runs neighbour groups of " +
+        std::to_string(groupSize) +
+        " non-zeros; the graph has no host row offsets to build them from "
+        "(add them with ops::addNeighbourGroups)");
+  args.bind(ParamRole::GroupOffsets, groups->second.groupPtr)
+      .bind(ParamRole::GroupRows, groups->second.groupRows)
+      .bind(ParamRole::NumGroups, groups->second.numGroups);
+  return Status::ok();
 }
 
 Expected<rt::DeviceBuffer> gnnc::ops::uploadColumnNorm(const graph::CsrGraph &g,

@@ -358,8 +358,8 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?xf32> {
-    // expected-error @+1 {{schedule strategy 'neighbor_group' is not implemented for gnn.sddmm yet; implemented: vertex_parallel, edge_parallel}}
-    %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 8>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
+    // expected-error @+1 {{schedule strategy 'tile_routed' is not implemented for gnn.sddmm yet; implemented: vertex_parallel, edge_parallel, neighbor_group}}
+    %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = tile_routed>} : !gnn.graph<csr, i64, i32>, tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?xf32>
     gnn.return %e : tensor<?xf32>
   }
 }

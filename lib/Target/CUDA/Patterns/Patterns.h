@@ -67,6 +67,7 @@ const EmissionPattern &spmmBatchedPattern();
 const EmissionPattern &spmmSlicedPattern();
 const EmissionPattern &sddmmVertexParallelPattern();
 const EmissionPattern &sddmmEdgeParallelPattern();
+const EmissionPattern &sddmmNeighborGroupPattern();
 const EmissionPattern &edgeSoftmaxPattern();
 const EmissionPattern &edgeSoftmaxGradPattern();
 const EmissionPattern &readoutPattern();

@@ -25,6 +25,7 @@ const PatternEntry kPatterns[] = {
     {OpKind::Spmm, Strategy::Sliced, spmmSlicedPattern},
     {OpKind::Sddmm, Strategy::VertexParallel, sddmmVertexParallelPattern},
     {OpKind::Sddmm, Strategy::EdgeParallel, sddmmEdgeParallelPattern},
+    {OpKind::Sddmm, Strategy::NeighborGroup, sddmmNeighborGroupPattern},
     {OpKind::EdgeSoftmax, Strategy::VertexParallel, edgeSoftmaxPattern},
     {OpKind::EdgeSoftmaxGrad, Strategy::VertexParallel, edgeSoftmaxGradPattern},
     {OpKind::Readout, Strategy::Batched, readoutPattern},

@@ -1,9 +1,19 @@
 //===- SddmmVertexParallel.cpp - gnn.sddmm, vertex_parallel ---------------===//
 //
 // `lanes` threads per row keep the row's features in registers and take its
-// edges one at a time: the dot form reduces each edge's products across the
-// row's threads (lane t keeps the value of edge base + t, so the stores
-// coalesce), the add form writes each edge's sum of features.
+// edges `lanes` indices at a time: the dot form loads the column features of
+// a batch of edge_batch edges before it reduces any (one dependent load per
+// batch, not per edge), then reduces each edge's products across the row's
+// threads (lane t keeps the value of edge base + t, so the stores
+// coalesce); the add form writes each edge's sum of features.
+//
+// neighbor_group runs the same worker over a group of at most group_size of
+// a row's edges instead of the whole row: the group's row comes from
+// group_rows, its first edge from the row's offset and first group. A hub
+// row is spread over many workers, and no worker searches or walks row
+// ends: on small graphs, where an SDDMM is a chain of dependent loads, the
+// chain is four loads long (group row; row offset, first group and row
+// features; column indices; column features).
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -16,10 +26,14 @@ namespace {
 
 class SddmmVertexPrinter : public BodyPrinter {
 public:
-  using BodyPrinter::BodyPrinter;
+  SddmmVertexPrinter(const OpContext &c, bool groups)
+      : BodyPrinter(c), groups(groups) {}
   void print();
 
 private:
+  /// neighbor_group: `row`, `lane`, and the group's edges [begin, end).
+  void groupPrologue(StringRef what);
+  bool groups;
   void printDot(int64_t vw, int64_t lanes);
   void printAdd(int64_t vw);
 };
@@ -28,7 +42,11 @@ void SddmmVertexPrinter::print() {
   int64_t vw = plan.vectorWidth;
   int64_t regs = plan.chunksPerLane * vw;
   bool dot = desc.form == SddmmForm::Dot;
-  vertexPrologue(dot ? "gnn.sddmm (dot)" : "gnn.sddmm (add)");
+  const char *what = dot ? "gnn.sddmm (dot)" : "gnn.sddmm (add)";
+  if (groups)
+    groupPrologue(what);
+  else
+    vertexPrologue(what);
   // The row's features stay in registers for all its edges.
   os << "float ra[" << regs << "];\n";
   os << "#pragma unroll\n";
@@ -38,25 +56,77 @@ void SddmmVertexPrinter::print() {
   os << load(vw) << "(" << c.input(0) << " + row * " << desc.width
      << " + chunk * " << vw << ", ra + k * " << vw << ");\n";
   closeBlock();
-  neighbourLoopHead();
+  if (dot) {
+    printDot(vw, plan.lanes);
+    return;
+  }
+  neighbourLoopHead(/*ownRange=*/groups);
   os << "const " << e.cType << " *src = " << c.input(1) << " + col * "
      << desc.width << ";\n";
-  if (dot)
-    printDot(vw, plan.lanes);
-  else
-    printAdd(vw);
+  printAdd(vw);
+}
+
+void SddmmVertexPrinter::groupPrologue(StringRef what) {
+  const int64_t lanes = plan.lanes;
+  StringRef numGroups = c.params.name(ParamRole::NumGroups);
+  StringRef groupRows = c.params.name(ParamRole::GroupRows);
+  StringRef groupPtr = c.params.name(ParamRole::GroupOffsets);
+  os << "// " << what << ", neighbor_group: groups of at most "
+     << plan.groupSize << " neighbours of one row, a worker of " << lanes
+     << " thread" << (lanes == 1 ? "" : "s") << " per group, "
+     << plan.rowsPerBlock << " groups per block, " << plan.vectorWidth
+     << " elements per load; every edge has its own output\n";
+  os << "const long long group = (long long)blockIdx.x * " << plan.rowsPerBlock
+     << " + threadIdx.x / " << lanes << ";\n";
+  os << "const int lane = threadIdx.x % " << lanes << ";\n";
+  os << "if (group >= " << numGroups << ")\n";
+  os << "  return;\n";
+  os << "const long long row = " << groupRows << "[group];\n";
+  os << "const long long begin = " << graph.rowPtr << "[row] + (group - "
+     << groupPtr << "[row]) * " << plan.groupSize << ";\n";
+  os << "const long long end = min(begin + " << plan.groupSize
+     << ", (long long)" << graph.rowPtr << "[row + 1]);\n";
 }
 
 void SddmmVertexPrinter::printDot(int64_t vw, int64_t lanes) {
   StringRef y = c.result();
+  const int64_t regs = plan.chunksPerLane * vw;
+  const int64_t batch = plan.edgeUnroll;
   // Lane t keeps the value of edge base + t; the stores coalesce.
+  neighbourWindowHead(/*ownRange=*/groups);
+  os << "for (int t0 = 0; t0 < n; t0 += " << batch << ") {\n";
+  os.indent();
+  os << "// The batch's column features, all loads in flight at once.\n";
+  os << "float fb[" << batch << "][" << regs << "];\n";
+  os << "#pragma unroll\n";
+  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os.indent();
+  os << "const long long col = __shfl_sync(group_mask, my_col, t0 + u, "
+     << lanes << ");\n";
+  os << "const " << e.cType << " *src = " << c.input(1) << " + col * "
+     << desc.width << ";\n";
+  openChunkLoop();
+  os << "if (t0 + u < n) {\n";
+  os << "  " << load(vw) << "(src + chunk * " << vw << ", fb[u] + k * " << vw
+     << ");\n";
+  os << "} else {\n";
+  os << "  #pragma unroll\n";
+  os << "  for (int j = 0; j < " << vw << "; ++j)\n";
+  os << "    fb[u][k * " << vw << " + j] = 0.0f;\n";
+  os << "}\n";
+  closeBlock(); // chunks
+  closeBlock(); // loads
+  os << "#pragma unroll\n";
+  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os.indent();
+  os << "if (t0 + u >= n)\n";
+  os << "  break;\n";
   os << "float partial = 0.0f;\n";
   openChunkLoop();
-  os << "float f[" << vw << "];\n";
-  os << load(vw) << "(src + chunk * " << vw << ", f);\n";
   os << "#pragma unroll\n";
   os << "for (int j = 0; j < " << vw << "; ++j)\n";
-  os << "  partial += ra[k * " << vw << " + j] * f[j];\n";
+  os << "  partial += ra[k * " << vw << " + j] * fb[u][k * " << vw
+     << " + j];\n";
   closeBlock();
   if (lanes > 1) {
     os << "#pragma unroll\n";
@@ -65,15 +135,16 @@ void SddmmVertexPrinter::printDot(int64_t vw, int64_t lanes) {
        << ");\n";
   }
   leakyRelu("partial");
-  os << "if (lane == t)\n";
+  os << "if (lane == t0 + u)\n";
   os << "  my_out = partial;\n";
-  closeBlock(); // neighbours
+  closeBlock(); // reductions
+  closeBlock(); // batches
   os << "if (lane < n)\n";
   if (e.fromFloat.empty())
     os << "  " << y << "[base + lane] = my_out;\n";
   else
     os << "  " << y << "[base + lane] = " << e.fromFloat << "(my_out);\n";
-  closeBlock(); // index batches
+  closeBlock(); // index windows
 }
 
 void SddmmVertexPrinter::printAdd(int64_t vw) {
@@ -96,7 +167,13 @@ void SddmmVertexPrinter::printAdd(int64_t vw) {
 
 class SddmmVertexParallelPattern : public EmissionPattern {
   void emitKernel(const OpContext &c) const override {
-    SddmmVertexPrinter(c).print();
+    SddmmVertexPrinter(c, /*groups=*/false).print();
+  }
+};
+
+class SddmmNeighborGroupPattern : public EmissionPattern {
+  void emitKernel(const OpContext &c) const override {
+    SddmmVertexPrinter(c, /*groups=*/true).print();
   }
 };
 
@@ -104,5 +181,10 @@ class SddmmVertexParallelPattern : public EmissionPattern {
 
 const EmissionPattern &gnnc::ExportCUDA::sddmmVertexParallelPattern() {
   static const SddmmVertexParallelPattern pattern;
+  return pattern;
+}
+
+const EmissionPattern &gnnc::ExportCUDA::sddmmNeighborGroupPattern() {
+  static const SddmmNeighborGroupPattern pattern;
   return pattern;
 }

@@ -44,11 +44,12 @@ struct DeviceGraph {
   bool offsets64 = true;
   bool indices64 = false;
   /// The row offsets on the host (kept by uploadGraph), from which
-  /// launchSpmm builds the neighbour groups a kernel needs on first use.
+  /// launchSpmm and launchSddmm build the neighbour groups a kernel needs
+  /// on first use.
   std::vector<int64_t> hostRowPtr;
   /// Neighbour groups by group size, for neighbor_group kernels (see
-  /// addNeighbourGroups; launchSpmm adds missing ones, so a DeviceGraph is
-  /// not safe to launch from two threads at once).
+  /// addNeighbourGroups; launchSpmm and launchSddmm add missing ones, so a
+  /// DeviceGraph is not safe to launch from two threads at once).
   mutable std::map<int64_t, DeviceNeighbourGroups> groups;
   /// A batch of graphs (uploadBatch): the first node of each graph (i64,
   /// numGraphs + 1 entries), which the pooling kernels read, and on the
@@ -101,6 +102,13 @@ Expected<NeighbourGroups> neighbourGroups(const std::vector<int64_t> &rowPtr,
 /// than 32-bit group rows can name.
 Status addNeighbourGroups(DeviceGraph &graph, const graph::CsrGraph &g,
                           int64_t groupSize);
+
+/// Binds the neighbour groups of `groupSize` to `args` when `spec` takes
+/// them (a neighbor_group gnn.spmm or gnn.sddmm kernel), building them from
+/// graph.hostRowPtr on first use; nothing for other kernels. Fails when the
+/// groups are missing and the graph has no host row offsets.
+Status bindNeighbourGroups(const rt::KernelSpec &spec, const DeviceGraph &graph,
+                           int64_t groupSize, rt::ArgPack &args);
 
 /// Uploads `host` converted (rounded to nearest even) to `type`.
 Expected<rt::DeviceBuffer> uploadTensor(const std::vector<float> &host,
