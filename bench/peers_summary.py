@@ -12,10 +12,13 @@ differ by a constant factor. SDDMM: gnnc's fastest SDDMM kernel over
 cuSPARSE's on every dataset graph of the run (R-MAT graphs apart), per
 type. The gather bound: gnnc_best's and cuSPARSE's time as a fraction of
 the gather stream of the case (gather_bound.time_ms / kernel time; 1 = as
-fast as the case's gathers alone).
+fast as the case's gathers alone); and, per peer, the peer's time over the
+gather stream's: the most any kernel that gathers every edge's row once
+could gain on the peer (a target above it needs less gather traffic).
 
 summary.json: spmm_f32_vs_rode, spmm_f16_vs_flashsparse (each {"geomean",
-"worst", "worst_case", "cases", "normalized": {...}}), sddmm_vs_cusparse_all
+"worst", "worst_case", "cases", "normalized": {...}, "stream_vs_peer":
+{...}}), sddmm_vs_cusparse_all
 (f32 and f16 together, with by_type), sddmm_vs_cusparse_large (graphs with
 at least 1M non-zeros), gat_fused_vs_chain (null: no fused chain is timed),
 gather_bound_fraction (gnnc_best, and cuSPARSE's fastest, per type).
@@ -65,7 +68,7 @@ def summarize(doc, reference):
     for peer, dtype, cus_key, key in (
             ("rode", "f32", "cusparse_f32", "spmm_f32_vs_rode"),
             ("flashsparse", "f16", "cusparse_f16", "spmm_f16_vs_flashsparse")):
-        raw, normalized, missing = [], [], []
+        raw, normalized, missing, stream = [], [], [], []
         for ref in reference["cases"]:
             label = f"{ref['graph']} w{ref['width']}"
             case = cases.get((ref["graph"], dtype, ref["width"]))
@@ -81,6 +84,9 @@ def summarize(doc, reference):
             if norm:
                 normalized.append((label, norm))
             bound = (case.get("gnnc_best") or {}).get("of_gather_bound")
+            stream_ms = median_ms(case.get("gather_bound"))
+            if stream_ms:
+                stream.append((label, ref[peer] / stream_ms))
             rows.append({"type": dtype, "case": label, "peer": peer,
                          "peer_ms": ref[peer], "gnnc_ms": gnnc,
                          "schedule": case["gnnc_best"].get("label"),
@@ -90,6 +96,7 @@ def summarize(doc, reference):
         s = stats(raw)
         if s:
             s["normalized"] = stats(normalized)
+            s["stream_vs_peer"] = stats(stream)
             if missing:
                 s["missing"] = missing
         out[key] = s

@@ -26,7 +26,8 @@ def case(graph, dtype, width, gnnc, cusparse, sddmm=None, nnz=10,
          "cusparse_fastest": {"algorithm": "a", "median_ms": cusparse}}
     if bound:
         c["gnnc_best"]["of_gather_bound"] = bound
-        c["gather_bound"] = {"l2_gather_gbs": 1000.0}
+        c["gather_bound"] = {"l2_gather_gbs": 1000.0,
+                             "time_ms": {"median": gnnc * bound}}
     if sddmm:
         c["gnnc_sddmm_best"] = {"time_ms": {"median": sddmm[0]}}
         c["cusparse_sddmm_best"] = {"median_ms": sddmm[1]}
@@ -51,6 +52,9 @@ def test_ratios_and_normalization():
     assert rode["missing"] == ["absent w32"]
     # Normalized: (2/4 * 2 / 1) = 1 and (1/1 * 1 / 2) = 0.5.
     assert rode["normalized"]["geomean"] == round(math.sqrt(0.5), 3)
+    # The gather stream took 0.5 ms where RoDe took 2.0.
+    assert rode["stream_vs_peer"] == {"geomean": 4.0, "worst": 4.0,
+                                      "worst_case": "g w32", "cases": 1}
     fs = s["spmm_f16_vs_flashsparse"]
     assert fs["geomean"] == round(math.sqrt(2.0 * 3.0), 3)
     # SDDMM: R-MAT graphs apart, 2.0 and 0.5; the large one is 0.5.
