@@ -175,7 +175,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
       gatherWavefronts + rowWavefronts + storeWavefronts + indexWavefronts;
   double perEdgeInstructions = loadsPerEdge + storesPerEdge + 1 + reduceSteps;
 
-  double blockMax = 0, typicalEdges = 0;
+  double blockMax = 0, typicalEdges = 0, meanGroup = 0;
   if (edgeParallel) {
     // One worker's chain over a stretch of `edgeItems` edges and `rowEnds`
     // row ends (`rowStarts` of them starting rows with edges):
@@ -247,7 +247,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     p.latencySeconds = groupChain(longest);
     double blocks = std::ceil(groups / m.rowsPerBlock);
     p.waves = std::ceil(blocks / resident);
-    double meanGroup = groups > 0 ? edges / groups : 0;
+    meanGroup = groups > 0 ? edges / groups : 0;
     p.wavesSeconds =
         groups > 0 ? p.waves * groupChain(std::max(1.0, meanGroup)) : 0;
     // A warp's groups run as long as its longest (at most G edges).
@@ -313,6 +313,10 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   else if (p.bound == "latency")
     why << "longest row (" << profile.maxDegree << " neighbours) in windows of "
         << m.lanes << ", batches of " << m.edgeUnroll;
+  else if (p.bound == "waves" && grouped)
+    why << p.waves << " waves of " << resident * m.rowsPerBlock
+        << " groups, ~" << static_cast<int64_t>(meanGroup + 0.5)
+        << " edges each";
   else if (p.bound == "waves")
     explainWaves(why, p, m, resident, edgeParallel, typicalEdges, blockMax);
   else
