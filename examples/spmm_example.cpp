@@ -7,7 +7,10 @@
 //      .gnn file with --gnn) for that graph: a gnn.spmm without a schedule
 //      gets the one the tuning database or the cost model picks for it,
 //   3. on a GPU: JIT the kernel with NVRTC (cached on disk), run it, check
-//      every output against the CPU reference and time it;
+//      every output against the CPU reference and time it; when cuSPARSE is
+//      at hand (a build with gnn-bench's library), time cuSPARSE's SpMM
+//      (every CSR algorithm) and the kernel again the same way, on the same
+//      inputs, with the L2 flushed before each run, and print the ratio;
 //      without a GPU: compile to a cubin for sm_90 and stop there.
 //   4. with --renumber ORDER: renumber the graph's nodes (degree, rcm or
 //      community), check the kernel through the renumbering with inputs and
@@ -27,6 +30,12 @@
 #include "gnnc/reference/Spmm.h"
 #include "gnnc/runtime/Nvrtc.h"
 
+#ifdef GNNC_EXAMPLE_CUSPARSE
+#include "gnnc/Bench/Cusparse.h"
+#include "gnnc/Bench/KernelRuns.h"
+#include "gnnc/Bench/Problems.h"
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,6 +44,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace gnnc;
 
@@ -75,6 +85,54 @@ int fail(const std::string &message) {
   std::fprintf(stderr, "gnnc-spmm-example: error: %s\n", message.c_str());
   return 1;
 }
+
+#ifdef GNNC_EXAMPLE_CUSPARSE
+/// cuSPARSE's SpMM (its fastest CSR algorithm) and the kernel, timed the
+/// same way on the same inputs: median of 20 runs, the L2 flushed before
+/// each (gnn-bench's harness). A failure here is reported, not fatal.
+void compareWithCusparse(const graph::CsrGraph &g, const rt::KernelSpec &spec,
+                         const ops::SpmmSignature &sig, uint64_t seed) {
+  auto skip = [](const std::string &why) {
+    std::printf("cuSPARSE skipped: %s\n", why.c_str());
+  };
+  if (sig.rowStride != sig.featureWidth) {
+    skip("the kernel has padded rows; cuSPARSE's X and Y are dense");
+    return;
+  }
+  bench::TimingOptions timing;
+  auto harness = bench::Bench::create(timing);
+  if (!harness)
+    return skip(harness.message());
+  auto libraries = bench::CudaLibraries::create(*harness);
+  if (!libraries)
+    return skip(libraries.message());
+  auto graphs = bench::uploadGraphs(g, sig.offsets64);
+  if (!graphs)
+    return skip(graphs.message());
+  auto problem = bench::makeSpmmProblem(*graphs, sig.type, sig.featureWidth,
+                                        sig.edgeValues, seed);
+  if (!problem)
+    return skip(problem.message());
+  bench::KernelResult gnnc = bench::runGnncKernel(
+      *harness, spec, *problem, bench::CheckMode::Shared, "gnnc");
+  const double gnncMs = bench::passedMedianMs(gnnc);
+  if (gnncMs <= 0)
+    return skip("gnnc's kernel: " + gnnc.status + ": " + gnnc.report);
+  const std::vector<bench::LibraryResult> results =
+      libraries->spmm(*harness, *problem);
+  const bench::LibraryResult *best = nullptr;
+  for (const bench::LibraryResult &r : results)
+    if (r.timing && (!best || r.timing->medianMs < best->timing->medianMs))
+      best = &r;
+  if (!best)
+    return skip("no cuSPARSE algorithm ran on this problem");
+  std::printf("cuSPARSE %s %s (%s): median %.3f ms; gnnc %.3f ms, %.2fx "
+              "(both with the L2 flushed before each run)\n",
+              libraries->cusparseVersion().c_str(), best->algorithm.c_str(),
+              best->types.c_str(), best->timing->medianMs, gnncMs,
+              best->timing->medianMs / gnncMs);
+}
+#endif
 
 } // namespace
 
@@ -272,6 +330,9 @@ int main(int argc, char **argv) {
               "%.0f GB/s of compulsory traffic\n",
               median, times.front(), times.back(), times.size(),
               bytes / median / 1e6);
+#ifdef GNNC_EXAMPLE_CUSPARSE
+  compareWithCusparse(g, *spec, *sig, seed);
+#endif
   if (!renumbered)
     return 0;
 
