@@ -153,9 +153,19 @@ Expected<double> measureSpmmOn(rt::Runtime &runtime, const rt::KernelSpec &spec,
       ops::allocatePoisoned(static_cast<size_t>(g.numRows * stride), sig->type);
   if (!dy)
     return dy.status();
+  // Right and both scaling read the graph's column factors.
+  std::optional<rt::DeviceBuffer> colNorm;
+  if (sig->needsColumnNorm()) {
+    Expected<rt::DeviceBuffer> up =
+        ops::uploadColumnNorm(g, sig->colNormExponent);
+    if (!up)
+      return up.status();
+    colNorm = up.take();
+  }
   return timeWithFlushedL2(runtime, options, [&] {
     return ops::launchSpmm(runtime, *kernel, *dg, *dx, dv ? &*dv : nullptr, *dy,
-                           /*synchronize=*/false);
+                           /*synchronize=*/false,
+                           colNorm ? &*colNorm : nullptr);
   });
 }
 
