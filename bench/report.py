@@ -124,6 +124,10 @@ def summarize(bench, torch_doc):
             "index_add_runs": torch_runs("index_add"),
             "gbs_compulsory": best.get("gbs_compulsory") if best else None,
             "gbs_gather": best.get("gbs_gather") if best else None,
+            # The case's gather stream (gnn-bench's gather bound) and gnnc's
+            # best as a fraction of it.
+            "gather_stream_ms": median(c.get("gather_bound")),
+            "of_gather_bound": best.get("of_gather_bound") if best else None,
         }
         row["frac_copy_compulsory"] = ratio(row["gbs_compulsory"], copy_gbs)
         row["frac_copy_gather"] = ratio(row["gbs_gather"], copy_gbs)
@@ -289,7 +293,9 @@ def markdown(bench, torch_doc, rows):
     out.append("- times in ms (median); speedups = baseline time / gnnc "
                "time; GB/s of gnnc's best against the compulsory and the "
                "gather byte counts, with the fraction of the copy bandwidth "
-               "in parentheses (bench/NOTES.md)")
+               "in parentheses (bench/NOTES.md); gather stream: the case's "
+               "gathers alone (every edge's row summed in column order), and "
+               "gnnc's best as a fraction of it")
     out.append("")
     for type_name in ("f32", "f16", "bf16"):
         typed = [r for r in rows if r["type"] == type_name]
@@ -300,9 +306,10 @@ def markdown(bench, torch_doc, rows):
         out.append("| graph | w | gnnc best (schedule) | gnnc SpMMve | "
                    "cuSPARSE default | cuSPARSE fastest (alg) | torch.sparse "
                    "| PyG scatter | index_add | × cuSP def | × cuSP fastest "
-                   "| × torch.sparse | × PyG | GB/s compulsory | GB/s gather |")
+                   "| × torch.sparse | × PyG | GB/s compulsory | GB/s gather "
+                   "| gather stream (fraction) |")
         out.append("|---|--:|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|"
-                   "--:|--:|")
+                   "--:|--:|--:|")
         for r in typed:
             best = ("%s (%s)" % (fmt_ms(r["gnnc_best_ms"]),
                                  r["gnnc_best_schedule"])
@@ -321,8 +328,12 @@ def markdown(bench, torch_doc, rows):
             tsm = torch_cell("torch_sparse_mm")
             if r["torch_sparse_mm_ms"] is None and r["torch_sparse_mm_status"]:
                 tsm = "n/a"
+            stream = ("%s (%.2f)" % (fmt_ms(r["gather_stream_ms"]),
+                                     r["of_gather_bound"])
+                      if r["gather_stream_ms"] is not None
+                      and r["of_gather_bound"] is not None else "-")
             out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | "
-                       "%s | %s | %s | %s | %s |" % (
+                       "%s | %s | %s | %s | %s | %s |" % (
                            r["graph"], r["width"], best, fmt_ms(r["gnnc_ve_ms"]),
                            fmt_ms(r["cusparse_default_ms"]), fastest, tsm,
                            torch_cell("pyg_scatter"),
@@ -332,7 +343,8 @@ def markdown(bench, torch_doc, rows):
                            fmt_x(r["speedup_vs_torch_sparse_mm"]),
                            fmt_x(r["speedup_vs_pyg_scatter"]),
                            fmt_bw(r["gbs_compulsory"], r["frac_copy_compulsory"]),
-                           fmt_bw(r["gbs_gather"], r["frac_copy_gather"])))
+                           fmt_bw(r["gbs_gather"], r["frac_copy_gather"]),
+                           stream))
         out.append("")
 
     # gnnc SDDMM beside cuSPARSE SDDMM.
