@@ -15,18 +15,6 @@ using namespace gnnc::bench;
 
 namespace {
 
-const char *cudaElementType(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-    return "float";
-  case ElementType::F16:
-    return "__half";
-  case ElementType::BF16:
-    return "__nv_bfloat16";
-  }
-  return "float";
-}
-
 std::string kernelName(ElementType type, const GatherShape &s) {
   return std::string("gnnc_gather_stream_") + elementTypeName(type) + "_v" +
          std::to_string(s.vectorWidth) + "_l" + std::to_string(s.lanes) + "_c" +
@@ -73,7 +61,7 @@ rt::KernelSpec gnnc::bench::gatherStreamSpec(ElementType type, int64_t width) {
   const GatherShape s = gatherShape(type, width);
   rt::KernelSpec spec;
   spec.name = kernelName(type, s);
-  const std::string element = cudaElementType(type);
+  const std::string element = elementCudaType(type);
   spec.source =
       "// The gather stream of an SpMM, alone (gnn-bench).\n"
       "#include \"gnnc/cuda/gather_stream.cuh\"\n\n"

@@ -18,6 +18,18 @@ const char *gnnc::elementTypeName(ElementType type) {
   return "unknown";
 }
 
+const char *gnnc::elementCudaType(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return "float";
+  case ElementType::F16:
+    return "__half";
+  case ElementType::BF16:
+    return "__nv_bfloat16";
+  }
+  return "float";
+}
+
 Expected<ElementType> gnnc::parseElementType(const std::string &name) {
   if (name == "f32" || name == "float32" || name == "float")
     return ElementType::F32;

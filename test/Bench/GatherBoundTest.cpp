@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Bench/GatherBound.h"
+#include "GpuBench.h"
 #include "gnnc/Bench/Problems.h"
 #include "gnnc/Bench/Suite.h"
 #include "gnnc/graph/Rmat.h"
@@ -95,20 +96,7 @@ TEST_P(GatherStreamCompile, EveryShapeCompiles) {
 INSTANTIATE_TEST_SUITE_P(Arch, GatherStreamCompile,
                          ::testing::Values("sm_80", "sm_90"));
 
-class GatherBoundGpu : public ::testing::Test {
-protected:
-  void SetUp() override {
-    std::string why;
-    if (!rt::gpuAvailable(&why))
-      GTEST_SKIP() << "no GPU: " << why;
-  }
-  static Expected<Bench> quickBench() {
-    TimingOptions timing;
-    timing.warmups = 1;
-    timing.runs = 3;
-    return Bench::create(timing);
-  }
-};
+using GatherBoundGpu = gnnc::bench::test::GpuBenchTest;
 
 /// An R-MAT graph with an empty row, a huge row and a row of one edge.
 graph::CsrGraph raggedGraph() {

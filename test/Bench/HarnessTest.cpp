@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "gnnc/Bench/Harness.h"
+#include "GpuBench.h"
 #include "gnnc/Bench/NpyWriter.h"
 #include "gnnc/Bench/Suite.h"
 #include "gnnc/graph/Readers.h"
@@ -533,22 +534,8 @@ TEST(BenchSchedules, BrokenKernelCompiles) {
 
 namespace {
 
-class BenchGpu : public ::testing::Test {
+class BenchGpu : public gnnc::bench::test::GpuBenchTest {
 protected:
-  void SetUp() override {
-    std::string why;
-    if (!rt::gpuAvailable(&why))
-      GTEST_SKIP() << "no GPU: " << why;
-  }
-
-  /// A bench that times 3 runs after 1 warm-up.
-  static Expected<Bench> quickBench() {
-    TimingOptions timing;
-    timing.warmups = 1;
-    timing.runs = 3;
-    return Bench::create(timing);
-  }
-
   /// The R-MAT graph of scale 12 the GPU tests run on.
   static graph::CsrGraph rmat12() {
     graph::CsrGraph g = graph::generateRmat(12, 8, 5);

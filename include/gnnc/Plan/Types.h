@@ -31,6 +31,10 @@ inline size_t elementSize(ElementType type) {
 /// The short name: "f32", "f16" or "bf16".
 const char *elementTypeName(ElementType type);
 
+/// The CUDA C type of one element: "float", "__half" or "__nv_bfloat16"
+/// (what generated kernels and the runtime's own CUDA helpers declare).
+const char *elementCudaType(ElementType type);
+
 /// Parses "f32", "f16" or "bf16" (also "float32", "float16", "half",
 /// "bfloat16").
 Expected<ElementType> parseElementType(const std::string &name);

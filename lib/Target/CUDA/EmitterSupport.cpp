@@ -13,11 +13,14 @@ using namespace gnnc::ExportCUDA;
 //===----------------------------------------------------------------------===//
 
 const ElementSpelling &gnnc::ExportCUDA::spellElement(ElementType type) {
-  static const ElementSpelling f32{"float", "f32", "", ""};
-  static const ElementSpelling f16{"__half", "f16", "__half2float",
-                                   "__float2half_rn"};
-  static const ElementSpelling bf16{"__nv_bfloat16", "bf16", "__bfloat162float",
-                                    "__float2bfloat16_rn"};
+  static const ElementSpelling f32{elementCudaType(ElementType::F32),
+                                   elementTypeName(ElementType::F32), "", ""};
+  static const ElementSpelling f16{elementCudaType(ElementType::F16),
+                                   elementTypeName(ElementType::F16),
+                                   "__half2float", "__float2half_rn"};
+  static const ElementSpelling bf16{elementCudaType(ElementType::BF16),
+                                    elementTypeName(ElementType::BF16),
+                                    "__bfloat162float", "__float2bfloat16_rn"};
   switch (type) {
   case ElementType::F32:
     return f32;
