@@ -27,8 +27,10 @@ usage: peers_summary.py GNN_BENCH.json [--reference FILE] [--out DIR]
 """
 import argparse
 import json
-import math
 import os
+
+from batched_summary import geomean
+from report import median as median_ms
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_REFERENCE = os.path.join(HERE, "peers", "reference-h100.json")
@@ -43,19 +45,9 @@ def stats(pairs):
     pairs = [(k, r) for k, r in pairs if r and r > 0]
     if not pairs:
         return None
-    geo = math.exp(sum(math.log(r) for _, r in pairs) / len(pairs))
     label, worst = min(pairs, key=lambda p: p[1])
-    return {"geomean": round(geo, 3), "worst": round(worst, 3),
+    return {"geomean": round(geomean([r for _, r in pairs]), 3), "worst": round(worst, 3),
             "worst_case": label, "cases": len(pairs)}
-
-
-def median_ms(entry):
-    if not entry:
-        return None
-    if "median_ms" in entry:
-        return entry["median_ms"]
-    t = entry.get("time_ms")
-    return t.get("median") if isinstance(t, dict) else None
 
 
 def index_cases(doc):

@@ -1,6 +1,7 @@
 //===- GatherBound.cpp - What an SpMM's gathers can reach -----------------===//
 #include "gnnc/Bench/GatherBound.h"
 
+#include "gnnc/Bench/Bytes.h"
 #include "gnnc/Bench/Host.h"
 #include "gnnc/Plan/Abi.h"
 
@@ -19,6 +20,12 @@ std::string kernelName(ElementType type, const GatherShape &s) {
   return std::string("gnnc_gather_stream_") + elementTypeName(type) + "_v" +
          std::to_string(s.vectorWidth) + "_l" + std::to_string(s.lanes) + "_c" +
          std::to_string(s.chunks);
+}
+
+/// The bytes the gather stream reads: every edge's row and column index.
+double streamBytes(ElementType type, int64_t width, int64_t numEdges) {
+  return double(numEdges) *
+         (double(width) * double(elementSize(type)) + sizeof(int32_t));
 }
 
 /// Edges of the L2 measurement: enough to make the cold start (a quarter
@@ -144,8 +151,7 @@ Expected<GatherRun> GatherBound::time(Bench &bench,
   bench.sampleMemory();
   GatherRun run;
   run.runEdges = runEdges;
-  run.bytes = double(numEdges) *
-              (double(width) * double(elementSize(type)) + sizeof(int32_t));
+  run.bytes = streamBytes(type, width, numEdges);
   if (numEdges == 0) {
     run.checkOk = true;
     run.checkReport = "no edges";
@@ -161,12 +167,17 @@ Expected<GatherRun> GatherBound::time(Bench &bench,
   double sum = 0, expected = 0, magnitude = 0;
   for (float v : got)
     sum += v;
-  for (int64_t e = 0; e < numEdges; ++e) {
-    const float *row = hostX + int64_t(hostCols[e]) * width;
+  // Each row's sum once, then once per edge that gathers it.
+  const int64_t rows = int64_t(x.size() / (size_t(width) * elementSize(type)));
+  std::vector<double> rowSum(size_t(rows), 0.0), rowAbs(size_t(rows), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < width; ++j) {
-      expected += row[j];
-      magnitude += std::fabs(row[j]);
+      rowSum[size_t(r)] += hostX[r * width + j];
+      rowAbs[size_t(r)] += std::fabs(hostX[r * width + j]);
     }
+  for (int64_t e = 0; e < numEdges; ++e) {
+    expected += rowSum[size_t(hostCols[e])];
+    magnitude += rowAbs[size_t(hostCols[e])];
   }
   const double error = std::fabs(sum - expected);
   // Floats summed in runs of at most kGatherMaxRunEdges rows: a few units of
@@ -228,8 +239,8 @@ Expected<double> GatherBound::l2GatherGbs(Bench &bench, ElementType type,
   });
   if (!timing)
     return timing.status();
-  const double bytes = double(kL2Edges) * (double(rowBytes) + 4.0);
-  const double gbs = bytes / (timing->medianMs * 1e-3) / 1e9;
+  const double gbs =
+      gigabytesPerSecond(streamBytes(type, width, kL2Edges), timing->medianMs);
   l2Gbs_[key] = gbs;
   return gbs;
 }

@@ -79,7 +79,8 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
   if (resolved.vectorWidth > 1) {
     Schedule s = resolved;
     s.strategy = Strategy::NeighborGroup;
-    s.groupSize = kBenchGroupSizes[std::size(kBenchGroupSizes) - 1];
+    s.groupSize = *std::min_element(std::begin(kBenchGroupSizes),
+                                    std::end(kBenchGroupSizes));
     s.vectorWidth = resolved.vectorWidth / 2;
     s.dimWorkers = 0;
     add("ng" + std::to_string(s.groupSize) + "vw" +

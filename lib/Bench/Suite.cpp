@@ -306,30 +306,8 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
   if (!libraries)
     rec["cusparse_note"] = "cuSPARSE not available in this run";
 
-  // gnnc: every kernel, and the best SpMMv kernel that passed.
-  json gnnc = json::array();
-  const KernelResult *best = nullptr;
-  for (const KernelResult &r : gnncResults) {
-    gnnc.push_back(toJson(r, r.edgeValues ? bytesVe : bytesV, options.copyGbs,
-                          cusparseDefaultMs, cusparseFastestMs));
-    if (r.status != "ok")
-      ++out.failures;
-    else if (!r.edgeValues &&
-             (!best || r.timing->medianMs < best->timing->medianMs))
-      best = &r;
-  }
-  rec["gnnc"] = gnnc;
-  if (best) {
-    json b = toJson(*best, bytesV, options.copyGbs, cusparseDefaultMs,
-                    cusparseFastestMs);
-    b.erase("report");
-    rec["gnnc_best"] = b;
-  } else {
-    rec["gnnc_best"] = nullptr;
-  }
-
   // The gather stream: the time an SpMM's gathers alone take on this case;
-  // each timed SpMM as a fraction of it (1 = as fast as its gathers).
+  // each timed SpMM below as a fraction of it (1 = as fast as its gathers).
   double boundMs = 0;
   if (gatherRun) {
     json j;
@@ -369,14 +347,36 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
   } else {
     rec["gather_bound"] = nullptr;
   }
-  if (boundMs > 0) {
-    for (json &k : rec["gnnc"])
-      if (k.contains("time_ms") && k["time_ms"].is_object())
-        k["of_gather_bound"] = boundMs / k["time_ms"]["median"].get<double>();
-    if (best)
-      rec["gnnc_best"]["of_gather_bound"] = boundMs / best->timing->medianMs;
-    if (fastestAlg)
-      rec["cusparse_fastest"]["of_gather_bound"] = boundMs / cusparseFastestMs;
+
+  // gnnc: every kernel, and the best SpMMv kernel that passed.
+  json gnnc = json::array();
+  const KernelResult *best = nullptr;
+  auto ofBound = [&](json &j, double ms) {
+    if (boundMs > 0 && ms > 0)
+      j["of_gather_bound"] = boundMs / ms;
+  };
+  if (fastestAlg)
+    ofBound(rec["cusparse_fastest"], cusparseFastestMs);
+  for (const KernelResult &r : gnncResults) {
+    gnnc.push_back(toJson(r, r.edgeValues ? bytesVe : bytesV, options.copyGbs,
+                          cusparseDefaultMs, cusparseFastestMs));
+    if (r.timing)
+      ofBound(gnnc.back(), r.timing->medianMs);
+    if (r.status != "ok")
+      ++out.failures;
+    else if (!r.edgeValues &&
+             (!best || r.timing->medianMs < best->timing->medianMs))
+      best = &r;
+  }
+  rec["gnnc"] = gnnc;
+  if (best) {
+    json b = toJson(*best, bytesV, options.copyGbs, cusparseDefaultMs,
+                    cusparseFastestMs);
+    b.erase("report");
+    ofBound(b, best->timing->medianMs);
+    rec["gnnc_best"] = b;
+  } else {
+    rec["gnnc_best"] = nullptr;
   }
 
   // cuSPARSE SDDMM on the same graph (its own random inputs).

@@ -408,6 +408,14 @@ Expected<KernelPlan> gnnc::plan::rowPlan(const OpDesc &op, const Schedule &s,
   return plan;
 }
 
+void gnnc::plan::planGroupWorkers(KernelPlan &plan, const Schedule &s) {
+  plan.mapping.groupSize = s.groupSize;
+  for (ParamRole role :
+       {ParamRole::GroupOffsets, ParamRole::GroupRows, ParamRole::NumGroups})
+    plan.extraParams.push_back(role);
+  plan.launch.grid = {ParamRole::NumGroups};
+}
+
 Expected<KernelPlan> gnnc::plan::edgeParallelPlan(const OpDesc &op,
                                                   const Schedule &s,
                                                   bool rowEnds) {

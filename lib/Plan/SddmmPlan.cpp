@@ -29,19 +29,13 @@ Expected<KernelPlan> gnnc::plan::planSddmmEdgeParallel(const OpDesc &op,
 
 Expected<KernelPlan> gnnc::plan::planSddmmNeighbourGroups(const OpDesc &op,
                                                           const Schedule &s) {
-  // The host cuts each row into groups of at most group_size neighbours
-  // (group_ptr: the first group of each row; group_rows: the row of each
-  // group), as for gnn.spmm; a worker of `lanes` threads takes one group
-  // and walks it as vertex_parallel walks a row. Every edge has its own
+  // A worker of `lanes` threads takes one of the host's groups and walks
+  // it as vertex_parallel walks a row. Every edge has its own
   // output, so nothing is merged: no shared memory, no first kernel.
   Expected<KernelPlan> groups = rowPlan(op, s, /*wideBatch=*/false);
   if (!groups)
     return groups;
-  KernelPlan &plan = *groups;
-  plan.mapping.groupSize = s.groupSize;
-  plan.extraParams = {ParamRole::GroupOffsets, ParamRole::GroupRows,
-                      ParamRole::NumGroups};
-  plan.launch.grid = {ParamRole::NumGroups};
+  planGroupWorkers(*groups, s);
   return groups;
 }
 

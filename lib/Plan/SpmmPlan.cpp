@@ -206,16 +206,12 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
     return groups;
   KernelPlan &plan = *groups;
   ThreadMapping &m = plan.mapping;
-  m.groupSize = s.groupSize;
-  // The host splits each row into groups of `group_size` neighbours
-  // (group_ptr: the first group of each row; group_rows: the row of each
-  // group). One block takes `rowsPerBlock` consecutive groups and merges
-  // their partial sums in shared memory, one f32 row (of the row stride:
-  // the last chunk may run into the padding) per group.
+  // The host splits each row into groups of `group_size` neighbours. One
+  // block takes `rowsPerBlock` consecutive groups and merges their partial
+  // sums in shared memory, one f32 row (of the row stride: the last chunk
+  // may run into the padding) per group.
   plan.extraParams = spmmExtras(op);
-  for (ParamRole role :
-       {ParamRole::GroupOffsets, ParamRole::GroupRows, ParamRole::NumGroups})
-    plan.extraParams.push_back(role);
+  planGroupWorkers(plan, s);
   int64_t shared = int64_t(m.rowsPerBlock) * op.stride() * 4;
   GNNC_RETURN_IF_ERROR(checkSharedBytes(
       shared,
@@ -224,7 +220,6 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
           std::to_string(m.rowsPerBlock) + " groups x " +
           std::to_string(op.stride()) + " features x 4 bytes",
       "raise dim_workers or lower threads_per_block"));
-  plan.launch.grid = {ParamRole::NumGroups};
   plan.launch.sharedBytes = shared;
   plan.preludes.push_back(initKernel(s, m));
   // A row that spans blocks gets one piece per block.

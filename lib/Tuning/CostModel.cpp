@@ -115,7 +115,7 @@ graph::AnalysisOptions gnnc::tuning::profileOptionsFor(const GpuModel &gpu,
   // The CSR arrays and Y stream through the L2 and are not reused; X rows
   // compete with their recently touched lines. Give feature rows 3/4 of the
   // L2 (the rest holds the streams in flight).
-  double share = 0.75 * gpu.l2Bytes;
+  double share = kL2ReuseShare * gpu.l2Bytes;
   options.reuseWindowRows =
       std::max<int64_t>(1, static_cast<int64_t>(share / rowBytes));
   options.featureBytesPerRow = rowBytes;
@@ -172,13 +172,9 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   // the last row of a block: read and written in f32-sized words).
   double groups = 0;
   if ((s.strategy == Strategy::NeighborGroup)) {
-    auto known = profile.neighbourGroups.find(s.groupSize);
-    groups =
-        known != profile.neighbourGroups.end()
-            ? static_cast<double>(known->second)
-            : std::ceil(edges / s.groupSize) + (rows - profile.emptyRows) * 0.5;
+    groups = neighbourGroupCount(profile, s.groupSize);
     double groupBlocks = std::ceil(groups / m.rowsPerBlock);
-    p.workspaceBytes = groups * 4 + (rows + 1) * 8 + yBytes +
+    p.workspaceBytes = groupTableBytes(groups, rows) + yBytes +
                        groupBlocks * 2 * op.width * 4 * 2;
   }
   p.dramBytes = csrBytes + yBytes + gather.dramBytes + p.workspaceBytes;
@@ -214,11 +210,10 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
     // offset (two loads from small tables that stay in the L2 when they fit
     // its share, like the merge-path search's row offsets), then a row of
     // at most G neighbours walked like a vertex-parallel row.
-    double tableBytes = groups * 4 + (rows + 1) * (8.0 + offsetBytes(op));
+    double tableBytes =
+        groupTableBytes(groups, rows) + (rows + 1) * offsetBytes(op);
     double tableLatency =
-        (tableBytes <= 0.75 * gpu.l2Bytes ? gpu.l2LatencySeconds
-                                          : gpu.loadLatencySeconds) *
-        gpu.loadedLatencyFactor;
+        tableLatencySeconds(gpu, tableBytes) * gpu.loadedLatencyFactor;
     auto groupChain = [&](double degree) {
       double windows =
           std::ceil(degree / (static_cast<double>(m.lanes) * m.edgeUnroll));
@@ -257,9 +252,7 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
     // Rows ending inside the stretch cost stores, not dependent loads, so
     // no row's degree appears: no hub term.
     double rowPtrBytes = (rows + 1) * offsetBytes(op);
-    double searchLatency = rowPtrBytes <= 0.75 * gpu.l2Bytes
-                               ? gpu.l2LatencySeconds
-                               : gpu.loadLatencySeconds;
+    double searchLatency = tableLatencySeconds(gpu, rowPtrBytes);
     double searchSteps =
         std::ceil(std::log2(rows + 2) / std::log2(m.lanes + 1.0));
     auto workerChain = [&](double edgeItems) {

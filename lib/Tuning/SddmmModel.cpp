@@ -58,16 +58,9 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
       edgeParallel ? std::max(1.0, std::ceil((rows + edges) / s.edgesPerWarp))
                    : 0.0;
   p.workers = workers;
-  // Neighbour groups (neighbor_group): the host's count when profiled,
-  // else every row's last group taken as half full.
-  double groups = 0;
-  if (grouped) {
-    auto known = profile.neighbourGroups.find(s.groupSize);
-    groups = known != profile.neighbourGroups.end()
-                 ? static_cast<double>(known->second)
-                 : std::ceil(edges / std::max(1, s.groupSize)) +
-                       (rows - emptyRows) * 0.5;
-  }
+  // Neighbour groups (neighbor_group).
+  const double groups =
+      grouped ? neighbourGroupCount(profile, s.groupSize) : 0.0;
 
   // Bandwidth.
   double rowBytes = width * elem;
@@ -85,7 +78,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   double rowDram =
       (edgeParallel || grouped ? rows - emptyRows : rows) * rowBytes;
   if (grouped)
-    csrBytes += groups * 4 + (rows + 1) * 8;
+    csrBytes += groupTableBytes(groups, rows);
   double rowL2 = rowLoads * sectorRowBytes;
   // Column side: gathered per edge, as gnn.spmm gathers X.
   const GatherTraffic gather = gatherTraffic(profile, edges, sectorRowBytes);
@@ -186,9 +179,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     //  - unpacked: one dependent row_ptr load per row end passed and one
     //    dependent feature load per row with edges started.
     double rowPtrBytes = (rows + 1) * offsetBytes(op);
-    double searchLatency = rowPtrBytes <= 0.75 * gpu.l2Bytes
-                               ? gpu.l2LatencySeconds
-                               : gpu.loadLatencySeconds;
+    double searchLatency = tableLatencySeconds(gpu, rowPtrBytes);
     double searchSteps =
         std::ceil(std::log2(rows + 2) / std::log2(lanes + 1.0));
     double workersPerWarp =
@@ -227,11 +218,9 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     // first group (small tables: L2 hits when they fit its share) with the
     // row's features, then a stretch of at most G neighbours walked as
     // vertex_parallel walks a row.
-    double tableBytes = groups * 4 + (rows + 1) * (8.0 + offsetBytes(op));
-    double tableLatency =
-        (tableBytes <= 0.75 * gpu.l2Bytes ? gpu.l2LatencySeconds
-                                          : gpu.loadLatencySeconds) *
-        loadFactor;
+    double tableBytes =
+        groupTableBytes(groups, rows) + (rows + 1) * offsetBytes(op);
+    double tableLatency = tableLatencySeconds(gpu, tableBytes) * loadFactor;
     auto groupChain = [&](double degree) {
       double full = std::floor(degree / lanes);
       double rest = degree - full * lanes;
@@ -314,9 +303,8 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     why << "longest row (" << profile.maxDegree << " neighbours) in windows of "
         << m.lanes << ", batches of " << m.edgeUnroll;
   else if (p.bound == "waves" && grouped)
-    why << p.waves << " waves of " << resident * m.rowsPerBlock
-        << " groups, ~" << static_cast<int64_t>(meanGroup + 0.5)
-        << " edges each";
+    why << p.waves << " waves of " << resident * m.rowsPerBlock << " groups, ~"
+        << static_cast<int64_t>(meanGroup + 0.5) << " edges each";
   else if (p.bound == "waves")
     explainWaves(why, p, m, resident, edgeParallel, typicalEdges, blockMax);
   else

@@ -34,6 +34,36 @@ constexpr double kLineBytes = 128;
 inline int offsetBytes(const OpDesc &op) { return op.offsets64 ? 8 : 4; }
 inline int indexBytes(const OpDesc &op) { return op.indices64 ? 8 : 4; }
 
+/// The share of the L2 that data a kernel reuses (feature rows, small
+/// tables) can count on; the rest holds the streams in flight.
+constexpr double kL2ReuseShare = 0.75;
+
+/// The unloaded latency of a dependent load from a table of `bytes` that a
+/// kernel reads throughout (row offsets, neighbour-group tables): an L2
+/// hit when the table fits the L2's reuse share, else a DRAM access.
+inline double tableLatencySeconds(const GpuModel &gpu, double bytes) {
+  return bytes <= kL2ReuseShare * gpu.l2Bytes ? gpu.l2LatencySeconds
+                                              : gpu.loadLatencySeconds;
+}
+
+/// The neighbour groups of `groupSize` (neighbor_group): the profile's
+/// count when it has that size, else every row's last group taken as half
+/// full.
+inline double neighbourGroupCount(const graph::GraphProfile &p,
+                                  int32_t groupSize) {
+  auto known = p.neighbourGroups.find(groupSize);
+  if (known != p.neighbourGroups.end())
+    return static_cast<double>(known->second);
+  return std::ceil(static_cast<double>(p.nnz) / std::max(1, groupSize)) +
+         static_cast<double>(p.numRows - p.emptyRows) * 0.5;
+}
+
+/// The host's group tables: a row index per group (i32) and the first
+/// group of each row (i64).
+inline double groupTableBytes(double groups, double rows) {
+  return groups * 4 + (rows + 1) * 8;
+}
+
 /// E[max of `m` row degrees] with the rows drawn independently from the
 /// degree histogram (bucket k >= 1 holds degrees [2^(k-1), 2^k), taken at
 /// its middle and capped at the largest degree; bucket 0 the empty rows):

@@ -24,7 +24,7 @@
 
 #include "gnnc/cuda/bf16.cuh"
 #include "gnnc/cuda/f16.cuh"
-#include "gnnc/cuda/f32.cuh"
+#include "gnnc/cuda/element_io.cuh"
 
 namespace gnnc::cuda::bound {
 
@@ -32,16 +32,7 @@ namespace gnnc::cuda::bound {
 template <typename T, int VW>
 __device__ __forceinline__ void addRow(const T *__restrict__ p, float *f) {
   float v[VW];
-  if constexpr (sizeof(T) == 4) {
-    if constexpr (VW == 4)
-      gnnc_load_f32x4(p, v);
-    else if constexpr (VW == 2)
-      gnnc_load_f32x2(p, v);
-    else
-      gnnc_load_f32x1(p, v);
-  } else {
-    gnnc::cuda::load<VW, T>(p, v);
-  }
+  ElementIo<T>::template load<VW>(p, v);
 #pragma unroll
   for (int i = 0; i < VW; ++i)
     f[i] += v[i];

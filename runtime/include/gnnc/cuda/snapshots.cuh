@@ -37,69 +37,9 @@
 #ifndef GNNC_CUDA_SNAPSHOTS_CUH
 #define GNNC_CUDA_SNAPSHOTS_CUH
 
-#include "gnnc/cuda/f32.cuh"
-#include "gnnc/cuda/packed16.cuh"
+#include "gnnc/cuda/element_io.cuh"
 
 namespace gnnc::cuda {
-
-/// Loads, stores and atomic additions of VW elements of T as floats.
-template <typename T> struct SnapshotIo {
-  template <int VW>
-  static __device__ __forceinline__ void load(const T *p, float *f) {
-    gnnc::cuda::load<VW, T>(p, f);
-  }
-  template <int VW>
-  static __device__ __forceinline__ void store(T *p, const float *f) {
-    gnnc::cuda::store<VW, T>(p, f);
-  }
-  template <int VW>
-  static __device__ __forceinline__ void atomicAdd(T *p, const float *f) {
-    gnnc::cuda::atomicAddFloats<VW, T>(p, f);
-  }
-};
-
-/// f32 takes the helpers of gnnc/cuda/f32.cuh (VW is 1, 2 or 4).
-template <> struct SnapshotIo<float> {
-  template <int VW>
-  static __device__ __forceinline__ void load(const float *p, float *f) {
-    if constexpr (VW == 4)
-      gnnc_load_f32x4(p, f);
-    else if constexpr (VW == 2)
-      gnnc_load_f32x2(p, f);
-    else
-      gnnc_load_f32x1(p, f);
-  }
-  template <int VW>
-  static __device__ __forceinline__ void store(float *p, const float *f) {
-    if constexpr (VW == 4)
-      gnnc_store_f32x4(p, f);
-    else if constexpr (VW == 2)
-      gnnc_store_f32x2(p, f);
-    else
-      gnnc_store_f32x1(p, f);
-  }
-  /// On sm_90 one vector reduction per chunk; gnnc_atomic_add_f32x* (one
-  /// atomicAdd per element) elsewhere.
-  template <int VW>
-  static __device__ __forceinline__ void atomicAdd(float *p, const float *f) {
-#if __CUDA_ARCH__ >= 900
-    if constexpr (VW == 4)
-      ::atomicAdd(reinterpret_cast<float4 *>(p),
-                  make_float4(f[0], f[1], f[2], f[3]));
-    else if constexpr (VW == 2)
-      ::atomicAdd(reinterpret_cast<float2 *>(p), make_float2(f[0], f[1]));
-    else
-      ::atomicAdd(p, f[0]);
-#else
-    if constexpr (VW == 4)
-      gnnc_atomic_add_f32x4(p, f);
-    else if constexpr (VW == 2)
-      gnnc_atomic_add_f32x2(p, f);
-    else
-      gnnc_atomic_add_f32x1(p, f);
-#endif
-  }
-};
 
 /// The row factor of a row of `deg` edges: 1/deg for mean times
 /// 1/sqrt(deg) for left scaling; 0 for an empty row.
@@ -135,7 +75,7 @@ snapshotGather(float *acc, const Index *__restrict__ cols, long long begin,
       c[u] = static_cast<long long>(cols[e + u * Stride]);
 #pragma unroll
     for (int u = 0; u < Unroll; ++u)
-      SnapshotIo<T>::template load<VW>(x + c[u] * RowLen + element, v[u]);
+      ElementIo<T>::template load<VW>(x + c[u] * RowLen + element, v[u]);
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) {
       const float w = Right ? __ldg(col_norm + snap * num_rows + c[u]) : 1.0f;
@@ -147,7 +87,7 @@ snapshotGather(float *acc, const Index *__restrict__ cols, long long begin,
   for (; e < end; e += Stride) {
     const long long c = static_cast<long long>(cols[e]);
     float v[VW];
-    SnapshotIo<T>::template load<VW>(x + c * RowLen + element, v);
+    ElementIo<T>::template load<VW>(x + c * RowLen + element, v);
     const float w = Right ? __ldg(col_norm + snap * num_rows + c) : 1.0f;
 #pragma unroll
     for (int k = 0; k < VW; ++k)
@@ -259,9 +199,9 @@ __device__ __forceinline__ void gnnc_snapshot_spmm_sliced(
     }
     T *dst = y + row * RowLen + element;
     if (split)
-      SnapshotIo<T>::template atomicAdd<VW>(dst, acc[k]);
+      ElementIo<T>::template atomicAdd<VW>(dst, acc[k]);
     else
-      SnapshotIo<T>::template store<VW>(dst, acc[k]);
+      ElementIo<T>::template store<VW>(dst, acc[k]);
   });
 }
 
