@@ -39,7 +39,9 @@ const char *const kRoleNames[] = {"row_offsets",
                                   "num_slices",
                                   "num_split_rows",
                                   "linear_weights",
-                                  "linear_bias"};
+                                  "linear_bias",
+                                  "attention_rows",
+                                  "attention_columns"};
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {

@@ -86,6 +86,12 @@ std::string gnnc::opKernelText(const std::string &name, const OpDesc &op,
     body = "gnn.spmm " + g + ", " + in0;
     if (op.edgeValues)
       body += " values(" + in1 + " : " + w + ")";
+    if (op.attention) {
+      operands += ", %att_dst: " + w + ", %att_src: " + w;
+      body += " attention(%att_dst, %att_src : " + w + ", " + w + ")";
+      if (op.leakyRelu)
+        attrs.add("leaky_relu", f32Attribute(*op.leakyRelu));
+    }
     if (op.linear()) {
       // The epilogue's weights (width x linearWidth) and bias.
       const int64_t rows = op.transposeWeights ? op.linearWidth : op.width;

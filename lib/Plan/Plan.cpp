@@ -4,6 +4,7 @@
 #include "gnnc/Plan/Checked.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace gnnc;
 using namespace gnnc::plan;
@@ -59,6 +60,32 @@ Status checkVectorWidth(const OpDesc &op, const OpFamily &family,
   return Status::ok();
 }
 
+/// The options gnn.spmm's attention excludes: the weights are the row's
+/// softmax, so they are neither given (edge values) nor rescaled (mean,
+/// degree scaling, a self term), and the rows are plain CSR rows.
+Status checkAttentionOptions(const OpDesc &op) {
+  const bool spmm = op.kind == OpKind::Spmm;
+  if (op.attention && !spmm)
+    return Status::error(std::string("attention applies to gnn.spmm only, "
+                                     "not ") +
+                         opKindName(op.kind));
+  if (spmm && op.leakyRelu && !op.attention)
+    return Status::error("leaky_relu of gnn.spmm applies to its attention "
+                         "logits; give attention(...) too");
+  if (op.leakyRelu && !std::isfinite(*op.leakyRelu))
+    return Status::error("leaky_relu's slope must be finite");
+  if (!op.attention)
+    return Status::ok();
+  if (op.edgeValues || op.reduce != Reduce::Sum ||
+      op.scale != DegreeScale::None || op.selfWeight || op.linear() ||
+      op.snapshots > 0)
+    return Status::error(
+        "attention weighs each edge by the softmax of its row; it takes "
+        "reduce = sum, no edge values, degree scaling, self_weight, linear "
+        "epilogue or snapshot group");
+  return Status::ok();
+}
+
 } // namespace
 
 Status gnnc::checkOpSizes(const OpDesc &op) {
@@ -88,6 +115,7 @@ Status gnnc::checkOpSizes(const OpDesc &op) {
                                      "gnn.segment_matmul and gnn.spmm's "
                                      "linear epilogue only, not ") +
                          opKindName(op.kind));
+  GNNC_RETURN_IF_ERROR(checkAttentionOptions(op));
   const std::string stride = std::to_string(op.rowStride);
   if (op.rowStride != 0 && op.rowStride < op.width)
     return Status::error("row stride " + stride +
@@ -159,9 +187,14 @@ Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
   return checkVectorWidth(op, family, s);
 }
 
-ParamRole gnnc::inputRole(OpKind kind, int32_t operand) {
-  // gnn.spmm's inputs: the features, then a linear epilogue's weights and
-  // bias.
+ParamRole gnnc::inputRole(const OpDesc &op, int32_t operand) {
+  const OpKind kind = op.kind;
+  // gnn.spmm's inputs: the features, then the attention scores or a linear
+  // epilogue's weights and bias.
+  if (kind == OpKind::Spmm && op.attention && operand == 1)
+    return ParamRole::AttentionRows;
+  if (kind == OpKind::Spmm && op.attention && operand == 2)
+    return ParamRole::AttentionColumns;
   if (kind == OpKind::Spmm && operand == 1)
     return ParamRole::LinearWeights;
   if (kind == OpKind::Spmm && operand == 2)

@@ -95,6 +95,14 @@ Status gnnc::plan::spmmRules(const OpDesc &op, const Schedule &s) {
     return Status::error("accumulate = f16 and disc_batch apply to reduce = "
                          "sum or mean; max takes the largest term and "
                          "accumulates in f32");
+  if (op.attention && s.strategy != Strategy::VertexParallel &&
+      s.strategy != Strategy::NeighborGroup)
+    return Status::error(
+        std::string("attention takes the softmax over whole rows: it runs "
+                    "with strategy = vertex_parallel (a row's threads find "
+                    "its maximum and sum first) or neighbor_group (two first "
+                    "kernels leave them in a workspace), not ") +
+        strategyName(s.strategy));
   if (s.strategy == Strategy::Batched && !op.batchedGraph)
     return Status::error("strategy = batched runs over a batch of graphs; "
                          "the graph must be a !gnn.graph<batched_csr, ...>");
@@ -222,6 +230,26 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
       "raise dim_workers or lower threads_per_block"));
   plan.launch.sharedBytes = shared;
   plan.preludes.push_back(initKernel(s, m));
+  if (op.attention) {
+    // The rows' softmax statistics, two f32 per row in the workspace (the
+    // largest logit, then the sum of exp(logit - largest)), which the first
+    // kernel initializes and two more kernels over the same groups make:
+    // the maxima (an atomic maximum per group), then the sums (an atomic
+    // addition per group). The main kernel reads them for each group's row.
+    plan.extraParams.push_back(ParamRole::Workspace);
+    WorkspacePlan workspace;
+    workspace.count = {ParamRole::NumRows};
+    workspace.bytesPerUnit = kAttentionWorkspaceBytesPerRow;
+    workspace.minUnits = 1;
+    plan.workspace = workspace;
+    LaunchPlan statistics;
+    statistics.threads = kAttentionStatisticsThreads;
+    statistics.grid = {ParamRole::NumGroups};
+    statistics.itemsPerBlock =
+        kAttentionStatisticsThreads / kAttentionStatisticsLanes;
+    plan.preludes.push_back({"_att_max", statistics});
+    plan.preludes.push_back({"_att_sum", statistics});
+  }
   // A row that spans blocks gets one piece per block.
   plan.atomicPieceEdges =
       int64_t(s.groupSize) * s.threadsPerBlock / s.dimWorkers;

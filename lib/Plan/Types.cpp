@@ -122,10 +122,10 @@ bool OpDesc::operator==(const OpDesc &o) const {
          stride() == o.stride() && offsets64 == o.offsets64 &&
          indices64 == o.indices64 && batchedGraph == o.batchedGraph &&
          snapshots == o.snapshots && edgeValues == o.edgeValues &&
-         reduce == o.reduce && scale == o.scale && selfWeight == o.selfWeight &&
-         colNormExponent == o.colNormExponent && form == o.form &&
-         leakyRelu == o.leakyRelu && inputWidth == o.inputWidth &&
-         transposeWeights == o.transposeWeights &&
+         attention == o.attention && reduce == o.reduce && scale == o.scale &&
+         selfWeight == o.selfWeight && colNormExponent == o.colNormExponent &&
+         form == o.form && leakyRelu == o.leakyRelu &&
+         inputWidth == o.inputWidth && transposeWeights == o.transposeWeights &&
          linearWidth == o.linearWidth && linearBias == o.linearBias &&
          activation == o.activation;
 }

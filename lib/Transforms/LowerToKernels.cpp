@@ -84,7 +84,7 @@ public:
   LogicalResult addOperands() {
     unsigned graphs = 0, matrices = 0, vectors = 0;
     SmallVector<Value> inputs = op.getInputs();
-    const OpKind kind = op.describe().kind;
+    const OpDesc desc = op.describe();
     Block &entry = kernel.getBody().front();
     for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
       auto given = kernel.getArgAttrOfType<StringAttr>(i, "gnn.name");
@@ -115,7 +115,7 @@ public:
       for (auto [k, input] : llvm::enumerate(inputs))
         if (arg == input && role == ParamRole::Unused) {
           operand = static_cast<int32_t>(k);
-          role = inputRole(kind, operand);
+          role = inputRole(desc, operand);
         }
       // Roles of their own (gnn.segment_matmul's weights and segment
       // offsets) name their parameter after the role.
@@ -126,8 +126,10 @@ public:
           : role == ParamRole::SegmentWeights ? "w"
           : role == ParamRole::SegmentOffsets ? "seg"
           : role == ParamRole::LinearWeights  ? "w"
-          : role == ParamRole::LinearBias
-              ? "bias"
+          : role == ParamRole::LinearBias     ? "bias"
+          : role == ParamRole::AttentionRows  ? "att_dst"
+          : role == ParamRole::AttentionColumns
+              ? "att_src"
               : (tensor.getRank() >= 2 ? numbered("x", matrices++)
                                        : numbered("values", vectors++));
       if (failed(add(name, role, operand)))

@@ -89,6 +89,8 @@ std::string gnnc::tuning::tuningOpName(const OpDesc &op) {
       name += std::string("_scale_") + degreeScaleName(op.scale);
     if (op.selfWeight)
       name += "_self";
+    if (op.attention)
+      name += "_attention";
     return name;
   }
   if (op.kind != OpKind::Sddmm)
@@ -155,6 +157,16 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   }
   if (op.selfWeight)
     csrBytes += rows * rowBytes;
+  // Attention: passes over the column indices before the aggregation (one
+  // under vertex_parallel, the maxima and the sums under neighbor_group;
+  // mostly from L2: counted as gathered), and one score per edge gathered
+  // in each pass (a sector from the L2; the scores come from DRAM once).
+  if (op.attention) {
+    const double passes = s.strategy == Strategy::NeighborGroup ? 2 : 1;
+    gather.bytes +=
+        edges * (passes * indexBytes(op) + (passes + 1) * kSectorBytes);
+    gather.dramBytes += static_cast<double>(profile.numCols) * elem;
+  }
   const double hit = gather.hitRate;
   p.gatherHitRate = hit;
   // edge_parallel: every worker leaves two f32 partial rows (its first and

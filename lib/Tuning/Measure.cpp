@@ -162,10 +162,28 @@ Expected<double> measureSpmmOn(rt::Runtime &runtime, const rt::KernelSpec &spec,
       return up.status();
     colNorm = up.take();
   }
+  // Attention reads a score per row and per column.
+  std::optional<rt::DeviceBuffer> rowScores, colScores;
+  ops::AttentionScores scores;
+  if (sig->attention) {
+    Expected<rt::DeviceBuffer> rows =
+        random.upload(std::max<int64_t>(1, g.numRows));
+    if (!rows)
+      return rows.status();
+    Expected<rt::DeviceBuffer> cols =
+        random.upload(std::max<int64_t>(1, g.numCols));
+    if (!cols)
+      return cols.status();
+    rowScores = rows.take();
+    colScores = cols.take();
+    scores = {&*rowScores, &*colScores};
+  }
   return timeWithFlushedL2(runtime, options, [&] {
     return ops::launchSpmm(runtime, *kernel, *dg, *dx, dv ? &*dv : nullptr, *dy,
-                           /*synchronize=*/false,
-                           colNorm ? &*colNorm : nullptr);
+                           /*synchronize=*/false, colNorm ? &*colNorm : nullptr,
+                           /*stream=*/nullptr,
+                           /*linear=*/nullptr,
+                           sig->attention ? &scores : nullptr);
   });
 }
 

@@ -321,6 +321,18 @@ LogicalResult SpmmOp::verify() {
                            << features.getElementType() << ", got "
                            << valuesType;
   }
+  if (Value dst = getAttentionRows()) {
+    for (Value scores : {dst, Value(getAttentionCols())}) {
+      auto t = cast<RankedTensorType>(scores.getType());
+      if (t.getRank() != 1 || t.getElementType() != features.getElementType() ||
+          t.getEncoding())
+        return emitOpError() << "attention scores must be 1-D tensors of "
+                             << features.getElementType()
+                             << " (one per row, one per column), got " << t;
+    }
+    if (format != GraphFormat::csr)
+      return emitOpError() << "attention runs over a csr graph";
+  }
   if (auto self = getSelfWeightAttr()) {
     if (getReduce() == Reduce::max)
       return emitOpError() << "self_weight applies to reduce = sum or mean, "
@@ -348,6 +360,9 @@ OpDesc SpmmOp::describe() {
   desc.rowStride = getRowStride();
   desc.snapshots = getSnapshots();
   desc.edgeValues = static_cast<bool>(getValues());
+  desc.attention = static_cast<bool>(getAttentionRows());
+  if (FloatAttr slope = getLeakyReluAttr())
+    desc.leakyRelu = slope.getValueAsDouble();
   desc.reduce = static_cast<gnnc::Reduce>(getReduce());
   desc.scale = static_cast<gnnc::DegreeScale>(getScale());
   if (FloatAttr self = getSelfWeightAttr())
@@ -368,6 +383,10 @@ OpDesc SpmmOp::describe() {
 SmallVector<Value> SpmmOp::getInputs() {
   // The roles follow the positions (gnnc::inputRole).
   SmallVector<Value> inputs = {getFeatures()};
+  if (Value dst = getAttentionRows()) {
+    inputs.push_back(dst);
+    inputs.push_back(getAttentionCols());
+  }
   if (Value weight = getWeight())
     inputs.push_back(weight);
   if (Value bias = getBias())

@@ -103,7 +103,12 @@ enum class ParamRole {
   /// gnn.spmm's linear epilogue: the weights (K x M, row-major) and the
   /// bias (M).
   LinearWeights,
-  LinearBias
+  LinearBias,
+  /// gnn.spmm's attention scores (OpDesc::attention): one per row (GAT's
+  /// destination term, numRows) and one per column (its source term,
+  /// numCols), of the op's element type.
+  AttentionRows,
+  AttentionColumns
 };
 
 /// The manifest spelling: "row_offsets", "column_indices", "num_rows",
@@ -113,7 +118,8 @@ enum class ParamRole {
 /// "unused", "num_items", "segment_weights", "segment_offsets",
 /// "num_segments", "route_tiles", "num_route_tiles", "route_blocks",
 /// "exclusive_offsets", "exclusive_indices", "slice_offsets", "slice_rows",
-/// "num_slices", "num_split_rows", "linear_weights", "linear_bias".
+/// "num_slices", "num_split_rows", "linear_weights", "linear_bias",
+/// "attention_rows", "attention_columns".
 const char *paramRoleName(ParamRole role);
 std::optional<ParamRole> parseParamRole(const std::string &text);
 

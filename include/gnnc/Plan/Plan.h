@@ -272,12 +272,24 @@ MathMode chooseSegmentMath(const OpDesc &op, const Schedule &s);
 /// itemsPerRouteTile, 1 for SIMT kernels.
 int64_t segmentRouteItemsPerTile(const OpDesc &op, const Schedule &s);
 
+/// neighbor_group gnn.spmm with attention: the workspace bytes per graph
+/// row, the row's largest logit and its sum of exp(logit - largest) (two
+/// f32, in that order).
+constexpr int64_t kAttentionWorkspaceBytesPerRow = 8;
+/// Threads per group in the two kernels that make those statistics (a
+/// group's edges are few: each thread takes several, keeping their loads
+/// in flight, rather than one each), and their threads per block.
+constexpr int32_t kAttentionStatisticsLanes = 4;
+constexpr int32_t kAttentionStatisticsThreads = 256;
+
 /// The role of the op's tensor input `operand` (in the order of the op's
 /// getInputs()): ParamRole::Input, except gnn.segment_matmul's weights
 /// (SegmentWeights, operand 1) and the segment offsets of the segmented
 /// matmul ops (SegmentOffsets, 2), and gnn.spmm's linear weights
-/// (LinearWeights, 1) and bias (LinearBias, 2).
-ParamRole inputRole(OpKind kind, int32_t operand);
+/// (LinearWeights, 1) and bias (LinearBias, 2), or with attention its
+/// scores of the rows (AttentionRows, 1) and of the columns
+/// (AttentionColumns, 2).
+ParamRole inputRole(const OpDesc &op, int32_t operand);
 
 /// The strategies implemented for `kind`, in the order messages list them.
 std::vector<Strategy> implementedStrategies(OpKind kind);
@@ -290,7 +302,9 @@ Schedule defaultSchedule(const OpDesc &op);
 
 /// The sizes of `op` against the plans' limits (gnnc/Plan/Limits.h): a
 /// feature width (or number of heads) from 1 to kMaxFeatureWidth, a row
-/// stride (0: the width) from the width to kMaxRowStride. checkSchedule,
+/// stride (0: the width) from the width to kMaxRowStride; and the options
+/// no kernel combines (gnn.spmm's attention with edge values, mean, degree
+/// scaling, a self term, a linear epilogue or snapshots). checkSchedule,
 /// completeSchedule and planKernel check them first, before any arithmetic
 /// on them; the op verifiers check them for every op, scheduled or not; the
 /// manifest reader for every op it reads.

@@ -116,6 +116,12 @@ struct OpDesc {
   // gnn.spmm (and gnn.readout, gnn.readout_grad: reduce)
   /// The op reads one value per edge (`values(...)`).
   bool edgeValues = false;
+  /// gnn.spmm with attention (`attention(%dst, %src : ...)`, GAT's fused
+  /// aggregation): each edge e = (r, c) of row r weighs x[c] by the softmax
+  /// over row r of leaky_relu(dst[r] + src[c]) (leakyRelu's slope; none:
+  /// the plain sum), computed in the kernel from one score per row and one
+  /// per column; no logits or weights reach memory.
+  bool attention = false;
   Reduce reduce = Reduce::Sum;
   DegreeScale scale = DegreeScale::None;
   /// GIN's eps: (1 + eps) * x[r] is added to row r.
@@ -141,7 +147,7 @@ struct OpDesc {
   int64_t inputWidth = 0;
   bool transposeWeights = false;
 
-  // gnn.sddmm
+  // gnn.sddmm (leakyRelu also gnn.spmm's attention logits)
   SddmmForm form = SddmmForm::Dot;
   std::optional<double> leakyRelu;
 

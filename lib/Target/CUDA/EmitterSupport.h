@@ -57,6 +57,8 @@ std::string elementHeader(ElementType type);
 inline constexpr const char *kMergePathHeader = "gnnc/cuda/merge_path.cuh";
 /// The include name of the batched strategy's staging, gnnc_stage_rows.
 inline constexpr const char *kBatchedHeader = "gnnc/cuda/batched.cuh";
+/// The include name of gnn.spmm's attention weights, gnnc_softmax_add.
+inline constexpr const char *kAttentionHeader = "gnnc/cuda/attention.cuh";
 /// The include name of the batched linear epilogue, gnnc_batched_linear.
 inline constexpr const char *kBatchedLinearHeader =
     "gnnc/cuda/batched_linear.cuh";

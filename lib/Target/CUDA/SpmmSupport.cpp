@@ -43,6 +43,8 @@ SpmmParts::SpmmParts(const OpContext &c) {
   y = c.result();
   colNorm = params.name(ParamRole::ColumnFactors);
   values = params.name(ParamRole::EdgeValues);
+  attDst = params.name(ParamRole::AttentionRows);
+  attSrc = params.name(ParamRole::AttentionColumns);
   workspace = params.name(ParamRole::Workspace);
   groupPtr = params.name(ParamRole::GroupOffsets);
   groupRows = params.name(ParamRole::GroupRows);
@@ -133,8 +135,8 @@ void SpmmPrinter::fold(BatchScale scale) {
 
 void SpmmPrinter::addToPart(BatchScale scale) {
   // The term's factor: the edge value, the column factor, or both.
-  std::string factor = std::string(p.values.empty() ? "" : "wb[u]") +
-                       (!p.values.empty() && !p.colNorm.empty() ? " * " : "") +
+  std::string factor = std::string(!p.weighted() ? "" : "wb[u]") +
+                       (p.weighted() && !p.colNorm.empty() ? " * " : "") +
                        (p.colNorm.empty() ? "" : "nb[u]");
   if (p.half) {
     if (!factor.empty())
@@ -169,6 +171,95 @@ void SpmmPrinter::addToPart(BatchScale scale) {
     fold(scale);
     closeBlock();
   }
+}
+
+std::string SpmmPrinter::score(StringRef scores, StringRef index) const {
+  if (e.toFloat.empty())
+    return ("__ldg(" + scores + " + " + index + ")").str();
+  return (e.toFloat + "(" + scores + "[" + index + "])").str();
+}
+
+void SpmmPrinter::attentionStatistics() {
+  // A slope of 1 makes the leaky ReLU the identity: the plain sum.
+  const double slope = desc.leakyRelu.value_or(1.0);
+  os << "// Attention: the row's largest logit leaky_relu(dst[row] + "
+        "src[col])\n// and its sum of exp(logit - largest), one pass of the "
+        "row's threads.\n";
+  os << "const float att_row = " << score(p.attDst, "row") << ";\n";
+  os << "float att_max = __int_as_float(0xff800000); // -infinity\n";
+  os << "float att_scale = 0.0f;\n";
+  os << "{\n";
+  os.indent();
+  groupMask();
+  openLaneEdgeLoop();
+  os << "gnnc_softmax_add(att_max, att_scale, gnnc_attention_logit(att_row, "
+     << score(p.attSrc, (graph.colIdx + "[edge]").c_str()) << ", "
+     << FloatLiteral{slope} << "));\n";
+  closeBlock();
+  if (plan.lanes > 1)
+    os << "gnnc_softmax_combine<" << plan.lanes
+       << ">(att_max, att_scale, group_mask);\n";
+  closeBlock();
+  os << "att_scale = att_scale > 0.0f ? 1.0f / att_scale : 0.0f;\n";
+}
+
+/// The workspace floats of one row's softmax statistics.
+static constexpr int64_t kAttentionFloats = kAttentionWorkspaceBytesPerRow / 4;
+
+void SpmmPrinter::loadAttentionStatistics() {
+  os << "// Attention: the row's largest logit and sum of exp(logit - "
+        "largest), left\n// in the workspace by the first kernels.\n";
+  os << "const float att_row = " << score(p.attDst, "row") << ";\n";
+  os << "const float att_max = " << p.workspace << "[" << kAttentionFloats
+     << " * row];\n";
+  os << "const float att_sum = " << p.workspace << "[" << kAttentionFloats
+     << " * row + 1];\n";
+  os << "const float att_scale = att_sum > 0.0f ? 1.0f / att_sum : 0.0f;\n";
+}
+
+void SpmmPrinter::printAttentionGroupPass(bool sums) {
+  const int64_t lanes = kAttentionStatisticsLanes;
+  os << "// gnn.spmm with attention, neighbor_group, kernel "
+     << (sums ? "3: each group adds its edges' exp(logit - the row's largest)"
+              : "2: each group raises its row's largest logit")
+     << "\n// to its row's slot of the workspace atomically.\n";
+  os << "const long long group = (long long)blockIdx.x * "
+     << kAttentionStatisticsThreads / lanes << " + threadIdx.x / " << lanes
+     << ";\n";
+  os << "const int lane = threadIdx.x % " << lanes << ";\n";
+  os << "if (group >= " << p.numGroups << ")\n  return;\n";
+  os << "const long long row = " << p.groupRows << "[group];\n";
+  os << "const long long row_begin = " << graph.rowPtr << "[row];\n";
+  os << "const long long begin = row_begin + (group - " << p.groupPtr
+     << "[row]) * " << plan.groupSize << ";\n";
+  os << "const long long end = min(begin + " << plan.groupSize << ", "
+     << "(long long)" << graph.rowPtr << "[row + 1]);\n";
+  os << "const float att_row = " << score(p.attDst, "row") << ";\n";
+  const double slope = desc.leakyRelu.value_or(1.0);
+  if (sums)
+    os << "const float att_max = " << p.workspace << "[" << kAttentionFloats
+       << " * row];\n";
+  os << "float v = " << (sums ? "0.0f" : "__int_as_float(0xff800000)") << ";\n";
+  os << "const unsigned group_mask = " << ((1u << lanes) - 1)
+     << "u << (threadIdx.x % 32 / " << lanes << " * " << lanes << ");\n";
+  os << "#pragma unroll 4\n";
+  os << "for (long long edge = begin + lane; edge < end; edge += " << lanes
+     << ") {\n";
+  os.indent();
+  os << "const float logit = gnnc_attention_logit(att_row, "
+     << score(p.attSrc, (graph.colIdx + "[edge]").c_str()) << ", "
+     << FloatLiteral{slope} << ");\n";
+  os << (sums ? "v += expf(logit - att_max);\n" : "v = fmaxf(v, logit);\n");
+  closeBlock();
+  os << "v = gnnc_lanes_" << (sums ? "sum" : "max") << "<" << lanes
+     << ">(v, group_mask);\n";
+  os << "if (lane == 0)\n";
+  if (sums)
+    os << "  atomicAdd(" << p.workspace << " + " << kAttentionFloats
+       << " * row + 1, v);\n";
+  else
+    os << "  gnnc_atomic_max_float(" << p.workspace << " + " << kAttentionFloats
+       << " * row, v);\n";
 }
 
 void SpmmPrinter::accumulate() {
@@ -207,7 +298,7 @@ void SpmmPrinter::gather(const GatherOptions &options) {
   os.indent();
   os << "const int n = (int)min((long long)" << window << ", end - base);\n";
   os << indexType << " my_col[" << batch << "];\n";
-  if (!p.values.empty())
+  if (p.weighted())
     os << "float my_w[" << batch << "];\n";
   if (!p.colNorm.empty())
     os << "float my_n[" << batch << "];\n";
@@ -221,7 +312,14 @@ void SpmmPrinter::gather(const GatherOptions &options) {
     os << "my_col[m] = t < n ? " << options.tileColumns
        << "[base - seg_e0 + t] : ";
   os << (tile ? "(" + indexType + ")seg_begin" : std::string("0")) << ";\n";
-  if (!p.values.empty()) {
+  if (!p.attSrc.empty()) {
+    // Each lane computes the weights of its own edges of the window.
+    os << "my_w[m] = t < n ? gnnc_attention_weight(gnnc_attention_logit("
+          "att_row, "
+       << score(p.attSrc, "my_col[m]") << ", "
+       << FloatLiteral{c.desc.leakyRelu.value_or(1.0)}
+       << "), att_max, att_scale) : 0.0f;\n";
+  } else if (!p.values.empty()) {
     if (e.toFloat.empty())
       os << "my_w[m] = t < n ? __ldg(" << p.values << " + base + t) : 0.0f;\n";
     else
@@ -242,7 +340,7 @@ void SpmmPrinter::gather(const GatherOptions &options) {
     os << raw << " f[" << batch << "][" << plan.chunksPerLane << "];\n";
   else
     os << "float f[" << batch << "][" << accs << "];\n";
-  if (!p.values.empty())
+  if (p.weighted())
     os << "float wb[" << batch << "];\n";
   if (!p.colNorm.empty())
     os << "float nb[" << batch << "];\n";
@@ -259,7 +357,7 @@ void SpmmPrinter::gather(const GatherOptions &options) {
   os.indent();
   os << "const " << indexType << " col = __shfl_sync(group_mask, my_col[u], j, "
      << lanes << ");\n";
-  if (!p.values.empty())
+  if (p.weighted())
     os << "wb[u] = __shfl_sync(group_mask, my_w[u], j, " << lanes << ");\n";
   if (!p.colNorm.empty())
     os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
@@ -309,7 +407,7 @@ void SpmmPrinter::gather(const GatherOptions &options) {
     }
     os << "#pragma unroll\n";
     os << "for (int i = 0; i < " << accs << "; ++i)\n";
-    std::string term = std::string(p.values.empty() ? "" : "wb[u] * ") +
+    std::string term = std::string(!p.weighted() ? "" : "wb[u] * ") +
                        (p.colNorm.empty() ? "" : "nb[u] * ") +
                        (packed ? "h[i]" : "f[u][i]");
     if (p.max)
@@ -490,4 +588,14 @@ void SpmmPrinter::printInit() {
   // An empty sum: the row factor of degree 0 is 0, so only the self term
   // (if any) is left.
   finish(RowDegree::Empty);
+  if (desc.attention && !p.workspace.empty()) {
+    os << "// Attention: the row's softmax statistics start at -infinity and "
+          "0.\n";
+    os << "if (lane == 0) {\n";
+    os.indent();
+    os << p.workspace << "[" << kAttentionFloats
+       << " * row] = __int_as_float(0xff800000);\n";
+    os << p.workspace << "[" << kAttentionFloats << " * row + 1] = 0.0f;\n";
+    closeBlock();
+  }
 }

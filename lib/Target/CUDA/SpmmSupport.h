@@ -58,6 +58,8 @@ struct SpmmParts {
 
   /// The kernel's parameters (empty when it has none).
   llvm::StringRef x, y, colNorm, values, workspace;
+  /// attention: the scores of the rows and of the columns.
+  llvm::StringRef attDst, attSrc;
   /// neighbor_group: the host's groups.
   llvm::StringRef groupPtr, groupRows, numGroups;
   int64_t width = 0, vw = 0, accs = 0;
@@ -79,6 +81,9 @@ struct SpmmParts {
   /// memory.
   bool sharedMerge = false;
 
+  /// Each term has a weight: an edge value, or (attention) the edge's
+  /// softmax weight, computed where a value would be loaded.
+  bool weighted() const { return !values.empty() || !attSrc.empty(); }
   /// Elements of the last chunk of a row that are stored (the rest is
   /// padding); 0 when the width is a multiple of the vector width.
   int64_t tail() const { return width % vw; }
@@ -99,10 +104,25 @@ class SpmmPrinter : public BodyPrinter {
 public:
   explicit SpmmPrinter(const OpContext &c) : BodyPrinter(c), p(c) {}
 
+  /// attention: `att_row` (the row's score), `att_max` and `att_scale` (the
+  /// row's largest logit and the inverse of its sum of exp(logit -
+  /// att_max), 0 for an empty row), from one pass of the row's threads over
+  /// its edges.
+  void attentionStatistics();
+  /// The same three values from the workspace the first kernels of
+  /// neighbor_group left (`row` defined).
+  void loadAttentionStatistics();
+
   /// The body of the kernel that runs before a gnn.spmm whose split rows are
   /// added atomically (write = atomic, neighbor_group): every row of the
   /// result is set to its self term, or 0.
   void printInit();
+  /// The bodies of the two kernels that make the softmax statistics of
+  /// neighbor_group gnn.spmm with attention: a worker per group takes the
+  /// largest logit of its edges (`sums` false) or their sum of exp(logit -
+  /// the row's largest) (`sums` true) and adds it to its row's slot of the
+  /// workspace atomically.
+  void printAttentionGroupPass(bool sums);
 
 protected:
   /// What `gather` prints besides the additions.
@@ -158,6 +178,9 @@ protected:
   void slotLoop(SlotCopy copy);
 
   const SpmmParts p;
+
+  /// The score at `index` of the array `scores`, as a float.
+  std::string score(llvm::StringRef scores, llvm::StringRef index) const;
 
 private:
   /// The addition of neighbour `u`'s term `f[u]` to `part`, and the fold of

@@ -40,6 +40,8 @@ struct SpmmInputs {
   std::vector<float> values;
   /// A linear epilogue's weights (K x M) and bias (M), when it has them.
   std::vector<float> weight, bias;
+  /// Attention's scores of the rows and of the columns, when it has them.
+  std::vector<float> rowScores, colScores;
   /// The edge values as the reference takes them: null without.
   const float *valuesOrNull() const {
     return edgeValues ? values.data() : nullptr;
@@ -62,7 +64,9 @@ struct SpmmOutput {
 /// the edge values `values` when the kernel takes them and the column
 /// factors of `g` when it reads them, into a NaN-poisoned output of
 /// `g.numRows` rows; waits for it and downloads the output.
-/// With `batch`, `g` is its graph, uploaded with uploadBatch.
+/// With `batch`, `g` is its graph, uploaded with uploadBatch. A linear
+/// epilogue's weights and bias, and attention's scores, come from
+/// `linearFrom`.
 Expected<SpmmOutput> runSpmm(rt::Runtime &runtime,
                              const rt::LoadedKernel &kernel,
                              const SpmmSignature &sig, const graph::CsrGraph &g,

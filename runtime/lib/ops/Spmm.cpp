@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <tuple>
 
 using namespace gnnc;
 using namespace gnnc::ops;
@@ -193,6 +194,8 @@ Expected<SpmmSignature> gnnc::ops::spmmSignature(const rt::KernelSpec &spec) {
   sig.linearBias = op->linearBias;
   sig.activation = op->activation;
   sig.transposeWeights = op->transposeWeights;
+  sig.attention = op->attention;
+  sig.leakyRelu = op->leakyRelu;
   return sig;
 }
 
@@ -238,6 +241,41 @@ Status checkLinearOperands(const rt::LoadedKernel &kernel,
                    std::to_string(m) + ")");
 }
 
+/// Why `attention` cannot serve as the scores of `kernel` (of signature
+/// `sig`) over `graph`, or ok.
+Status checkAttentionScores(const rt::LoadedKernel &kernel,
+                            const SpmmSignature &sig, const DeviceGraph &graph,
+                            const AttentionScores *attention) {
+  const std::string name = "kernel '" + kernel.spec.name + "'";
+  const bool given = attention && (attention->rows || attention->columns);
+  if (!sig.attention) {
+    if (given)
+      return Status::error(name + " has no attention; it takes no scores");
+    return Status::ok();
+  }
+  const uint64_t size = elementSize(sig.type);
+  auto needs = [&](const rt::DeviceBuffer *buffer, int64_t count,
+                   const char *what) -> Status {
+    if (!buffer)
+      return Status::error(name +
+                           " weighs its edges by attention and needs "
+                           "the scores of the " +
+                           what);
+    const uint64_t bytes = static_cast<uint64_t>(count) * size;
+    if (buffer->size() < bytes)
+      return Status::error(name + ": the scores of the " + what + " need " +
+                           std::to_string(bytes) + " bytes (" +
+                           std::to_string(count) + " " +
+                           elementTypeName(sig.type) + "), the buffer has " +
+                           std::to_string(buffer->size()));
+    return Status::ok();
+  };
+  GNNC_RETURN_IF_ERROR(
+      needs(attention ? attention->rows : nullptr, graph.numRows, "rows"));
+  return needs(attention ? attention->columns : nullptr, graph.numCols,
+               "columns");
+}
+
 } // namespace
 
 Status
@@ -245,12 +283,14 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                       const DeviceGraph &graph, const rt::DeviceBuffer &x,
                       const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
                       bool synchronize, const rt::DeviceBuffer *colNorm,
-                      void *stream, const LinearOperands *linear) {
+                      void *stream, const LinearOperands *linear,
+                      const AttentionScores *attention) {
   auto sig = spmmSignature(kernel.spec);
   if (!sig)
     return sig.status();
   GNNC_RETURN_IF_ERROR(
       checkLinearOperands(kernel, *sig, graph.numRows, y, linear));
+  GNNC_RETURN_IF_ERROR(checkAttentionScores(kernel, *sig, graph, attention));
   if (sig->selfWeight) {
     // The self term reads row r of x for every graph row r.
     if (graph.numRows > graph.numCols)
@@ -275,6 +315,9 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
     args.bind(ParamRole::EdgeValues, *values);
   if (colNorm)
     args.bind(ParamRole::ColumnFactors, *colNorm);
+  if (sig->attention)
+    args.bind(ParamRole::AttentionRows, *attention->rows)
+        .bind(ParamRole::AttentionColumns, *attention->columns);
   if (sig->linear()) {
     args.bind(ParamRole::LinearWeights, *linear->weight);
     if (sig->linearBias)
@@ -414,6 +457,18 @@ Expected<SpmmCheck> checks::checkSpmmOn(rt::Runtime &runtime,
   const int64_t stride = sig->rowStride;
   checks::SpmmInputs in =
       checks::randomSpmmInputs(*sig, g.numCols, g.nnz(), seed);
+  if (sig->attention) {
+    // Scores in [-4, 4): logits up to +-8, so each row's softmax is far
+    // from uniform and a wrong maximum or sum shows.
+    for (auto [scores, count, salt] :
+         {std::make_tuple(&in.rowScores, g.numRows, 0xa77du),
+          std::make_tuple(&in.colScores, g.numCols, 0x5c0eu)}) {
+      *scores = ref::randomFeatures(count, seed ^ salt);
+      for (float &v : *scores)
+        v *= 4.0f;
+      *scores = ref::roundThrough(*scores, sig->type);
+    }
+  }
   // Padded rows: x's padding holds NaN, which would reach any output that
   // used it.
   auto out = checks::runSpmm(runtime, kernel, *sig, g,
@@ -578,6 +633,22 @@ checks::runSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
       linear.bias = &*db;
     }
   }
+  Expected<rt::DeviceBuffer> dd = Status::error("unused"),
+                             ds = Status::error("unused");
+  AttentionScores scores;
+  if (sig.attention) {
+    if (!linearFrom)
+      return Status::error("kernel '" + kernel.spec.name +
+                           "' weighs its edges by attention; this check does "
+                           "not give it scores");
+    dd = uploadTensor(linearFrom->rowScores, sig.type);
+    if (!dd)
+      return dd.status();
+    ds = uploadTensor(linearFrom->colScores, sig.type);
+    if (!ds)
+      return ds.status();
+    scores = {&*dd, &*ds};
+  }
   const size_t outCount = static_cast<size_t>(g.numRows * sig.resultStride());
   auto dy = allocatePoisoned(outCount, sig.type);
   if (!dy)
@@ -585,7 +656,8 @@ checks::runSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
   GNNC_RETURN_IF_ERROR(launchSpmm(
       runtime, kernel, *dg, *dx, sig.edgeValues ? &*dv : nullptr, *dy,
       /*synchronize=*/true, sig.needsColumnNorm() ? &*dn : nullptr,
-      /*stream=*/nullptr, sig.linear() ? &linear : nullptr));
+      /*stream=*/nullptr, sig.linear() ? &linear : nullptr,
+      sig.attention ? &scores : nullptr));
   auto got = downloadTensor(*dy, outCount, sig.type);
   if (!got)
     return got.status();
@@ -608,8 +680,13 @@ KernelCheck checks::compareSpmm(const rt::KernelSpec &spec,
                                 const std::vector<float> &got) {
   const int64_t width = sig.featureWidth;
   std::vector<double> expected, magnitude;
-  ref::spmm(g, in.valuesOrNull(), in.x.data(), width, sig.options(), expected,
-            &magnitude);
+  if (sig.attention)
+    ref::attentionSpmm(g, in.rowScores.data(), in.colScores.data(), in.x.data(),
+                       width, sig.leakyRelu.value_or(1.0), expected,
+                       &magnitude);
+  else
+    ref::spmm(g, in.valuesOrNull(), in.x.data(), width, sig.options(), expected,
+              &magnitude);
   // The error bounds of f16 accumulation and of atomic pieces grow with the
   // row's degree: each row gets its own, by scaling its magnitudes (the
   // comparison allows `tolerance` times an output's magnitude).

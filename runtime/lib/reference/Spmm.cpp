@@ -144,6 +144,47 @@ void gnnc::ref::spmmSumInto(const graph::CsrGraph &g, const float *edgeValues,
              /*colScale=*/nullptr, /*rowScale=*/nullptr);
 }
 
+void gnnc::ref::attentionSpmm(const graph::CsrGraph &g, const float *dst,
+                              const float *src, const float *x,
+                              int64_t featWidth, double slope,
+                              std::vector<double> &y,
+                              std::vector<double> *absRef) {
+  const size_t size = static_cast<size_t>(g.numRows * featWidth);
+  y.assign(size, 0.0);
+  if (absRef)
+    absRef->assign(size, 0.0);
+  std::vector<double> logits;
+  for (int64_t r = 0; r < g.numRows; ++r) {
+    const int64_t begin = g.rowPtr[r], end = g.rowPtr[r + 1];
+    if (begin == end)
+      continue;
+    logits.assign(static_cast<size_t>(end - begin), 0.0);
+    double top = -std::numeric_limits<double>::infinity();
+    for (int64_t e = begin; e < end; ++e) {
+      double l = static_cast<double>(dst[r]) + src[g.colIdx[e]];
+      l = l > 0 ? l : l * slope;
+      logits[e - begin] = l;
+      top = std::max(top, l);
+    }
+    double sum = 0;
+    for (double &l : logits) {
+      l = std::exp(l - top);
+      sum += l;
+    }
+    double *row = y.data() + r * featWidth;
+    double *mag = absRef ? absRef->data() + r * featWidth : nullptr;
+    for (int64_t e = begin; e < end; ++e) {
+      const double w = logits[e - begin] / sum;
+      const float *xc = x + g.colIdx[e] * featWidth;
+      for (int64_t j = 0; j < featWidth; ++j) {
+        row[j] += w * xc[j];
+        if (mag)
+          mag[j] += w * std::fabs(static_cast<double>(xc[j]));
+      }
+    }
+  }
+}
+
 std::vector<double> gnnc::ref::columnNormFactors(const graph::CsrGraph &g,
                                                  double exponent) {
   std::vector<int64_t> degree(static_cast<size_t>(g.numCols), 0);

@@ -157,6 +157,11 @@ static Json opJson(const OpDesc &op) {
     break;
   case OpKind::Spmm:
     json["edge_values"] = op.edgeValues;
+    if (op.attention) {
+      json["attention"] = true;
+      if (op.leakyRelu)
+        json["leaky_relu"] = *op.leakyRelu;
+    }
     json["reduce"] = reduceName(op.reduce);
     json["scale"] = degreeScaleName(op.scale);
     if (op.selfWeight)
@@ -383,27 +388,14 @@ public:
 
   Status readOp(const Json &object, const std::string &field,
                 OpDesc &op) const {
-    GNNC_RETURN_IF_ERROR(checkObject(object, field,
-                                     {"kind",
-                                      "element_type",
-                                      "width",
-                                      "row_stride",
-                                      "offset_type",
-                                      "index_type",
-                                      "edge_values",
-                                      "reduce",
-                                      "scale",
-                                      "self_weight",
-                                      "col_norm_exponent",
-                                      "form",
-                                      "leaky_relu",
-                                      "batched_graph",
-                                      "snapshots",
-                                      "input_width",
-                                      "transpose_weights",
-                                      "linear_width",
-                                      "linear_bias",
-                                      "activation"}));
+    GNNC_RETURN_IF_ERROR(checkObject(
+        object, field, {"kind",         "element_type", "width",
+                        "row_stride",   "offset_type",  "index_type",
+                        "edge_values",  "attention",    "reduce",
+                        "scale",        "self_weight",  "col_norm_exponent",
+                        "form",         "leaky_relu",   "batched_graph",
+                        "snapshots",    "input_width",  "transpose_weights",
+                        "linear_width", "linear_bias",  "activation"}));
     GNNC_RETURN_IF_ERROR(readName(
         object, "kind", field, true,
         [](const std::string &t) { return parseOpKind(t); },
@@ -498,6 +490,11 @@ public:
       if (!values->is_boolean())
         return fail(field + ".edge_values", "expected true or false");
       op.edgeValues = values->get<bool>();
+    }
+    if (auto attention = object.find("attention"); attention != object.end()) {
+      if (!attention->is_boolean())
+        return fail(field + ".attention", "expected true or false");
+      op.attention = attention->get<bool>();
     }
     GNNC_RETURN_IF_ERROR(readName(
         object, "reduce", field, false,

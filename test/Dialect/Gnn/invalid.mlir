@@ -883,3 +883,43 @@ gnn.module @m {
     gnn.return %y : tensor<?x32xf32>
   }
 }
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>, %d: tensor<?xf16>, %s: tensor<?xf16>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{attention scores must be 1-D tensors of 'f32' (one per row, one per column), got 'tensor<?xf16>'}}
+    %y = gnn.spmm %g, %x attention(%d, %s : tensor<?xf16>, tensor<?xf16>) : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>, %d: tensor<?xf32>, %s: tensor<?xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{attention weighs each edge by the softmax of its row; it takes reduce = sum, no edge values, degree scaling, self_weight, linear epilogue or snapshot group}}
+    %y = gnn.spmm %g, %x attention(%d, %s : tensor<?xf32>, tensor<?xf32>) {reduce = #gnn<reduce mean>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{leaky_relu of gnn.spmm applies to its attention logits; give attention(...) too}}
+    %y = gnn.spmm %g, %x {leaky_relu = 0.2 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>, %d: tensor<?xf32>, %s: tensor<?xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{attention takes the softmax over whole rows: it runs with strategy = vertex_parallel (a row's threads find its maximum and sum first) or neighbor_group (two first kernels leave them in a workspace), not edge_parallel}}
+    %y = gnn.spmm %g, %x attention(%d, %s : tensor<?xf32>, tensor<?xf32>) {schedule = #gnn.schedule<strategy = edge_parallel>} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}

@@ -148,6 +148,11 @@ gnn.module @batch {
     %y = gnn.spmm %g, %x values(%v : tensor<?xf32>) weight(%w : tensor<3x8xf32>) {self_weight = 0.0 : f32} : !gnn.graph<batched_csr, i64, i32>, tensor<?x3xf32> -> tensor<?x8xf32>
     gnn.return %y : tensor<?x8xf32>
   }
+  // CHECK: gnn.spmm %{{.*}}, %{{.*}} attention(%{{.*}}, %{{.*}} : tensor<?xf16>, tensor<?xf16>) {leaky_relu = 2.000000e-01 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+  gnn.kernel @gat(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf16>, %d: tensor<?xf16>, %s: tensor<?xf16>) -> tensor<?x64xf16> {
+    %y = gnn.spmm %g, %x attention(%d, %s : tensor<?xf16>, tensor<?xf16>) {leaky_relu = 0.2 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    gnn.return %y : tensor<?x64xf16>
+  }
   // CHECK: gnn.readout %{{.*}}, %{{.*}} {reduce = #gnn<reduce max>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
   gnn.kernel @pool(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
     %y = gnn.readout %g, %x {reduce = #gnn<reduce max>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>

@@ -5,7 +5,9 @@
 // adds the partial sums the block's other groups of the row left in shared
 // memory, and writes the row when it lies wholly in the block or adds it to
 // the result atomically when it spans blocks (prelude 0 set every row to its
-// self term or 0).
+// self term or 0). With attention, preludes 1 and 2 leave each row's largest
+// logit and sum of exponentials in the workspace, and each group computes
+// its edges' softmax weights from them.
 //
 //===----------------------------------------------------------------------===//
 #include "../SpmmSupport.h"
@@ -54,6 +56,8 @@ void SpmmGroupPrinter::print() {
   os << "const long long begin = row_begin + (group - " << p.groupPtr
      << "[row]) * " << groupSize << ";\n";
   os << "const long long end = min(begin + " << groupSize << ", row_end);\n";
+  if (desc.attention)
+    loadAttentionStatistics();
   if (p.scalesBatches()) {
     os << "const long long batch_deg = row_end - row_begin;\n";
     os << "const float batch_scale = " << RowFactor{desc, "batch_deg"} << ";\n";
@@ -93,9 +97,19 @@ class SpmmNeighborGroupPattern : public EmissionPattern {
   void emitKernel(const OpContext &c) const override {
     SpmmGroupPrinter(c).print();
   }
-  unsigned numPreludes() const override { return 1; }
-  void emitPrelude(const OpContext &c, unsigned) const override {
-    SpmmPrinter(c).printInit();
+  void addHeaders(const OpDesc &op,
+                  std::set<std::string> &headers) const override {
+    EmissionPattern::addHeaders(op, headers);
+    if (op.attention)
+      headers.insert(kAttentionHeader);
+  }
+  /// With attention, preludes 1 and 2 make the rows' softmax statistics.
+  unsigned numPreludes() const override { return 3; }
+  void emitPrelude(const OpContext &c, unsigned index) const override {
+    if (index == 0)
+      SpmmPrinter(c).printInit();
+    else
+      SpmmPrinter(c).printAttentionGroupPass(/*sums=*/index == 2);
   }
 };
 

@@ -160,6 +160,11 @@ struct SpmmSignature {
   gnnc::Activation activation = gnnc::Activation::None;
   /// The weights are stored M x K (transpose_weights).
   bool transposeWeights = false;
+  /// Attention (OpDesc::attention): the weights are the row softmax of
+  /// leaky_relu(dst[r] + src[c]) with the slope leakyRelu (unset: 1, the
+  /// plain sum), from the scores launchSpmm gets (AttentionScores).
+  bool attention = false;
+  std::optional<double> leakyRelu;
   bool linear() const { return linearWidth > 0; }
   /// Elements of a result row: linearWidth, or the row stride.
   int64_t resultStride() const { return linear() ? linearWidth : rowStride; }
@@ -198,6 +203,14 @@ struct LinearOperands {
   const rt::DeviceBuffer *bias = nullptr;
 };
 
+/// The scores of a kernel with attention (SpmmSignature::attention): one
+/// per graph row (`rows`, GAT's destination term) and one per column
+/// (`columns`, its source term), of the kernel's element type.
+struct AttentionScores {
+  const rt::DeviceBuffer *rows = nullptr;
+  const rt::DeviceBuffer *columns = nullptr;
+};
+
 /// Launches a compiled spmm kernel whose parameters carry the default names
 /// (row_ptr, col_idx, num_rows, x, values, y, col_norm, and for
 /// edge-parallel kernels num_edges; their workspace comes from the runtime;
@@ -213,13 +226,16 @@ struct LinearOperands {
 /// A kernel with a linear epilogue takes `linear` (its weights, and its
 /// bias when it has one) and writes rows of SpmmSignature::resultStride();
 /// it fails, without launching, when an operand is missing or too small.
+/// A kernel with attention takes `attention` (both scores), checked the
+/// same way.
 Status launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                   const DeviceGraph &graph, const rt::DeviceBuffer &x,
                   const rt::DeviceBuffer *values, rt::DeviceBuffer &y,
                   bool synchronize = true,
                   const rt::DeviceBuffer *colNorm = nullptr,
                   void *stream = nullptr,
-                  const LinearOperands *linear = nullptr);
+                  const LinearOperands *linear = nullptr,
+                  const AttentionScores *attention = nullptr);
 
 /// The tolerance used for `type` outputs, relative to the sum of the
 /// magnitudes of each output's terms (the scale of its rounding error).

@@ -53,6 +53,17 @@ void spmmSumInto(const graph::CsrGraph &g, const float *edgeValues,
                  const float *x, int64_t featWidth, double *y,
                  double *absRef = nullptr, int numThreads = 0);
 
+/// gnn.spmm with attention, in double: the weight of edge e = (r, c) is
+/// exp(l_e - m_r) / sum over row r of exp(l_e' - m_r), with the logit l_e =
+/// leaky_relu(dst[r] + src[c], slope) (slope 1: the plain sum) and m_r the
+/// row's largest logit; Y[r, :] = sum of w_e X[c, :] (0 for an empty row).
+/// `y` (and `absRef`, the sums of w_e |X[c, j]|) are resized to numRows x
+/// featWidth.
+void attentionSpmm(const graph::CsrGraph &g, const float *dst, const float *src,
+                   const float *x, int64_t featWidth, double slope,
+                   std::vector<double> &y,
+                   std::vector<double> *absRef = nullptr);
+
 /// 1/sqrt(deg_in(c)) for every column c of `g` (deg_in(c): non-zeros in
 /// column c), 0 for a column without non-zeros: the `col_norm` factors of
 /// gnn.spmm with scale = right or both.

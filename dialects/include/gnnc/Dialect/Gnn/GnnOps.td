@@ -201,6 +201,26 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, AttrSizedOperandSegments,
     (torch.nn.Linear's (out, in) layout), read transposed: the result is
     `act(spmm(x) Wᵀ + b)`; K must then be a multiple of 8.
 
+    Attention (GAT's aggregation in one launch). `attention(%dst, %src :
+    tensor<?xT>, tensor<?xT>)` gives one score per row and one per column;
+    the weight of non-zero e = (r, c) is the softmax over row r of
+    `leaky_relu(dst[r] + src[c])` (slope `leaky_relu = s : f32`; without
+    it the plain sum):
+    `y[r] = sum_e exp(l_e - m_r) / (sum_e' exp(l_e' - m_r)) * x[c]`, with
+    `m_r` the row's largest logit. The kernel's threads of a row first take
+    the running maximum and sum of the row's logits (from the scores, one
+    per edge), then aggregate as above with each weight computed as it is
+    needed: the logits and the weights never reach memory. Only
+    `strategy = vertex_parallel` runs it (rows are not split), with
+    `reduce = sum` and no edge values, degree scaling or self term; an
+    empty row gives 0. For H heads, one such op per head over strided rows.
+
+    ```mlir
+    %y = gnn.spmm %g, %x attention(%dst, %src : tensor<?xf16>, tensor<?xf16>)
+           {leaky_relu = 0.2 : f32}
+           : !gnn.graph<csr, i64, i32>, tensor<?x64xf16> -> tensor<?x64xf16>
+    ```
+
     ```mlir
     %h = gnn.spmm %g, %x weight(%w : tensor<64x128xf32>)
            bias(%b : tensor<128xf32>)
@@ -214,6 +234,8 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, AttrSizedOperandSegments,
                        Optional<Gnn_FeatureTensor>:$values,
                        Optional<Gnn_FeatureTensor>:$weight,
                        Optional<Gnn_FeatureTensor>:$bias,
+                       Optional<Gnn_FeatureTensor>:$attentionRows,
+                       Optional<Gnn_FeatureTensor>:$attentionCols,
                        DefaultValuedAttr<Gnn_ReduceAttr,
                          "::gnnc::gnn::Reduce::sum">:$reduce,
                        DefaultValuedAttr<Gnn_DegreeScaleAttr,
@@ -222,12 +244,15 @@ def Gnn_SpmmOp : Gnn_Op<"spmm", [Pure, AttrSizedOperandSegments,
                        OptionalAttr<Gnn_ScheduleAttr>:$schedule,
                        OptionalAttr<F32Attr>:$col_norm_exponent,
                        OptionalAttr<Gnn_ActivationAttr>:$activation,
-                       UnitAttr:$transpose_weights);
+                       UnitAttr:$transpose_weights,
+                       OptionalAttr<F32Attr>:$leaky_relu);
   let results = (outs Gnn_FeatureTensor:$result);
   let assemblyFormat = [{
     $graph `,` $features (`values` `(` $values^ `:` type($values) `)`)?
     (`weight` `(` $weight^ `:` type($weight) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`attention` `(` $attentionRows^ `,` $attentionCols `:`
+       type($attentionRows) `,` type($attentionCols) `)`)?
     attr-dict `:` qualified(type($graph)) `,` type($features) `->` type($result)
   }];
   let hasVerifier = 1;
