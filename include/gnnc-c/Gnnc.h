@@ -1,6 +1,6 @@
 /*===- Gnnc.h - The C interface of gnnc ---------------------------*- C -*-===*\
 |*                                                                            *|
-|* A small, stable C ABI over gnnc's compiler, tuner and runtime, for hosts    *|
+|* A small, stable C ABI over gnnc's compiler, tuner and runtime, for hosts *|
 |* that cannot link C++ (the Python package loads it with ctypes, so it needs *|
 |* no compilation against PyTorch).                                           *|
 |*                                                                            *|
@@ -31,7 +31,7 @@ extern "C" {
 /* Bumped when a struct or signature below changes. Functions are only
  * added within a version (snapshot groups came later in version 1): a host
  * that needs a newer function looks its symbol up. */
-#define GNNC_ABI_VERSION 1
+#define GNNC_ABI_VERSION 2
 
 typedef enum gnnc_status { GNNC_OK = 0, GNNC_ERROR = 1 } gnnc_status;
 
@@ -88,10 +88,16 @@ typedef struct gnnc_op_desc {
    * has_col_norm_exponent (else 1/2). */
   int32_t has_col_norm_exponent;
   double col_norm_exponent;
-  /* sddmm */
+  /* sddmm (has_leaky_relu and leaky_relu also spmm's attention logits) */
   gnnc_sddmm_form form;
   int32_t has_leaky_relu;
   double leaky_relu;
+  /* spmm: GAT's aggregation in one kernel: each edge (r, c) weighs x[c] by
+   * the softmax over row r of leaky_relu(att_dst[r] + att_src[c]) (the
+   * slope of has_leaky_relu/leaky_relu; without it the plain sum), the
+   * scores given at launch (gnnc_spmm_attention). Sum only: no edge values,
+   * scaling or self term. */
+  int32_t attention;
 } gnnc_op_desc;
 
 /* A device array: its address and its size in bytes (checked against what
@@ -130,9 +136,9 @@ int gnnc_gpu_available(char *why, size_t why_size);
  * all allocated by the caller. Duplicate edges are kept. Fails, naming the
  * position, on a node index outside [0, num_nodes), and on num_nodes or nnz
  * beyond int32 column indices. Swap src and dst for the transposed graph. */
-gnnc_status gnnc_coo_to_csr(int64_t num_nodes, int64_t nnz,
-                            const int64_t *src, const int64_t *dst,
-                            int64_t *row_ptr, int32_t *col_idx, int64_t *perm);
+gnnc_status gnnc_coo_to_csr(int64_t num_nodes, int64_t nnz, const int64_t *src,
+                            const int64_t *dst, int64_t *row_ptr,
+                            int32_t *col_idx, int64_t *perm);
 
 /* Checks a host CSR as gnnc_graph_create does (offsets from 0 to nnz, non
  * decreasing; columns in [0, num_cols)); `name` (may be NULL) names it in
@@ -228,6 +234,14 @@ gnnc_status gnnc_graph_spmm_factors(gnnc_graph graph, const gnnc_op_desc *desc,
  * of dtype when the op reads edge values, else {0, 0}. */
 gnnc_status gnnc_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer values,
                       gnnc_buffer y, uint64_t stream);
+/* spmm with attention (gnnc_op_desc.attention): y = for each row r, the
+ * sum over its edges (r, c) of softmax_r(leaky_relu(att_dst[r] +
+ * att_src[c])) * x[col]. x: num_cols rows, y: num_rows rows of row_stride
+ * elements; att_dst: num_rows and att_src: num_cols elements, all of
+ * dtype. */
+gnnc_status gnnc_spmm_attention(gnnc_kernel kernel, gnnc_buffer x,
+                                gnnc_buffer att_dst, gnnc_buffer att_src,
+                                gnnc_buffer y, uint64_t stream);
 /* sddmm: out[e] from a[row(e)] and b[col(e)]: a has num_rows rows and b
  * num_cols rows of width elements; out has nnz x (1 for dot, width for
  * add) elements. */

@@ -558,6 +558,10 @@ gnnc_status gnnc_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer values,
     Launch launch;
     GNNC_RETURN_IF_ERROR(beginLaunch(kernel, OpKind::Spmm, launch));
     const OpDesc &op = kernel->op;
+    if (op.attention)
+      return Status::error("the kernel weighs its edges by attention: launch "
+                           "it with gnnc_spmm_attention, which takes the "
+                           "scores");
     gnnc_graph_s &graph = *launch.graph;
     const graph::CsrGraph &g = graph.host;
     Expected<rt::DeviceBuffer> dx =
@@ -596,6 +600,42 @@ gnnc_status gnnc_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer values,
     return ops::launchSpmm(graph.context->runtime, kernel->loaded, graph.device,
                            *dx, dv ? &*dv : nullptr, *dy,
                            /*synchronize=*/false, colNorm, streamOf(stream));
+  });
+}
+
+gnnc_status gnnc_spmm_attention(gnnc_kernel kernel, gnnc_buffer x,
+                                gnnc_buffer att_dst, gnnc_buffer att_src,
+                                gnnc_buffer y, uint64_t stream) {
+  return guarded("gnnc_spmm_attention", [&]() -> Status {
+    Launch launch;
+    GNNC_RETURN_IF_ERROR(beginLaunch(kernel, OpKind::Spmm, launch));
+    const OpDesc &op = kernel->op;
+    if (!op.attention)
+      return Status::error("the kernel has no attention: launch it with "
+                           "gnnc_spmm");
+    gnnc_graph_s &graph = *launch.graph;
+    const graph::CsrGraph &g = graph.host;
+    Expected<rt::DeviceBuffer> dx =
+        operand(x, "x", "reads", g.numCols, op.stride(), op.type);
+    if (!dx)
+      return dx.status();
+    Expected<rt::DeviceBuffer> dd =
+        operand(att_dst, "att_dst", "reads", g.numRows, 1, op.type);
+    if (!dd)
+      return dd.status();
+    Expected<rt::DeviceBuffer> ds =
+        operand(att_src, "att_src", "reads", g.numCols, 1, op.type);
+    if (!ds)
+      return ds.status();
+    Expected<rt::DeviceBuffer> dy =
+        operand(y, "y", "writes", g.numRows, op.stride(), op.type);
+    if (!dy)
+      return dy.status();
+    const ops::AttentionScores scores{&*dd, &*ds};
+    return ops::launchSpmm(graph.context->runtime, kernel->loaded, graph.device,
+                           *dx, nullptr, *dy, /*synchronize=*/false,
+                           /*colNorm=*/nullptr, streamOf(stream),
+                           /*linear=*/nullptr, &scores);
   });
 }
 

@@ -165,11 +165,13 @@ Expected<OpDesc> gnnc::capi::toOpDesc(const gnnc_op_desc *d, const char *what) {
         foreign(d->has_self_weight, "has_self_weight", "gnn.spmm"));
     GNNC_RETURN_IF_ERROR(
         foreign(d->has_col_norm_exponent, "has_col_norm_exponent", "gnn.spmm"));
+    GNNC_RETURN_IF_ERROR(foreign(d->attention, "attention", "gnn.spmm"));
   }
   if (!sddmm) {
     GNNC_RETURN_IF_ERROR(foreign(form != GNNC_SDDMM_DOT, "form", "gnn.sddmm"));
-    GNNC_RETURN_IF_ERROR(
-        foreign(d->has_leaky_relu, "has_leaky_relu", "gnn.sddmm"));
+    GNNC_RETURN_IF_ERROR(foreign(d->has_leaky_relu && !(spmm && d->attention),
+                                 "has_leaky_relu",
+                                 "gnn.sddmm and gnn.spmm's attention"));
   }
   if (spmm) {
     op.rowStride = d->row_stride > 0 ? d->row_stride : d->width;
@@ -180,6 +182,9 @@ Expected<OpDesc> gnnc::capi::toOpDesc(const gnnc_op_desc *d, const char *what) {
       op.selfWeight = d->self_weight;
     if (d->has_col_norm_exponent)
       op.colNormExponent = d->col_norm_exponent;
+    op.attention = d->attention != 0;
+    if (op.attention && d->has_leaky_relu)
+      op.leakyRelu = d->leaky_relu;
   } else {
     op.rowStride = op.width;
   }
@@ -208,6 +213,7 @@ gnnc_op_desc gnnc::capi::fromOpDesc(const OpDesc &op) {
   d.form = static_cast<gnnc_sddmm_form>(op.form);
   d.has_leaky_relu = op.leakyRelu.has_value();
   d.leaky_relu = op.leakyRelu.value_or(0.0);
+  d.attention = op.attention;
   return d;
 }
 

@@ -53,6 +53,8 @@ class OpSpec:
     col_norm_exponent: Optional[float] = None
     form: SddmmForm = SddmmForm.DOT
     leaky_relu: Optional[float] = None
+    #: spmm: GAT's softmax weights from scores given at launch.
+    attention: bool = False
 
     @staticmethod
     def spmm(dtype, width, *, row_stride=0, edge_values=False, reduce="sum",
@@ -62,6 +64,16 @@ class OpSpec:
                       _choice(REDUCES, reduce, "reduce"),
                       _choice(NORMS, norm, "norm"),
                       None if self_weight is None else float(self_weight))
+
+    @staticmethod
+    def spmm_attention(dtype, width, *, row_stride=0,
+                       leaky_relu=None) -> "OpSpec":
+        """spmm whose edge weights are the row softmax of
+        leaky_relu(att_dst[r] + att_src[c]) (gnnc_spmm_attention)."""
+        return OpSpec(OpKind.SPMM, dtype_code(dtype) if not isinstance(dtype, DType) else dtype,
+                      int(width), int(row_stride),
+                      leaky_relu=None if leaky_relu is None else float(leaky_relu),
+                      attention=True)
 
     @staticmethod
     def sddmm(dtype, width, *, form="dot", leaky_relu=None) -> "OpSpec":
@@ -91,6 +103,10 @@ class OpSpec:
                 parts.append(f"self={self.self_weight:g}")
             if self.col_norm_exponent is not None:
                 parts.append(f"col_exp={self.col_norm_exponent:g}")
+            if self.attention:
+                parts.append("attention")
+                if self.leaky_relu is not None:
+                    parts.append(f"leaky_relu={self.leaky_relu:g}")
         elif self.kind == OpKind.SDDMM:
             parts.append(f"form={self.form.name.lower()}")
             if self.leaky_relu is not None:
@@ -117,6 +133,7 @@ class OpSpec:
         d.form = int(self.form)
         d.has_leaky_relu = int(self.leaky_relu is not None)
         d.leaky_relu = self.leaky_relu or 0.0
+        d.attention = int(self.attention)
         return d
 
     @staticmethod
@@ -127,7 +144,8 @@ class OpSpec:
             float(d.self_weight) if d.has_self_weight else None,
             float(d.col_norm_exponent) if d.has_col_norm_exponent else None,
             SddmmForm(d.form),
-            float(d.leaky_relu) if d.has_leaky_relu else None)
+            float(d.leaky_relu) if d.has_leaky_relu else None,
+            bool(d.attention))
 
     def feature_grad(self) -> "OpSpec":
         """The op of the spmm feature gradient (gnnc_spmm_feature_grad_op),

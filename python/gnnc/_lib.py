@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import List, Optional
 
 #: The GNNC_ABI_VERSION this binding was written for.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 LIBRARY_NAME = "libgnnc_c.so"
 
@@ -100,6 +100,7 @@ class OpDescStruct(ctypes.Structure):
         ("form", _c_enum),
         ("has_leaky_relu", ctypes.c_int32),
         ("leaky_relu", ctypes.c_double),
+        ("attention", ctypes.c_int32),
     ]
 
 
@@ -187,6 +188,8 @@ SIGNATURES = {
     "gnnc_graph_spmm_factors": (_c_enum, [gnnc_graph, _descp, _f32p, _f32p]),
     "gnnc_spmm": (
         _c_enum, [gnnc_kernel, Buffer, Buffer, Buffer, ctypes.c_uint64]),
+    "gnnc_spmm_attention": (
+        _c_enum, [gnnc_kernel, Buffer, Buffer, Buffer, Buffer, ctypes.c_uint64]),
     "gnnc_sddmm": (
         _c_enum, [gnnc_kernel, Buffer, Buffer, Buffer, ctypes.c_uint64]),
     "gnnc_edge_softmax": (_c_enum, [gnnc_kernel, Buffer, Buffer, ctypes.c_uint64]),

@@ -25,7 +25,7 @@ from ._desc import DTYPES, OpSpec, dtype_code
 from ._validate import check_tensor
 from .graph import Graph, buffer_of
 
-__all__ = ["spmm", "sddmm", "edge_softmax", "snapshot_spmm"]
+__all__ = ["spmm", "sddmm", "edge_softmax", "gat_attention", "snapshot_spmm"]
 
 
 def _graph(gid: int) -> Graph:
@@ -754,6 +754,93 @@ def edge_softmax(graph: Graph, logits: Tensor) -> Tensor:
             return _EdgeSoftmaxFunction.apply(graph.id, logits)
         return _edge_softmax_impl(graph.id, logits)
     return torch.ops.gnnc.edge_softmax(graph.id, logits)
+
+
+# --- GAT's attention in one kernel -------------------------------------------
+
+def _launch_spmm_attention(g: Graph, spec: OpSpec, x: Tensor, att_dst: Tensor,
+                           att_src: Tensor, y: Tensor) -> None:
+    k = g.kernel(spec)
+    _run(g, _lib.lib().gnnc_spmm_attention, "spmm_attention", k, buffer_of(x),
+         buffer_of(att_dst), buffer_of(att_src), buffer_of(y))
+
+
+def _gat_fused(g: Graph, x: Tensor, att_dst: Tensor, att_src: Tensor,
+               slope: Optional[float]) -> Tensor:
+    """gnn.spmm with attention, one launch per head: over strided rows (row
+    stride H*F, the base pointer offset by h*F elements) when a head's F
+    features fill whole 16-byte vectors, else over contiguous copies."""
+    x = x.contiguous()
+    rows = g.num_rows
+    if x.numel() == 0 or rows == 0 or g.nnz == 0:
+        return torch.zeros((rows, *x.shape[1:]), dtype=x.dtype, device=x.device)
+    dtype = x.dtype
+
+    def spec_of(width, row_stride):
+        return _spec(("spmm_attention", dtype, width, row_stride, slope),
+                     lambda: OpSpec.spmm_attention(_code(dtype), width,
+                                                   row_stride=row_stride,
+                                                   leaky_relu=slope))
+
+    if x.dim() == 2:
+        y = torch.empty((rows, x.shape[1]), dtype=dtype, device=x.device)
+        _launch_spmm_attention(g, spec_of(x.shape[1], 0), x,
+                               att_dst.reshape(-1).contiguous(),
+                               att_src.reshape(-1).contiguous(), y)
+        return y
+    heads, width = x.shape[1], x.shape[2]
+    # Each head's scores, contiguous: one transposing copy per side.
+    ds, ss = att_dst.t().contiguous(), att_src.t().contiguous()
+    if (width * x.element_size()) % 16 == 0:
+        spec = spec_of(width, heads * width)
+        xs = _with_spare_row(x)
+        y = x.new_empty((rows + 1,) + tuple(x.shape[1:]))[:rows]
+        xf, yf = _row_slice(xs, 0, width), _row_slice(y, 0, width)
+        for h in range(heads):
+            o = h * width
+            _launch_spmm_attention(g, spec, xf[:, o:], ds[h], ss[h], yf[:, o:])
+        return y
+    spec = spec_of(width, 0)
+    xt = x.transpose(0, 1).contiguous()
+    yt = torch.empty((heads, rows, width), dtype=dtype, device=x.device)
+    for h in range(heads):
+        _launch_spmm_attention(g, spec, xt[h], ds[h], ss[h], yt[h])
+    return yt.transpose(0, 1).contiguous()
+
+
+def gat_attention(graph: Graph, x: Tensor, att_dst: Tensor, att_src: Tensor,
+                  negative_slope: Optional[float] = 0.2) -> Tensor:
+    """GAT's attention and aggregation: for each row r and head h,
+    y[r, h] = sum over edges (r, c) of alpha[e, h] * x[c, h], with alpha
+    the softmax over row r's edges of leaky_relu(att_dst[r, h] +
+    att_src[c, h], negative_slope) (None: no leaky ReLU).
+
+    x: [num_cols, F] with att_dst [num_rows] and att_src [num_cols], or
+    [num_cols, H, F] with att_dst [num_rows, H] and att_src [num_cols, H].
+    Without gradients to record (inference) it is one kernel per head,
+    gnn.spmm with attention: neither the logits nor the weights reach
+    memory. With them it runs sddmm, edge_softmax and spmm, which are
+    differentiable, and gives the same values.
+    """
+    _check_graph(graph)
+    xdim = x.dim()
+    if xdim not in (2, 3):
+        raise ValueError(f"x must have shape [{graph.num_cols}, F] or "
+                         f"[{graph.num_cols}, H, F], got {list(x.shape)}")
+    heads = [] if xdim == 2 else [x.shape[1]]
+    device = graph.device
+    check_tensor("x", x, [graph.num_cols] + [None] * (xdim - 1), device,
+                 what="num_cols x features")
+    check_tensor("att_dst", att_dst, [graph.num_rows] + heads, device, x.dtype,
+                 "one score per row (and head)")
+    check_tensor("att_src", att_src, [graph.num_cols] + heads, device, x.dtype,
+                 "one score per column (and head)")
+    slope = None if negative_slope is None else float(negative_slope)
+    if _eager(x, att_dst) and _eager(att_src) and not (
+            _records_grad(x, att_dst) or _records_grad(att_src)):
+        return _gat_fused(graph, x, att_dst, att_src, slope)
+    logits = sddmm(graph, att_dst, att_src, form="add", leaky_relu=slope)
+    return spmm(graph, x, edge_softmax(graph, logits))
 
 
 # --- multi-snapshot spmm ---------------------------------------------------------

@@ -55,6 +55,25 @@ def _launch_snapshot_spmm(group, spec, transposed, x, y):
         y[:, s].copy_(out.to(y.dtype))
 
 
+def _launch_spmm_attention(g, spec, x, att_dst, att_src, y):
+    """The fused GAT kernel as the reference chain: logits, softmax, spmm."""
+    assert spec.kind == OpKind.SPMM and spec.attention and not spec.edge_values
+    w = spec.width
+    if spec.row_stride:
+        assert x.dim() == 2 and x.stride(0) == spec.row_stride
+        xv, yv = x[:, :w], y[:, :w]
+    else:
+        xv, yv = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
+        assert xv.shape[1] == w
+    assert att_dst.shape == (g.num_rows,) and att_src.shape == (g.num_cols,)
+    logits = torch_ref.sddmm(g.edge_rows, g.edge_cols, att_dst.double(),
+                             att_src.double(), "add", spec.leaky_relu)
+    alpha = torch_ref.edge_softmax(g.edge_rows, g.num_rows, logits)
+    out = torch_ref.spmm(g.edge_rows, g.edge_cols, g.num_rows, xv.double(), alpha,
+                         "sum", "none", None, 0.5)
+    yv.copy_(out.to(y.dtype))
+
+
 def _sddmm_launch(g, a, b, form, leaky_relu):
     out = torch_ref.sddmm(g.edge_rows, g.edge_cols, a.double(), b.double(), form, leaky_relu)
     return out.to(a.dtype)
@@ -82,5 +101,6 @@ def install(monkeypatch):
     monkeypatch.setattr(ops, "_launch_spmm", _launch_spmm)
     monkeypatch.setattr(ops, "_launch_snapshot_spmm", _launch_snapshot_spmm)
     monkeypatch.setattr(ops, "_sddmm_launch", _sddmm_launch)
+    monkeypatch.setattr(ops, "_launch_spmm_attention", _launch_spmm_attention)
     monkeypatch.setattr(ops, "_edge_softmax_launch", _edge_softmax_launch)
     monkeypatch.setattr(ggraph.Graph, "spmm_edge_factors", _spmm_edge_factors)

@@ -12,6 +12,7 @@ pyg = pytest.importorskip("torch_geometric", reason="torch_geometric is not inst
 
 import gnnc  # noqa: E402
 import gnnc.nn as gnn  # noqa: E402
+from gnnc import ops  # noqa: E402
 import torch_geometric.nn as pnn  # noqa: E402
 
 N = 70
@@ -108,6 +109,25 @@ def test_gat(dev, heads, concat, out, symmetric):
     theirs = pnn.GATConv(16, out, heads=heads, concat=concat).to(dev)
     ours = gnn.GATConv(16, out, heads=heads, concat=concat).to(dev)
     compare(ours, theirs, feats(dev), edge_index(dev, symmetric))
+
+
+@pytest.mark.parametrize("heads,out", [(4, 8), (3, 5)])
+def test_gat_inference_is_fused(dev, heads, out, monkeypatch):
+    """Under torch.no_grad GATConv takes the fused kernel (gnn.spmm with
+    attention) and gives PyG's output."""
+    torch.manual_seed(0)
+    theirs = pnn.GATConv(16, out, heads=heads).to(dev).eval()
+    ours = gnn.GATConv(16, out, heads=heads).to(dev).eval()
+    ours.load_state_dict(theirs.state_dict())
+    launches = []
+    real = ops._launch_spmm_attention
+    monkeypatch.setattr(ops, "_launch_spmm_attention",
+                        lambda *a: (launches.append(1), real(*a)))
+    ei = edge_index(dev, False)
+    with torch.no_grad():
+        got, want = ours(feats(dev), ei), theirs(feats(dev), ei)
+    assert len(launches) == heads
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
 def test_gat_dropout_trains(dev):

@@ -251,6 +251,49 @@ def test_sddmm_add_vectors(dev):
         close(got, want, torch.float32)
 
 
+# --- GAT's attention in one kernel ---------------------------------------------
+
+@pytest.mark.parametrize("heads,width", [(None, 16), (3, 8), (2, 5)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("slope", [0.2, None])
+def test_gat_attention(dev, heads, width, dtype, slope):
+    g, _ = make_graph(dev)
+    hs = [] if heads is None else [heads]
+    x = leaf([g.num_cols] + hs + [width], dev, dtype, 20)
+    d = leaf([g.num_rows] + hs, dev, dtype, 21)
+    s = leaf([g.num_cols] + hs, dev, dtype, 22)
+
+    def ref(x, d, s):
+        rows, cols = _ref_on(g, x)
+        logits = torch_ref.sddmm(rows, cols, d * 4, s * 4, "add", slope)
+        alpha = torch_ref.edge_softmax(rows, g.num_rows, logits)
+        return torch_ref.spmm(rows, cols, g.num_rows, x, alpha)
+
+    def ours(x, d, s):
+        return ops.gat_attention(g, x, d * 4, s * 4, slope)
+
+    # Inference: the fused kernel (scores times 4: a softmax far from
+    # uniform), the empty rows 0.
+    with torch.no_grad():
+        y = ours(x, d, s)
+    assert y.shape == (g.num_rows, *x.shape[1:])
+    close(y, ref(x.detach().double(), d.detach().double(), s.detach().double()), dtype)
+    # Training: the differentiable chain, the same values.
+    (y2, yr), grads = run_both(ours, ref, [x, d, s], dev, dtype)
+    close(y2, yr, dtype)
+    close(y2, y, dtype)
+    for got, want in grads:
+        close(got, want, dtype)
+
+
+def test_gat_attention_checks_shapes(dev):
+    g, _ = make_graph(dev)
+    x = torch.zeros(g.num_cols, 2, 8, device=dev)
+    with pytest.raises(ValueError, match="att_src must have shape"):
+        ops.gat_attention(g, x, torch.zeros(g.num_rows, 2, device=dev),
+                          torch.zeros(g.num_cols, 3, device=dev))
+
+
 # --- edge softmax -------------------------------------------------------------
 
 @pytest.mark.parametrize("heads", [None, 1, 4])

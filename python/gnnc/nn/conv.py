@@ -183,13 +183,20 @@ class GATConv(torch.nn.Module):
         alpha_src = (x * self.att_src.to(x.dtype)).sum(-1).to(x.dtype)
         alpha_dst = (x * self.att_dst.to(x.dtype)).sum(-1).to(x.dtype)
         # logits[e, h] = leaky_relu(alpha_dst[row(e), h] + alpha_src[col(e), h])
-        logits = ops.sddmm(g, alpha_dst, alpha_src, form="add",
-                           leaky_relu=self.negative_slope)
-        alpha = ops.edge_softmax(g, logits)
-        if self.training and self.dropout > 0:
-            alpha = F.dropout(alpha, p=self.dropout, training=True)
-        # One launch per head over rows H*C elements apart (strided rows).
-        out = ops.spmm(g, x, alpha)
+        if not return_attention_weights and not (self.training and self.dropout > 0):
+            # The weights are needed by no one else: one kernel per head
+            # when no gradient is recorded (gnn.spmm with attention), the
+            # differentiable three-kernel chain otherwise.
+            out = ops.gat_attention(g, x, alpha_dst, alpha_src, self.negative_slope)
+            alpha = None
+        else:
+            logits = ops.sddmm(g, alpha_dst, alpha_src, form="add",
+                               leaky_relu=self.negative_slope)
+            alpha = ops.edge_softmax(g, logits)
+            if self.training and self.dropout > 0:
+                alpha = F.dropout(alpha, p=self.dropout, training=True)
+            # One launch per head over rows H*C elements apart (strided rows).
+            out = ops.spmm(g, x, alpha)
         out = out.reshape(-1, H * C) if self.concat else out.mean(dim=1)
         if self.bias is not None:
             out = out + self.bias.to(out.dtype)
