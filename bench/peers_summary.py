@@ -20,7 +20,9 @@ summary.json: spmm_f32_vs_rode, spmm_f16_vs_flashsparse (each {"geomean",
 "worst", "worst_case", "cases", "normalized": {...}, "stream_vs_peer":
 {...}}), sddmm_vs_cusparse_all
 (f32 and f16 together, with by_type), sddmm_vs_cusparse_large (graphs with
-at least 1M non-zeros), gat_fused_vs_chain (null: no fused chain is timed),
+at least 1M non-zeros), gat_fused_vs_chain (the GAT chain's three launches
+over the fused kernel, gnn.spmm with attention, on every case that timed
+both; null: none did),
 gather_bound_fraction (gnnc_best, and cuSPARSE's fastest, per type).
 
 usage: peers_summary.py GNN_BENCH.json [--reference FILE] [--out DIR]
@@ -112,7 +114,18 @@ def summarize(doc, reference):
         s["by_type"] = {t: stats(p) for t, p in by_type.items()}
     out["sddmm_vs_cusparse_all"] = s
     out["sddmm_vs_cusparse_large"] = stats(large)
-    out["gat_fused_vs_chain"] = None
+    gat = []
+    for (graph, dtype, width), case in sorted(cases.items()):
+        fused = case.get("gat_fused") or {}
+        chain_ms = median_ms(case.get("gat_chain"))
+        fused_ms = median_ms(fused) if fused.get("status") == "ok" else None
+        if chain_ms and fused_ms:
+            gat.append((f"{graph} {dtype} w{width}", chain_ms / fused_ms))
+    s = stats(gat)
+    if s:
+        s["by_type"] = {t: stats([p for p in gat if f" {t} " in p[0]])
+                        for t in sorted({k[1] for k in cases})}
+    out["gat_fused_vs_chain"] = s
 
     fractions = {}
     for (graph, dtype, width), case in sorted(cases.items()):

@@ -205,3 +205,50 @@ KernelResult gnnc::bench::runGatChain(Bench &bench, const GatKernels &kernels,
   result.timing = *timing;
   return result;
 }
+
+KernelResult gnnc::bench::runGatFused(Bench &bench, const rt::KernelSpec &spec,
+                                      GatProblem &problem,
+                                      const std::string &label) {
+  KernelResult result;
+  result.label = label;
+  result.op = "gat_fused";
+  result.kernelName = spec.name;
+  result.schedule = spec.schedule.str();
+  result.edgeValues = true;
+  SpmmProblem &base = *problem.base;
+  const ops::DeviceGraph &dg = base.graphs->gnnc;
+  const ops::AttentionScores scores{&problem.attRow, &problem.attCol};
+  auto launch = [&](const rt::LoadedKernel &kernel, bool synchronize) {
+    return ops::launchSpmm(bench.runtime(), kernel, dg, base.x, nullptr, base.y,
+                           synchronize, /*colNorm=*/nullptr,
+                           /*stream=*/nullptr, /*linear=*/nullptr, &scores);
+  };
+  auto check =
+      [&](const rt::LoadedKernel &kernel) -> Expected<ops::KernelCheck> {
+    auto sig = ops::spmmSignature(kernel.spec);
+    if (!sig)
+      return sig.status();
+    if (!sig->attention || sig->type != base.type ||
+        sig->featureWidth != base.width || sig->padded() ||
+        sig->leakyRelu != std::optional<double>(double(kGatLeakySlope)) ||
+        sig->offsets64 != dg.offsets64 || sig->indices64 != dg.indices64)
+      return Status::error("kernel '" + kernel.spec.name +
+                           "' is not the fused GAT kernel of this problem "
+                           "(attention, type, width, slope or index widths)");
+    ensureGatReference(problem, /*fused=*/true);
+    GNNC_RETURN_IF_ERROR(base.y.fill(0xff)); // NaN in every type
+    GNNC_RETURN_IF_ERROR(launch(kernel, /*synchronize=*/true));
+    HostBuffers &host = base.host;
+    GNNC_RETURN_IF_ERROR(downloadConverted(base.y, base.outputCount(),
+                                           base.type, host.got, &host.bits));
+    ops::KernelCheck checked = compareScaled(
+        host.got, host.expected, host.magnitude, base.width,
+        gatChainTolerance(base.type), ops::spmmAbsoluteTolerance(base.type));
+    checked.report = reportOnGraph("fused GAT", base.graph(), "nnz, 1 head",
+                                   base.width, base.type, checked.report);
+    return checked;
+  };
+  return checkThenTime(
+      bench, spec, std::move(result), check,
+      [&](const rt::LoadedKernel &kernel) { return launch(kernel, false); });
+}

@@ -50,6 +50,9 @@ std::string KernelRequest::symbol() const {
   case BenchOp::GatAggregate:
     return "gat_spmm_" + type + w + "_" + offsets + "_" +
            symbolPart(schedule.label);
+  case BenchOp::GatFused:
+    return "gat_fused_" + type + w + "_" + offsets + "_" +
+           symbolPart(schedule.label);
   }
   return "unknown";
 }
@@ -110,6 +113,18 @@ gnnc::bench::benchModuleText(const std::string &moduleName,
          << " -> " << w << "\n"
          << "    gnn.return %a : " << w << "\n  }\n";
       continue;
+    case BenchOp::GatFused: {
+      char slope[32];
+      std::snprintf(slope, sizeof(slope), "%.9g", double(kGatLeakySlope));
+      os << ", %x: " << x << ", %d: " << w << ", %s: " << w << ") -> " << x
+         << " {\n"
+         << "    %y = gnn.spmm %g, %x attention(%d, %s : " << w << ", " << w
+         << ") {leaky_relu = " << slope << " : f32"
+         << (attribute.empty() ? "" : ", schedule = " + attribute)
+         << "} : " << graph << ", " << x << " -> " << x << "\n"
+         << "    gnn.return %y : " << x << "\n  }\n";
+      continue;
+    }
     case BenchOp::Spmm:
     case BenchOp::GatAggregate:
       break;
@@ -222,6 +237,34 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
       r.schedule = {"ep", s};
       if (planKernel(target, s))
         requests.push_back(r);
+    }
+    // The fused kernel: its default schedule and the SpMM variants that
+    // attention runs (vertex_parallel and neighbor_group).
+    KernelRequest fused = spmm;
+    fused.op = BenchOp::GatFused;
+    requests.push_back(fused);
+    OpDesc attention =
+        benchSpmmOp(type, width, /*edgeValues=*/false, options.offsets64);
+    attention.attention = true;
+    attention.leakyRelu = kGatLeakySlope;
+    for (const ScheduleChoice &s : scheduleVariants(
+             resolved[0], spmmOp, std::max<size_t>(1, options.spmmSchedules))) {
+      if (s.label == "default" || !s.schedule ||
+          (s.schedule->strategy != Strategy::VertexParallel &&
+           s.schedule->strategy != Strategy::NeighborGroup) ||
+          !planKernel(attention, *s.schedule))
+        continue;
+      fused.schedule = s;
+      requests.push_back(fused);
+      // The same with the registers capped for kAttentionBlocksPerSm
+      // blocks per SM: the weights cost registers the SpMM does not need.
+      Schedule capped = *s.schedule;
+      capped.blocksPerSm = kAttentionBlocksPerSm;
+      if (s.schedule->blocksPerSm == 0 && planKernel(attention, capped)) {
+        fused.schedule = {s.label + "b" + std::to_string(kAttentionBlocksPerSm),
+                          capped};
+        requests.push_back(fused);
+      }
     }
   }
   auto compiled = compileGnn(benchModuleText(moduleName, requests), moduleName);

@@ -307,7 +307,10 @@ double gnnc::bench::gatChainTolerance(ElementType type) {
   return 4 * ops::spmmTolerance(type);
 }
 
-void gnnc::bench::ensureGatReference(GatProblem &problem) {
+void gnnc::bench::ensureGatReference(GatProblem &problem, bool fused) {
+  if (problem.hasReference && problem.fusedReference != fused)
+    problem.hasReference = false;
+  problem.fusedReference = fused;
   computeReferenceOnce(problem, [&] {
     SpmmProblem &base = *problem.base;
     HostBuffers &host = base.host;
@@ -316,7 +319,8 @@ void gnnc::bench::ensureGatReference(GatProblem &problem) {
     resizeForOverwrite(host.expected, base.outputCount());
     resizeForOverwrite(host.magnitude, base.outputCount());
     gatChainReference(base.graph(), host.attRow.data(), host.attCol.data(),
-                      host.x.data(), base.width, kGatLeakySlope, base.type,
+                      host.x.data(), base.width, kGatLeakySlope,
+                      fused ? ElementType::F32 : base.type,
                       host.expected.data(), host.magnitude.data());
   });
 }

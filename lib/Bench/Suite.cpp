@@ -108,6 +108,10 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
 
   std::vector<KernelResult> gnncResults, sddmmResults;
   std::optional<KernelResult> gatResult;
+  // The fused GAT kernels (gnn.spmm with attention); gatFused is the
+  // fastest that passed, or the first failure.
+  std::vector<KernelResult> fusedResults;
+  std::optional<KernelResult> gatFused;
   std::vector<LibraryResult> spmmResults;
   double referenceSeconds = 0, sddmmSeconds = 0, gatSeconds = 0;
   // The gather stream of the case and the L2's gather bandwidth.
@@ -125,6 +129,9 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
     if (k.request.op == BenchOp::SddmmDot) {
       r.op = "sddmm";
       sddmmResults.push_back(r);
+    } else if (k.request.op == BenchOp::GatFused) {
+      r.op = "gat_fused";
+      fusedResults.push_back(r);
     } else if (k.request.op != BenchOp::Spmm) {
       r.op = "gat_chain";
       if (!gatResult)
@@ -138,7 +145,7 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
   };
   // The GAT chain's kernels, when the case runs it.
   GatKernels gat;
-  std::vector<const BenchKernel *> aggregates;
+  std::vector<const BenchKernel *> aggregates, fused;
   std::map<std::string, const rt::KernelSpec *> logitsByLabel;
   bool anySddmm = false;
   for (const BenchKernel &k : kernels) {
@@ -149,11 +156,14 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
       gat.softmax = &k.spec;
     else if (k.request.op == BenchOp::GatAggregate)
       aggregates.push_back(&k);
+    else if (k.request.op == BenchOp::GatFused)
+      fused.push_back(&k);
   }
   if (logitsByLabel.count("default"))
     gat.logits = logitsByLabel["default"];
-  const bool runGat = options.gatChain && (!logitsByLabel.empty() ||
-                                           gat.softmax || !aggregates.empty());
+  const bool runGat =
+      options.gatChain && (!logitsByLabel.empty() || gat.softmax ||
+                           !aggregates.empty() || !fused.empty());
   if (!compileError.empty()) {
     KernelResult r;
     r.label = "default";
@@ -273,9 +283,18 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
               (!failed && gatResult->status == "ok" && faster))
             gatResult = r;
         }
+        gatSeconds = chain->referenceSeconds;
+        // The fused kernels, after the chains: their reference replaces
+        // the chain's.
+        for (const BenchKernel *k : fused) {
+          bench.sampleMemory();
+          fusedResults.push_back(runGatFused(
+              bench, k->spec, *chain, "fused " + k->request.schedule.label));
+        }
+        if (!fused.empty())
+          gatSeconds += chain->referenceSeconds;
         problemBytes = std::max(problemBytes,
                                 problem->deviceBytes() + chain->deviceBytes());
-        gatSeconds = chain->referenceSeconds;
       }
     }
     if (problem)
@@ -453,6 +472,43 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
   } else {
     rec["gat_chain"] = nullptr;
   }
+  // The fused GAT kernel: the fastest that passed (any failure fails the
+  // case), and the chain's time over its.
+  for (const KernelResult &r : fusedResults) {
+    const bool failed = r.status != "ok";
+    if (failed)
+      ++out.failures;
+    if (!gatFused || (failed && gatFused->status == "ok") ||
+        (!failed && gatFused->status == "ok" && r.timing && gatFused->timing &&
+         r.timing->medianMs < gatFused->timing->medianMs))
+      gatFused = r;
+  }
+  double fusedVsChain = 0;
+  if (gatFused) {
+    json j = toJson(*gatFused, ByteCounts(), 0, 0, 0);
+    for (const char *key :
+         {"bytes_compulsory", "bytes_gather", "gbs_compulsory", "gbs_gather"})
+      j.erase(key);
+    j["heads"] = 1;
+    j["width"] = width;
+    j["leaky_relu"] = kGatLeakySlope;
+    j["ops"] = "gnn.spmm with attention: the chain's logits, softmax and "
+               "aggregation in one launch";
+    j["tolerance"] = gatChainTolerance(type);
+    json variants = json::array();
+    for (const KernelResult &r : fusedResults)
+      variants.push_back(
+          {{"label", r.label},
+           {"status", r.status},
+           {"median_ms", r.timing ? json(r.timing->medianMs) : json(nullptr)}});
+    j["variants"] = variants;
+    if (gatFused->timing && gatResult && gatResult->timing)
+      fusedVsChain = gatResult->timing->medianMs / gatFused->timing->medianMs;
+    j["vs_chain"] = fusedVsChain > 0 ? json(fusedVsChain) : json(nullptr);
+    rec["gat_fused"] = j;
+  } else {
+    rec["gat_fused"] = nullptr;
+  }
   rec["reference_seconds"] = referenceSeconds;
   rec["case_device_bytes"] = graphs.bytes + problemBytes;
   rec["peak_device_used_bytes"] = bench.peakUsedBytes();
@@ -512,8 +568,21 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
                     "  gat chain", "", "", "-", "WRONG");
     out.row += "\n" + std::string(row);
   }
+  if (gatFused) {
+    if (gatFused->timing)
+      std::snprintf(row, sizeof(row),
+                    "%-28s %-4s %4s | %9.4f %-8.8s | one launch (gnn.spmm "
+                    "with attention): %.2fx the chain",
+                    "  gat fused", "", "", gatFused->timing->medianMs,
+                    gatFused->label.c_str(), fusedVsChain);
+    else
+      std::snprintf(row, sizeof(row), "%-28s %-4s %4s | %9s %-8s |",
+                    "  gat fused", "", "", "-", "WRONG");
+    out.row += "\n" + std::string(row);
+  }
   std::vector<const KernelResult *> all;
-  for (const std::vector<KernelResult> *list : {&gnncResults, &sddmmResults})
+  for (const std::vector<KernelResult> *list :
+       {&gnncResults, &sddmmResults, &fusedResults})
     for (const KernelResult &r : *list)
       all.push_back(&r);
   if (gatResult)

@@ -61,10 +61,30 @@ def test_ratios_and_normalization():
     assert s["sddmm_vs_cusparse_all"]["geomean"] == 1.0
     assert s["sddmm_vs_cusparse_all"]["cases"] == 2
     assert s["sddmm_vs_cusparse_large"]["worst"] == 0.5
-    assert s["gat_fused_vs_chain"] is None
+    assert s["gat_fused_vs_chain"] is None  # no case timed both
     assert s["gather_bound_fraction"]["gnnc_best f32"]["geomean"] == 0.5
     assert s["l2_gather_gbs"] == {"f32 w32": 1000.0}
     assert len(rows) == 4
+
+
+def test_gat_fused_over_chain():
+    doc = json.loads(json.dumps(DOC))
+    timed = {("f32", 32): (3.0, 1.0, "ok"), ("f16", 32): (2.0, 1.0, "ok"),
+             ("f16", 64): (2.0, 0.1, "wrong")}
+    for c in doc["cases"]:
+        key = (c["type"], c["width"])
+        if key in timed:
+            chain, fused, status = timed[key]
+            c["gat_chain"] = {"status": "ok", "time_ms": {"median": chain}}
+            c["gat_fused"] = {"status": status, "time_ms": {"median": fused}}
+    s, _ = peers_summary.summarize(doc, REFERENCE)
+    gat = s["gat_fused_vs_chain"]
+    # Both f32 w32 cases (g and rmat18) and g f16 w32; a fused kernel
+    # that failed its check does not count.
+    assert gat["cases"] == 3
+    assert gat["geomean"] == round((3.0 * 3.0 * 2.0) ** (1 / 3), 3)
+    assert gat["worst"] == 2.0 and gat["worst_case"] == "g f16 w32"
+    assert gat["by_type"]["f32"]["geomean"] == 3.0
 
 
 def test_command_line_writes_summary_and_table(tmp_path):

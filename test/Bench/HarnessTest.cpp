@@ -662,6 +662,21 @@ TEST_F(BenchGpu, SddmmAndGatChainAreCheckedThenTimed) {
   EXPECT_EQ(off.status, "wrong") << off.report;
   EXPECT_FALSE(off.timing.has_value());
 
+  // The fused kernel (gnn.spmm with attention) on the chain's problem: its
+  // own reference, a broken copy caught.
+  const BenchKernel *fused = nullptr;
+  for (const BenchKernel &k : *kernels)
+    if (k.request.op == BenchOp::GatFused && !fused)
+      fused = &k;
+  ASSERT_NE(fused, nullptr);
+  KernelResult one = runGatFused(*bench, fused->spec, *gat, "fused");
+  EXPECT_EQ(one.status, "ok") << one.report;
+  ASSERT_TRUE(one.timing.has_value());
+  KernelResult bad =
+      runGatFused(*bench, breakKernel(fused->spec), *gat, "fused broken");
+  EXPECT_EQ(bad.status, "wrong") << bad.report;
+  EXPECT_FALSE(bad.timing.has_value());
+
   // A whole case records both, and counts the broken SDDMM as a failure.
   std::vector<BenchKernel> all = *kernels;
   for (BenchKernel &k : all)
@@ -683,6 +698,9 @@ TEST_F(BenchGpu, SddmmAndGatChainAreCheckedThenTimed) {
   EXPECT_EQ(outcome.record["gat_chain"]["status"], "ok")
       << outcome.record["gat_chain"].dump(1);
   EXPECT_FALSE(outcome.record["gat_chain"]["time_ms"].is_null());
+  EXPECT_EQ(outcome.record["gat_fused"]["status"], "ok")
+      << outcome.record["gat_fused"].dump(1);
+  EXPECT_GT(outcome.record["gat_fused"]["vs_chain"].get<double>(), 0.0);
 }
 
 TEST(BenchSuite, RenumberedCopiesKeepTheGraphAndReportTheirCost) {

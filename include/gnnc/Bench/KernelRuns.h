@@ -73,6 +73,12 @@ struct GatKernels {
 KernelResult runGatChain(Bench &bench, const GatKernels &kernels,
                          GatProblem &problem);
 
+/// The fused GAT kernel (gnn.spmm with attention, `spec`) on the chain's
+/// problem: the output poisoned, one run compared with the fused
+/// reference (ensureGatReference), then timed if it passed.
+KernelResult runGatFused(Bench &bench, const rt::KernelSpec &spec,
+                         GatProblem &problem, const std::string &label);
+
 } // namespace gnnc::bench
 
 #endif // GNNC_BENCH_KERNELRUNS_H

@@ -22,6 +22,8 @@ namespace gnnc::bench {
 
 /// The leaky ReLU slope of the GAT chain (GAT's 0.2).
 constexpr float kGatLeakySlope = 0.2f;
+/// The blocks per SM of the fused GAT variants with capped registers.
+constexpr int32_t kAttentionBlocksPerSm = 4;
 
 /// Which op a generated kernel runs.
 enum class BenchOp {
@@ -34,7 +36,9 @@ enum class BenchOp {
   /// The GAT chain: gnn.edge_softmax of one value per edge.
   GatSoftmax,
   /// The GAT chain: gnn.spmm with the softmax weights as edge values.
-  GatAggregate
+  GatAggregate,
+  /// The chain in one kernel: gnn.spmm with attention (leaky_relu 0.2).
+  GatFused
 };
 
 /// One kernel to generate.
@@ -77,7 +81,9 @@ struct KernelSetOptions {
   bool edgeValues = false;
   /// SDDMM (dot) schedules: the default plus variants (0: none).
   size_t sddmmSchedules = 0;
-  /// The three kernels of the GAT chain (one head, this width).
+  /// The three kernels of the GAT chain (one head, this width), and the
+  /// fused kernel (gnn.spmm with attention) under its default schedule and
+  /// the vertex-parallel and neighbour-group SpMM variants.
   bool gatChain = false;
   bool offsets64 = true;
 };
@@ -85,7 +91,8 @@ struct KernelSetOptions {
 /// Compiles the default kernels for (type, width), reads back their
 /// schedules, and compiles everything `options` asks for as one module (one
 /// NVRTC translation unit): SpMMv variants, then the SpMMve default, then
-/// the SDDMM variants, then the GAT chain (logits, softmax, aggregate).
+/// the SDDMM variants, then the GAT chain (logits, softmax, aggregate) and
+/// the fused GAT kernels.
 Expected<std::vector<BenchKernel>>
 compileBenchKernels(ElementType type, int64_t width,
                     const KernelSetOptions &options);

@@ -139,6 +139,9 @@ struct GatProblem {
   SpmmProblem *base = nullptr;
   rt::DeviceBuffer attRow, attCol, logits, alpha;
   bool hasReference = false;
+  /// The reference is the fused kernel's (no intermediate rounded to the
+  /// element type), not the chain's.
+  bool fusedReference = false;
   double referenceSeconds = 0;
 
   const graph::CsrGraph &graph() const { return base->graph(); }
@@ -168,8 +171,11 @@ void gatChainReference(const graph::CsrGraph &g, const float *attRow,
 /// unit in the last place away from the reference's (expf vs exp).
 double gatChainTolerance(ElementType type);
 
-/// Computes the chain reference unless present.
-void ensureGatReference(GatProblem &problem);
+/// Computes the chain reference unless present; with `fused`, the fused
+/// kernel's instead (gnn.spmm with attention keeps the logits and weights
+/// in f32 registers: gatChainReference with nothing rounded to a 16-bit
+/// type).
+void ensureGatReference(GatProblem &problem, bool fused = false);
 
 } // namespace gnnc::bench
 
