@@ -266,6 +266,14 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
         requests.push_back(fused);
       }
     }
+    // And the default schedule so capped.
+    Schedule capped = resolved[0];
+    capped.blocksPerSm = kAttentionBlocksPerSm;
+    if (resolved[0].blocksPerSm == 0 && planKernel(attention, capped)) {
+      fused.schedule = {"defaultb" + std::to_string(kAttentionBlocksPerSm),
+                        capped};
+      requests.push_back(fused);
+    }
   }
   auto compiled = compileGnn(benchModuleText(moduleName, requests), moduleName);
   if (!compiled)
