@@ -240,6 +240,7 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
     }
     // The fused kernel: its default schedule and the SpMM variants that
     // attention runs (vertex_parallel and neighbor_group).
+    constexpr size_t kMaxFusedVariants = 64;
     KernelRequest fused = spmm;
     fused.op = BenchOp::GatFused;
     requests.push_back(fused);
@@ -247,8 +248,10 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
         benchSpmmOp(type, width, /*edgeValues=*/false, options.offsets64);
     attention.attention = true;
     attention.leakyRelu = kGatLeakySlope;
-    for (const ScheduleChoice &s : scheduleVariants(
-             resolved[0], spmmOp, std::max<size_t>(1, options.spmmSchedules))) {
+    // Every variant of the list (not only the SpMM's first ones): the
+    // vertex-parallel lane counts come late in it.
+    for (const ScheduleChoice &s :
+         scheduleVariants(resolved[0], spmmOp, kMaxFusedVariants)) {
       if (s.label == "default" || !s.schedule ||
           (s.schedule->strategy != Strategy::VertexParallel &&
            s.schedule->strategy != Strategy::NeighborGroup) ||
