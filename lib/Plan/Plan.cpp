@@ -144,6 +144,11 @@ Status gnnc::checkSchedule(const OpDesc &op, const Schedule &s) {
                          "' is not implemented for " + name +
                          " yet; implemented: " + implemented);
   }
+  if (s.edgeBatch != 0 &&
+      (op.kind == OpKind::EdgeSoftmax || op.kind == OpKind::EdgeSoftmaxGrad))
+    return Status::error("edge_batch applies to the ops that gather rows of "
+                         "neighbours (gnn.spmm, gnn.sddmm); " +
+                         name + " takes one edge at a time");
   if (!family.accumulates && s.discBatch != 0)
     return Status::error(
         "discretized reduction (disc_batch = " + std::to_string(s.discBatch) +
@@ -412,8 +417,13 @@ Expected<ThreadMapping> gnnc::plan::featureMapping(const OpDesc &op,
   // threads fetch `lanes` times as many indices at once.) Kernels whose
   // threads keep one value per edge take one neighbour at a time from
   // `lanes` shared indices.
-  int64_t batch = std::clamp<int64_t>(kMaxPrefetchRegisters / accumulators, 1,
-                                      kMaxEdgeBatch);
+  // The schedule's edge_batch replaces that choice (fewer loads in flight,
+  // fewer registers).
+  int64_t batch =
+      s.edgeBatch > 0
+          ? s.edgeBatch
+          : std::clamp<int64_t>(kMaxPrefetchRegisters / accumulators, 1,
+                                kMaxEdgeBatch);
   if (!wideBatch)
     batch = std::min<int64_t>(batch, m.lanes);
   m.edgeUnroll = static_cast<int32_t>(batch);

@@ -54,6 +54,7 @@ const FieldInfo kFields[kNumScheduleFields] = {
     {"graphs_per_block", &Schedule::graphsPerBlock},
     {"math"},
     {"stages", &Schedule::stages},
+    {"edge_batch", &Schedule::edgeBatch},
 };
 
 const FieldInfo &info(ScheduleField field) {
@@ -315,6 +316,15 @@ Status gnnc::checkScheduleFields(const Schedule &s) {
   if (s.stages != 0 && s.strategy != Strategy::TileRouted)
     return fail(std::string("stages applies to the tile_routed strategy, "
                             "not ") +
+                strategy);
+  if (s.edgeBatch != 0 && !isPowerOfTwoUpTo(s.edgeBatch, kMaxEdgeBatch))
+    return fail("edge_batch must be a power of two from 1 to " +
+                std::to_string(kMaxEdgeBatch) + " (0 = choose), got " +
+                std::to_string(s.edgeBatch));
+  if (s.edgeBatch != 0 &&
+      (s.strategy == Strategy::Batched || s.strategy == Strategy::TileRouted))
+    return fail(std::string("edge_batch applies to the strategies that "
+                            "gather rows of neighbours, not ") +
                 strategy);
   if (s.blocksPerSm < 0 || s.blocksPerSm > kMaxBlocksPerSm)
     return fail("blocks_per_sm must be from 0 to " +

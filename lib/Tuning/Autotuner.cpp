@@ -96,6 +96,21 @@ std::vector<Schedule> gnnc::tuning::enumerateSchedules(const OpDesc &op) {
        defaults::kTunedEdgesPerWorker);
   wide(Strategy::NeighborGroup, &Schedule::groupSize,
        defaults::kTunedGroupSizes);
+  // gnn.spmm with attention: a batch slot also holds a weight, so every
+  // candidate is also tried with fewer neighbour loads in flight (fewer
+  // registers, more rows per SM).
+  if (op.attention) {
+    const size_t listed = out.size();
+    for (size_t i = 0; i < listed; ++i) {
+      Expected<KernelPlan> plan = planKernel(op, out[i]);
+      for (int32_t batch : defaults::kTunedAttentionEdgeBatches)
+        if (plan && batch < plan->mapping.edgeUnroll) {
+          Schedule s = out[i];
+          s.edgeBatch = batch;
+          add(s);
+        }
+    }
+  }
   return out;
 }
 

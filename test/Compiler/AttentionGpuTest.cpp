@@ -3,11 +3,11 @@
 // Compiles gnn.spmm with attention (GAT's softmax-weighted aggregation in
 // one kernel) for every element type, odd and vector widths, one to 32
 // threads per row, with and without the leaky ReLU, f16 accumulation and
-// discretized reduction, unscheduled, and under neighbor_group (whose two
-// first kernels leave each row's softmax statistics in a workspace); runs
-// each on ragged graphs (empty
-// rows and columns, a row of degree >= 50,000, a single row, no edges) with
-// fresh random features and scores and NaN-poisoned outputs, and compares
+// discretized reduction, unscheduled, under neighbor_group (whose two
+// first kernels leave each row's softmax statistics in a workspace) and
+// with fewer neighbour loads in flight (edge_batch); runs each on ragged graphs
+// (empty rows and columns, a row of degree >= 50,000, a single row, no edges)
+// with fresh random features and scores and NaN-poisoned outputs, and compares
 // every element with the double-precision reference
 // (gnnc::ref::attentionSpmm).
 //
@@ -63,6 +63,12 @@ const std::vector<Variant> &variants() {
        "dim_workers = 16",
        true},
       {"bf16", 32, "strategy = neighbor_group, group_size = 8", true},
+      // Fewer neighbour loads in flight (edge_batch), both strategies.
+      {"f32", 64, "vector_width = 4, dim_workers = 8, edge_batch = 2", true},
+      {"f16", 64,
+       "strategy = neighbor_group, group_size = 32, edge_batch = 4, "
+       "blocks_per_sm = 4",
+       true},
   };
   return v;
 }

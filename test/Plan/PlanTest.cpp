@@ -361,6 +361,63 @@ TEST(Plan, NeighbourGroups) {
   EXPECT_NE(why(op, s).find("use write = atomic"), std::string::npos);
 }
 
+TEST(Plan, AttentionRunsOnWholeRowsAndTakesItsScores) {
+  OpDesc op = spmm(ElementType::F16, 64);
+  op.attention = true;
+  op.leakyRelu = 0.2;
+  // Its scores follow the features; the options it excludes are refused
+  // for the op whatever the schedule.
+  EXPECT_EQ(inputRole(op, 1), ParamRole::AttentionRows);
+  EXPECT_EQ(inputRole(op, 2), ParamRole::AttentionColumns);
+  OpDesc mean = op;
+  mean.reduce = Reduce::Mean;
+  EXPECT_NE(checkOpSizes(mean).message().find("attention weighs each edge"),
+            std::string::npos);
+  OpDesc slopeOnly = spmm(ElementType::F16, 64);
+  slopeOnly.leakyRelu = 0.2;
+  EXPECT_NE(checkOpSizes(slopeOnly).message().find("give attention(...)"),
+            std::string::npos);
+  // vertex_parallel: one kernel, no workspace.
+  Expected<KernelPlan> vertex = planWithDefaults(op, Schedule());
+  ASSERT_TRUE(vertex) << vertex.message();
+  EXPECT_TRUE(vertex->preludes.empty() && !vertex->workspace);
+  // neighbor_group: the first kernel, then the maxima and the sums over
+  // the groups (kAttentionStatisticsLanes threads each) into a workspace
+  // of two floats per row.
+  Expected<KernelPlan> groups =
+      planWithDefaults(op, strategy(Strategy::NeighborGroup));
+  ASSERT_TRUE(groups) << groups.message();
+  ASSERT_EQ(groups->preludes.size(), 3u);
+  EXPECT_EQ(groups->preludes[1].suffix, "_att_max");
+  EXPECT_EQ(groups->preludes[2].suffix, "_att_sum");
+  EXPECT_EQ(groups->preludes[2].launch.itemsPerBlock,
+            kAttentionStatisticsThreads / kAttentionStatisticsLanes);
+  ASSERT_TRUE(groups->workspace);
+  EXPECT_EQ(groups->workspace->bytesPerUnit, kAttentionWorkspaceBytesPerRow);
+  EXPECT_EQ(groups->workspace->count,
+            std::vector<ParamRole>{ParamRole::NumRows});
+  EXPECT_EQ(groups->extraParams.back(), ParamRole::Workspace);
+  // Rows split between workers cannot take a softmax.
+  EXPECT_NE(why(op, strategy(Strategy::EdgeParallel))
+                .find("attention takes the softmax over whole rows"),
+            std::string::npos);
+}
+
+TEST(Plan, EdgeBatchSetsTheLoadsInFlight) {
+  Schedule s;
+  s.vectorWidth = 4;
+  s.dimWorkers = 16;
+  s.threadsPerBlock = 256;
+  OpDesc op = spmm(ElementType::F32, 64);
+  // 64 prefetch registers over 4 accumulators: at most 8 in flight.
+  EXPECT_EQ(planKernel(op, s)->mapping.edgeUnroll, 8);
+  s.edgeBatch = 2;
+  EXPECT_EQ(planKernel(op, s)->mapping.edgeUnroll, 2);
+  EXPECT_NE(why(ofKind(OpKind::EdgeSoftmax, ElementType::F32, 1), s)
+                .find("edge_batch applies to the ops that gather rows"),
+            std::string::npos);
+}
+
 TEST(Plan, SlicedGroupsOfSnapshots) {
   // 4 snapshots of 32 f32 features side by side: the node row is 128.
   OpDesc op = spmm(ElementType::F32, 128);
@@ -612,7 +669,7 @@ TEST(Plan, BatchedLinearEpilogue) {
 }
 
 TEST(Abi, RolesHaveOneSpellingEach) {
-  for (int i = 0; i <= static_cast<int>(ParamRole::LinearBias); ++i) {
+  for (int i = 0; i <= static_cast<int>(ParamRole::AttentionColumns); ++i) {
     auto role = static_cast<ParamRole>(i);
     EXPECT_EQ(parseParamRole(paramRoleName(role)), role);
   }

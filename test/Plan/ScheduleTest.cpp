@@ -32,6 +32,7 @@ TEST(Schedule, EveryFieldRoundTrips) {
   s.accumulate = Accumulate::F16;
   s.write = WriteMode::Shared;
   s.blocksPerSm = 3;
+  s.edgeBatch = 4;
   Expected<Schedule> back = parseSchedule(s.str());
   ASSERT_TRUE(back) << back.message();
   EXPECT_EQ(*back, s);
@@ -111,6 +112,16 @@ TEST(Schedule, FieldRules) {
   EXPECT_EQ(rule([](Schedule &s) { s.discBatch = 2048; }),
             "disc_batch must be from 1 to 1024 (0 = no discretized "
             "reduction), got 2048");
+  EXPECT_EQ(rule([](Schedule &s) { s.edgeBatch = 3; }),
+            "edge_batch must be a power of two from 1 to 8 (0 = choose), got "
+            "3");
+  EXPECT_EQ(rule([](Schedule &s) {
+              s.strategy = Strategy::Batched;
+              s.edgeBatch = 2;
+            }),
+            "edge_batch applies to the strategies that gather rows of "
+            "neighbours, not batched");
+  EXPECT_EQ(rule([](Schedule &s) { s.edgeBatch = 8; }), "");
   EXPECT_EQ(rule([](Schedule &) {}), "");
 }
 

@@ -201,6 +201,27 @@ TEST(TuningEnumerate, PaddedRowsTakeVectorsThatDivideTheStride) {
       << plan.message();
 }
 
+TEST(TuningEnumerate, AttentionRunsWholeRowsAndTriesSmallerEdgeBatches) {
+  OpDesc op = spmmProblem(ElementType::F32, 64);
+  op.attention = true;
+  op.leakyRelu = static_cast<double>(0.2f); // as the f32 attribute reads
+  Expected<TunableModule> module =
+      TunableModule::parse(kernelText(op), "attention.gnn");
+  ASSERT_TRUE(module) << module.message();
+  ASSERT_EQ(module->sites().size(), 1u);
+  const OpDesc &site = module->sites()[0].op;
+  EXPECT_TRUE(site == op);
+  EXPECT_EQ(tuningOpName(site), "spmm_attention");
+  bool batches[9] = {};
+  for (const Schedule &s : enumerateSchedules(site)) {
+    SCOPED_TRACE(s.str());
+    EXPECT_NE(s.strategy, Strategy::EdgeParallel);
+    batches[s.edgeBatch] = true;
+    expectModelPlanIsLowered(op, s);
+  }
+  EXPECT_TRUE(batches[0] && batches[2] && batches[4]);
+}
+
 //===----------------------------------------------------------------------===//
 // The plans the model predicts with are the lowering's
 //===----------------------------------------------------------------------===//

@@ -112,11 +112,19 @@ std::string test::kernelText(const OpDesc &op,
   std::ostringstream os;
   os << "gnn.module @m {\n  gnn.kernel @k(%g: " << g << ", %x: " << x;
   if (op.kind == OpKind::Spmm) {
+    const std::string scores = "tensor<?x" + t + ">";
     if (op.edgeValues)
-      os << ", %w: tensor<?x" << t << ">";
+      os << ", %w: " << scores;
+    if (op.attention)
+      os << ", %d: " << scores << ", %s: " << scores;
     os << ") -> " << x << " {\n    %y = gnn.spmm %g, %x";
     if (op.edgeValues)
-      os << " values(%w : tensor<?x" << t << ">)";
+      os << " values(%w : " << scores << ")";
+    if (op.attention) {
+      os << " attention(%d, %s : " << scores << ", " << scores << ")";
+      if (op.leakyRelu)
+        attrs.push_back("leaky_relu = 0.2 : f32");
+    }
     if (op.reduce != Reduce::Sum)
       attrs.push_back(std::string("reduce = #gnn<reduce ") +
                       reduceName(op.reduce) + ">");

@@ -96,6 +96,11 @@ constexpr int32_t kEdgeWorkers = 32;
 constexpr int32_t kTunedGroupSizes[] = {32, 16, 64, 8};
 /// The merge-path items per worker the tuner tries for edge_parallel.
 constexpr int32_t kTunedEdgesPerWorker[] = {256, 128, 64};
+/// The edge batches the tuner also tries for gnn.spmm with attention,
+/// whose weights cost registers per batch slot (on an H100 batches of 4
+/// and 2 beat 8 by 8-20% on graphs with 1M edges or more and on tu_PROTEINS,
+/// and lost up to 18% on cora and citeseer).
+constexpr int32_t kTunedAttentionEdgeBatches[] = {4, 2};
 /// batched: the shared memory a block's staged tile may take by default
 /// (a column block is as wide as fits), the nodes a tile holds and the
 /// threads of a block. 32 KiB keeps several blocks on an SM (an H100 SM

@@ -87,6 +87,10 @@ struct Schedule {
   /// cp.async pipeline (2 to 4): the loads of stages - 1 K steps are in
   /// flight while one is multiplied.
   int32_t stages = 0;
+  /// Neighbours whose feature loads a thread issues before it uses the
+  /// first (1, 2, 4 or 8; 0 = as many as kMaxPrefetchRegisters allow).
+  /// Fewer cost fewer registers: more rows in flight per SM.
+  int32_t edgeBatch = 0;
 
   bool operator==(const Schedule &o) const;
   bool operator!=(const Schedule &o) const { return !(*this == o); }
@@ -112,9 +116,10 @@ enum class ScheduleField {
   TileRows,
   GraphsPerBlock,
   Math,
-  Stages
+  Stages,
+  EdgeBatch
 };
-constexpr size_t kNumScheduleFields = 16;
+constexpr size_t kNumScheduleFields = 17;
 
 /// The field's name in the text form ("vector_width").
 const char *scheduleFieldName(ScheduleField field);
