@@ -2,6 +2,7 @@
 #include "gnnc/Bench/Kernels.h"
 
 #include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Plan/Limits.h"
 
 #include <algorithm>
 #include <cctype>
@@ -248,34 +249,42 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
         benchSpmmOp(type, width, /*edgeValues=*/false, options.offsets64);
     attention.attention = true;
     attention.leakyRelu = kGatLeakySlope;
-    // Every variant of the list (not only the SpMM's first ones): the
-    // vertex-parallel lane counts come late in it.
-    for (const ScheduleChoice &s :
-         scheduleVariants(resolved[0], spmmOp, kMaxFusedVariants)) {
-      if (s.label == "default" || !s.schedule ||
-          (s.schedule->strategy != Strategy::VertexParallel &&
-           s.schedule->strategy != Strategy::NeighborGroup) ||
-          !planKernel(attention, *s.schedule))
+    // Every variant of the list (not only the SpMM's first ones: the
+    // vertex-parallel lane counts come late in it), and the default spelt
+    // out; each also with its registers capped for kAttentionBlocksPerSm
+    // blocks per SM and with the tuner's smaller edge batches (the weights
+    // cost registers the SpMM does not need).
+    std::vector<ScheduleChoice> listed =
+        scheduleVariants(resolved[0], spmmOp, kMaxFusedVariants);
+    for (const ScheduleChoice &s : listed) {
+      if (!s.schedule || (s.schedule->strategy != Strategy::VertexParallel &&
+                          s.schedule->strategy != Strategy::NeighborGroup))
         continue;
-      fused.schedule = s;
-      requests.push_back(fused);
-      // The same with the registers capped for kAttentionBlocksPerSm
-      // blocks per SM: the weights cost registers the SpMM does not need.
-      Schedule capped = *s.schedule;
-      capped.blocksPerSm = kAttentionBlocksPerSm;
-      if (s.schedule->blocksPerSm == 0 && planKernel(attention, capped)) {
-        fused.schedule = {s.label + "b" + std::to_string(kAttentionBlocksPerSm),
-                          capped};
+      auto plan = planKernel(attention, *s.schedule);
+      if (!plan)
+        continue;
+      // The default itself is the unscheduled request above.
+      if (s.label != "default") {
+        fused.schedule = s;
         requests.push_back(fused);
       }
-    }
-    // And the default schedule so capped.
-    Schedule capped = resolved[0];
-    capped.blocksPerSm = kAttentionBlocksPerSm;
-    if (resolved[0].blocksPerSm == 0 && planKernel(attention, capped)) {
-      fused.schedule = {"defaultb" + std::to_string(kAttentionBlocksPerSm),
-                        capped};
-      requests.push_back(fused);
+      auto addCopy = [&](const std::string &suffix, const Schedule &copy) {
+        if (planKernel(attention, copy)) {
+          fused.schedule = {s.label + suffix, copy};
+          requests.push_back(fused);
+        }
+      };
+      if (s.schedule->blocksPerSm == 0) {
+        Schedule capped = *s.schedule;
+        capped.blocksPerSm = kAttentionBlocksPerSm;
+        addCopy("b" + std::to_string(kAttentionBlocksPerSm), capped);
+      }
+      for (int32_t batch : gnnc::defaults::kTunedAttentionEdgeBatches)
+        if (batch < plan->mapping.edgeUnroll) {
+          Schedule fewer = *s.schedule;
+          fewer.edgeBatch = batch;
+          addCopy("e" + std::to_string(batch), fewer);
+        }
     }
   }
   auto compiled = compileGnn(benchModuleText(moduleName, requests), moduleName);
