@@ -56,6 +56,33 @@ const LibraryResult *fastest(const std::vector<LibraryResult> &results) {
   return best;
 }
 
+/// Keeps in `best` the fastest result that passed, or the first failure
+/// (a wrong or failed kernel fails the case).
+void keepFastest(std::optional<KernelResult> &best, const KernelResult &r) {
+  const bool failed = r.status != "ok";
+  const bool faster = r.timing && (!best || !best->timing ||
+                                   r.timing->medianMs < best->timing->medianMs);
+  if (!best || (failed && best->status == "ok") ||
+      (!failed && best->status == "ok" && faster))
+    best = r;
+}
+
+/// The record of a GAT result (the chain's or the fused kernel's): one
+/// head of `width` features, `ops` saying what ran.
+json gatJson(const KernelResult &r, int64_t width, ElementType type,
+             const char *ops) {
+  json j = toJson(r, ByteCounts(), 0, 0, 0);
+  for (const char *key :
+       {"bytes_compulsory", "bytes_gather", "gbs_compulsory", "gbs_gather"})
+    j.erase(key);
+  j["heads"] = 1;
+  j["width"] = width;
+  j["leaky_relu"] = kGatLeakySlope;
+  j["ops"] = ops;
+  j["tolerance"] = gatChainTolerance(type);
+  return j;
+}
+
 } // namespace
 
 std::string gnnc::bench::tableHeader() {
@@ -274,15 +301,8 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
         }
         if (chains.empty())
           chains.push_back(runGatChain(bench, gat, *chain));
-        for (KernelResult &r : chains) {
-          bool failed = r.status != "ok";
-          bool faster =
-              r.timing && (!gatResult || !gatResult->timing ||
-                           r.timing->medianMs < gatResult->timing->medianMs);
-          if (!gatResult || (failed && gatResult->status == "ok") ||
-              (!failed && gatResult->status == "ok" && faster))
-            gatResult = r;
-        }
+        for (const KernelResult &r : chains)
+          keepFastest(gatResult, r);
         gatSeconds = chain->referenceSeconds;
         // The fused kernels, after the chains: their reference replaces
         // the chain's.
@@ -454,17 +474,10 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
 
   // The GAT chain.
   if (gatResult) {
-    json j = toJson(*gatResult, ByteCounts(), 0, 0, 0);
-    for (const char *key :
-         {"bytes_compulsory", "bytes_gather", "gbs_compulsory", "gbs_gather"})
-      j.erase(key);
-    j["heads"] = 1;
-    j["width"] = width;
-    j["leaky_relu"] = kGatLeakySlope;
-    j["ops"] = "gnn.sddmm add + leaky_relu, gnn.edge_softmax, gnn.spmm "
-               "with the weights as edge values (three launches, timed "
-               "together)";
-    j["tolerance"] = gatChainTolerance(type);
+    json j = gatJson(*gatResult, width, type,
+                     "gnn.sddmm add + leaky_relu, gnn.edge_softmax, gnn.spmm "
+                     "with the weights as edge values (three launches, timed "
+                     "together)");
     j["reference_seconds"] = gatSeconds;
     rec["gat_chain"] = j;
     if (gatResult->status != "ok")
@@ -475,26 +488,15 @@ CaseOutcome gnnc::bench::runCase(Bench &bench, CudaLibraries *libraries,
   // The fused GAT kernel: the fastest that passed (any failure fails the
   // case), and the chain's time over its.
   for (const KernelResult &r : fusedResults) {
-    const bool failed = r.status != "ok";
-    if (failed)
+    if (r.status != "ok")
       ++out.failures;
-    if (!gatFused || (failed && gatFused->status == "ok") ||
-        (!failed && gatFused->status == "ok" && r.timing && gatFused->timing &&
-         r.timing->medianMs < gatFused->timing->medianMs))
-      gatFused = r;
+    keepFastest(gatFused, r);
   }
   double fusedVsChain = 0;
   if (gatFused) {
-    json j = toJson(*gatFused, ByteCounts(), 0, 0, 0);
-    for (const char *key :
-         {"bytes_compulsory", "bytes_gather", "gbs_compulsory", "gbs_gather"})
-      j.erase(key);
-    j["heads"] = 1;
-    j["width"] = width;
-    j["leaky_relu"] = kGatLeakySlope;
-    j["ops"] = "gnn.spmm with attention: the chain's logits, softmax and "
-               "aggregation in one launch";
-    j["tolerance"] = gatChainTolerance(type);
+    json j = gatJson(*gatFused, width, type,
+                     "gnn.spmm with attention: the chain's logits, softmax "
+                     "and aggregation in one launch");
     json variants = json::array();
     for (const KernelResult &r : fusedResults)
       variants.push_back(

@@ -552,6 +552,29 @@ gnnc_status gnnc_graph_spmm_factors(gnnc_graph graph, const gnnc_op_desc *desc,
 // Launches
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The features and result of an spmm launch: x of num_cols rows and y of
+/// num_rows rows, each of the op's row stride, checked against their
+/// buffers.
+struct SpmmRows {
+  rt::DeviceBuffer x, y;
+};
+Expected<SpmmRows> spmmRows(const OpDesc &op, const graph::CsrGraph &g,
+                            const gnnc_buffer &x, const gnnc_buffer &y) {
+  Expected<rt::DeviceBuffer> dx =
+      operand(x, "x", "reads", g.numCols, op.stride(), op.type);
+  if (!dx)
+    return dx.status();
+  Expected<rt::DeviceBuffer> dy =
+      operand(y, "y", "writes", g.numRows, op.stride(), op.type);
+  if (!dy)
+    return dy.status();
+  return SpmmRows{dx.take(), dy.take()};
+}
+
+} // namespace
+
 gnnc_status gnnc_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer values,
                       gnnc_buffer y, uint64_t stream) {
   return guarded("gnnc_spmm", [&]() -> Status {
@@ -564,14 +587,9 @@ gnnc_status gnnc_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer values,
                            "scores");
     gnnc_graph_s &graph = *launch.graph;
     const graph::CsrGraph &g = graph.host;
-    Expected<rt::DeviceBuffer> dx =
-        operand(x, "x", "reads", g.numCols, op.stride(), op.type);
-    if (!dx)
-      return dx.status();
-    Expected<rt::DeviceBuffer> dy =
-        operand(y, "y", "writes", g.numRows, op.stride(), op.type);
-    if (!dy)
-      return dy.status();
+    Expected<SpmmRows> rows = spmmRows(op, g, x, y);
+    if (!rows)
+      return rows.status();
     std::optional<rt::DeviceBuffer> dv;
     if (op.edgeValues) {
       Expected<rt::DeviceBuffer> v =
@@ -598,7 +616,7 @@ gnnc_status gnnc_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer values,
       colNorm = &factors->second;
     }
     return ops::launchSpmm(graph.context->runtime, kernel->loaded, graph.device,
-                           *dx, dv ? &*dv : nullptr, *dy,
+                           rows->x, dv ? &*dv : nullptr, rows->y,
                            /*synchronize=*/false, colNorm, streamOf(stream));
   });
 }
@@ -615,10 +633,9 @@ gnnc_status gnnc_spmm_attention(gnnc_kernel kernel, gnnc_buffer x,
                            "gnnc_spmm");
     gnnc_graph_s &graph = *launch.graph;
     const graph::CsrGraph &g = graph.host;
-    Expected<rt::DeviceBuffer> dx =
-        operand(x, "x", "reads", g.numCols, op.stride(), op.type);
-    if (!dx)
-      return dx.status();
+    Expected<SpmmRows> rows = spmmRows(op, g, x, y);
+    if (!rows)
+      return rows.status();
     Expected<rt::DeviceBuffer> dd =
         operand(att_dst, "att_dst", "reads", g.numRows, 1, op.type);
     if (!dd)
@@ -627,13 +644,9 @@ gnnc_status gnnc_spmm_attention(gnnc_kernel kernel, gnnc_buffer x,
         operand(att_src, "att_src", "reads", g.numCols, 1, op.type);
     if (!ds)
       return ds.status();
-    Expected<rt::DeviceBuffer> dy =
-        operand(y, "y", "writes", g.numRows, op.stride(), op.type);
-    if (!dy)
-      return dy.status();
     const ops::AttentionScores scores{&*dd, &*ds};
     return ops::launchSpmm(graph.context->runtime, kernel->loaded, graph.device,
-                           *dx, nullptr, *dy, /*synchronize=*/false,
+                           rows->x, nullptr, rows->y, /*synchronize=*/false,
                            /*colNorm=*/nullptr, streamOf(stream),
                            /*linear=*/nullptr, &scores);
   });

@@ -15,15 +15,21 @@ _NORM = {Scale.NONE: "none", Scale.LEFT: "left", Scale.RIGHT: "right",
          Scale.BOTH: "both"}
 
 
-def _launch_spmm(g, spec, x, values, y):
-    assert spec.kind == OpKind.SPMM
+def _rows(spec, x, y):
+    """The spec.width features of each row of x and y: a strided head's view
+    (row_stride set) or the rows as they are."""
     w = spec.width
     if spec.row_stride:
         assert x.dim() == 2 and x.stride(0) == spec.row_stride
-        xv, yv = x[:, :w], y[:, :w]
-    else:
-        xv, yv = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
-        assert xv.shape[1] == w
+        return x[:, :w], y[:, :w]
+    xv, yv = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
+    assert xv.shape[1] == w
+    return xv, yv
+
+
+def _launch_spmm(g, spec, x, values, y):
+    assert spec.kind == OpKind.SPMM
+    xv, yv = _rows(spec, x, y)
     assert (values is not None) == spec.edge_values
     out = torch_ref.spmm(g.edge_rows, g.edge_cols, g.num_rows, xv.double(),
                          None if values is None else values.double(),
@@ -58,13 +64,7 @@ def _launch_snapshot_spmm(group, spec, transposed, x, y):
 def _launch_spmm_attention(g, spec, x, att_dst, att_src, y):
     """The fused GAT kernel as the reference chain: logits, softmax, spmm."""
     assert spec.kind == OpKind.SPMM and spec.attention and not spec.edge_values
-    w = spec.width
-    if spec.row_stride:
-        assert x.dim() == 2 and x.stride(0) == spec.row_stride
-        xv, yv = x[:, :w], y[:, :w]
-    else:
-        xv, yv = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
-        assert xv.shape[1] == w
+    xv, yv = _rows(spec, x, y)
     assert att_dst.shape == (g.num_rows,) and att_src.shape == (g.num_cols,)
     logits = torch_ref.sddmm(g.edge_rows, g.edge_cols, att_dst.double(),
                              att_src.double(), "add", spec.leaky_relu)
