@@ -10,7 +10,8 @@ from ._lib import ABI_VERSION, GnncError
 __version__ = "0.1.0"
 
 __all__ = ["ABI_VERSION", "GnncError", "Graph", "SnapshotGroup", "ops", "nn",
-           "spmm", "sddmm", "edge_softmax", "snapshot_spmm", "cached_graph",
+           "spmm", "sddmm", "edge_softmax", "gat_attention", "snapshot_spmm",
+           "cached_graph",
            "segment_matmul"]
 
 _LAZY = {
@@ -20,6 +21,7 @@ _LAZY = {
     "spmm": ("ops", "spmm"),
     "sddmm": ("ops", "sddmm"),
     "edge_softmax": ("ops", "edge_softmax"),
+    "gat_attention": ("ops", "gat_attention"),
     "SnapshotGroup": ("snapshots", "SnapshotGroup"),
     "snapshot_spmm": ("ops", "snapshot_spmm"),
     "segment_matmul": ("segment", "segment_matmul"),

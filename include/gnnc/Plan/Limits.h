@@ -98,8 +98,8 @@ constexpr int32_t kTunedGroupSizes[] = {32, 16, 64, 8};
 constexpr int32_t kTunedEdgesPerWorker[] = {256, 128, 64};
 /// The edge batches the tuner also tries for gnn.spmm with attention,
 /// whose weights cost registers per batch slot (on an H100 batches of 4
-/// and 2 beat 8 by 8-20% on graphs with 1M edges or more and on tu_PROTEINS,
-/// and lost up to 18% on cora and citeseer).
+/// and 2 beat 8 by 8-27% on graphs with 1M edges or more and on
+/// tu_PROTEINS, and lost 18-26% on cora and citeseer).
 constexpr int32_t kTunedAttentionEdgeBatches[] = {4, 2};
 /// batched: the shared memory a block's staged tile may take by default
 /// (a column block is as wide as fits), the nodes a tile holds and the
