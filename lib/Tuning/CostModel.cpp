@@ -76,6 +76,8 @@ std::string gnnc::tuning::shortText(const Schedule &s) {
     os << " gs=" << s.groupSize;
   if (s.blocksPerSm > 0)
     os << " bps=" << s.blocksPerSm;
+  if (s.edgeBatch > 0)
+    os << " eb=" << s.edgeBatch;
   return os.str();
 }
 
@@ -137,6 +139,10 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   const double rows = static_cast<double>(profile.numRows);
   const double edges = static_cast<double>(profile.nnz);
   const double clock = gpu.clockHz;
+  // Every kernel the plan launches: the main one and its companions (the
+  // zeroing kernel of split rows, attention's statistics, the fix-up).
+  const double launches =
+      1.0 + static_cast<double>(plan.preludes.size() + plan.followUps.size());
 
   // Bandwidth. Compulsory: row offsets, column indices (and edge values)
   // once, Y written once. Gathered: every edge reads its neighbour's row of
@@ -250,7 +256,7 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
     p.warpImbalance = meanGroup > 0 ? std::max(1.0, longest / meanGroup) : 1;
     p.issueSeconds = (std::max(wavefronts, issueSlots) + sharedCycles) /
                      (gpu.smCount * clock);
-    p.launchSeconds = 2 * gpu.launchSeconds;
+    p.launchSeconds = launches * gpu.launchSeconds;
   } else if ((s.strategy == Strategy::EdgeParallel)) {
     // One worker's dependent chain over `edgeItems` edges of its stretch:
     //  - the merge-path search for its first and last row: the worker's
@@ -286,7 +292,7 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
     // loads themselves.
     p.warpImbalance = 1;
     p.issueSeconds = wavefronts / (gpu.smCount * clock);
-    p.launchSeconds = 2 * gpu.launchSeconds;
+    p.launchSeconds = launches * gpu.launchSeconds;
     // Instructions between the loads, which the bounds above leave out:
     // every warp step (one item for each of the warp's 32 / lanes workers)
     // costs edgeStepCycles per chunk a lane owns, and every row end costs
@@ -334,7 +340,7 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
     double warps = std::ceil(rows / rowsPerWarp);
     double issueSlots = warps * warpMax * m.chunksPerLane;
     p.issueSeconds = std::max(wavefronts, issueSlots) / (gpu.smCount * clock);
-    p.launchSeconds = gpu.launchSeconds;
+    p.launchSeconds = launches * gpu.launchSeconds;
   }
 
   double largest = largestBound(p);
@@ -368,10 +374,8 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   if (p.instructionSeconds > 0)
     why << " + " << formatModelTime(p.instructionSeconds)
         << " of loop instructions";
-  why << ((s.strategy == Strategy::EdgeParallel) ||
-                  (s.strategy == Strategy::NeighborGroup)
-              ? " + 2 launches"
-              : " + launch");
+  why << (launches > 1 ? " + " + std::to_string(int(launches)) + " launches"
+                       : std::string(" + launch"));
   p.why = why.str();
   return p;
 }
