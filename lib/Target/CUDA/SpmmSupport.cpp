@@ -219,27 +219,42 @@ void SpmmPrinter::loadAttentionStatistics() {
 
 void SpmmPrinter::printAttentionGroupPass(bool sums) {
   const int64_t lanes = kAttentionStatisticsLanes;
-  os << "// gnn.spmm with attention, neighbor_group, kernel "
-     << (sums ? "3: each group adds its edges' exp(logit - the row's largest)"
-              : "2: each group raises its row's largest logit")
-     << "\n// to its row's slot of the workspace atomically.\n";
+  // The row's two floats of the workspace.
+  const std::string slot =
+      ("(" + p.workspace + " + " + std::to_string(kAttentionFloats) + " * row)")
+          .str();
+  if (sums)
+    os << "// gnn.spmm with attention, neighbor_group, kernel 3: each group of "
+          "a row\n// with several adds its edges' exp(logit - the row's "
+          "largest) to the row's\n// slot of the workspace atomically.\n";
+  else
+    os << "// gnn.spmm with attention, neighbor_group, kernel 2: each group "
+          "raises its\n// row's largest logit in the workspace atomically; a "
+          "row of one group\n// stores its largest logit and its sum at "
+          "once (kernel 3 skips it).\n";
   os << "const long long group = (long long)blockIdx.x * "
      << kAttentionStatisticsThreads / lanes << " + threadIdx.x / " << lanes
      << ";\n";
   os << "const int lane = threadIdx.x % " << lanes << ";\n";
   os << "if (group >= " << p.numGroups << ")\n  return;\n";
   os << "const long long row = " << p.groupRows << "[group];\n";
-  os << "const long long row_begin = " << graph.rowPtr << "[row];\n";
-  os << "const long long begin = row_begin + (group - " << p.groupPtr
-     << "[row]) * " << plan.groupSize << ";\n";
+  os << "const long long first_group = " << p.groupPtr << "[row];\n";
+  os << "const bool whole_row = " << p.groupPtr
+     << "[row + 1] - first_group == 1;\n";
+  if (sums)
+    os << "if (whole_row)\n  return;\n";
+  os << "const long long begin = (long long)" << graph.rowPtr
+     << "[row] + (group - first_group) * " << plan.groupSize << ";\n";
   os << "const long long end = min(begin + " << plan.groupSize << ", "
      << "(long long)" << graph.rowPtr << "[row + 1]);\n";
   os << "const float att_row = " << score(p.attDst, "row") << ";\n";
   const double slope = desc.leakyRelu.value_or(1.0);
-  if (sums)
-    os << "const float att_max = " << p.workspace << "[" << kAttentionFloats
-       << " * row];\n";
-  os << "float v = " << (sums ? "0.0f" : "__int_as_float(0xff800000)") << ";\n";
+  if (sums) {
+    os << "const float att_max = " << slot << "[0];\n";
+    os << "float v = 0.0f;\n";
+  } else {
+    os << "float m = __int_as_float(0xff800000), v = 0.0f;\n";
+  }
   os << "const unsigned group_mask = " << ((1u << lanes) - 1)
      << "u << (threadIdx.x % 32 / " << lanes << " * " << lanes << ");\n";
   os << "#pragma unroll 4\n";
@@ -249,17 +264,25 @@ void SpmmPrinter::printAttentionGroupPass(bool sums) {
   os << "const float logit = gnnc_attention_logit(att_row, "
      << score(p.attSrc, (graph.colIdx + "[edge]").c_str()) << ", "
      << FloatLiteral{slope} << ");\n";
-  os << (sums ? "v += expf(logit - att_max);\n" : "v = fmaxf(v, logit);\n");
+  os << (sums ? "v += expf(logit - att_max);\n"
+              : "gnnc_softmax_add(m, v, logit);\n");
   closeBlock();
-  os << "v = gnnc_lanes_" << (sums ? "sum" : "max") << "<" << lanes
-     << ">(v, group_mask);\n";
-  os << "if (lane == 0)\n";
-  if (sums)
-    os << "  atomicAdd(" << p.workspace << " + " << kAttentionFloats
-       << " * row + 1, v);\n";
-  else
-    os << "  gnnc_atomic_max_float(" << p.workspace << " + " << kAttentionFloats
-       << " * row, v);\n";
+  if (sums) {
+    os << "v = gnnc_lanes_sum<" << lanes << ">(v, group_mask);\n";
+    os << "if (lane == 0)\n";
+    os << "  atomicAdd(" << slot << " + 1, v);\n";
+    return;
+  }
+  os << "gnnc_softmax_combine<" << lanes << ">(m, v, group_mask);\n";
+  os << "if (lane == 0) {\n";
+  os.indent();
+  os << "if (whole_row) {\n";
+  os << "  " << slot << "[0] = m;\n";
+  os << "  " << slot << "[1] = v;\n";
+  os << "} else {\n";
+  os << "  gnnc_atomic_max_float(" << slot << ", m);\n";
+  os << "}\n";
+  closeBlock();
 }
 
 void SpmmPrinter::accumulate() {
