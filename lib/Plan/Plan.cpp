@@ -73,7 +73,7 @@ Status checkAttentionOptions(const OpDesc &op) {
     return Status::error("leaky_relu of gnn.spmm applies to its attention "
                          "logits; give attention(...) too");
   if (op.leakyRelu && !std::isfinite(*op.leakyRelu))
-    return Status::error("leaky_relu's slope must be finite");
+    return Status::error("leaky_relu slope must be finite");
   if (!op.attention)
     return Status::ok();
   if (op.edgeValues || op.reduce != Reduce::Sum ||

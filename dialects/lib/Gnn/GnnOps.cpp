@@ -437,9 +437,8 @@ LogicalResult SddmmOp::verify() {
     return emitOpError() << "form = add gives one value per edge and column: "
                             "the result must be 2-D with width "
                          << a.getDimSize(1) << ", got " << result;
-  if (auto slope = getLeakyReluAttr())
-    if (!std::isfinite(slope.getValueAsDouble()))
-      return emitOpError() << "leaky_relu slope must be finite";
+  // (A slope that is not finite is refused by checkOpSizes, through
+  // verifySchedule.)
   if (failed(verifyNoRowsLayout(*this)))
     return failure();
   return verifySchedule(*this);

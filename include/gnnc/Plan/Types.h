@@ -176,6 +176,8 @@ struct OpDesc {
   int64_t resultWidth() const { return linear() ? linearWidth : width; }
   /// The column factors' exponent: colNormExponent, or 1/2.
   double columnExponent() const { return colNormExponent.value_or(0.5); }
+  /// The slope of attention's leaky ReLU (attentionSlope(leakyRelu)).
+  double attentionSlope() const;
 
   bool operator==(const OpDesc &o) const;
   bool operator!=(const OpDesc &o) const { return !(*this == o); }
@@ -194,6 +196,16 @@ OpDesc segmentMatmulWeightGradOp(ElementType type, int64_t k, int64_t m);
 inline bool isSegmentMatmulKind(OpKind kind) {
   return kind == OpKind::SegmentMatmul ||
          kind == OpKind::SegmentMatmulWeightGrad;
+}
+
+/// The slope of the leaky ReLU of gnn.spmm's attention logits given its
+/// `leaky_relu`: that slope, or 1 without one (the identity: the plain sum
+/// dst[r] + src[c]).
+inline double attentionSlope(const std::optional<double> &leakyRelu) {
+  return leakyRelu.value_or(1.0);
+}
+inline double OpDesc::attentionSlope() const {
+  return gnnc::attentionSlope(leakyRelu);
 }
 
 /// A gnn.spmm (sum) of `type` features of `width` per row, unpadded, over a

@@ -180,8 +180,7 @@ std::string SpmmPrinter::score(StringRef scores, StringRef index) const {
 }
 
 void SpmmPrinter::attentionStatistics() {
-  // A slope of 1 makes the leaky ReLU the identity: the plain sum.
-  const double slope = desc.leakyRelu.value_or(1.0);
+  const double slope = desc.attentionSlope();
   os << "// Attention: the row's largest logit leaky_relu(dst[row] + "
         "src[col])\n// and its sum of exp(logit - largest), one pass of the "
         "row's threads.\n";
@@ -248,7 +247,7 @@ void SpmmPrinter::printAttentionGroupPass(bool sums) {
   os << "const long long end = min(begin + " << plan.groupSize << ", "
      << "(long long)" << graph.rowPtr << "[row + 1]);\n";
   os << "const float att_row = " << score(p.attDst, "row") << ";\n";
-  const double slope = desc.leakyRelu.value_or(1.0);
+  const double slope = desc.attentionSlope();
   if (sums) {
     os << "const float att_max = " << slot << "[0];\n";
     os << "float v = 0.0f;\n";
@@ -340,7 +339,7 @@ void SpmmPrinter::gather(const GatherOptions &options) {
     os << "my_w[m] = t < n ? gnnc_attention_weight(gnnc_attention_logit("
           "att_row, "
        << score(p.attSrc, "my_col[m]") << ", "
-       << FloatLiteral{c.desc.leakyRelu.value_or(1.0)}
+       << FloatLiteral{desc.attentionSlope()}
        << "), att_max, att_scale) : 0.0f;\n";
   } else if (!p.values.empty()) {
     if (e.toFloat.empty())

@@ -682,7 +682,7 @@ KernelCheck checks::compareSpmm(const rt::KernelSpec &spec,
   std::vector<double> expected, magnitude;
   if (sig.attention)
     ref::attentionSpmm(g, in.rowScores.data(), in.colScores.data(), in.x.data(),
-                       width, sig.leakyRelu.value_or(1.0), expected,
+                       width, attentionSlope(sig.leakyRelu), expected,
                        &magnitude);
   else
     ref::spmm(g, in.valuesOrNull(), in.x.data(), width, sig.options(), expected,

@@ -923,3 +923,23 @@ gnn.module @m {
     gnn.return %y : tensor<?x64xf32>
   }
 }
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x1xf32>, %b: tensor<?x1xf32>) -> tensor<?x1xf32> {
+    // expected-error @+1 {{leaky_relu slope must be finite}}
+    %e = gnn.sddmm %g, %a, %b {form = #gnn<sddmm_form add>, leaky_relu = 0x7F800000 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x1xf32>, tensor<?x1xf32> -> tensor<?x1xf32>
+    gnn.return %e : tensor<?x1xf32>
+  }
+}
+
+// -----
+
+gnn.module @m {
+  gnn.kernel @k(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x64xf32>, %d: tensor<?xf32>, %s: tensor<?xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{leaky_relu slope must be finite}}
+    %y = gnn.spmm %g, %x attention(%d, %s : tensor<?xf32>, tensor<?xf32>) {leaky_relu = 0x7FC00000 : f32} : !gnn.graph<csr, i64, i32>, tensor<?x64xf32> -> tensor<?x64xf32>
+    gnn.return %y : tensor<?x64xf32>
+  }
+}
