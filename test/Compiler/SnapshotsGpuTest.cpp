@@ -38,9 +38,15 @@ test::GpuKernels &kernels() {
   return *k;
 }
 
+/// How a kernel walks a group: every row one work item (the table read as
+/// the rows in order), or some row split into several.
+enum class Items { Any, OnePerRow, SomeRowSplit };
+
 /// Checks every kernel on the group of its number of snapshots from the
-/// start of `series` (which must hold at least 8).
-void checkAll(const SnapshotSeries &series, uint64_t seed) {
+/// start of `series` (which must hold at least 8), first asserting that
+/// its work items are of the kind `items` asks.
+void checkAll(const SnapshotSeries &series, uint64_t seed,
+              Items items = Items::Any) {
   test::GpuKernels &k = kernels();
   if (!k.skipReason.empty())
     GTEST_SKIP() << k.skipReason;
@@ -50,6 +56,16 @@ void checkAll(const SnapshotSeries &series, uint64_t seed) {
     Expected<SnapshotGroup> group =
         overlapGroup(series, 0, variants[i].snapshots);
     ASSERT_TRUE(group) << group.message();
+    if (items != Items::Any) {
+      const int64_t sliceSize = k.kernels[i].spec.schedule.sliceSize;
+      Expected<ops::SnapshotSlices> table = ops::snapshotSlices(
+          group->overlap.rowPtr, stackExclusive(*group).offsets, group->size(),
+          sliceSize, "test");
+      ASSERT_TRUE(table) << table.message();
+      EXPECT_EQ(table->count() == group->numNodes, items == Items::OnePerRow)
+          << k.kernels[i].spec.name << ": " << table->count() << " items over "
+          << group->numNodes << " rows, slice_size " << sliceSize;
+    }
     auto check =
         ops::checkSnapshotSpmm(*k.runtime, k.kernels[i], *group, seed++);
     ASSERT_TRUE(check) << k.kernels[i].spec.name << ": " << check.message();
@@ -99,6 +115,45 @@ TEST(SnapshotsGpu, CompleteChurnAndEmptySnapshots) {
         src[t].push_back((r + 8 * j + t + 1) % n);
       }
   checkAll(fromLists(n, src, dst), 200);
+}
+
+/// Rows of 0-1 shared and 0-1 exclusive edges per snapshot over 500
+/// nodes; with `hub`, row 7 takes 300 edges of every snapshot instead.
+SnapshotSeries shortRows(bool hub) {
+  const int64_t n = 500;
+  std::vector<std::vector<int64_t>> src(8), dst(8);
+  for (int t = 0; t < 8; ++t)
+    for (int64_t r = 0; r < n; ++r) {
+      if (hub && r == 7) {
+        for (int64_t c = 100; c < 400; ++c) {
+          dst[t].push_back(r);
+          src[t].push_back((c + 5 * t) % n);
+        }
+        continue;
+      }
+      // Sources below n / 2 repeat in every snapshot, those above differ.
+      for (int64_t j = 0; j < r % 2; ++j) {
+        dst[t].push_back(r);
+        src[t].push_back((r * 13 + j * 101) % (n / 2));
+      }
+      for (int64_t j = 0; j < (r + t) % 2; ++j) {
+        dst[t].push_back(r);
+        src[t].push_back(n / 2 + (r * 7 + t * 31 + j * 211 + 1) % (n / 2));
+      }
+    }
+  return fromLists(n, src, dst);
+}
+
+TEST(SnapshotsGpu, OneItemPerRow) {
+  // Every variant's slices (2 edges at least) hold a whole row: the
+  // kernels read each row's edges from the offsets, without its work item.
+  checkAll(shortRows(false), 400, Items::OnePerRow);
+}
+
+TEST(SnapshotsGpu, ShortRowsAndASplitHub) {
+  // The same rows and one hub that every variant splits: the table is read
+  // item by item, the hub's pieces added atomically.
+  checkAll(shortRows(true), 500, Items::SomeRowSplit);
 }
 
 TEST(SnapshotsGpu, OneHugeRow) {
