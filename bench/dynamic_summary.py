@@ -15,6 +15,9 @@ a Markdown table (table.md):
   cuSPARSE's
   time over the floor of one launch of the sliced kernel (the most any
   kernel could gain over it);
+- the cases run at the group size the runtime tuner picked (gnn-bench
+  --group auto: "tuned"), apart: the same two ratios over them, and the
+  size picked for each series, type and width;
 - examples/train_dgnn.py --compare --json results (every JSON with
   "results"): the epoch of the dynamic GNN through gnnc against the same
   model as PyG's per-snapshot loop, data starting in host memory, and the
@@ -33,13 +36,15 @@ from batched_summary import geomean, stats
 def main():
     out = sys.argv[1]
     # A case run again in a later file (in name order) replaces the earlier.
-    by_key, dgnn = {}, []
+    by_key, tuned, dgnn = {}, {}, []
     for path in sorted(glob.glob(os.path.join(out, "*.json"))):
         if os.path.basename(path) == "summary.json":
             continue
         doc = json.load(open(path))
         for c in doc.get("snapshot_cases", []):
-            if "best" in c:
+            if c.get("tuned") and "group_choice" in c:
+                tuned[(c["series"], c["type"], c["width"])] = c
+            elif "best" in c:
                 by_key[(c["series"], c["group"], c["type"], c["width"])] = c
         dgnn += doc.get("results", [])
     cases = list(by_key.values())
@@ -72,6 +77,23 @@ def main():
             b["multi_snapshot_ms"], b["per_snapshot_sum_ms"], b["cusparse_blockdiag_ms"],
             per or 0, cus or 0,
             "%.3f" % ratio if ratio else "-"))
+    tuned_per, tuned_cus, picks, trows = [], [], {}, []
+    for (series, type_, width), c in sorted(tuned.items()):
+        choice = c["group_choice"]
+        picks["%s %s w%d" % (series, type_, width)] = choice["group"]
+        b = c.get("best", {})
+        per = b.get("multisnap_vs_gnnc_per_snapshot")
+        cus = b.get("multisnap_vs_cusparse_blockdiag")
+        if per:
+            tuned_per.append(per)
+        if cus:
+            tuned_cus.append(cus)
+        trows.append("| %s | %s | %d | %s | %d | %d | %s | %s |" % (
+            series, type_, width,
+            ", ".join("S%d %.4f" % (k["group"], k["ms_per_snapshot"])
+                      for k in choice["candidates"]),
+            choice["group"], choice["cached_groups"],
+            "%.2fx" % per if per else "-", "%.2fx" % cus if cus else "-"))
     epochs, hidden, drows = [], [], []
     for r in dgnn:
         ratio = r.get("epoch_ratio_pyg_over_gnnc")
@@ -92,6 +114,9 @@ def main():
         "multisnap_vs_gnnc_per_snapshot": stats(vs_per),
         "multisnap_vs_cusparse_blockdiag": stats(vs_cus),
         "multisnap_vs_cusparse_blockdiag_rmat": stats(vs_cus_rmat),
+        "multisnap_vs_gnnc_per_snapshot_tuned": stats(tuned_per),
+        "multisnap_vs_cusparse_blockdiag_tuned": stats(tuned_cus),
+        "tuned_group": picks or None,
         "cusparse_blockdiag_over_launch_floor_temporal": {
             "max": round(max(floors), 3), "cases": len(floors)} if floors else None,
         "transfer_bytes_vs_ideal": {"max": round(max(sent), 3),
@@ -114,6 +139,11 @@ def main():
                 "cuSPARSE ms | vs per-snapshot | vs cuSPARSE | bytes vs ideal |\n")
         f.write("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
         f.write("\n".join(rows) + "\n\n")
+        if trows:
+            f.write("| series | type | width | tuner's ms per snapshot | S picked | "
+                    "groups cached | vs per-snapshot | vs cuSPARSE |\n"
+                    "|---|---|--:|---|--:|--:|--:|--:|\n")
+            f.write("\n".join(trows) + "\n\n")
         f.write("| dataset | PyG epoch ms | gnnc epoch ms | speedup | loss diff | "
                 "copy ms | copy hidden |\n|---|--:|--:|--:|--:|--:|--:|\n")
         f.write("\n".join(drows) + "\n")

@@ -9,6 +9,7 @@
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Limits.h"
 #include "gnnc/Plan/Plan.h"
+#include "gnnc/Tuning/SnapshotGroups.h"
 #include "gnnc/graph/Batch.h"
 #include "gnnc/ops/Snapshots.h"
 #include "gnnc/reference/Spmm.h"
@@ -319,5 +320,75 @@ json gnnc::bench::runSnapshotCase(Bench &bench, CudaLibraries *libraries,
               multiMs > 0 ? cusparseMs / multiMs : 0.0,
               record.value("launch_floor_ms", 0.0), multiSchedule.c_str());
   std::fflush(stdout);
+  return record;
+}
+
+json gnnc::bench::runTunedSnapshotCase(Bench &bench, CudaLibraries *libraries,
+                                       const std::string &name,
+                                       const graph::SnapshotSeries &series,
+                                       ElementType type, int64_t width,
+                                       uint64_t seed, int &failures) {
+  tuning::SnapshotGroupOptions options;
+  options.width = width;
+  options.type = type;
+  options.seed = seed;
+  Expected<tuning::SnapshotGroupChoice> choice =
+      tuning::chooseSnapshotGroup(bench.runtime(), series, options);
+  if (!choice) {
+    ++failures;
+    std::printf("error    %s %s w%lld: %s\n", name.c_str(),
+                elementTypeName(type), (long long)width,
+                choice.message().c_str());
+    return {{"series", name},
+            {"type", elementTypeName(type)},
+            {"width", width},
+            {"tuned", true},
+            {"error", choice.message()}};
+  }
+  json candidates = json::array();
+  for (const tuning::SnapshotGroupCandidate &c : choice->candidates) {
+    candidates.push_back(
+        {{"group", c.snapshots},
+         {"overlap_rate", c.overlapRate},
+         {"structure_bytes", c.structureBytes},
+         {"feature_bytes", c.featureBytes},
+         {"resident_structure_bytes", c.residentStructureBytes},
+         {"device_bytes", c.deviceBytes},
+         {"feature_copy_ms", c.featureCopyMs},
+         {"structure_copy_ms", c.structureCopyMs},
+         {"aggregate_ms", c.aggregateMs},
+         {"groups", c.groups},
+         {"cached_groups", c.cachedGroups},
+         {"copy_ms", c.copyMs},
+         {"ms_per_snapshot", c.msPerSnapshot},
+         {"fits", c.fits}});
+    std::printf("group    %s %s w%lld: S%lld  copies %.4f + %.4f ms  "
+                "aggregate %.4f ms  %.4f ms per snapshot%s\n",
+                name.c_str(), elementTypeName(type), (long long)width,
+                (long long)c.snapshots, c.featureCopyMs, c.structureCopyMs,
+                c.aggregateMs, c.msPerSnapshot,
+                c.fits ? "" : "  (does not fit)");
+  }
+  json chosen = {{"candidates", candidates},
+                 {"group", choice->snapshots},
+                 {"groups", choice->groups},
+                 {"cached_groups", choice->cachedGroups},
+                 {"memory_budget", choice->memoryBudget},
+                 {"host_to_device_gbps", choice->hostToDeviceGBps}};
+  std::printf("chosen   %s %s w%lld: S%lld, %lld of %lld groups cached\n",
+              name.c_str(), elementTypeName(type), (long long)width,
+              (long long)choice->snapshots, (long long)choice->cachedGroups,
+              (long long)choice->groups);
+  std::fflush(stdout);
+  if (choice->snapshots == 0)
+    return {{"series", name},
+            {"type", elementTypeName(type)},
+            {"width", width},
+            {"tuned", true},
+            {"group_choice", chosen}};
+  json record = runSnapshotCase(bench, libraries, name, series,
+                                choice->snapshots, type, width, seed, failures);
+  record["tuned"] = true;
+  record["group_choice"] = chosen;
   return record;
 }

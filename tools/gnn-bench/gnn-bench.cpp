@@ -128,7 +128,9 @@ void usage() {
       "                      gnnc per snapshot and cuSPARSE on the\n"
       "                      block-diagonal graph (--types; widths 8,16,32,64\n"
       "                      unless --widths)\n"
-      "  --group LIST        snapshots per group for --snapshots (2,4,8)\n"
+      "  --group LIST        snapshots per group for --snapshots (2,4,8);\n"
+      "                      'auto' adds the size the runtime tuner picks\n"
+      "                      (each of 2, 4 and 8 timed on the series)\n"
       "  --segments LIST     instead of the cases above: segmented matmuls\n"
       "                      (Y_t = X_t W_t per type; forward, and dX + dW)\n"
       "                      on segment sets: names of <datasets>/segments/\n"
@@ -194,6 +196,8 @@ struct Options {
   std::string dumpBatchesDir;
   std::vector<std::string> snapshotSeries;
   std::vector<int64_t> groupSizes{2, 4, 8};
+  /// --group auto: also the size tuning::chooseSnapshotGroup picks.
+  bool tunedGroup = false;
   std::vector<std::string> segmentSets;
   SegmentCaseOptions segmentOptions;
   bool offsets64 = true;
@@ -301,6 +305,10 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
     } else if (arg == "--group") {
       o.groupSizes.clear();
       for (const std::string &s : splitList(v)) {
+        if (s == "auto") {
+          o.tunedGroup = true;
+          continue;
+        }
         if (!parseInt(s, n) || n < 1 || n > gnnc::limits::kMaxSnapshots)
           return "--group: bad group size '" + s + "' (1 to " +
                  std::to_string(gnnc::limits::kMaxSnapshots) + ")";
@@ -731,16 +739,23 @@ int main(int argc, char **argv) {
           cases.push_back({{"series", name}, {"skipped", series.message()}});
           continue;
         }
+        auto keep = [&](json record) {
+          cases.push_back(std::move(record));
+          doc["snapshot_cases"] = cases;
+          if (!o.outFile.empty())
+            (void)writeText(o.outFile, doc.dump(1) + "\n");
+        };
+        CudaLibraries *libs = libraries ? &*libraries : nullptr;
         for (int64_t group : o.groupSizes)
           for (ElementType type : o.types)
-            for (int64_t width : o.widths) {
-              cases.push_back(runSnapshotCase(
-                  *bench, libraries ? &*libraries : nullptr, name, *series,
-                  group, type, width, o.caseOptions.seed, failures));
-              doc["snapshot_cases"] = cases;
-              if (!o.outFile.empty())
-                (void)writeText(o.outFile, doc.dump(1) + "\n");
-            }
+            for (int64_t width : o.widths)
+              keep(runSnapshotCase(*bench, libs, name, *series, group, type,
+                                   width, o.caseOptions.seed, failures));
+        if (o.tunedGroup)
+          for (ElementType type : o.types)
+            for (int64_t width : o.widths)
+              keep(runTunedSnapshotCase(*bench, libs, name, *series, type,
+                                        width, o.caseOptions.seed, failures));
       }
       doc["snapshot_cases"] = cases;
       doc["failures"] = failures;

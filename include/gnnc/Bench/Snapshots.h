@@ -42,6 +42,15 @@ nlohmann::json runSnapshotCase(Bench &bench, CudaLibraries *libraries,
                                int64_t groupSize, ElementType type,
                                int64_t width, uint64_t seed, int &failures);
 
+/// The case at the group size tuning::chooseSnapshotGroup picks for the
+/// series, type and width (its candidates recorded under "group_choice";
+/// "tuned": true); where no size fits, the choice alone.
+nlohmann::json runTunedSnapshotCase(Bench &bench, CudaLibraries *libraries,
+                                    const std::string &name,
+                                    const graph::SnapshotSeries &series,
+                                    ElementType type, int64_t width,
+                                    uint64_t seed, int &failures);
+
 } // namespace gnnc::bench
 
 #endif // GNNC_BENCH_SNAPSHOTS_H
