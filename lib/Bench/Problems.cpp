@@ -250,59 +250,6 @@ Expected<GatProblem> gnnc::bench::makeGatProblem(SpmmProblem &base,
   return p;
 }
 
-void gnnc::bench::gatChainReference(const graph::CsrGraph &g,
-                                    const float *attRow, const float *attCol,
-                                    const float *x, int64_t width, float slope,
-                                    ElementType type, double *out,
-                                    double *magnitude) {
-  auto rows = [&](int64_t first, int64_t last) {
-    std::vector<double> alpha;
-    for (int64_t r = first; r < last; ++r) {
-      double *y = out + r * width;
-      double *mag = magnitude + r * width;
-      std::fill(y, y + width, 0.0);
-      std::fill(mag, mag + width, 0.0);
-      const int64_t begin = g.rowPtr[r], end = g.rowPtr[r + 1];
-      if (begin == end)
-        continue;
-      // The logits tensor, in the element type.
-      alpha.resize(static_cast<size_t>(end - begin));
-      double max = -HUGE_VAL;
-      for (int64_t e = begin; e < end; ++e) {
-        double v = double(attRow[r]) + double(attCol[g.colIdx[e]]);
-        if (v < 0)
-          v *= double(slope);
-        double rounded = roundToElementType(static_cast<float>(v), type);
-        alpha[e - begin] = rounded;
-        max = std::max(max, rounded);
-      }
-      // The softmax weights, in the element type.
-      double sum = 0;
-      for (double &a : alpha) {
-        a = std::exp(a - max);
-        sum += a;
-      }
-      for (double &a : alpha)
-        a = roundToElementType(static_cast<float>(a / sum), type);
-      // The weighted sum of the neighbours' features.
-      for (int64_t e = begin; e < end; ++e) {
-        const double a = alpha[e - begin];
-        const float *xc = x + int64_t(g.colIdx[e]) * width;
-        for (int64_t f = 0; f < width; ++f) {
-          double term = a * double(xc[f]);
-          y[f] += term;
-          mag[f] += std::fabs(term);
-        }
-      }
-    }
-  };
-  // Pieces of about equal work; each output row belongs to one piece, so the
-  // result ignores the thread count.
-  const bool small = g.nnz() * width < (int64_t(1) << 20);
-  graph::parallelForRowsByWork(g.rowPtr.data(), g.numRows,
-                               /*numThreads=*/small ? 1 : 0, rows);
-}
-
 double gnnc::bench::gatChainTolerance(ElementType type) {
   return 4 * ops::spmmTolerance(type);
 }
@@ -318,9 +265,9 @@ void gnnc::bench::ensureGatReference(GatProblem &problem, bool fused) {
     base.hasReference = false;
     resizeForOverwrite(host.expected, base.outputCount());
     resizeForOverwrite(host.magnitude, base.outputCount());
-    gatChainReference(base.graph(), host.attRow.data(), host.attCol.data(),
-                      host.x.data(), base.width, kGatLeakySlope,
-                      fused ? ElementType::F32 : base.type,
-                      host.expected.data(), host.magnitude.data());
+    ref::attentionSpmmInto(base.graph(), host.attRow.data(), host.attCol.data(),
+                           host.x.data(), base.width, kGatLeakySlope,
+                           fused ? ElementType::F32 : base.type,
+                           host.expected.data(), host.magnitude.data());
   });
 }

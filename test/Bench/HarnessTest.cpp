@@ -225,12 +225,12 @@ TEST(BenchHost, GatChainReference) {
     std::vector<double> one(expected.size(), -1), oneMag(expected.size(), -1);
     std::vector<double> many(expected.size(), -1), manyMag(expected.size(), -1);
     withHostThreads("1", [&] {
-      gatChainReference(g, attRow.data(), attCol.data(), x.data(), width,
-                        kGatLeakySlope, type, one.data(), oneMag.data());
+      ref::attentionSpmmInto(g, attRow.data(), attCol.data(), x.data(), width,
+                             kGatLeakySlope, type, one.data(), oneMag.data());
     });
     withHostThreads("3", [&] {
-      gatChainReference(g, attRow.data(), attCol.data(), x.data(), width,
-                        kGatLeakySlope, type, many.data(), manyMag.data());
+      ref::attentionSpmmInto(g, attRow.data(), attCol.data(), x.data(), width,
+                             kGatLeakySlope, type, many.data(), manyMag.data());
     });
     EXPECT_EQ(one, many);
     EXPECT_EQ(oneMag, manyMag);
@@ -247,13 +247,31 @@ TEST(BenchHost, GatChainReference) {
     }
     EXPECT_EQ(off, 0u) << elementTypeName(type);
 
+    // Unrounded (the fused kernel's reference): within the chain's
+    // tolerance of the rounded one, and the vector form the same values.
+    std::vector<double> plain, plainMag;
+    ref::attentionSpmm(g, attRow.data(), attCol.data(), x.data(), width,
+                       kGatLeakySlope, plain, &plainMag);
+    std::vector<double> into(plain.size(), -1), intoMag(plain.size(), -1);
+    ref::attentionSpmmInto(g, attRow.data(), attCol.data(), x.data(), width,
+                           kGatLeakySlope, std::nullopt, into.data(),
+                           intoMag.data());
+    EXPECT_EQ(plain, into);
+    EXPECT_EQ(plainMag, intoMag);
+    size_t far = 0;
+    for (size_t i = 0; i < one.size(); ++i)
+      if (std::fabs(one[i] - plain[i]) >
+          gatChainTolerance(type) * plainMag[i] + 1e-30)
+        ++far;
+    EXPECT_EQ(far, 0u) << elementTypeName(type);
+
     // With all-one features every row sums its weights: 1 up to their
     // rounding to the type.
     HostVector<float> ones;
     resizeForOverwrite(ones, static_cast<size_t>(g.numCols * width));
     std::fill(ones.begin(), ones.end(), 1.0f);
-    gatChainReference(g, attRow.data(), attCol.data(), ones.data(), width,
-                      kGatLeakySlope, type, one.data(), oneMag.data());
+    ref::attentionSpmmInto(g, attRow.data(), attCol.data(), ones.data(), width,
+                           kGatLeakySlope, type, one.data(), oneMag.data());
     double worst = 0;
     for (int64_t r = 1; r < g.numRows; ++r)
       if (g.rowPtr[r + 1] > g.rowPtr[r])

@@ -67,7 +67,7 @@ struct GatKernels {
 };
 
 /// Loads the chain, runs it once with every intermediate and the output
-/// poisoned with NaN, compares the output with gatChainReference, and only
+/// poisoned with NaN, compares the output with ensureGatReference's, and only
 /// if it passed times the three launches as one region (Bench::time). The
 /// result's kernelName and schedule list the three kernels.
 KernelResult runGatChain(Bench &bench, const GatKernels &kernels,

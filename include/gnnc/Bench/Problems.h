@@ -153,28 +153,15 @@ struct GatProblem {
 /// Draws the attention terms from `seed` and allocates the intermediates.
 Expected<GatProblem> makeGatProblem(SpmmProblem &base, uint64_t seed);
 
-/// The chain in double precision, rounding each intermediate tensor (the
-/// logits, the softmax weights) to `type` as the program's types say: for
-/// each row, logits[e] = round(leaky(attRow[r] + attCol[c])), alpha[e] =
-/// round(exp(logits[e] - max) / sum of exp over the row), out[r, f] = sum of
-/// alpha[e] x[c, f], and magnitude[r, f] the sum of alpha[e] |x[c, f]|.
-/// `out` and `magnitude` hold numRows x width values; every one is written
-/// (0 for an empty row). Runs on all host threads; the result does not
-/// depend on their number.
-void gatChainReference(const graph::CsrGraph &g, const float *attRow,
-                       const float *attCol, const float *x, int64_t width,
-                       float slope, ElementType type, double *out,
-                       double *magnitude);
-
 /// The tolerance of a chain output, relative to its magnitude: 4x
 /// spmmTolerance, since an intermediate value the GPU rounds may land one
 /// unit in the last place away from the reference's (expf vs exp).
 double gatChainTolerance(ElementType type);
 
-/// Computes the chain reference unless present; with `fused`, the fused
-/// kernel's instead (gnn.spmm with attention keeps the logits and weights
-/// in f32 registers: gatChainReference with nothing rounded to a 16-bit
-/// type).
+/// Computes the chain reference unless present (ref::attentionSpmmInto
+/// with the logits and the weights rounded to the element type, as the
+/// chain's tensors hold them); with `fused`, the fused kernel's instead
+/// (gnn.spmm with attention keeps them in f32 registers: rounded to f32).
 void ensureGatReference(GatProblem &problem, bool fused = false);
 
 } // namespace gnnc::bench

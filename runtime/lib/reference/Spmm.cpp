@@ -150,39 +150,65 @@ void gnnc::ref::attentionSpmm(const graph::CsrGraph &g, const float *dst,
                               std::vector<double> &y,
                               std::vector<double> *absRef) {
   const size_t size = static_cast<size_t>(g.numRows * featWidth);
-  y.assign(size, 0.0);
-  if (absRef)
-    absRef->assign(size, 0.0);
-  std::vector<double> logits;
-  for (int64_t r = 0; r < g.numRows; ++r) {
-    const int64_t begin = g.rowPtr[r], end = g.rowPtr[r + 1];
-    if (begin == end)
-      continue;
-    logits.assign(static_cast<size_t>(end - begin), 0.0);
-    double top = -std::numeric_limits<double>::infinity();
-    for (int64_t e = begin; e < end; ++e) {
-      double l = static_cast<double>(dst[r]) + src[g.colIdx[e]];
-      l = l > 0 ? l : l * slope;
-      logits[e - begin] = l;
-      top = std::max(top, l);
-    }
-    double sum = 0;
-    for (double &l : logits) {
-      l = std::exp(l - top);
-      sum += l;
-    }
-    double *row = y.data() + r * featWidth;
-    double *mag = absRef ? absRef->data() + r * featWidth : nullptr;
-    for (int64_t e = begin; e < end; ++e) {
-      const double w = logits[e - begin] / sum;
-      const float *xc = x + g.colIdx[e] * featWidth;
-      for (int64_t j = 0; j < featWidth; ++j) {
-        row[j] += w * xc[j];
-        if (mag)
+  y.resize(size);
+  std::vector<double> scratch;
+  if (!absRef)
+    scratch.resize(size);
+  else
+    absRef->resize(size);
+  attentionSpmmInto(g, dst, src, x, featWidth, slope, std::nullopt, y.data(),
+                    absRef ? absRef->data() : scratch.data());
+}
+
+void gnnc::ref::attentionSpmmInto(const graph::CsrGraph &g, const float *dst,
+                                  const float *src, const float *x,
+                                  int64_t featWidth, double slope,
+                                  std::optional<ElementType> intermediates,
+                                  double *y, double *absRef) {
+  auto round = [&](double v) {
+    return intermediates ? double(roundToElementType(static_cast<float>(v),
+                                                     *intermediates))
+                         : v;
+  };
+  auto rows = [&](int64_t first, int64_t last) {
+    std::vector<double> weights;
+    for (int64_t r = first; r < last; ++r) {
+      double *row = y + r * featWidth;
+      double *mag = absRef + r * featWidth;
+      std::fill(row, row + featWidth, 0.0);
+      std::fill(mag, mag + featWidth, 0.0);
+      const int64_t begin = g.rowPtr[r], end = g.rowPtr[r + 1];
+      if (begin == end)
+        continue;
+      weights.resize(static_cast<size_t>(end - begin));
+      double top = -std::numeric_limits<double>::infinity();
+      for (int64_t e = begin; e < end; ++e) {
+        double l = static_cast<double>(dst[r]) + src[g.colIdx[e]];
+        l = round(l > 0 ? l : l * slope);
+        weights[e - begin] = l;
+        top = std::max(top, l);
+      }
+      double sum = 0;
+      for (double &w : weights) {
+        w = std::exp(w - top);
+        sum += w;
+      }
+      for (double &w : weights)
+        w = round(w / sum);
+      for (int64_t e = begin; e < end; ++e) {
+        const double w = weights[e - begin];
+        const float *xc = x + g.colIdx[e] * featWidth;
+        for (int64_t j = 0; j < featWidth; ++j) {
+          row[j] += w * xc[j];
           mag[j] += w * std::fabs(static_cast<double>(xc[j]));
+        }
       }
     }
-  }
+  };
+  // Pieces of about equal work; each output row belongs to one piece.
+  const bool small = g.nnz() * featWidth < (int64_t(1) << 20);
+  graph::parallelForRowsByWork(g.rowPtr.data(), g.numRows,
+                               /*numThreads=*/small ? 1 : 0, rows);
 }
 
 std::vector<double> gnnc::ref::columnNormFactors(const graph::CsrGraph &g,

@@ -64,6 +64,17 @@ void attentionSpmm(const graph::CsrGraph &g, const float *dst, const float *src,
                    std::vector<double> &y,
                    std::vector<double> *absRef = nullptr);
 
+/// attentionSpmm into numRows x featWidth values at `y` and `absRef` (every
+/// one written), with the logits and the weights rounded to
+/// `intermediates` when given, as a chain of kernels that stores them in
+/// that type computes them (gnn.sddmm with leaky_relu, gnn.edge_softmax,
+/// gnn.spmm with edge values). Runs on all host threads; the result does
+/// not depend on their number.
+void attentionSpmmInto(const graph::CsrGraph &g, const float *dst,
+                       const float *src, const float *x, int64_t featWidth,
+                       double slope, std::optional<ElementType> intermediates,
+                       double *y, double *absRef);
+
 /// 1/sqrt(deg_in(c)) for every column c of `g` (deg_in(c): non-zeros in
 /// column c), 0 for a column without non-zeros: the `col_norm` factors of
 /// gnn.spmm with scale = right or both.
