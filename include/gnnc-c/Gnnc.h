@@ -330,6 +330,71 @@ gnnc_status gnnc_snapshot_kernel_get(gnnc_snapshot_group group,
 gnnc_status gnnc_snapshot_spmm(gnnc_kernel kernel, gnnc_buffer x, gnnc_buffer y,
                                uint64_t stream);
 
+/*--- Snapshots per group -------------------------------------------------*/
+
+/* What gnnc_snapshot_group_choose measured and derived for one group size:
+ * the size; the overlap rate of the series' first group of that size; the
+ * bytes of its features, of its structure (sent: the overlap once and the
+ * exclusive parts) and of one group on the GPU (structure, work items,
+ * features and results); the groups of that size in the series and how
+ * many keep their structure on the GPU; a group's copies (averaged over an
+ * epoch, at the measured bandwidth) and aggregation (measured, ms); the
+ * cost per snapshot; and whether two groups fit the memory budget. */
+typedef struct gnnc_snapshot_group_size {
+  int64_t snapshots;
+  double overlap_rate;
+  int64_t feature_bytes;
+  int64_t structure_bytes;
+  int64_t device_bytes;
+  int64_t groups;
+  int64_t cached_groups;
+  double copy_ms;
+  double aggregate_ms;
+  double ms_per_snapshot;
+  int32_t fits;
+  int32_t reserved;
+} gnnc_snapshot_group_size;
+
+#define GNNC_SNAPSHOT_GROUP_SIZES 8
+
+/* The choice: `snapshots` per group (0 when no size fits the budget:
+ * aggregate each snapshot alone), its groups in the series, how many of
+ * them keep their structure on the GPU, the budget and the measured
+ * host-to-device bandwidth, and the `num_sizes` sizes tried. */
+typedef struct gnnc_snapshot_group_choice {
+  int64_t snapshots;
+  int64_t groups;
+  int64_t cached_groups;
+  int64_t memory_budget;
+  double host_to_device_gbps;
+  int32_t num_sizes;
+  int32_t reserved;
+  gnnc_snapshot_group_size sizes[GNNC_SNAPSHOT_GROUP_SIZES];
+} gnnc_snapshot_group_choice;
+
+/* How many snapshots of a series one multi-snapshot aggregation should
+ * take (PiPAD's runtime tuner, gnnc::tuning::chooseSnapshotGroup): for
+ * groups of 2, 4 and 8 (those the series holds), the series' first group
+ * of that size is aggregated on ctx's GPU (sum over `width` features of
+ * `dtype` per snapshot, the default sliced kernel) and its copies priced
+ * at the host-to-device bandwidth measured there; the size with the least
+ * cost per snapshot among those whose groups fit `memory_budget` bytes
+ * two at a time (0: half the GPU's memory) wins, costs within 5% going to
+ * the lesser aggregation. With `pipelined` = 1 a group costs the larger of
+ * its copies and its aggregation (the next group's copies overlap this
+ * one's aggregation), with 0 their sum. The series is `num_snapshots`
+ * (at least 1) snapshots as gnnc_snapshot_group_create takes them,
+ * checked the same way (every snapshot, errors naming it), all before the
+ * GPU is used; `ctx` must not be NULL. Writes *out. */
+gnnc_status gnnc_snapshot_group_choose(gnnc_context ctx, const char *name,
+                                       int64_t num_nodes, int64_t num_snapshots,
+                                       const int64_t *const *host_row_ptrs,
+                                       const int32_t *const *host_col_idxs,
+                                       const int64_t *nnzs, int64_t width,
+                                       gnnc_dtype dtype, int64_t memory_budget,
+                                       int pipelined,
+                                       gnnc_snapshot_group_choice *out);
+
 /*--- Segmented matmul (rows grouped by type: RGCN, HGT) -----------------*/
 
 /* Y_t = X_t W_t for the rows of each type t (gnn.segment_matmul): X holds

@@ -14,6 +14,7 @@
 #include "gnnc/Plan/Limits.h"
 #include "gnnc/Plan/OpText.h"
 #include "gnnc/Plan/Schedule.h"
+#include "gnnc/Tuning/SnapshotGroups.h"
 #include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/graph/Snapshots.h"
@@ -26,6 +27,7 @@
 #include "gnnc/reference/Backward.h"
 #include "gnnc/runtime/Runtime.h"
 
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -123,17 +125,15 @@ Expected<const rt::DeviceBuffer *> snapshotColumnFactors(SnapshotSide &side,
   return &found->second;
 }
 
-/// The snapshot group of the host CSRs of gnnc_snapshot_group_create,
-/// checked; errors name the group (`name`) and the snapshot.
-Expected<graph::SnapshotGroup>
-snapshotGroupOf(const std::string &name, int64_t numNodes, int64_t snapshots,
-                const int64_t *const *rowPtrs, const int32_t *const *colIdxs,
-                const int64_t *nnzs) {
+/// The series of the host CSRs of gnnc_snapshot_group_create (each
+/// snapshot's arrays checked for presence here, its CSR rules and row order
+/// by the caller's overlapGroup or validate); errors name the series
+/// (`name`) and the snapshot.
+Expected<graph::SnapshotSeries>
+snapshotSeriesOf(const std::string &name, int64_t numNodes, int64_t snapshots,
+                 const int64_t *const *rowPtrs, const int32_t *const *colIdxs,
+                 const int64_t *nnzs) {
   GNNC_RETURN_IF_ERROR(checkNodeCount(name + ": ", numNodes));
-  if (snapshots < 1 || snapshots > limits::kMaxSnapshots)
-    return Status::error(name + ": num_snapshots is " +
-                         std::to_string(snapshots) + "; a group holds 1 to " +
-                         std::to_string(limits::kMaxSnapshots) + " snapshots");
   GNNC_RETURN_IF_ERROR(requireNonNull(rowPtrs, "host_row_ptrs"));
   GNNC_RETURN_IF_ERROR(requireNonNull(colIdxs, "host_col_idxs"));
   GNNC_RETURN_IF_ERROR(requireNonNull(nnzs, "nnzs"));
@@ -160,10 +160,27 @@ snapshotGroupOf(const std::string &name, int64_t numNodes, int64_t snapshots,
       g.colIdx.assign(colIdxs[s], colIdxs[s] + nnzs[s]);
     series.snapshots.push_back(std::move(g));
   }
+  return series;
+}
+
+/// The snapshot group of the host CSRs of gnnc_snapshot_group_create,
+/// checked; errors name the group (`name`) and the snapshot.
+Expected<graph::SnapshotGroup>
+snapshotGroupOf(const std::string &name, int64_t numNodes, int64_t snapshots,
+                const int64_t *const *rowPtrs, const int32_t *const *colIdxs,
+                const int64_t *nnzs) {
+  if (snapshots < 1 || snapshots > limits::kMaxSnapshots)
+    return Status::error(name + ": num_snapshots is " +
+                         std::to_string(snapshots) + "; a group holds 1 to " +
+                         std::to_string(limits::kMaxSnapshots) + " snapshots");
+  Expected<graph::SnapshotSeries> series =
+      snapshotSeriesOf(name, numNodes, snapshots, rowPtrs, colIdxs, nnzs);
+  if (!series)
+    return series.status();
   // overlapGroup checks the snapshots' CSR rules and sorted, unique rows
   // (SnapshotSeries::validate's, each error naming the snapshot) before it
   // splits them.
-  return graph::overlapGroup(series, 0, snapshots);
+  return graph::overlapGroup(*series, 0, snapshots);
 }
 
 } // namespace
@@ -409,6 +426,72 @@ gnnc_status gnnc_snapshot_group_create(gnnc_context ctx, const char *name,
       group->forward.device = device.take();
     }
     *out = group.release();
+    return Status::ok();
+  });
+}
+
+gnnc_status gnnc_snapshot_group_choose(gnnc_context ctx, const char *name,
+                                       int64_t num_nodes, int64_t num_snapshots,
+                                       const int64_t *const *host_row_ptrs,
+                                       const int32_t *const *host_col_idxs,
+                                       const int64_t *nnzs, int64_t width,
+                                       gnnc_dtype dtype, int64_t memory_budget,
+                                       int pipelined,
+                                       gnnc_snapshot_group_choice *out) {
+  return guarded("gnnc_snapshot_group_choose", [&]() -> Status {
+    GNNC_RETURN_IF_ERROR(requireNonNull(out, "out"));
+    *out = gnnc_snapshot_group_choice{};
+    const std::string series = name && *name ? name : "snapshot series";
+    Expected<ElementType> type = toElementType(dtype, "dtype");
+    if (!type)
+      return type.status();
+    if (pipelined != 0 && pipelined != 1)
+      return Status::error("pipelined is " + std::to_string(pipelined) +
+                           "; 1 (copies overlap the aggregation) or 0");
+    if (num_snapshots < 1)
+      return Status::error(series + ": num_snapshots is " +
+                           std::to_string(num_snapshots) + "; at least 1");
+    tuning::SnapshotGroupOptions options;
+    options.width = width;
+    options.type = *type;
+    options.memoryBudget = memory_budget;
+    options.pipelined = pipelined == 1;
+    Expected<graph::SnapshotSeries> host = snapshotSeriesOf(
+        series, num_nodes, num_snapshots, host_row_ptrs, host_col_idxs, nnzs);
+    if (!host)
+      return host.status();
+    GNNC_RETURN_IF_ERROR(tuning::checkSnapshotGroupOptions(*host, options));
+    GNNC_RETURN_IF_ERROR(host->validate());
+    if (!ctx)
+      return Status::error("ctx is NULL: the group sizes are timed on a "
+                           "context's GPU");
+    ContextLock lock(*ctx->state);
+    GNNC_RETURN_IF_ERROR(lock.status);
+    Expected<tuning::SnapshotGroupChoice> choice =
+        tuning::chooseSnapshotGroup(ctx->state->runtime, *host, options);
+    if (!choice)
+      return choice.status();
+    static_assert(std::size(tuning::kSnapshotGroupSizes) <=
+                  GNNC_SNAPSHOT_GROUP_SIZES);
+    out->snapshots = choice->snapshots;
+    out->groups = choice->groups;
+    out->cached_groups = choice->cachedGroups;
+    out->memory_budget = choice->memoryBudget;
+    out->host_to_device_gbps = choice->hostToDeviceGBps;
+    for (const tuning::SnapshotGroupCandidate &c : choice->candidates) {
+      gnnc_snapshot_group_size &size = out->sizes[out->num_sizes++];
+      size.snapshots = c.snapshots;
+      size.overlap_rate = c.overlapRate;
+      size.feature_bytes = c.featureBytes;
+      size.structure_bytes = c.structureBytes;
+      size.device_bytes = c.deviceBytes;
+      size.groups = c.groups;
+      size.cached_groups = c.cachedGroups;
+      size.copy_ms = c.copyMs;
+      size.aggregate_ms = c.aggregateMs;
+      size.ms_per_snapshot = c.msPerSnapshot;
+      size.fits = c.fits ? 1 : 0;
+    }
     return Status::ok();
   });
 }

@@ -39,6 +39,10 @@ static_assert(GNNC_SCALE_NONE == int(DegreeScale::None) &&
 static_assert(GNNC_SDDMM_DOT == int(SddmmForm::Dot) &&
               GNNC_SDDMM_ADD == int(SddmmForm::Add));
 // Enum fields are read as the 32-bit integers a C caller stores.
+// The layouts the Python binding mirrors (python/gnnc/_lib.py).
+static_assert(sizeof(gnnc_snapshot_group_size) == 88 &&
+              sizeof(gnnc_snapshot_group_choice) == 48 + 8 * 88 &&
+              GNNC_SNAPSHOT_GROUP_SIZES == 8);
 static_assert(sizeof(gnnc_op_kind) == 4 && sizeof(gnnc_dtype) == 4 &&
               sizeof(gnnc_reduce) == 4 && sizeof(gnnc_scale) == 4 &&
               sizeof(gnnc_sddmm_form) == 4);
@@ -108,6 +112,13 @@ const char *const kScaleNames[] = {"GNNC_SCALE_NONE", "GNNC_SCALE_LEFT",
 const char *const kFormNames[] = {"GNNC_SDDMM_DOT", "GNNC_SDDMM_ADD"};
 
 } // namespace
+
+Expected<ElementType> gnnc::capi::toElementType(gnnc_dtype dtype,
+                                                const char *field) {
+  const int32_t type = rawEnum(dtype);
+  GNNC_RETURN_IF_ERROR(checkEnum(type, field, kTypeNames));
+  return static_cast<ElementType>(type);
+}
 
 Expected<OpDesc> gnnc::capi::toOpDesc(const gnnc_op_desc *d, const char *what) {
   const std::string name = what;

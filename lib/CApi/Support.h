@@ -61,6 +61,10 @@ Expected<OpDesc> toSnapshotOpDesc(const gnnc_op_desc *desc, int64_t snapshots,
 /// or the op's default (defaultSchedule: sliced) when it is NULL.
 Expected<Schedule> snapshotSchedule(const char *schedule, const OpDesc &op);
 
+/// `dtype` as an element type, after checking that it names one; `field`
+/// names it in messages ("dtype").
+Expected<ElementType> toElementType(gnnc_dtype dtype, const char *field);
+
 /// Fails unless 0 <= `numNodes` <= 2^31 (the C interface's column indices
 /// are int32); `prefix` (may be empty) starts the message.
 Status checkNodeCount(const std::string &prefix, int64_t numNodes);

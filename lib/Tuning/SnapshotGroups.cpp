@@ -208,6 +208,7 @@ gnnc::tuning::chooseSnapshotGroup(rt::Runtime &runtime,
                                   const graph::SnapshotSeries &series,
                                   const SnapshotGroupOptions &options) {
   GNNC_RETURN_IF_ERROR(checkSnapshotGroupOptions(series, options));
+  GNNC_RETURN_IF_ERROR(runtime.device().makeCurrent());
   int64_t budget = options.memoryBudget;
   if (budget == 0)
     budget = static_cast<int64_t>(runtime.device().totalMemory() / 2);

@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 __all__ = ["ABI_VERSION", "GnncError", "Graph", "SnapshotGroup", "ops", "nn",
            "spmm", "sddmm", "edge_softmax", "gat_attention", "snapshot_spmm",
-           "cached_graph",
+           "choose_snapshot_group", "cached_graph",
            "segment_matmul"]
 
 _LAZY = {
@@ -24,6 +24,7 @@ _LAZY = {
     "gat_attention": ("ops", "gat_attention"),
     "SnapshotGroup": ("snapshots", "SnapshotGroup"),
     "snapshot_spmm": ("ops", "snapshot_spmm"),
+    "choose_snapshot_group": ("snapshots", "choose_snapshot_group"),
     "segment_matmul": ("segment", "segment_matmul"),
 }
 

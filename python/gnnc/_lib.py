@@ -125,6 +125,46 @@ class SegmentDescStruct(ctypes.Structure):
         ("allow_tf32", ctypes.c_int32),
     ]
 
+
+class SnapshotGroupSizeStruct(ctypes.Structure):
+    """gnnc_snapshot_group_size: one group size measured by
+    gnnc_snapshot_group_choose."""
+
+    _fields_ = [
+        ("snapshots", ctypes.c_int64),
+        ("overlap_rate", ctypes.c_double),
+        ("feature_bytes", ctypes.c_int64),
+        ("structure_bytes", ctypes.c_int64),
+        ("device_bytes", ctypes.c_int64),
+        ("groups", ctypes.c_int64),
+        ("cached_groups", ctypes.c_int64),
+        ("copy_ms", ctypes.c_double),
+        ("aggregate_ms", ctypes.c_double),
+        ("ms_per_snapshot", ctypes.c_double),
+        ("fits", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+    ]
+
+
+#: GNNC_SNAPSHOT_GROUP_SIZES: the sizes a choice can hold.
+SNAPSHOT_GROUP_SIZES = 8
+
+
+class SnapshotGroupChoiceStruct(ctypes.Structure):
+    """gnnc_snapshot_group_choice."""
+
+    _fields_ = [
+        ("snapshots", ctypes.c_int64),
+        ("groups", ctypes.c_int64),
+        ("cached_groups", ctypes.c_int64),
+        ("memory_budget", ctypes.c_int64),
+        ("host_to_device_gbps", ctypes.c_double),
+        ("num_sizes", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("sizes", SnapshotGroupSizeStruct * SNAPSHOT_GROUP_SIZES),
+    ]
+
+
 # Opaque handles.
 gnnc_context = ctypes.c_void_p
 gnnc_graph = ctypes.c_void_p
@@ -202,6 +242,13 @@ SIGNATURES = {
          ctypes.POINTER(gnnc_snapshot_group)],
     ),
     "gnnc_snapshot_group_destroy": (None, [gnnc_snapshot_group]),
+    "gnnc_snapshot_group_choose": (
+        _c_enum,
+        [gnnc_context, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64,
+         ctypes.POINTER(_i64p), ctypes.POINTER(_i32p), _i64p, ctypes.c_int64,
+         _c_enum, ctypes.c_int64, ctypes.c_int,
+         ctypes.POINTER(SnapshotGroupChoiceStruct)],
+    ),
     "gnnc_snapshot_group_edges": (
         _c_enum, [gnnc_snapshot_group, _i64p, _i64p, _i64p, _f64p]),
     "gnnc_snapshot_op_check": (_c_enum, [_descp, ctypes.c_int64, ctypes.c_char_p]),
@@ -244,6 +291,7 @@ SIGNATURES = {
 #: (an older build of the same version lacks them), else `require` says so.
 OPTIONAL = frozenset((
     "gnnc_snapshot_group_create", "gnnc_snapshot_group_destroy",
+    "gnnc_snapshot_group_choose",
     "gnnc_snapshot_group_edges", "gnnc_snapshot_op_check",
     "gnnc_snapshot_kernel_get", "gnnc_snapshot_spmm",
     "gnnc_segment_desc_init", "gnnc_segment_op_check", "gnnc_segments_create",
@@ -440,21 +488,16 @@ def coo_to_csr(num_nodes: int, src, dst):
     return row_ptr, col_idx, perm
 
 
-def snapshot_group_create(ctx, name: Optional[str], num_nodes: int, row_ptrs,
-                          col_idxs):
-    """gnnc_snapshot_group_create on per-snapshot host CSRs (rows =
-    destinations; row_ptrs[s]: num_nodes + 1 offsets, col_idxs[s]: the
-    sources, sorted and unique within a row; numpy arrays or lists). `ctx`:
-    a context handle, or None for a host-only group. Returns the handle
-    (free it with gnnc_snapshot_group_destroy); the arrays are copied."""
+def _snapshot_csrs(what: str, num_nodes: int, row_ptrs, col_idxs):
+    """Per-snapshot host CSRs as the C functions take them: the pointer
+    arrays (offsets, columns, counts) and the numpy arrays they point into
+    (keep them alive for the call)."""
     import numpy as np
 
-    require("gnnc_snapshot_group_create", "a snapshot group")
     if len(row_ptrs) != len(col_idxs):
         raise ValueError(
-            f"a snapshot group needs one row_ptr and one col_idx per snapshot, "
+            f"{what} needs one row_ptr and one col_idx per snapshot, "
             f"got {len(row_ptrs)} and {len(col_idxs)}")
-    num_nodes = int(num_nodes)
     rps, cis = [], []
     for s, (rp, ci) in enumerate(zip(row_ptrs, col_idxs)):
         rp = np.ascontiguousarray(rp, dtype=np.int64)
@@ -476,11 +519,50 @@ def snapshot_group_create(ctx, name: Optional[str], num_nodes: int, row_ptrs,
     row_arg = (_i64p * n)(*[_ptr(r, ctypes.c_int64) for r in rps])
     col_arg = (_i32p * n)(*[_ptr(c, ctypes.c_int32) for c in cis])
     nnz_arg = (ctypes.c_int64 * n)(*[int(c.shape[0]) for c in cis])
+    return (row_arg, col_arg, nnz_arg), (rps, cis)
+
+
+def snapshot_group_create(ctx, name: Optional[str], num_nodes: int, row_ptrs,
+                          col_idxs):
+    """gnnc_snapshot_group_create on per-snapshot host CSRs (rows =
+    destinations; row_ptrs[s]: num_nodes + 1 offsets, col_idxs[s]: the
+    sources, sorted and unique within a row; numpy arrays or lists). `ctx`:
+    a context handle, or None for a host-only group. Returns the handle
+    (free it with gnnc_snapshot_group_destroy); the arrays are copied."""
+    require("gnnc_snapshot_group_create", "a snapshot group")
+    num_nodes = int(num_nodes)
+    (row_arg, col_arg, nnz_arg), _keep = _snapshot_csrs(
+        "a snapshot group", num_nodes, row_ptrs, col_idxs)
     handle = gnnc_snapshot_group()
-    check(lib().gnnc_snapshot_group_create(ctx, _enc(name), num_nodes, n, row_arg,
-                                           col_arg, nnz_arg, ctypes.byref(handle)),
+    check(lib().gnnc_snapshot_group_create(ctx, _enc(name), num_nodes,
+                                           len(row_ptrs), row_arg, col_arg,
+                                           nnz_arg, ctypes.byref(handle)),
           "creating a snapshot group")
     return handle
+
+
+def snapshot_group_choose(ctx, name: Optional[str], num_nodes: int, row_ptrs,
+                          col_idxs, width: int, dtype: DType, memory_budget: int,
+                          pipelined: bool) -> dict:
+    """gnnc_snapshot_group_choose on a series of per-snapshot host CSRs
+    (as snapshot_group_create takes them; any number of snapshots): the
+    chosen group size and the sizes tried, as a dict."""
+    require("gnnc_snapshot_group_choose", "choosing a snapshot group size")
+    num_nodes = int(num_nodes)
+    (row_arg, col_arg, nnz_arg), _keep = _snapshot_csrs(
+        "a snapshot series", num_nodes, row_ptrs, col_idxs)
+    out = SnapshotGroupChoiceStruct()
+    check(lib().gnnc_snapshot_group_choose(
+        ctx, _enc(name), num_nodes, len(row_ptrs), row_arg, col_arg, nnz_arg,
+        int(width), int(dtype), int(memory_budget), 1 if pipelined else 0,
+        ctypes.byref(out)), "choosing a snapshot group size")
+    sizes = [{f: getattr(out.sizes[i], f) for f, _ in SnapshotGroupSizeStruct._fields_
+              if f != "reserved"} for i in range(out.num_sizes)]
+    for size in sizes:
+        size["fits"] = bool(size["fits"])
+    return dict(snapshots=out.snapshots, groups=out.groups,
+                cached_groups=out.cached_groups, memory_budget=out.memory_budget,
+                host_to_device_gbps=out.host_to_device_gbps, sizes=sizes)
 
 
 def snapshot_group_edges(handle) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -11,7 +12,7 @@ import torch
 
 from . import _context, _host, _lib
 from ._cache import graphs
-from ._desc import OpSpec
+from ._desc import OpSpec, dtype_code
 from .graph import _device_index
 
 
@@ -200,3 +201,57 @@ class SnapshotGroup:
             self.close()
         except Exception:
             pass
+
+
+@dataclass
+class SnapshotGroupChoice:
+    """What :func:`choose_snapshot_group` chose: ``snapshots`` per group (0
+    when no size fits the memory budget: aggregate each snapshot alone), the
+    ``groups`` of that size in the series, how many keep their structure on
+    the GPU (``cached_groups``), the budget, the measured host-to-device
+    bandwidth, and for every size tried (``sizes``: dicts) its overlap rate,
+    bytes, copies, aggregation, cost per snapshot and whether it fits."""
+
+    snapshots: int
+    groups: int
+    cached_groups: int
+    memory_budget: int
+    host_to_device_gbps: float
+    sizes: List[dict] = field(default_factory=list)
+
+
+def choose_snapshot_group(edge_indices: Sequence, width: int, *,
+                          num_nodes: Optional[int] = None,
+                          dtype=torch.float32, memory_budget: int = 0,
+                          pipelined: bool = True, device=None,
+                          name: Optional[str] = None) -> SnapshotGroupChoice:
+    """How many snapshots of a series one :class:`SnapshotGroup` should take
+    (PiPAD's runtime tuner): groups of 2, 4 and 8 snapshots (those the
+    series holds) from its start are aggregated on the GPU (sum over
+    ``width`` features of ``dtype`` per snapshot), their copies priced at
+    the measured host-to-device bandwidth, and the size with the least cost
+    per snapshot wins among those whose groups fit ``memory_budget`` bytes
+    two at a time (0: half the GPU's memory). With ``pipelined`` a group
+    costs the larger of its copies and its aggregation (the next group's
+    copies overlap this one's aggregation), otherwise their sum.
+    ``edge_indices``: one PyG edge_index per snapshot of the series, any
+    number of them. Needs a GPU."""
+    eis = [_host.edge_index_to_numpy(ei) for ei in edge_indices]
+    if num_nodes is None:
+        num_nodes = max((_host.infer_num_nodes(ei) for ei in eis), default=0)
+    hosts = [_host.csr_from_edge_index(ei, int(num_nodes)) for ei in eis]
+    if device is None:
+        first = edge_indices[0] if len(edge_indices) else None
+        device = first.device if isinstance(first, torch.Tensor) and first.is_cuda \
+            else "cuda"
+    index = _device_index(device)
+    if index < 0:
+        raise RuntimeError("choose_snapshot_group times the group sizes on a GPU; "
+                           "none is available")
+    torch.cuda.init()
+    with torch.cuda.device(index):
+        chosen = _lib.snapshot_group_choose(
+            _context.get(index).handle, name, int(num_nodes),
+            [g.row_ptr for g in hosts], [g.col_idx for g in hosts], int(width),
+            dtype_code(dtype), int(memory_budget), bool(pipelined))
+    return SnapshotGroupChoice(**chosen)

@@ -244,6 +244,35 @@ def test_snapshot_group_errors_name_the_snapshot():
         _lib.snapshot_group_create(None, "grp", 4, [], [])
 
 
+def test_snapshot_group_choose_checks_before_the_gpu():
+    # Any number of snapshots (70 here); the arguments and every snapshot
+    # are checked before the sizes are timed, which needs a context.
+    good = ref_csr(4, [0, 1, 2], [1, 2, 3])
+    rps, cis = [good[0]] * 70, [good[1]] * 70
+    with pytest.raises(GnncError, match="ctx is NULL: the group sizes are timed"):
+        _lib.snapshot_group_choose(None, "covid", 4, rps, cis, 16, DType.F32, 0, True)
+    with pytest.raises(GnncError, match="series 'covid'.*width is 0; at least 1"):
+        _lib.snapshot_group_choose(None, "covid", 4, rps, cis, 0, DType.F32, 0, True)
+    with pytest.raises(GnncError, match="memoryBudget is -5"):
+        _lib.snapshot_group_choose(None, "covid", 4, rps, cis, 8, DType.F16, -5, False)
+    repeated = ref_csr(4, [0, 0], [1, 1])
+    with pytest.raises(GnncError, match="covid.*snapshot 69.*not sorted and unique"):
+        _lib.snapshot_group_choose(None, "covid", 4, rps[:69] + [repeated[0]],
+                                   cis[:69] + [repeated[1]], 8, DType.F32, 0, True)
+    with pytest.raises(GnncError, match="num_snapshots is 0; at least 1"):
+        _lib.snapshot_group_choose(None, None, 4, [], [], 8, DType.F32, 0, True)
+    with pytest.raises(ValueError, match="a snapshot series needs one row_ptr"):
+        _lib.snapshot_group_choose(None, "covid", 4, rps, cis[:3], 8, DType.F32, 0,
+                                   True)
+
+
+def test_snapshot_group_choice_structs_match_the_header():
+    # gnnc_snapshot_group_size and gnnc_snapshot_group_choice (the C side
+    # asserts the same sizes).
+    assert ctypes.sizeof(_lib.SnapshotGroupSizeStruct) == 88
+    assert ctypes.sizeof(_lib.SnapshotGroupChoiceStruct) == 48 + 8 * 88
+
+
 def test_snapshot_op_check():
     spec = OpSpec.spmm(DType.F16, 12, reduce="mean", norm="both")
     _lib.snapshot_op_check(spec.to_struct(), 8)

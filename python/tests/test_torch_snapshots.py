@@ -292,3 +292,25 @@ def test_group_errors(dev):
     with pytest.raises(ValueError, match="2 row_ptr arrays but 1 col_idx"):
         SnapshotGroup.from_csr([np.zeros(3, np.int64)] * 2, [np.zeros(0, np.int32)],
                                device=dev)
+
+
+def test_choose_snapshot_group(dev):
+    eis = snapshot_edges(snapshots=6)
+    if dev.type == "cpu":
+        # The sizes are timed on a GPU: without one, a clear refusal.
+        with pytest.raises(RuntimeError, match="times the group sizes on a GPU"):
+            gnnc.choose_snapshot_group(eis, 16, num_nodes=50, device=dev)
+        return
+    chosen = gnnc.choose_snapshot_group([ei.to(dev) for ei in eis], 16, num_nodes=50)
+    # A series of 6: groups of 2 and 4 (8 exceeds it).
+    assert [s["snapshots"] for s in chosen.sizes] == [2, 4]
+    assert chosen.snapshots in (2, 4)
+    assert chosen.groups == -(-6 // chosen.snapshots)
+    assert chosen.cached_groups == chosen.groups
+    assert chosen.host_to_device_gbps > 0
+    for s in chosen.sizes:
+        assert s["aggregate_ms"] > 0 and s["fits"]
+        assert s["feature_bytes"] == 50 * s["snapshots"] * 16 * 4
+        assert 0 < s["overlap_rate"] <= 1
+    with pytest.raises(GnncError, match="width is 0"):
+        gnnc.choose_snapshot_group([ei.to(dev) for ei in eis], 0, num_nodes=50)

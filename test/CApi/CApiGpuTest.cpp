@@ -686,6 +686,44 @@ TEST(CApiGpu, SnapshotSpmmAndFeatureGradient) {
   EXPECT_DOUBLE_EQ(rate, g.host.overlapRate());
 }
 
+TEST(CApiGpu, SnapshotGroupChooseTimesEachSize) {
+  SKIP_WITHOUT_GPU();
+  const graph::SnapshotSeries &series = directedSeries();
+  std::vector<std::vector<int32_t>> cols;
+  std::vector<const int64_t *> rowPtrs;
+  std::vector<const int32_t *> colIdxs;
+  std::vector<int64_t> nnzs;
+  for (const graph::CsrGraph &g : series.snapshots) {
+    cols.emplace_back(g.colIdx.begin(), g.colIdx.end());
+    rowPtrs.push_back(g.rowPtr.data());
+    nnzs.push_back(g.nnz());
+  }
+  for (const auto &c : cols)
+    colIdxs.push_back(c.data());
+  gnnc_snapshot_group_choice choice;
+  ASSERT_EQ(
+      gnnc_snapshot_group_choose(fixture().ctx, "evolving", series.numNodes,
+                                 series.size(), rowPtrs.data(), colIdxs.data(),
+                                 nnzs.data(), 16, GNNC_F16, 0, 1, &choice),
+      GNNC_OK)
+      << gnnc_last_error();
+  ASSERT_EQ(choice.num_sizes, 3);
+  EXPECT_GT(choice.host_to_device_gbps, 0);
+  EXPECT_GT(choice.memory_budget, 0);
+  bool chosen = false;
+  for (int i = 0; i < choice.num_sizes; ++i) {
+    const gnnc_snapshot_group_size &s = choice.sizes[i];
+    EXPECT_EQ(s.snapshots, int64_t(2) << i);
+    EXPECT_GT(s.aggregate_ms, 0);
+    EXPECT_GT(s.copy_ms, 0);
+    EXPECT_EQ(s.feature_bytes, series.numNodes * s.snapshots * 16 * 2);
+    EXPECT_EQ(s.groups, 8 / s.snapshots);
+    EXPECT_EQ(s.fits, 1);
+    chosen = chosen || s.snapshots == choice.snapshots;
+  }
+  EXPECT_TRUE(chosen) << choice.snapshots;
+}
+
 TEST(CApiGpu, SnapshotSpmmRefusesBadLaunches) {
   SKIP_WITHOUT_GPU();
   ASSERT_EQ(fixture().error, "");

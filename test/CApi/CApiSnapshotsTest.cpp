@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -261,6 +262,63 @@ TEST(CApiSnapshots, CreateErrorsNameTheSnapshotAndTheRule) {
                                          c.colIdxs.data(), c.nnzs.data(),
                                          nullptr),
               {"out is NULL"}, "null out");
+}
+
+TEST(CApiSnapshots, ChooseChecksEverythingBeforeTheGpu) {
+  // A series longer than a group may hold (70 snapshots); every argument
+  // and every snapshot is checked before the sizes are timed, which needs
+  // a context.
+  graph::SnapshotSeries series = directedSeries(3, 12, 70, 40, 0.8, 3);
+  CSnapshots c(series);
+  gnnc_snapshot_group_choice choice;
+  auto choose = [&](const CSnapshots &k, int64_t width, int32_t dtype,
+                    int64_t budget, int pipelined,
+                    gnnc_snapshot_group_choice *out) {
+    gnnc_dtype type;
+    std::memcpy(&type, &dtype, sizeof(type));
+    return gnnc_snapshot_group_choose(
+        nullptr, "covid", k.nodes, k.size(), k.rowPtrs.data(), k.colIdxs.data(),
+        k.nnzs.data(), width, type, budget, pipelined, out);
+  };
+  expectError(choose(c, 16, GNNC_F32, 0, 1, &choice),
+              {"gnnc_snapshot_group_choose",
+               "ctx is NULL: the group sizes are timed on a context's GPU"},
+              "no context");
+  EXPECT_EQ(choice.snapshots, 0);
+  EXPECT_EQ(choice.num_sizes, 0);
+  expectError(choose(c, 0, GNNC_F32, 0, 1, &choice),
+              {"series 'covid'", "width is 0; at least 1"}, "no width");
+  expectError(choose(c, 16, 3, 0, 1, &choice),
+              {"dtype is 3, not GNNC_F32 (0), GNNC_F16 (1) or GNNC_BF16 (2)"},
+              "bad dtype");
+  expectError(choose(c, 16, GNNC_F16, -1, 1, &choice), {"memoryBudget is -1"},
+              "negative budget");
+  expectError(choose(c, 16, GNNC_F16, 0, 2, &choice),
+              {"pipelined is 2; 1 (copies overlap the aggregation) or 0"},
+              "bad pipelined");
+  expectError(choose(c, 16, GNNC_F16, 0, 1, nullptr), {"out is NULL"},
+              "null out");
+  {
+    // The last snapshot is checked too, though no group tried reaches it.
+    CSnapshots bad(series);
+    ASSERT_GE(bad.rowPtr[69][1], 2);
+    std::swap(bad.colIdx[69][0], bad.colIdx[69][1]);
+    expectError(choose(bad, 16, GNNC_F32, 0, 1, &choice),
+                {"covid", "snapshot 69", "row 0 is not sorted and unique"},
+                "unsorted row of the last snapshot");
+  }
+  {
+    CSnapshots bad(series);
+    bad.rowPtrs[4] = nullptr;
+    expectError(choose(bad, 16, GNNC_F32, 0, 1, &choice),
+                {"covid: snapshot 4: host_row_ptrs[4] is NULL"},
+                "null offsets");
+  }
+  expectError(gnnc_snapshot_group_choose(
+                  nullptr, nullptr, 12, 0, c.rowPtrs.data(), c.colIdxs.data(),
+                  c.nnzs.data(), 16, GNNC_F32, 0, 1, &choice),
+              {"snapshot series: num_snapshots is 0; at least 1"},
+              "empty series");
 }
 
 TEST(CApiSnapshots, NullHandlesAreErrors) {
