@@ -134,6 +134,9 @@ snapshotSeriesOf(const std::string &name, int64_t numNodes, int64_t snapshots,
                  const int64_t *const *rowPtrs, const int32_t *const *colIdxs,
                  const int64_t *nnzs) {
   GNNC_RETURN_IF_ERROR(checkNodeCount(name + ": ", numNodes));
+  if (snapshots < 0)
+    return Status::error(name + ": num_snapshots is " +
+                         std::to_string(snapshots) + ", a negative count");
   GNNC_RETURN_IF_ERROR(requireNonNull(rowPtrs, "host_row_ptrs"));
   GNNC_RETURN_IF_ERROR(requireNonNull(colIdxs, "host_col_idxs"));
   GNNC_RETURN_IF_ERROR(requireNonNull(nnzs, "nnzs"));
@@ -448,9 +451,6 @@ gnnc_status gnnc_snapshot_group_choose(gnnc_context ctx, const char *name,
     if (pipelined != 0 && pipelined != 1)
       return Status::error("pipelined is " + std::to_string(pipelined) +
                            "; 1 (copies overlap the aggregation) or 0");
-    if (num_snapshots < 1)
-      return Status::error(series + ": num_snapshots is " +
-                           std::to_string(num_snapshots) + "; at least 1");
     tuning::SnapshotGroupOptions options;
     options.width = width;
     options.type = *type;
@@ -484,7 +484,7 @@ gnnc_status gnnc_snapshot_group_choose(gnnc_context ctx, const char *name,
       size.overlap_rate = c.overlapRate;
       size.feature_bytes = c.featureBytes;
       size.structure_bytes = c.structureBytes;
-      size.device_bytes = c.deviceBytes;
+      size.device_bytes = c.deviceBytes();
       size.groups = c.groups;
       size.cached_groups = c.cachedGroups;
       size.copy_ms = c.copyMs;

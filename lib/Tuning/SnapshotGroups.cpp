@@ -28,9 +28,10 @@ gnnc::tuning::pickSnapshotGroup(std::vector<SnapshotGroupCandidate> candidates,
     if (c.snapshots < 1)
       continue;
     // The group aggregated and the next one prepared beside it.
-    c.fits = 2 * c.deviceBytes <= memoryBudget;
+    c.fits = 2 * c.deviceBytes() <= memoryBudget;
     c.groups = (seriesSnapshots + c.snapshots - 1) / c.snapshots;
-    const int64_t left = std::max<int64_t>(0, memoryBudget - 2 * c.deviceBytes);
+    const int64_t left =
+        std::max<int64_t>(0, memoryBudget - 2 * c.deviceBytes());
     c.cachedGroups = std::min<int64_t>(
         c.groups, left / std::max<int64_t>(1, c.residentStructureBytes));
     c.copyMs = c.featureCopyMs + c.structureCopyMs *
@@ -101,12 +102,9 @@ measure(rt::Runtime &runtime, rt::KernelTimer &timer,
   Expected<graph::SnapshotGroup> group = graph::overlapGroup(series, 0, size);
   if (!group)
     return group.status().withContext(name);
-  OpDesc op;
-  op.kind = OpKind::Spmm;
-  op.type = options.type;
+  // The group's rows: S snapshots of `width` features side by side.
+  OpDesc op = spmmOp(options.type, size * options.width);
   op.snapshots = size;
-  op.width = size * options.width;
-  op.rowStride = op.width;
   const std::string text =
       opModuleText("tune_groups", "spmm", op, defaultSchedule(op));
   Expected<CompiledModule> compiled = compileGnn(text, "snapshot-groups.gnn");
@@ -140,7 +138,6 @@ measure(rt::Runtime &runtime, rt::KernelTimer &timer,
   c.structureBytes = dg->uploadedBytes;
   c.residentStructureBytes =
       dg->uploadedBytes + (*slices)->deviceBytes() + (*slices)->scratchBytes();
-  c.deviceBytes = c.residentStructureBytes + 2 * c.featureBytes;
   c.featureCopyMs = double(c.featureBytes) / bytesPerMs;
   c.structureCopyMs = double(c.structureBytes) / bytesPerMs;
 

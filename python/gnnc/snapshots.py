@@ -16,6 +16,21 @@ from ._desc import OpSpec, dtype_code
 from .graph import _device_index
 
 
+def _snapshot_csrs(edge_indices: Sequence, num_nodes: Optional[int], device):
+    """Host CSRs (rows = destinations) of one PyG edge_index per snapshot,
+    num_nodes (default: the largest node id plus one) and the device (default:
+    the first edge_index's CUDA device, else "cuda")."""
+    eis = [_host.edge_index_to_numpy(ei) for ei in edge_indices]
+    if num_nodes is None:
+        num_nodes = max((_host.infer_num_nodes(ei) for ei in eis), default=0)
+    if device is None:
+        first = edge_indices[0] if len(edge_indices) else None
+        device = first.device if isinstance(first, torch.Tensor) and first.is_cuda \
+            else "cuda"
+    hosts = [_host.csr_from_edge_index(ei, int(num_nodes)) for ei in eis]
+    return hosts, int(num_nodes), device
+
+
 class SnapshotGroup:
     """S graph snapshots over one node set, in PyG's convention (rows =
     destinations: row r aggregates the messages of its sources), for
@@ -73,15 +88,8 @@ class SnapshotGroup:
                         device=None, name: Optional[str] = None) -> "SnapshotGroup":
         """From one PyG edge_index ([2, E_s]: sources, destinations) per
         snapshot; num_nodes defaults to the largest node id plus one."""
-        eis = [_host.edge_index_to_numpy(ei) for ei in edge_indices]
-        if num_nodes is None:
-            num_nodes = max((_host.infer_num_nodes(ei) for ei in eis), default=0)
-        if device is None:
-            first = edge_indices[0] if len(edge_indices) else None
-            device = first.device if isinstance(first, torch.Tensor) and first.is_cuda \
-                else "cuda"
-        hosts = [_host.csr_from_edge_index(ei, int(num_nodes)) for ei in eis]
-        return cls(hosts, int(num_nodes), device, name)
+        hosts, num_nodes, device = _snapshot_csrs(edge_indices, num_nodes, device)
+        return cls(hosts, num_nodes, device, name)
 
     @classmethod
     def from_csr(cls, row_ptrs: Sequence, col_idxs: Sequence,
@@ -236,14 +244,7 @@ def choose_snapshot_group(edge_indices: Sequence, width: int, *,
     copies overlap this one's aggregation), otherwise their sum.
     ``edge_indices``: one PyG edge_index per snapshot of the series, any
     number of them. Needs a GPU."""
-    eis = [_host.edge_index_to_numpy(ei) for ei in edge_indices]
-    if num_nodes is None:
-        num_nodes = max((_host.infer_num_nodes(ei) for ei in eis), default=0)
-    hosts = [_host.csr_from_edge_index(ei, int(num_nodes)) for ei in eis]
-    if device is None:
-        first = edge_indices[0] if len(edge_indices) else None
-        device = first.device if isinstance(first, torch.Tensor) and first.is_cuda \
-            else "cuda"
+    hosts, num_nodes, device = _snapshot_csrs(edge_indices, num_nodes, device)
     index = _device_index(device)
     if index < 0:
         raise RuntimeError("choose_snapshot_group times the group sizes on a GPU; "
@@ -251,7 +252,7 @@ def choose_snapshot_group(edge_indices: Sequence, width: int, *,
     torch.cuda.init()
     with torch.cuda.device(index):
         chosen = _lib.snapshot_group_choose(
-            _context.get(index).handle, name, int(num_nodes),
+            _context.get(index).handle, name, num_nodes,
             [g.row_ptr for g in hosts], [g.col_idx for g in hosts], int(width),
             dtype_code(dtype), int(memory_budget), bool(pipelined))
     return SnapshotGroupChoice(**chosen)

@@ -520,23 +520,33 @@ struct Group {
   ~Group() { gnnc_snapshot_group_destroy(handle); }
 };
 
-void makeGroup(const graph::SnapshotSeries &series, int64_t count,
-               Group &group) {
+/// The first `count` snapshots of `series` as the C functions take them
+/// (int32 columns; the offsets point into `series`).
+struct SeriesArrays {
   std::vector<std::vector<int32_t>> cols;
   std::vector<const int64_t *> rowPtrs;
   std::vector<const int32_t *> colIdxs;
   std::vector<int64_t> nnzs;
-  for (int64_t s = 0; s < count; ++s) {
-    const graph::CsrGraph &g = series.snapshots[s];
-    cols.emplace_back(g.colIdx.begin(), g.colIdx.end());
-    rowPtrs.push_back(g.rowPtr.data());
-    nnzs.push_back(g.nnz());
+
+  SeriesArrays(const graph::SnapshotSeries &series, int64_t count) {
+    for (int64_t s = 0; s < count; ++s) {
+      const graph::CsrGraph &g = series.snapshots[s];
+      cols.emplace_back(g.colIdx.begin(), g.colIdx.end());
+      rowPtrs.push_back(g.rowPtr.data());
+      nnzs.push_back(g.nnz());
+    }
+    for (const auto &c : cols)
+      colIdxs.push_back(c.data());
   }
-  for (const auto &c : cols)
-    colIdxs.push_back(c.data());
-  ASSERT_EQ(gnnc_snapshot_group_create(
-                fixture().ctx, "evolving", series.numNodes, count,
-                rowPtrs.data(), colIdxs.data(), nnzs.data(), &group.handle),
+};
+
+void makeGroup(const graph::SnapshotSeries &series, int64_t count,
+               Group &group) {
+  SeriesArrays a(series, count);
+  ASSERT_EQ(gnnc_snapshot_group_create(fixture().ctx, "evolving",
+                                       series.numNodes, count, a.rowPtrs.data(),
+                                       a.colIdxs.data(), a.nnzs.data(),
+                                       &group.handle),
             GNNC_OK)
       << gnnc_last_error();
   auto host = graph::overlapGroup(series, 0, count);
@@ -689,23 +699,13 @@ TEST(CApiGpu, SnapshotSpmmAndFeatureGradient) {
 TEST(CApiGpu, SnapshotGroupChooseTimesEachSize) {
   SKIP_WITHOUT_GPU();
   const graph::SnapshotSeries &series = directedSeries();
-  std::vector<std::vector<int32_t>> cols;
-  std::vector<const int64_t *> rowPtrs;
-  std::vector<const int32_t *> colIdxs;
-  std::vector<int64_t> nnzs;
-  for (const graph::CsrGraph &g : series.snapshots) {
-    cols.emplace_back(g.colIdx.begin(), g.colIdx.end());
-    rowPtrs.push_back(g.rowPtr.data());
-    nnzs.push_back(g.nnz());
-  }
-  for (const auto &c : cols)
-    colIdxs.push_back(c.data());
+  SeriesArrays a(series, series.size());
   gnnc_snapshot_group_choice choice;
-  ASSERT_EQ(
-      gnnc_snapshot_group_choose(fixture().ctx, "evolving", series.numNodes,
-                                 series.size(), rowPtrs.data(), colIdxs.data(),
-                                 nnzs.data(), 16, GNNC_F16, 0, 1, &choice),
-      GNNC_OK)
+  ASSERT_EQ(gnnc_snapshot_group_choose(
+                fixture().ctx, "evolving", series.numNodes, series.size(),
+                a.rowPtrs.data(), a.colIdxs.data(), a.nnzs.data(), 16, GNNC_F16,
+                0, 1, &choice),
+            GNNC_OK)
       << gnnc_last_error();
   ASSERT_EQ(choice.num_sizes, 3);
   EXPECT_GT(choice.host_to_device_gbps, 0);

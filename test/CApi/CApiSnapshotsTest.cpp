@@ -317,8 +317,13 @@ TEST(CApiSnapshots, ChooseChecksEverythingBeforeTheGpu) {
   expectError(gnnc_snapshot_group_choose(
                   nullptr, nullptr, 12, 0, c.rowPtrs.data(), c.colIdxs.data(),
                   c.nnzs.data(), 16, GNNC_F32, 0, 1, &choice),
-              {"snapshot series: num_snapshots is 0; at least 1"},
+              {"series 'snapshot series': the series has no snapshots"},
               "empty series");
+  expectError(gnnc_snapshot_group_choose(
+                  nullptr, "covid", 12, -2, c.rowPtrs.data(), c.colIdxs.data(),
+                  c.nnzs.data(), 16, GNNC_F32, 0, 1, &choice),
+              {"covid: num_snapshots is -2, a negative count"},
+              "negative count");
 }
 
 TEST(CApiSnapshots, NullHandlesAreErrors) {

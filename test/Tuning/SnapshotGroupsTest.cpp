@@ -17,18 +17,20 @@ using namespace gnnc::tuning;
 namespace {
 
 /// A measured candidate: S snapshots, its copies (features, structure), its
-/// aggregation, and the bytes of a group in flight and of its structure.
+/// aggregation, and the bytes of a group in flight and of its structure
+/// (the rest of deviceBytes: features and results, half each).
 SnapshotGroupCandidate candidate(int64_t s, double featureCopyMs,
                                  double structureCopyMs, double aggregateMs,
                                  int64_t deviceBytes,
-                                 int64_t structureBytes = 100) {
+                                 int64_t structureBytes = 0) {
   SnapshotGroupCandidate c;
   c.snapshots = s;
   c.featureCopyMs = featureCopyMs;
   c.structureCopyMs = structureCopyMs;
   c.aggregateMs = aggregateMs;
-  c.deviceBytes = deviceBytes;
   c.residentStructureBytes = structureBytes;
+  c.featureBytes = (deviceBytes - structureBytes) / 2;
+  EXPECT_EQ(c.deviceBytes(), deviceBytes) << "odd feature and result bytes";
   return c;
 }
 
@@ -105,7 +107,7 @@ TEST(SnapshotGroups, UncachedStructuresCrossEveryEpoch) {
   EXPECT_NEAR(c.candidates[0].msPerSnapshot, 2.0 / 2, 1e-12);
   // Room for every structure: all 8 cached, only features copied.
   SnapshotGroupChoice all =
-      pickSnapshotGroup({candidate(2, 1.0, 4.0, 0.1, 440, 1)}, 16, 1000, true);
+      pickSnapshotGroup({candidate(2, 1.0, 4.0, 0.1, 440, 2)}, 16, 1000, true);
   EXPECT_EQ(all.cachedGroups, 8);
   EXPECT_NEAR(all.candidates[0].copyMs, 1.0, 1e-12);
   // No room at all: every group copies its structure.
@@ -149,7 +151,7 @@ TEST(SnapshotGroups, TheBudgetHoldsTwoGroupsInFlight) {
   EXPECT_FALSE(c.candidates[1].fits);
   EXPECT_EQ(c.snapshots, 2);
   SnapshotGroupChoice none = pickSnapshotGroup(
-      {candidate(2, 0, 0, 1.0, 501), candidate(4, 0, 0, 1.0, 900)}, 8, 1000,
+      {candidate(2, 0, 0, 1.0, 502), candidate(4, 0, 0, 1.0, 900)}, 8, 1000,
       true);
   EXPECT_EQ(none.snapshots, 0);
   EXPECT_EQ(none.groups, 0);

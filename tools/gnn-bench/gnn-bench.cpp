@@ -304,6 +304,7 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       o.segmentOptions.checkRows = n;
     } else if (arg == "--group") {
       o.groupSizes.clear();
+      o.tunedGroup = false;
       for (const std::string &s : splitList(v)) {
         if (s == "auto") {
           o.tunedGroup = true;
@@ -314,6 +315,9 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
                  std::to_string(gnnc::limits::kMaxSnapshots) + ")";
         o.groupSizes.push_back(n);
       }
+      if (o.groupSizes.empty() && !o.tunedGroup)
+        return "--group: no group size given (sizes from 1 to " +
+               std::to_string(gnnc::limits::kMaxSnapshots) + ", or auto)";
     } else if (arg == "--out") {
       o.outFile = v;
     } else if (arg == "--dump-graphs") {

@@ -77,10 +77,8 @@ struct SnapshotGroupCandidate {
   /// What crosses to the GPU for one group: its structure (the overlap
   /// once, the exclusive parts) and its features (nodes x S x width).
   int64_t structureBytes = 0, featureBytes = 0;
-  /// What one group's structure takes on the GPU (with its work items),
-  /// and what a group being aggregated or prepared takes (that, its
-  /// features and its results).
-  int64_t residentStructureBytes = 0, deviceBytes = 0;
+  /// What one group's structure takes on the GPU (with its work items).
+  int64_t residentStructureBytes = 0;
   /// On the series' first group of this size: the copies of its features
   /// and of its structure (bytes over the bandwidth), and its aggregation
   /// (measured: median of the GPU's time, L2 flushed).
@@ -92,6 +90,12 @@ struct SnapshotGroupCandidate {
   double copyMs = 0, msPerSnapshot = 0;
   /// Two groups of this size fit the memory budget.
   bool fits = false;
+
+  /// What a group being aggregated or prepared takes on the GPU: its
+  /// structure, its features and its results.
+  int64_t deviceBytes() const {
+    return residentStructureBytes + 2 * featureBytes;
+  }
 };
 
 struct SnapshotGroupChoice {
