@@ -13,6 +13,7 @@
 #include "GpuKernels.h"
 
 #include "gnnc/graph/Batch.h"
+#include "gnnc/ops/LinearGrad.h"
 #include "gnnc/ops/Readout.h"
 #include "gnnc/ops/Spmm.h"
 
@@ -210,3 +211,52 @@ TEST(BatchedGpu, ALinearEpilogueNeedsItsOperands) {
 }
 
 } // namespace
+
+// The elementwise end of a layer's backward (gnnc/ops/LinearGrad.h): dz
+// exactly dy where y > 0, db the column sums, over ragged shapes (no rows,
+// one row, fewer rows than blocks, widths from 1 to 256, odd ones among
+// them) in every element type.
+TEST(LinearGradGpu, ReluAndBiasGradientOnRaggedShapes) {
+  std::string why;
+  if (!rt::gpuAvailable(&why))
+    GTEST_SKIP() << "no GPU: " << why;
+  auto runtime = rt::Runtime::create();
+  ASSERT_TRUE(runtime) << runtime.message();
+  auto loaded = ops::LinearGradKernels::load(*runtime);
+  ASSERT_TRUE(loaded) << loaded.message();
+  ops::LinearGradKernels kernels = loaded.take();
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {0, 16},     {1, 1},    {1, 33},      {7, 3},      {300, 64},
+      {1000, 256}, {4099, 5}, {50000, 128}, {20000, 200}};
+  uint64_t seed = 11;
+  for (ElementType type :
+       {ElementType::F32, ElementType::F16, ElementType::BF16})
+    for (auto [rows, width] : shapes) {
+      auto check =
+          ops::checkReluBiasGrad(*runtime, kernels, type, rows, width, seed++);
+      ASSERT_TRUE(check) << check.message();
+      EXPECT_TRUE(check->ok) << check->report;
+    }
+}
+
+TEST(LinearGradGpu, RefusesShortBuffers) {
+  std::string why;
+  if (!rt::gpuAvailable(&why))
+    GTEST_SKIP() << "no GPU: " << why;
+  auto runtime = rt::Runtime::create();
+  ASSERT_TRUE(runtime) << runtime.message();
+  auto loaded = ops::LinearGradKernels::load(*runtime);
+  ASSERT_TRUE(loaded) << loaded.message();
+  auto y = ops::allocatePoisoned(10 * 8, ElementType::F32);
+  auto dz = ops::allocatePoisoned(10 * 8, ElementType::F32);
+  auto db = ops::allocatePoisoned(4, ElementType::F32);
+  ASSERT_TRUE(y && dz && db);
+  Status s = loaded->reluBiasGrad(*runtime, ElementType::F32, *y, *y, *dz, &*db,
+                                  10, 8);
+  EXPECT_EQ(s.message(), "the ReLU and bias gradient of 10 x 8 f32: db holds "
+                         "16 bytes, 32 needed (f32)");
+  s = loaded->reluBiasGrad(*runtime, ElementType::F32, *y, *y, *dz, nullptr, 11,
+                           8);
+  EXPECT_EQ(s.message(), "the ReLU and bias gradient of 11 x 8 f32: y holds "
+                         "320 bytes, 352 needed");
+}

@@ -1,0 +1,109 @@
+//===- linear_grad.cuh - The backward of a linear epilogue's tail -*- CUDA
+//-*-===//
+//
+// The elementwise end of a layer's backward, act(H W + b) -> (dZ, db):
+// reluBiasGrad writes dZ = dY where the forward's Y > 0 and 0 elsewhere
+// (PyTorch's threshold at 0: a zero output passes no gradient), and leaves
+// each block's column sums of dZ (f32) in `partials`; columnSums adds the
+// blocks' partials in block order (deterministic, no atomics) into db, in
+// f32. Every element is read and written once; a block owns a contiguous
+// run of rows, its threads spread over a power of two of columns and the
+// rest over rows.
+//
+// gnnc's runtime hands this header to NVRTC from a copy embedded at build
+// time; to compile a gnnc .cu file elsewhere, add -I <gnnc>/runtime/include.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GNNC_CUDA_LINEAR_GRAD_CUH
+#define GNNC_CUDA_LINEAR_GRAD_CUH
+
+#include "gnnc/cuda/bf16.cuh"
+#include "gnnc/cuda/element_io.cuh"
+#include "gnnc/cuda/f16.cuh"
+
+namespace gnnc::cuda::linear_grad {
+
+/// The columns a block's threads spread over at once: the width rounded up
+/// to a power of two, at most THREADS.
+template <int THREADS>
+__device__ __forceinline__ int columnLanes(long long width) {
+  int lanes = 1;
+  while (lanes < width && lanes < THREADS)
+    lanes *= 2;
+  return lanes;
+}
+
+/// dz = dy * [y > 0] over `rows` x `width` elements (rows contiguous); with
+/// `partials` (null: no bias), block b writes the sums of its rows' dz per
+/// column to partials[b * width + c]. Block b owns rows [b * per, (b + 1) *
+/// per) with per = ceil(rows / gridDim.x). THREADS is the block's size.
+template <typename T, int THREADS>
+__device__ __forceinline__ void
+reluBiasGrad(const T *__restrict__ y, const T *__restrict__ dy,
+             T *__restrict__ dz, float *__restrict__ partials, long long rows,
+             long long width) {
+  __shared__ float sums[THREADS];
+  const int cols = columnLanes<THREADS>(width);
+  const int rowLanes = THREADS / cols;
+  const int colLane = threadIdx.x % cols, rowLane = threadIdx.x / cols;
+  const long long per = (rows + gridDim.x - 1) / gridDim.x;
+  const long long first = (long long)blockIdx.x * per;
+  const long long end = first + per < rows ? first + per : rows;
+  for (long long c0 = 0; c0 < width; c0 += cols) {
+    const long long c = c0 + colLane;
+    float acc = 0.f;
+    if (c < width)
+#pragma unroll 4
+      for (long long r = first + rowLane; r < end; r += rowLanes) {
+        const long long at = r * width + c;
+        float out, grad;
+        ElementIo<T>::template load<1>(y + at, &out);
+        ElementIo<T>::template load<1>(dy + at, &grad);
+        const float g = out > 0.f ? grad : 0.f;
+        ElementIo<T>::template store<1>(dz + at, &g);
+        acc += g;
+      }
+    if (partials == nullptr)
+      continue;
+    sums[threadIdx.x] = acc;
+    __syncthreads();
+    if (rowLane == 0 && c < width) {
+      float s = 0.f;
+      for (int i = 0; i < rowLanes; ++i)
+        s += sums[i * cols + colLane];
+      partials[(long long)blockIdx.x * width + c] = s;
+    }
+    __syncthreads();
+  }
+}
+
+/// db[c] = the sum over blocks b < `blocks` of partials[b * width + c]:
+/// 32 columns per block of THREADS threads, THREADS / 32 threads per column
+/// each summing every (THREADS / 32)-th block's partial, then those sums
+/// added in order (deterministic, no atomics).
+template <int THREADS>
+__device__ __forceinline__ void columnSums(const float *__restrict__ partials,
+                                           long long blocks, long long width,
+                                           float *__restrict__ db) {
+  constexpr int Parts = THREADS / 32;
+  __shared__ float sums[THREADS];
+  const int lane = threadIdx.x % 32, part = threadIdx.x / 32;
+  const long long c = (long long)blockIdx.x * 32 + lane;
+  float s = 0.f;
+  if (c < width)
+    for (long long b = part; b < blocks; b += Parts)
+      s += partials[b * width + c];
+  sums[threadIdx.x] = s;
+  __syncthreads();
+  if (part == 0 && c < width) {
+    float total = 0.f;
+#pragma unroll
+    for (int i = 0; i < Parts; ++i)
+      total += sums[i * 32 + lane];
+    db[c] = total;
+  }
+}
+
+} // namespace gnnc::cuda::linear_grad
+
+#endif // GNNC_CUDA_LINEAR_GRAD_CUH
