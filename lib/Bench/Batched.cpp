@@ -11,21 +11,16 @@
 #include "gnnc/Plan/OpText.h"
 #include "gnnc/Plan/Plan.h"
 #include "gnnc/Tuning/BatchedModel.h"
+#include "gnnc/Tuning/LayerBackward.h"
 #include "gnnc/Tuning/TunedCompile.h"
-#include "gnnc/graph/Parallel.h"
 #include "gnnc/graph/Random.h"
-#include "gnnc/ops/Backward.h"
-#include "gnnc/ops/LinearGrad.h"
 #include "gnnc/ops/Readout.h"
-#include "gnnc/ops/SegmentMatmul.h"
 #include "gnnc/reference/Spmm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <map>
-#include <memory>
 
 using namespace gnnc;
 using namespace gnnc::bench;
@@ -578,40 +573,12 @@ AggregateRun runAggregate(Bench &bench, LayerProblem &p,
   return run;
 }
 
-/// The backward's ReLU and bias kernels, loaded once per runtime.
-struct LinearGradKernelsHolder {
-  ops::LinearGradKernels *kernels = nullptr;
-  static Expected<LinearGradKernelsHolder> get(rt::Runtime &runtime) {
-    static std::map<rt::Runtime *, std::unique_ptr<ops::LinearGradKernels>>
-        loaded;
-    auto &slot = loaded[&runtime];
-    if (!slot) {
-      Expected<ops::LinearGradKernels> k =
-          ops::LinearGradKernels::load(runtime);
-      if (!k)
-        return k.status();
-      slot = std::make_unique<ops::LinearGradKernels>(k.take());
-    }
-    return LinearGradKernelsHolder{slot.get()};
-  }
-};
-
-/// The layer's backward from the output gradient dY and the fused
-/// forward's Y (in p.y), all on the GPU:
-///  1. H = Â X again (the unfused layer's aggregation `aggregate`), since
-///     the fused forward keeps no H;
-///  2. dZ = dY * [Y > 0] and db = the column sums of dZ (f32), one pass
-///     (ops::LinearGradKernels);
-///  3. dW = Hᵀ dZ: gnn.segment_matmul_weight_grad with one segment on
-///     tensor cores, in splits of 256, 1024 or 4096 rows;
-///  4. dX = Âᵀ dZ Wᵀ over the transposed batch in the form of the forward's
-///     feature gradient (ops::spmmFeatureGradForm): one gnn.spmm with a
-///     linear epilogue of transposed weights (fused), or gnn.segment_matmul
-///     for dZ Wᵀ and then the aggregation (unfused).
-/// Every candidate is checked once on poisoned outputs against double
-/// references (dW from the GPU's H, whose own check passed) and timed
-/// alone; fused_backward_ms times the four steps in sequence with the
-/// fastest candidates of 3 and 4. Writes the steps' times, the choices and
+/// The layer's backward (tuning::LayerBackward) from a random dY and the
+/// fused forward's Y (in p.y): every plan (dW in splits of 256 or 1024
+/// rows, dX fused or unfused) checked once on poisoned outputs against
+/// double references (tuning::checkLayerBackward) and timed;
+/// fused_backward_ms is the plan planLayerBackward picks, and its four
+/// steps are timed alone. Writes the plans' times, the pick and
 /// backward_check into `record`.
 void runLayerBackward(Bench &bench, LayerProblem &p,
                       const rt::LoadedKernel &aggregate, uint64_t seed,
@@ -627,302 +594,112 @@ void runLayerBackward(Bench &bench, LayerProblem &p,
                 what.c_str(), status.message().c_str());
     ++failures;
   };
+  const OpDesc forward = layerFusedOp(in.kind, type, width);
+  Expected<tuning::LayerBackwardPlan> picked =
+      tuning::planLayerBackward(forward, n, runtime.device().smCount());
+  if (!picked)
+    return fail("planning the backward", picked.status());
+  auto planName = [](const tuning::LayerBackwardPlan &plan) {
+    return std::to_string(plan.splitRows) +
+           (plan.fusedInputGrad ? " fused" : " unfused");
+  };
+  record["backward_plan"] = planName(*picked);
 
-  // The transposed batch (the same graphs, each one's edges reversed) and,
-  // for GCN, its column factors.
-  graph::BatchedGraph transposed;
-  transposed.graph = graph::transpose(in.graph.graph);
-  transposed.graph.name = in.graph.graph.name + "^T";
-  transposed.graphPtr = in.graph.graphPtr;
-  for (int64_t first : transposed.graphPtr)
-    transposed.edgeGraphPtr.push_back(transposed.graph.rowPtr[first]);
-  Expected<ops::SpmmGradForm> form = ops::spmmFeatureGradForm(
-      Reduce::Sum, layerAggregateOp(in.kind, type, width).scale);
-  if (!form)
-    return fail("the feature gradient's form", form.status());
-  Expected<ops::DeviceGraph> tGraph = ops::uploadBatch(transposed, true, false);
-  if (!tGraph)
-    return fail("uploading the transposed batch", tGraph.status());
-  rt::DeviceBuffer tNorm;
-  if (in.kind == LayerKind::Gcn) {
-    Expected<rt::DeviceBuffer> norm =
-        ops::uploadColumnNorm(transposed.graph, form->colNormExponent);
-    if (!norm)
-      return fail("uploading the transposed column factors", norm.status());
-    tNorm = norm.take();
-  }
-
-  // The candidates of steps 3 and 4. dW: splits of 256 rows (the
-  // default), 1024 and 4096. dX: the fused kernel, or T = dZ Wᵀ
-  // (gnn.segment_matmul, one segment, tensor cores) and then T aggregated
-  // over the transposed batch with the forward aggregation's schedule.
-  OpDesc aggT = layerAggregateOp(in.kind, type, width);
-  aggT.scale = form->scale;
-  if (form->scale == DegreeScale::Right || form->scale == DegreeScale::Both)
-    aggT.colNormExponent = form->colNormExponent;
-  OpDesc dxOp = aggT;
-  dxOp.linearWidth = width;
-  dxOp.transposeWeights = true;
-  const OpDesc tOp = segmentMatmulInputGradOp(type, width, width);
-  const OpDesc dwOp = segmentMatmulWeightGradOp(type, width, width);
-  Schedule onTensorCores;
-  onTensorCores.strategy = Strategy::TileRouted;
-  onTensorCores.math = MathMode::TensorCore;
-  std::string text = "gnn.module @bb {\n" +
-                     opKernelText("dxfused", dxOp, std::nullopt) +
-                     opKernelText("dxagg", aggT, aggregate.spec.schedule) +
-                     opKernelText("dxmm", tOp, onTensorCores);
-  std::vector<int32_t> splitRows;
-  for (int32_t rows : {256, 1024, 4096}) {
-    Schedule sc = onTensorCores;
-    sc.tileRows = rows;
-    if (planWithDefaults(dwOp, sc)) {
-      splitRows.push_back(rows);
-      text += opKernelText("dw" + std::to_string(rows), dwOp, sc);
-    }
-  }
-  text += "}\n";
-  Expected<CompiledModule> compiled = compileGnn(text, "batched_backward.gnn");
-  if (!compiled)
-    return fail("compiling the backward", compiled.status());
-  std::map<std::string, rt::LoadedKernel> loaded;
-  for (const rt::KernelSpec &spec : compiled->kernels) {
-    Expected<rt::LoadedKernel> k = runtime.load(spec);
-    if (!k)
-      return fail("loading the backward kernel " + spec.name, k.status());
-    const std::string key = spec.name.substr(spec.name.rfind('_') + 1);
-    loaded.emplace(key, k.take());
-  }
-  for (const char *key : {"dxfused", "dxagg", "dxmm"})
-    if (!loaded.count(key))
-      return fail("compiling the backward",
-                  Status::error(std::string("no kernel ") + key));
-  const rt::LoadedKernel &dxFused = loaded.at("dxfused");
-  const rt::LoadedKernel &dxAgg = loaded.at("dxagg");
-  const rt::LoadedKernel &dxMm = loaded.at("dxmm");
-  record["backward_h_schedule"] = aggregate.spec.schedule.str();
-  Expected<LinearGradKernelsHolder> tail =
-      LinearGradKernelsHolder::get(runtime);
-  if (!tail)
-    return fail("loading the ReLU and bias gradient", tail.status());
-  ops::LinearGradKernels &grad = *tail->kernels;
-
-  // Inputs and outputs: dY random; dZ, T, dX, dW and db poisoned.
-  const size_t count = static_cast<size_t>(n * width);
   std::vector<float> dy = ref::roundThrough(
       ref::randomFeatures(n * width, graph::deriveSeed(seed, 7)), type);
-  const std::vector<int64_t> seg = {0, n};
-  Expected<rt::DeviceBuffer> segDev =
-      rt::DeviceBuffer::allocate(seg.size() * sizeof(int64_t));
   Expected<rt::DeviceBuffer> dyDev = ops::uploadTensor(dy, type);
-  Expected<rt::DeviceBuffer> dz = ops::allocatePoisoned(count, type);
-  Expected<rt::DeviceBuffer> tBuf = ops::allocatePoisoned(count, type);
+  const size_t count = static_cast<size_t>(n * width);
   Expected<rt::DeviceBuffer> dx = ops::allocatePoisoned(count, type);
   Expected<rt::DeviceBuffer> dw =
       ops::allocatePoisoned(static_cast<size_t>(width * width), type);
   Expected<rt::DeviceBuffer> db =
       ops::allocatePoisoned(static_cast<size_t>(width), ElementType::F32);
-  Expected<ops::DeviceRouteTable> tTable =
-      ops::uploadRouteTable(dxMm.spec, seg, n);
   for (const Status &st :
-       {segDev.status(), dyDev.status(), dz.status(), tBuf.status(),
-        dx.status(), dw.status(), db.status(), tTable.status()})
+       {dyDev.status(), dx.status(), dw.status(), db.status()})
     if (!st)
       return fail("allocating the backward's buffers", st);
-  if (Status st =
-          segDev->copyFromHost(seg.data(), seg.size() * sizeof(int64_t));
-      !st)
-    return fail("uploading the segment offsets", st);
-  struct DwCandidate {
-    int32_t rows;
-    const rt::LoadedKernel *kernel;
-    ops::DeviceRouteTable table;
-  };
-  std::vector<DwCandidate> dwCandidates;
-  for (int32_t rows : splitRows) {
-    const rt::LoadedKernel &k = loaded.at("dw" + std::to_string(rows));
-    Expected<ops::DeviceRouteTable> table =
-        ops::uploadRouteTable(k.spec, seg, n);
-    if (!table)
-      return fail("the weight gradient's routing table", table.status());
-    dwCandidates.push_back({rows, &k, table.take()});
-  }
-  const ops::LinearOperands transposedWeights{&p.weight, nullptr};
-  const rt::DeviceBuffer *tNormArg =
-      in.kind == LayerKind::Gcn ? &tNorm : nullptr;
-  auto stepH = [&]() {
-    return ops::launchSpmm(runtime, aggregate, p.graph, p.x, nullptr, p.h,
-                           false, p.columnNorm());
-  };
-  auto stepTail = [&]() {
-    return grad.reluBiasGrad(runtime, type, p.y, *dyDev, *dz, &*db, n, width,
-                             false);
-  };
-  auto stepDw = [&](const DwCandidate &c) {
-    return ops::launchSegmentMatmulWeightGrad(runtime, *c.kernel, p.h, *dz,
-                                              *segDev, 1, c.table, *dw, false);
-  };
-  auto stepDxFused = [&]() {
-    return ops::launchSpmm(runtime, dxFused, *tGraph, *dz, nullptr, *dx, false,
-                           tNormArg, nullptr, &transposedWeights);
-  };
-  auto stepDxUnfused = [&]() -> Status {
-    GNNC_RETURN_IF_ERROR(ops::launchSegmentMatmul(
-        runtime, dxMm, *dz, p.weight, *segDev, *tTable, *tBuf, false));
-    return ops::launchSpmm(runtime, dxAgg, *tGraph, *tBuf, nullptr, *dx, false,
-                           tNormArg);
-  };
-  auto runChecked = [&](const std::function<Status()> &fn,
-                        rt::DeviceBuffer &out) -> Status {
-    GNNC_RETURN_IF_ERROR(poison(out));
-    GNNC_RETURN_IF_ERROR(fn());
-    return runtime.synchronize();
-  };
-  if (Status st = runChecked(stepH, p.h); !st)
-    return fail("recomputing H", st);
-  if (Status st = runChecked(stepTail, *dz); !st)
-    return fail("the ReLU and bias gradient", st);
+  tuning::LayerBackwardOperands o;
+  o.batch = &p.graph;
+  o.colNorm = p.columnNorm();
+  o.x = &p.x;
+  o.weight = &p.weight;
+  o.y = &p.y;
+  o.dy = &*dyDev;
+  o.dx = &*dx;
+  o.dw = &*dw;
+  o.db = &*db;
 
-  // The references, from the GPU's Y (its check passed) and H.
-  Expected<std::vector<float>> y = ops::downloadTensor(p.y, count, type);
-  Expected<std::vector<float>> h = ops::downloadTensor(p.h, count, type);
-  Expected<std::vector<float>> gotDb =
-      ops::downloadTensor(*db, static_cast<size_t>(width), ElementType::F32);
-  for (const Status &st : {y.status(), h.status(), gotDb.status()})
-    if (!st)
-      return fail("downloading the backward's results", st);
-  std::vector<double> dzRef, dbRef, dbAbs;
-  ops::reluBiasGradReference(*y, dy, n, width, dzRef, dbRef, dbAbs);
-  const std::vector<float> dzF(dzRef.begin(), dzRef.end());
-  // dW[k, m] = sum over rows of H[r, k] dZ[r, m], one k per task.
-  std::vector<double> dwRef(static_cast<size_t>(width * width), 0.0),
-      dwAbs(dwRef.size(), 0.0);
-  graph::parallelForEach(width, 0, [&](int64_t k) {
-    double *out = dwRef.data() + k * width, *mag = dwAbs.data() + k * width;
-    for (int64_t r = 0; r < n; ++r) {
-      const double hk = (*h)[r * width + k];
-      if (hk == 0)
-        continue;
-      const float *g = dzF.data() + r * width;
-      for (int64_t m = 0; m < width; ++m) {
-        out[m] += hk * g[m];
-        mag[m] += std::fabs(hk * g[m]);
-      }
-    }
-  });
-  // dX = (Âᵀ dZ) Wᵀ.
-  ref::SpmmOptions options;
-  options.scale = form->scale;
-  options.colNormExponent = form->colNormExponent;
-  if (in.kind == LayerKind::Gin)
-    options.selfWeight = 0.0;
-  std::vector<double> gathered, gatheredAbs, dxRef, dxAbs;
-  ref::spmm(transposed.graph, nullptr, dzF.data(), width, options, gathered,
-            &gatheredAbs);
-  ref::linearEpilogue(gathered, n, width, in.weight.data(), width, nullptr,
-                      /*relu=*/false, dxRef, &gatheredAbs, &dxAbs,
-                      /*transposed=*/true);
-
-  json reports = json::object(), steps = json::object();
+  std::vector<tuning::LayerBackwardPlan> plans;
+  for (bool fused : {true, false})
+    for (int32_t rows : {256, 1024})
+      plans.push_back({rows, fused});
+  json plansMs = json::object(), reports = json::object();
   bool ok = true;
-  auto compare = [&](const std::string &what, const std::vector<float> &got,
-                     const std::vector<double> &want,
-                     const std::vector<double> &magnitude, double tol,
-                     double absTol) {
-    std::string report;
-    Status st = ref::compareToReferenceScaled(got, want, magnitude, width, tol,
-                                              &report, absTol);
-    reports[what] = st ? report : st.message();
-    if (!st)
+  for (const tuning::LayerBackwardPlan &plan : plans) {
+    const std::string name = planName(plan);
+    Expected<tuning::LayerBackward> backward = tuning::LayerBackward::create(
+        runtime, forward, in.graph, aggregate.spec.schedule, plan);
+    if (!backward) {
+      // A plan the op cannot take (a fused dX needs K a multiple of 8).
+      reports[name] = "no plan: " + backward.message();
+      if (plan == *picked)
+        return fail("the picked plan " + name, backward.status());
+      continue;
+    }
+    Expected<ops::KernelCheck> check = tuning::checkLayerBackward(
+        runtime, *backward, in.graph, in.x, in.weight, dy, o);
+    if (!check)
+      return fail("checking the backward " + name, check.status());
+    reports[name] = check->report;
+    if (!check->ok) {
+      ok = false;
       std::printf("wrong    layer %s backward %s: %s\n", tag.c_str(),
-                  what.c_str(), st.message().c_str());
-    ok = ok && st;
-    return static_cast<bool>(st);
-  };
-  auto timed = [&](const std::function<Status()> &fn) -> double {
-    Expected<TimingStats> t = bench.time(fn);
-    return t ? t->medianMs : -1.0;
-  };
-  compare("db", *gotDb, dbRef, dbAbs, ops::biasGradTolerance(n), 1e-30);
-  steps["h"] = timed(stepH);
-  steps["relu_bias"] = timed(stepTail);
-
-  const DwCandidate *bestDw = nullptr;
-  double bestDwMs = 0;
-  json dwSteps = json::object();
-  for (const DwCandidate &c : dwCandidates) {
-    const std::string what = "dW split " + std::to_string(c.rows);
-    if (Status st = runChecked([&] { return stepDw(c); }, *dw); !st)
-      return fail("running " + what, st);
-    Expected<std::vector<float>> got =
-        ops::downloadTensor(*dw, static_cast<size_t>(width * width), type);
-    if (!got)
-      return fail("downloading " + what, got.status());
-    if (!compare(what, *got, dwRef, dwAbs,
-                 ops::segmentMatmulTolerance(dwOp, c.kernel->spec.schedule),
-                 ops::spmmAbsoluteTolerance(type)))
+                  name.c_str(), check->report.c_str());
       continue;
-    const double ms = timed([&] { return stepDw(c); });
-    dwSteps[std::to_string(c.rows)] = ms;
-    if (ms > 0 && (!bestDw || ms < bestDwMs)) {
-      bestDw = &c;
-      bestDwMs = ms;
+    }
+    Expected<TimingStats> t =
+        bench.time([&]() { return backward->run(runtime, o, false); });
+    if (!t)
+      return fail("timing the backward " + name, t.status());
+    plansMs[name] = t->medianMs;
+    if (plan == *picked) {
+      record["fused_backward_ms"] = t->medianMs;
+      record["fused_backward_time_ms"] = toJson(*t);
+      json schedules = json::object();
+      for (const auto &[step, schedule] : backward->schedules())
+        schedules[step] = schedule.str();
+      record["backward_schedules"] = schedules;
+      // The picked plan's steps alone.
+      json steps = json::object();
+      using Step = Status (tuning::LayerBackward::*)(
+          rt::Runtime &, const tuning::LayerBackwardOperands &, void *);
+      for (auto [stepName, step] :
+           {std::pair<const char *, Step>{"h",
+                                          &tuning::LayerBackward::recompute},
+            {"relu_bias", &tuning::LayerBackward::reluBias},
+            {"dw", &tuning::LayerBackward::weightGrad},
+            {"dx", &tuning::LayerBackward::inputGrad}}) {
+        Expected<TimingStats> st = bench.time(
+            [&]() { return ((*backward).*step)(runtime, o, nullptr); });
+        if (st)
+          steps[stepName] = st->medianMs;
+      }
+      record["backward_steps_ms"] = steps;
     }
   }
-  steps["dw"] = dwSteps;
-
-  std::function<Status()> bestDx;
-  double bestDxMs = 0;
-  json dxSteps = json::object();
-  for (auto [name, fn] :
-       {std::pair<std::string, std::function<Status()>>{"fused", stepDxFused},
-        {"unfused", stepDxUnfused}}) {
-    const std::string what = "dX " + name;
-    if (Status st = runChecked(fn, *dx); !st)
-      return fail("running " + what, st);
-    Expected<std::vector<float>> got = ops::downloadTensor(*dx, count, type);
-    if (!got)
-      return fail("downloading " + what, got.status());
-    if (!compare(what, *got, dxRef, dxAbs, layerTolerance(type),
-                 ops::spmmAbsoluteTolerance(type)))
-      continue;
-    const double ms = timed(fn);
-    dxSteps[name] = ms;
-    if (ms > 0 && (!bestDx || ms < bestDxMs)) {
-      bestDx = fn;
-      bestDxMs = ms;
-      record["backward_dx_form"] = name;
-    }
-  }
-  steps["dx"] = dxSteps;
-  record["backward_steps_ms"] = steps;
+  record["backward_plans_ms"] = plansMs;
   record["backward_report"] = reports;
-  record["backward_dx_schedules"] = {
-      {"fused", dxFused.spec.schedule.str()},
-      {"unfused_matmul", dxMm.spec.schedule.str()},
-      {"unfused_aggregation", dxAgg.spec.schedule.str()}};
-  if (!ok) {
-    record["backward_check"] = "wrong";
+  record["backward_check"] = ok ? "ok" : "wrong";
+  if (!ok)
     ++failures;
-  } else {
-    record["backward_check"] = "ok";
-  }
-  if (!bestDw || !bestDx)
-    return;
-  record["backward_dw_split_rows"] = bestDw->rows;
-  record["backward_dw_schedule"] = bestDw->kernel->spec.schedule.str();
-  // The whole backward with the fastest candidates, as one sequence.
-  auto backward = [&]() -> Status {
-    GNNC_RETURN_IF_ERROR(stepH());
-    GNNC_RETURN_IF_ERROR(stepTail());
-    GNNC_RETURN_IF_ERROR(stepDw(*bestDw));
-    return bestDx();
-  };
-  Expected<TimingStats> t = bench.time(backward);
-  if (!t)
-    return fail("timing the backward", t.status());
-  record["fused_backward_ms"] = t->medianMs;
-  record["fused_backward_time_ms"] = toJson(*t);
+  double best = 0;
+  for (auto &[name, ms] : plansMs.items())
+    if (best == 0 || ms.get<double>() < best) {
+      best = ms.get<double>();
+      record["backward_best_plan"] = name;
+    }
+  if (best > 0)
+    record["backward_best_ms"] = best;
 }
 
 } // namespace

@@ -65,7 +65,7 @@ TEST(LinearGradTest, BlocksPerSmAtMostOnePerRow) {
 
 TEST(LinearGradTest, KernelsCompile) {
   std::vector<rt::KernelSpec> specs = ops::linearGradKernelSpecs();
-  ASSERT_EQ(specs.size(), 4u);
+  ASSERT_EQ(specs.size(), 12u);
   for (const rt::KernelSpec &spec : specs) {
     Status valid = rt::validateKernelSpec(spec);
     EXPECT_TRUE(valid.isOk()) << spec.name << ": " << valid.message();

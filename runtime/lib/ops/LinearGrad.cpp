@@ -18,8 +18,16 @@ constexpr int kThreads = 256;
 constexpr int64_t kBlocksPerSm = 4;
 constexpr const char *kSumsKernel = "gnnc_linear_grad_column_sums";
 
-std::string passKernelName(ElementType type) {
-  return std::string("gnnc_relu_bias_grad_") + elementTypeName(type);
+std::string passKernelName(ElementType type, int vw) {
+  return std::string("gnnc_relu_bias_grad_") + elementTypeName(type) + "_v" +
+         std::to_string(vw);
+}
+
+/// The vector widths of the pass: up to 16 bytes an access.
+std::vector<int> vectorWidths(ElementType type) {
+  if (type == ElementType::F32)
+    return {1, 2, 4};
+  return {1, 2, 4, 8};
 }
 
 const char *deviceType(ElementType type) {
@@ -40,17 +48,18 @@ std::string kernelSource() {
   const std::string threads = std::to_string(kThreads);
   std::string source = "// The elementwise end of a layer's backward (gnnc "
                        "ops).\n#include \"gnnc/cuda/linear_grad.cuh\"\n";
-  for (ElementType type : kTypes) {
-    const std::string t = deviceType(type);
-    source += "\nextern \"C\" __global__ void __launch_bounds__(" + threads +
-              ") " + passKernelName(type) + "(const " + t + " *y, const " + t +
-              " *dy,\n    " + t +
-              " *dz, float *partials, long long rows, long long width,\n"
-              "    long long num_blocks) {\n"
-              "  gnnc::cuda::linear_grad::reluBiasGrad<" +
-              t + ", " + threads +
-              ">(y, dy, dz, partials, rows,\n      width);\n}\n";
-  }
+  for (ElementType type : kTypes)
+    for (int vw : vectorWidths(type)) {
+      const std::string t = deviceType(type);
+      source += "\nextern \"C\" __global__ void __launch_bounds__(" + threads +
+                ") " + passKernelName(type, vw) + "(const " + t +
+                " *y, const " + t + " *dy,\n    " + t +
+                " *dz, float *partials, long long rows, long long width,\n"
+                "    long long num_blocks) {\n"
+                "  gnnc::cuda::linear_grad::reluBiasGrad<" +
+                t + ", " + std::to_string(vw) + ", " + threads +
+                ">(y, dy, dz, partials,\n      rows, width);\n}\n";
+    }
   source += "\nextern \"C\" __global__ void __launch_bounds__(" + threads +
             ") " + kSumsKernel +
             "(const float *partials,\n    long long blocks, float *db, long "
@@ -64,24 +73,25 @@ std::string kernelSource() {
 std::vector<rt::KernelSpec> gnnc::ops::linearGradKernelSpecs() {
   const std::string source = kernelSource();
   std::vector<rt::KernelSpec> specs;
-  for (ElementType type : kTypes) {
-    rt::KernelSpec spec;
-    spec.name = passKernelName(type);
-    spec.source = source;
-    // A runtime helper, no gnn op: only the grid's count has a role (one
-    // block per item).
-    spec.params = {{"y", ParamKind::Pointer},
-                   {"dy", ParamKind::Pointer},
-                   {"dz", ParamKind::Pointer},
-                   {"partials", ParamKind::Pointer},
-                   {"rows", ParamKind::Int64},
-                   {"width", ParamKind::Int64},
-                   {"num_blocks", ParamKind::Int64, ParamRole::NumItems}};
-    spec.launch.blockX = kThreads;
-    spec.launch.grid = {ParamRole::NumItems};
-    spec.launch.itemsPerBlock = 1;
-    specs.push_back(std::move(spec));
-  }
+  for (ElementType type : kTypes)
+    for (int vw : vectorWidths(type)) {
+      rt::KernelSpec spec;
+      spec.name = passKernelName(type, vw);
+      spec.source = source;
+      // A runtime helper, no gnn op: only the grid's count has a role (one
+      // block per item).
+      spec.params = {{"y", ParamKind::Pointer},
+                     {"dy", ParamKind::Pointer},
+                     {"dz", ParamKind::Pointer},
+                     {"partials", ParamKind::Pointer},
+                     {"rows", ParamKind::Int64},
+                     {"width", ParamKind::Int64},
+                     {"num_blocks", ParamKind::Int64, ParamRole::NumItems}};
+      spec.launch.blockX = kThreads;
+      spec.launch.grid = {ParamRole::NumItems};
+      spec.launch.itemsPerBlock = 1;
+      specs.push_back(std::move(spec));
+    }
   rt::KernelSpec sums;
   sums.name = kSumsKernel;
   sums.source = source;
@@ -112,8 +122,9 @@ Expected<LinearGradKernels> LinearGradKernels::load(rt::Runtime &runtime) {
       kernels.sums_ = loaded.take();
     else
       for (ElementType type : kTypes)
-        if (spec.name == passKernelName(type))
-          kernels.pass_.emplace(type, loaded.take());
+        for (int vw : vectorWidths(type))
+          if (spec.name == passKernelName(type, vw))
+            kernels.pass_.emplace(std::pair{type, vw}, loaded.take());
   }
   return kernels;
 }
@@ -127,7 +138,15 @@ Status LinearGradKernels::reluBiasGrad(
                            std::to_string(width) + " " + elementTypeName(type);
   if (rows < 0 || width < 1)
     return Status::error(what + ": expected rows >= 0 and a positive width");
-  auto pass = pass_.find(type);
+  // The widest vector that divides the rows and suits every address.
+  int vw = 1;
+  for (int v : vectorWidths(type)) {
+    const uint64_t align = static_cast<uint64_t>(v) * elementSize(type);
+    if (width % v == 0 && y.address() % align == 0 &&
+        dy.address() % align == 0 && dz.address() % align == 0)
+      vw = v;
+  }
+  auto pass = pass_.find({type, vw});
   if (pass == pass_.end())
     return Status::error(what + ": the kernels are not loaded");
   const uint64_t bytes =
@@ -199,6 +218,10 @@ void gnnc::ops::reluBiasGradReference(const std::vector<float> &y,
     }
 }
 
+double gnnc::ops::biasGradTolerance(int64_t rows) {
+  return 1e-6 * std::sqrt(double(std::max<int64_t>(rows, 1))) + 1e-6;
+}
+
 Expected<KernelCheck> gnnc::ops::checkReluBiasGrad(rt::Runtime &runtime,
                                                    LinearGradKernels &kernels,
                                                    ElementType type,
@@ -243,10 +266,8 @@ Expected<KernelCheck> gnnc::ops::checkReluBiasGrad(rt::Runtime &runtime,
                                     ", expected " + std::to_string(dzRef[i])};
   // db: f32 sums of at most `rows` terms, in two levels.
   std::string report;
-  const double tol =
-      1e-6 * std::sqrt(double(std::max<int64_t>(rows, 1))) + 1e-6;
-  Status s = ref::compareToReferenceScaled(*db, dbRef, dbAbs, width, tol,
-                                           &report, 1e-30);
+  Status s = ref::compareToReferenceScaled(
+      *db, dbRef, dbAbs, width, biasGradTolerance(rows), &report, 1e-30);
   return KernelCheck{static_cast<bool>(s),
                      what + ": dz exact; db " + (s ? report : s.message())};
 }

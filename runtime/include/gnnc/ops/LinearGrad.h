@@ -14,12 +14,14 @@
 #include "gnnc/ops/Spmm.h"
 
 #include <map>
+#include <utility>
 #include <vector>
 
 namespace gnnc::ops {
 
-/// The helper kernels' specs: the pass over Y and dY for each element
-/// type, then the column sums of the blocks' partials.
+/// The helper kernels' specs: the pass over Y and dY for each element type
+/// and vector width (1 to 16 bytes an access), then the column sums of the
+/// blocks' partials.
 std::vector<rt::KernelSpec> linearGradKernelSpecs();
 
 /// The blocks of the pass over `rows` rows on a GPU of `smCount` SMs: 4 per
@@ -34,7 +36,9 @@ public:
 
   /// dz = dy * [y > 0] for `rows` x `width` elements of `type` (rows
   /// contiguous) and, with `db` (null: none), db = the column sums of dz
-  /// in f32 (`width` floats), summed in a fixed order. Checks the buffers'
+  /// in f32 (`width` floats), summed in a fixed order. Accesses are the
+  /// widest vectors (up to 16 bytes) that divide the width and suit the
+  /// buffers' addresses. Checks the buffers'
   /// sizes before launching; nothing is launched for zero rows, where db
   /// is zeroed.
   Status reluBiasGrad(rt::Runtime &runtime, ElementType type,
@@ -44,7 +48,8 @@ public:
                       void *stream = nullptr);
 
 private:
-  std::map<ElementType, rt::LoadedKernel> pass_;
+  /// By element type and vector width.
+  std::map<std::pair<ElementType, int>, rt::LoadedKernel> pass_;
   rt::LoadedKernel sums_;
   rt::DeviceBuffer partials_;
 };
@@ -56,6 +61,10 @@ void reluBiasGradReference(const std::vector<float> &y,
                            const std::vector<float> &dy, int64_t rows,
                            int64_t width, std::vector<double> &dz,
                            std::vector<double> &db, std::vector<double> &dbAbs);
+
+/// The relative tolerance of db (of sum |dz| per column) over `rows` rows:
+/// f32 sums in a few levels, 1e-6 x sqrt(rows) + 1e-6.
+double biasGradTolerance(int64_t rows);
 
 /// Runs reluBiasGrad on random Y (a quarter of them exactly 0) and dY of
 /// `type` drawn from `seed`, with NaN-poisoned dz and db, and compares both

@@ -1,0 +1,283 @@
+//===- LayerBackwardTest.cpp - The backward of a fused batched layer ------===//
+//
+// The rules of planLayerBackward and the ops it refuses, on the CPU; on a
+// GPU, every plan on a ragged batch (empty graphs, single nodes, a graph of
+// 300 nodes among small ones) and a protein-like batch, GCN and GIN, f32,
+// f16 and bf16, K = M and K != M (one pair off the tensor cores' multiples
+// of 8), checked with checkLayerBackward against double references after a
+// forward on the GPU. Skips, saying why, without a GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "gnnc/Tuning/LayerBackward.h"
+
+#include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Plan/OpText.h"
+#include "gnnc/graph/Batch.h"
+#include "gnnc/reference/Spmm.h"
+#include "gnnc/runtime/Nvrtc.h"
+#include "gnnc/runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+using namespace gnnc;
+using namespace gnnc::tuning;
+
+namespace {
+
+/// GCN (both-sided scaling; the batch gets self loops) or GIN (the self
+/// term, 1 + 0) over a batch, epilogue K x M with bias and ReLU.
+OpDesc layerOp(bool gcn, ElementType type, int64_t k, int64_t m) {
+  OpDesc op = spmmOp(type, k);
+  op.batchedGraph = true;
+  if (gcn)
+    op.scale = DegreeScale::Both;
+  else
+    op.selfWeight = 0.0;
+  op.linearWidth = m;
+  op.linearBias = true;
+  op.activation = Activation::Relu;
+  return op;
+}
+
+TEST(LayerBackwardTest, RefusesWhatItCannotDifferentiate) {
+  OpDesc op = layerOp(true, ElementType::F32, 64, 64);
+  EXPECT_TRUE(planLayerBackward(op, 1000, 132));
+  OpDesc plain = op;
+  plain.linearWidth = 0;
+  EXPECT_NE(planLayerBackward(plain, 1000, 132)
+                .message()
+                .find("with a linear epilogue"),
+            std::string::npos);
+  OpDesc noRelu = op;
+  noRelu.activation = Activation::None;
+  EXPECT_NE(planLayerBackward(noRelu, 1000, 132).message().find("ReLU"),
+            std::string::npos);
+  OpDesc max = op;
+  max.reduce = Reduce::Max;
+  EXPECT_NE(planLayerBackward(max, 1000, 132).message().find("reduce = max"),
+            std::string::npos);
+  OpDesc values = op;
+  values.edgeValues = true;
+  EXPECT_NE(planLayerBackward(values, 1000, 132).message().find("edge values"),
+            std::string::npos);
+  OpDesc transposed = op;
+  transposed.transposeWeights = true;
+  EXPECT_NE(planLayerBackward(transposed, 1000, 132)
+                .message()
+                .find("transpose_weights"),
+            std::string::npos);
+}
+
+TEST(LayerBackwardTest, SplitsOf1024WhenEverySmStillGetsTwoItems) {
+  // 300,000 nodes at width 16: 293 splits of 1024 rows, 2.2 items an SM.
+  auto big =
+      planLayerBackward(layerOp(false, ElementType::F16, 16, 16), 300000, 132);
+  ASSERT_TRUE(big) << big.message();
+  EXPECT_EQ(big->splitRows, 1024);
+  // 43,471 nodes (PROTEINS) at width 16: 43 splits, fewer than the SMs.
+  auto small =
+      planLayerBackward(layerOp(false, ElementType::F16, 16, 16), 43471, 132);
+  ASSERT_TRUE(small) << small.message();
+  EXPECT_EQ(small->splitRows, 256);
+}
+
+TEST(LayerBackwardTest, UnfusedInputGradWhereTheFusedKernelHasNoPlan) {
+  // K = 12: the fused kernel's epilogue would write 12 columns.
+  auto odd =
+      planLayerBackward(layerOp(false, ElementType::F16, 12, 24), 1000, 132);
+  ASSERT_TRUE(odd) << odd.message();
+  EXPECT_FALSE(odd->fusedInputGrad);
+}
+
+TEST(LayerBackwardTest, UnfusedInputGradWhereTheForwardStreamsItsWeights) {
+  auto wide =
+      planLayerBackward(layerOp(true, ElementType::F32, 256, 256), 300000, 132);
+  ASSERT_TRUE(wide) << wide.message();
+  EXPECT_FALSE(wide->fusedInputGrad);
+  auto narrow =
+      planLayerBackward(layerOp(true, ElementType::F32, 64, 64), 300000, 132);
+  ASSERT_TRUE(narrow) << narrow.message();
+  EXPECT_TRUE(narrow->fusedInputGrad);
+}
+
+/// The layers the GPU test runs: (gcn, type, K, M).
+struct LayerCase {
+  bool gcn;
+  ElementType type;
+  int64_t k, m;
+};
+const LayerCase kCases[] = {
+    {true, ElementType::F32, 32, 32},  {false, ElementType::F32, 32, 32},
+    {true, ElementType::F16, 64, 64},  {false, ElementType::F16, 64, 64},
+    {true, ElementType::BF16, 16, 24}, {false, ElementType::F32, 24, 40},
+    {false, ElementType::F16, 12, 24}, {true, ElementType::F32, 256, 256}};
+
+// Every forward and every plan's backward of the GPU test compiles to CUDA
+// that NVRTC accepts for sm_90, without a GPU.
+TEST(LayerBackwardTest, EveryTestedPlanCompiles) {
+  for (const LayerCase &c : kCases) {
+    const OpDesc op = layerOp(c.gcn, c.type, c.k, c.m);
+    std::string text =
+        "gnn.module @fwd {\n" + opKernelText("layer", op, std::nullopt) + "}\n";
+    std::vector<std::string> modules = {text};
+    for (bool fused : {true, false})
+      for (int32_t split : {256, 1024}) {
+        if (fused && c.k % 8 != 0)
+          continue;
+        auto t = layerBackwardModuleText(op, std::nullopt,
+                                         LayerBackwardPlan{split, fused});
+        ASSERT_TRUE(t) << t.message();
+        modules.push_back(*t);
+      }
+    for (const std::string &m : modules) {
+      auto compiled = compileGnn(m, "layer.gnn");
+      ASSERT_TRUE(compiled) << elementTypeName(c.type) << " K " << c.k << " M "
+                            << c.m << ": " << compiled.message();
+      rt::CompileOptions options;
+      options.arch = "sm_90";
+      options.ptx = true;
+      auto ptx = rt::compileCuda(compiled->source, "layer.cu", options);
+      ASSERT_TRUE(ptx.isOk()) << ptx.message();
+    }
+  }
+}
+
+/// One molecule-like graph of `n` nodes.
+graph::CsrGraph moleculeOf(int64_t n, int32_t degree, uint64_t seed) {
+  graph::MoleculeBatchOptions o;
+  o.numGraphs = 1;
+  o.meanNodes = double(n);
+  o.stddevNodes = 0;
+  o.minNodes = o.maxNodes = n;
+  o.maxDegree = degree;
+  o.ringFraction = 0.5;
+  return graph::graphOf(graph::generateMoleculeBatch(o, seed), 0);
+}
+
+/// A batch with what breaks kernels: empty graphs, single nodes with and
+/// without a self loop, one graph of 300 nodes among small ones.
+graph::BatchedGraph raggedBatch() {
+  std::vector<graph::CsrGraph> graphs;
+  graph::CsrGraph empty, single, loop;
+  empty.rowPtr = {0};
+  single.numRows = single.numCols = 1;
+  single.rowPtr = {0, 0};
+  loop.numRows = loop.numCols = 1;
+  loop.rowPtr = {0, 1};
+  loop.colIdx = {0};
+  graphs.push_back(empty);
+  graphs.push_back(moleculeOf(300, 6, 1));
+  for (int i = 0; i < 30; ++i) {
+    graphs.push_back(moleculeOf(2 + i % 11, 4, 10 + i));
+    if (i % 7 == 0)
+      graphs.push_back(empty);
+    if (i % 5 == 0)
+      graphs.push_back(i % 10 ? single : loop);
+  }
+  graphs.push_back(empty);
+  Expected<graph::BatchedGraph> b = graph::collate(graphs);
+  EXPECT_TRUE(b) << b.message();
+  b->graph.name = "ragged";
+  return b.take();
+}
+
+/// The forward on the GPU (its kernel with the default schedule), then
+/// checkLayerBackward under `plan`.
+void checkOne(rt::Runtime &runtime, const graph::BatchedGraph &input, bool gcn,
+              ElementType type, int64_t k, int64_t m,
+              const LayerBackwardPlan &plan, uint64_t seed) {
+  const OpDesc op = layerOp(gcn, type, k, m);
+  const std::string what =
+      std::string(gcn ? "GCN " : "GIN ") + elementTypeName(type) + " K " +
+      std::to_string(k) + " M " + std::to_string(m) + " splits " +
+      std::to_string(plan.splitRows) +
+      (plan.fusedInputGrad ? " fused" : " unfused") + " on " + input.graph.name;
+  SCOPED_TRACE(what);
+  graph::BatchedGraph batch = input;
+  if (gcn) {
+    auto looped = graph::withSelfLoops(input);
+    ASSERT_TRUE(looped) << looped.message();
+    batch = looped.take();
+  }
+  const int64_t n = batch.graph.numRows;
+  auto compiled = compileGnn(
+      "gnn.module @fwd {\n" + opKernelText("layer", op, std::nullopt) + "}\n",
+      "layer_forward.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  auto forward = runtime.load(compiled->kernels.front());
+  ASSERT_TRUE(forward) << forward.message();
+  std::vector<float> x =
+      ref::roundThrough(ref::randomFeatures(n * k, seed), type);
+  std::vector<float> w = ref::roundThrough(
+      ref::randomFeatures(k * m, seed + 1, -0.3f, 0.3f), type);
+  std::vector<float> b =
+      ref::roundThrough(ref::randomFeatures(m, seed + 2, -0.5f, 0.5f), type);
+  std::vector<float> dy =
+      ref::roundThrough(ref::randomFeatures(n * m, seed + 3), type);
+  auto g = ops::uploadBatch(batch, true, false);
+  ASSERT_TRUE(g) << g.message();
+  rt::DeviceBuffer norm;
+  if (gcn) {
+    auto uploaded = ops::uploadColumnNorm(batch.graph);
+    ASSERT_TRUE(uploaded) << uploaded.message();
+    norm = uploaded.take();
+  }
+  auto xd = ops::uploadTensor(x, type);
+  auto wd = ops::uploadTensor(w, type);
+  auto bd = ops::uploadTensor(b, type);
+  auto dyd = ops::uploadTensor(dy, type);
+  auto yd = ops::allocatePoisoned(std::max<int64_t>(n * m, 1), type);
+  auto dxd = ops::allocatePoisoned(std::max<int64_t>(n * k, 1), type);
+  auto dwd = ops::allocatePoisoned(k * m, type);
+  auto dbd = ops::allocatePoisoned(m, ElementType::F32);
+  ASSERT_TRUE(xd && wd && bd && dyd && yd && dxd && dwd && dbd);
+  const ops::LinearOperands linear{&*wd, &*bd};
+  Status ran = ops::launchSpmm(runtime, *forward, *g, *xd, nullptr, *yd, true,
+                               gcn ? &norm : nullptr, nullptr, &linear);
+  ASSERT_TRUE(ran) << ran.message();
+
+  auto backward = LayerBackward::create(runtime, op, batch, std::nullopt, plan);
+  ASSERT_TRUE(backward) << backward.message();
+  LayerBackwardOperands o;
+  o.batch = &*g;
+  o.colNorm = gcn ? &norm : nullptr;
+  o.x = &*xd;
+  o.weight = &*wd;
+  o.y = &*yd;
+  o.dy = &*dyd;
+  o.dx = &*dxd;
+  o.dw = &*dwd;
+  o.db = &*dbd;
+  auto check = checkLayerBackward(runtime, *backward, batch, x, w, dy, o);
+  ASSERT_TRUE(check) << check.message();
+  EXPECT_TRUE(check->ok) << check->report;
+}
+
+TEST(LayerBackwardGpu, EveryPlanOnRaggedAndProteinLikeBatches) {
+  std::string why;
+  if (!rt::gpuAvailable(&why))
+    GTEST_SKIP() << "no GPU: " << why;
+  auto runtime = rt::Runtime::create();
+  ASSERT_TRUE(runtime) << runtime.message();
+  const graph::BatchedGraph ragged = raggedBatch();
+  graph::BatchedGraph proteins =
+      graph::generateMoleculeBatch(graph::proteinLikeOptions(300), 5);
+  proteins.graph.name = "protein-like";
+  uint64_t seed = 100;
+  for (bool fused : {true, false})
+    for (int32_t split : {256, 1024})
+      for (const LayerCase &c : kCases) {
+        if (c.k == 256 || (fused && c.k % 8 != 0))
+          continue;
+        const bool onRagged = c.type != ElementType::F16 || c.k != 64;
+        checkOne(*runtime, onRagged ? ragged : proteins, c.gcn, c.type, c.k,
+                 c.m, LayerBackwardPlan{split, fused}, seed++);
+      }
+  // The planner's choice at a width whose forward streams its weights.
+  auto wide = planLayerBackward(layerOp(true, ElementType::F32, 256, 256),
+                                proteins.graph.numRows, 132);
+  ASSERT_TRUE(wide) << wide.message();
+  checkOne(*runtime, proteins, true, ElementType::F32, 256, 256, *wide, 7);
+}
+
+} // namespace
