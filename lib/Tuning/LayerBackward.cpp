@@ -104,14 +104,14 @@ gnnc::tuning::planLayerBackward(const OpDesc &forward, int64_t nodes,
                                 int smCount) {
   GNNC_RETURN_IF_ERROR(checkForward(forward));
   LayerBackwardPlan plan;
-  // dW: splits of 1024 rows while they give every SM two items.
+  // dW: splits of 1024 rows while they give every SM an item.
   {
     auto [op, s] = weightGradOf(forward, 1024);
     Expected<KernelPlan> p = planWithDefaults(op, s);
     if (p) {
       const int64_t splits = (std::max<int64_t>(nodes, 1) + 1023) / 1024;
       const int64_t items = splits * segmentRouteItemsPerTile(op, p->schedule);
-      if (items >= 2 * std::max(smCount, 1))
+      if (items >= std::max(smCount, 1))
         plan.splitRows = 1024;
     }
   }

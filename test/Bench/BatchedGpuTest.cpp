@@ -64,11 +64,16 @@ TEST(BenchBatchedGpu, LayersPassTheirCheckAndAreTimed) {
       SCOPED_TRACE(r.dump(1));
       EXPECT_EQ(failures, 0);
       EXPECT_EQ(r["check"], "ok");
-      for (const char *key : {"spmm_ms", "gemm_ms", "unfused_ms", "fused_ms",
-                              "fused_default_ms"}) {
+      for (const char *key :
+           {"spmm_ms", "gemm_ms", "unfused_ms", "fused_ms", "fused_default_ms",
+            "fused_backward_ms", "backward_best_ms"}) {
         ASSERT_TRUE(r[key].is_number()) << key;
         EXPECT_GT(r[key].get<double>(), 0) << key;
       }
+      // Every plan of the backward passed its check and was timed.
+      EXPECT_EQ(r["backward_check"], "ok");
+      EXPECT_EQ(r["backward_plans_ms"].size(), 4u);
+      EXPECT_EQ(r["backward_steps_ms"].size(), 4u);
       // Every fused schedule passed its check on a poisoned Y.
       ASSERT_GE(r["fused_runs"].size(), 2u);
       for (const json &run : r["fused_runs"])

@@ -68,7 +68,7 @@ TEST(LayerBackwardTest, RefusesWhatItCannotDifferentiate) {
             std::string::npos);
 }
 
-TEST(LayerBackwardTest, SplitsOf1024WhenEverySmStillGetsTwoItems) {
+TEST(LayerBackwardTest, SplitsOf1024WhenEverySmStillGetsAnItem) {
   // 300,000 nodes at width 16: 293 splits of 1024 rows, 2.2 items an SM.
   auto big =
       planLayerBackward(layerOp(false, ElementType::F16, 16, 16), 300000, 132);
@@ -79,6 +79,12 @@ TEST(LayerBackwardTest, SplitsOf1024WhenEverySmStillGetsTwoItems) {
       planLayerBackward(layerOp(false, ElementType::F16, 16, 16), 43471, 132);
   ASSERT_TRUE(small) << small.message();
   EXPECT_EQ(small->splitRows, 256);
+  // The same nodes at width 256: each split holds several tiles of the
+  // 256 x 256 gradient.
+  auto wide = planLayerBackward(layerOp(false, ElementType::F16, 256, 256),
+                                43471, 132);
+  ASSERT_TRUE(wide) << wide.message();
+  EXPECT_EQ(wide->splitRows, 1024);
 }
 
 TEST(LayerBackwardTest, UnfusedInputGradWhereTheFusedKernelHasNoPlan) {

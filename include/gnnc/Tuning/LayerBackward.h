@@ -51,10 +51,9 @@ struct LayerBackwardPlan {
 const std::vector<int32_t> &layerBackwardSplitRows();
 
 /// The rules, for `forward` over `nodes` nodes on a GPU of `smCount` SMs:
-///  - dW's splits of 1024 rows when they still give every SM two work
-///    items (splits x the tensor-core tiles of K x M), else 256 (splits of
-///    4096 rows never won on an H100: each block then walks 4096 rows
-///    alone);
+///  - dW's splits of 1024 rows when they still give every SM a work item
+///    (splits x the tensor-core tiles of K x M), else 256 (splits of 4096
+///    rows never won on an H100: each block then walks 4096 rows alone);
 ///  - dX fused unless the forward's epilogue streams its weights
 ///    (BatchedLinearTile::streamWeights: every block reads all of W from
 ///    L2, and the fused form took 1.8x the unfused one at f32 width 256)
