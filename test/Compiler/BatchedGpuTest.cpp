@@ -21,6 +21,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 
 using namespace gnnc;
 using namespace gnnc::graph;
@@ -75,46 +76,6 @@ void checkAll(const BatchedGraph &batch, uint64_t seed) {
   }
 }
 
-CsrGraph randomGraph(int64_t n, int64_t degree, uint64_t seed) {
-  MoleculeBatchOptions o;
-  o.numGraphs = 1;
-  o.meanNodes = double(n);
-  o.stddevNodes = 0;
-  o.minNodes = o.maxNodes = n;
-  o.maxDegree = static_cast<int32_t>(degree);
-  o.ringFraction = 0.5;
-  return graphOf(generateMoleculeBatch(o, seed), 0);
-}
-
-/// Empty graphs, single nodes (with and without a self loop), a 300-node
-/// graph and a 40-node one (both larger than the small tiles) among small
-/// graphs, at the start, middle and end.
-BatchedGraph raggedBatch() {
-  std::vector<CsrGraph> graphs;
-  CsrGraph empty, single, loop;
-  empty.rowPtr = {0};
-  single.numRows = single.numCols = 1;
-  single.rowPtr = {0, 0};
-  loop.numRows = loop.numCols = 1;
-  loop.rowPtr = {0, 1};
-  loop.colIdx = {0};
-  graphs.push_back(empty);
-  graphs.push_back(randomGraph(300, 6, 1));
-  for (int i = 0; i < 40; ++i) {
-    graphs.push_back(randomGraph(2 + i % 11, 4, 10 + i));
-    if (i % 7 == 0)
-      graphs.push_back(empty);
-    if (i % 5 == 0)
-      graphs.push_back(i % 10 ? single : loop);
-  }
-  graphs.push_back(randomGraph(40, 4, 99));
-  graphs.push_back(randomGraph(3, 4, 98));
-  graphs.push_back(empty);
-  Expected<BatchedGraph> b = collate(graphs);
-  EXPECT_TRUE(b) << b.message();
-  return b.take();
-}
-
 TEST(BatchedGpu, RaggedBatchWithEmptySingleAndLargeGraphs) {
   checkAll(raggedBatch(), 1);
 }
@@ -153,7 +114,7 @@ TEST(BatchedGpu, RefusesAGraphThatIsNoBatch) {
   if (!k.skipReason.empty())
     GTEST_SKIP() << k.skipReason;
   ASSERT_TRUE(k.error.empty()) << k.error;
-  CsrGraph g = randomGraph(10, 3, 4);
+  CsrGraph g = moleculeGraph(10, 3, 4);
   auto dg = ops::uploadGraph(g, true, false);
   ASSERT_TRUE(dg) << dg.message();
   auto x =
@@ -216,18 +177,46 @@ TEST(BatchedGpu, ALinearEpilogueNeedsItsOperands) {
 // exactly dy where y > 0, db the column sums, over ragged shapes (no rows,
 // one row, fewer rows than blocks, widths from 1 to 256, odd ones among
 // them) in every element type.
+/// A runtime and the backward's ReLU and bias kernels, loaded once.
+struct LinearGradSetup {
+  std::unique_ptr<rt::Runtime> runtime;
+  std::unique_ptr<ops::LinearGradKernels> kernels;
+  std::string skip, error;
+};
+LinearGradSetup &linearGrad() {
+  static LinearGradSetup *setup = [] {
+    auto *s = new LinearGradSetup;
+    std::string why;
+    if (!rt::gpuAvailable(&why)) {
+      s->skip = "no GPU: " + why;
+      return s;
+    }
+    auto runtime = rt::Runtime::create();
+    if (!runtime) {
+      s->error = runtime.message();
+      return s;
+    }
+    s->runtime = std::make_unique<rt::Runtime>(runtime.take());
+    auto loaded = ops::LinearGradKernels::load(*s->runtime);
+    if (!loaded)
+      s->error = loaded.message();
+    else
+      s->kernels = std::make_unique<ops::LinearGradKernels>(loaded.take());
+    return s;
+  }();
+  return *setup;
+}
+
 TEST(LinearGradGpu, ReluAndBiasGradientOnRaggedShapes) {
-  std::string why;
-  if (!rt::gpuAvailable(&why))
-    GTEST_SKIP() << "no GPU: " << why;
-  auto runtime = rt::Runtime::create();
-  ASSERT_TRUE(runtime) << runtime.message();
-  auto loaded = ops::LinearGradKernels::load(*runtime);
-  ASSERT_TRUE(loaded) << loaded.message();
-  ops::LinearGradKernels kernels = loaded.take();
+  LinearGradSetup &setup = linearGrad();
+  if (!setup.skip.empty())
+    GTEST_SKIP() << setup.skip;
+  ASSERT_TRUE(setup.error.empty()) << setup.error;
+  rt::Runtime *runtime = setup.runtime.get();
+  ops::LinearGradKernels &kernels = *setup.kernels;
   const std::pair<int64_t, int64_t> shapes[] = {
-      {0, 16},     {1, 1},    {1, 33},      {7, 3},      {300, 64},
-      {1000, 256}, {4099, 5}, {50000, 128}, {20000, 200}};
+      {0, 16},   {1, 1},  {1, 33},  {7, 3},       {300, 64},   {1000, 256},
+      {4099, 5}, {50, 6}, {33, 12}, {50000, 128}, {20000, 200}};
   uint64_t seed = 11;
   for (ElementType type :
        {ElementType::F32, ElementType::F16, ElementType::BF16})
@@ -240,13 +229,12 @@ TEST(LinearGradGpu, ReluAndBiasGradientOnRaggedShapes) {
 }
 
 TEST(LinearGradGpu, RefusesShortBuffers) {
-  std::string why;
-  if (!rt::gpuAvailable(&why))
-    GTEST_SKIP() << "no GPU: " << why;
-  auto runtime = rt::Runtime::create();
-  ASSERT_TRUE(runtime) << runtime.message();
-  auto loaded = ops::LinearGradKernels::load(*runtime);
-  ASSERT_TRUE(loaded) << loaded.message();
+  LinearGradSetup &setup = linearGrad();
+  if (!setup.skip.empty())
+    GTEST_SKIP() << setup.skip;
+  ASSERT_TRUE(setup.error.empty()) << setup.error;
+  rt::Runtime *runtime = setup.runtime.get();
+  ops::LinearGradKernels *loaded = setup.kernels.get();
   auto y = ops::allocatePoisoned(10 * 8, ElementType::F32);
   auto dz = ops::allocatePoisoned(10 * 8, ElementType::F32);
   auto db = ops::allocatePoisoned(4, ElementType::F32);

@@ -81,8 +81,8 @@ TEST(LayerBackwardTest, SplitsOf1024WhenEverySmStillGetsAnItem) {
   EXPECT_EQ(small->splitRows, 256);
   // The same nodes at width 256: each split holds several tiles of the
   // 256 x 256 gradient.
-  auto wide = planLayerBackward(layerOp(false, ElementType::F16, 256, 256),
-                                43471, 132);
+  auto wide =
+      planLayerBackward(layerOp(false, ElementType::F16, 256, 256), 43471, 132);
   ASSERT_TRUE(wide) << wide.message();
   EXPECT_EQ(wide->splitRows, 1024);
 }
@@ -146,45 +146,6 @@ TEST(LayerBackwardTest, EveryTestedPlanCompiles) {
       ASSERT_TRUE(ptx.isOk()) << ptx.message();
     }
   }
-}
-
-/// One molecule-like graph of `n` nodes.
-graph::CsrGraph moleculeOf(int64_t n, int32_t degree, uint64_t seed) {
-  graph::MoleculeBatchOptions o;
-  o.numGraphs = 1;
-  o.meanNodes = double(n);
-  o.stddevNodes = 0;
-  o.minNodes = o.maxNodes = n;
-  o.maxDegree = degree;
-  o.ringFraction = 0.5;
-  return graph::graphOf(graph::generateMoleculeBatch(o, seed), 0);
-}
-
-/// A batch with what breaks kernels: empty graphs, single nodes with and
-/// without a self loop, one graph of 300 nodes among small ones.
-graph::BatchedGraph raggedBatch() {
-  std::vector<graph::CsrGraph> graphs;
-  graph::CsrGraph empty, single, loop;
-  empty.rowPtr = {0};
-  single.numRows = single.numCols = 1;
-  single.rowPtr = {0, 0};
-  loop.numRows = loop.numCols = 1;
-  loop.rowPtr = {0, 1};
-  loop.colIdx = {0};
-  graphs.push_back(empty);
-  graphs.push_back(moleculeOf(300, 6, 1));
-  for (int i = 0; i < 30; ++i) {
-    graphs.push_back(moleculeOf(2 + i % 11, 4, 10 + i));
-    if (i % 7 == 0)
-      graphs.push_back(empty);
-    if (i % 5 == 0)
-      graphs.push_back(i % 10 ? single : loop);
-  }
-  graphs.push_back(empty);
-  Expected<graph::BatchedGraph> b = graph::collate(graphs);
-  EXPECT_TRUE(b) << b.message();
-  b->graph.name = "ragged";
-  return b.take();
 }
 
 /// The forward on the GPU (its kernel with the default schedule), then
@@ -265,7 +226,7 @@ TEST(LayerBackwardGpu, EveryPlanOnRaggedAndProteinLikeBatches) {
     GTEST_SKIP() << "no GPU: " << why;
   auto runtime = rt::Runtime::create();
   ASSERT_TRUE(runtime) << runtime.message();
-  const graph::BatchedGraph ragged = raggedBatch();
+  const graph::BatchedGraph ragged = graph::raggedBatch();
   graph::BatchedGraph proteins =
       graph::generateMoleculeBatch(graph::proteinLikeOptions(300), 5);
   proteins.graph.name = "protein-like";

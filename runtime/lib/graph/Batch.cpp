@@ -391,3 +391,40 @@ BatchedGraph gnnc::graph::generateMoleculeBatch(const MoleculeBatchOptions &o,
       "molecules" + std::to_string(o.numGraphs) + "_s" + std::to_string(seed);
   return out;
 }
+
+CsrGraph gnnc::graph::moleculeGraph(int64_t nodes, int32_t maxDegree,
+                                    uint64_t seed) {
+  MoleculeBatchOptions o;
+  o.numGraphs = 1;
+  o.meanNodes = double(nodes);
+  o.stddevNodes = 0;
+  o.minNodes = o.maxNodes = nodes;
+  o.maxDegree = maxDegree;
+  o.ringFraction = 0.5;
+  return graphOf(generateMoleculeBatch(o, seed), 0);
+}
+
+BatchedGraph gnnc::graph::raggedBatch() {
+  CsrGraph empty, single, loop;
+  empty.rowPtr = {0};
+  single.numRows = single.numCols = 1;
+  single.rowPtr = {0, 0};
+  loop.numRows = loop.numCols = 1;
+  loop.rowPtr = {0, 1};
+  loop.colIdx = {0};
+  std::vector<CsrGraph> graphs = {empty, moleculeGraph(300, 6, 1)};
+  for (int i = 0; i < 40; ++i) {
+    graphs.push_back(moleculeGraph(2 + i % 11, 4, 10 + i));
+    if (i % 7 == 0)
+      graphs.push_back(empty);
+    if (i % 5 == 0)
+      graphs.push_back(i % 10 ? single : loop);
+  }
+  graphs.push_back(moleculeGraph(40, 4, 99));
+  graphs.push_back(moleculeGraph(3, 4, 98));
+  graphs.push_back(empty);
+  Expected<BatchedGraph> b = collate(graphs);
+  BatchedGraph out = b ? b.take() : BatchedGraph{};
+  out.graph.name = "ragged";
+  return out;
+}

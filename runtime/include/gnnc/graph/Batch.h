@@ -139,6 +139,16 @@ struct MoleculeBatchOptions {
 BatchedGraph generateMoleculeBatch(const MoleculeBatchOptions &options,
                                    uint64_t seed);
 
+/// One molecule-like graph of exactly `nodes` nodes (a batch of one drawn
+/// from `seed`, at most `maxDegree` bonds a node, rings on half of them).
+CsrGraph moleculeGraph(int64_t nodes, int32_t maxDegree, uint64_t seed);
+
+/// A batch with what breaks batched kernels, the same on every machine:
+/// empty graphs at the start, in the middle and at the end, single nodes
+/// with and without a self loop, a graph of 300 nodes and one of 40 (both
+/// larger than small tiles) among 40 small graphs of 2 to 12 nodes.
+BatchedGraph raggedBatch();
+
 /// The same sizes as PROTEINS (mean 39.1, standard deviation 45.8, 4 to
 /// 620 nodes): a batch whose largest graphs do not fit a block's shared
 /// memory at wide features.
