@@ -635,6 +635,7 @@ void runLayerBackward(Bench &bench, LayerProblem &p,
       plans.push_back({rows, fused});
   json plansMs = json::object(), reports = json::object();
   bool ok = true;
+  std::optional<tuning::LayerBackwardReference> reference;
   for (const tuning::LayerBackwardPlan &plan : plans) {
     const std::string name = planName(plan);
     Expected<tuning::LayerBackward> backward = tuning::LayerBackward::create(
@@ -646,8 +647,14 @@ void runLayerBackward(Bench &bench, LayerProblem &p,
         return fail("the picked plan " + name, backward.status());
       continue;
     }
-    Expected<ops::KernelCheck> check = tuning::checkLayerBackward(
-        runtime, *backward, in.graph, in.x, in.weight, dy, o);
+    // The first plan builds the references; the others are checked
+    // against them (the same inputs and H).
+    Expected<ops::KernelCheck> check =
+        reference ? tuning::checkLayerBackward(runtime, *backward, in.graph,
+                                               *reference, o)
+                  : tuning::checkLayerBackward(runtime, *backward, in.graph,
+                                               in.weight, dy, o,
+                                               &reference.emplace());
     if (!check)
       return fail("checking the backward " + name, check.status());
     reports[name] = check->report;

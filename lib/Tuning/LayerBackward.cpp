@@ -372,48 +372,38 @@ Status LayerBackward::run(rt::Runtime &runtime, const LayerBackwardOperands &o,
   return synchronize ? runtime.synchronize() : Status::ok();
 }
 
-Expected<ops::KernelCheck> gnnc::tuning::checkLayerBackward(
-    rt::Runtime &runtime, LayerBackward &backward,
-    const graph::BatchedGraph &batch, const std::vector<float> &x,
+Expected<LayerBackwardReference> gnnc::tuning::layerBackwardReference(
+    const OpDesc &forward, const graph::BatchedGraph &batch,
     const std::vector<float> &weight, const std::vector<float> &dy,
-    const LayerBackwardOperands &o) {
-  const OpDesc &f = backward.forward();
-  const int64_t n = batch.graph.numRows, k = f.width, m = f.linearWidth;
-  const ElementType type = f.type;
-  if (static_cast<int64_t>(x.size()) != n * k ||
-      static_cast<int64_t>(weight.size()) != k * m ||
-      static_cast<int64_t>(dy.size()) != n * m)
-    return Status::error("checkLayerBackward: host X, W or dY of the wrong "
-                         "size");
-  if (!o.dx || !o.dw || !o.db || !o.y)
-    return Status::error("checkLayerBackward: Y, dX, dW and db are needed");
-  for (rt::DeviceBuffer *out : {o.dx, o.dw, o.db})
-    GNNC_RETURN_IF_ERROR(out->fill(0xff));
-  GNNC_RETURN_IF_ERROR(backward.run(runtime, o, true));
-  auto y = ops::downloadTensor(*o.y, static_cast<size_t>(n * m), type);
-  auto h = ops::downloadTensor(backward.h(), static_cast<size_t>(n * k), type);
-  auto dx = ops::downloadTensor(*o.dx, static_cast<size_t>(n * k), type);
-  auto dw = ops::downloadTensor(*o.dw, static_cast<size_t>(k * m), type);
-  auto db =
-      ops::downloadTensor(*o.db, static_cast<size_t>(m), ElementType::F32);
-  for (const Status &s :
-       {y.status(), h.status(), dx.status(), dw.status(), db.status()})
-    if (!s)
-      return s;
-
-  std::vector<double> dzRef, dbRef, dbAbs;
-  ops::reluBiasGradReference(*y, dy, n, m, dzRef, dbRef, dbAbs);
+    const std::vector<float> &y, const std::vector<float> &h) {
+  GNNC_RETURN_IF_ERROR(checkForward(forward));
+  const int64_t n = batch.graph.numRows, k = forward.width,
+                m = forward.linearWidth;
+  if (static_cast<int64_t>(weight.size()) != k * m ||
+      static_cast<int64_t>(dy.size()) != n * m ||
+      static_cast<int64_t>(y.size()) != n * m ||
+      static_cast<int64_t>(h.size()) != n * k)
+    return Status::error(
+        "the layer backward's reference: W must hold " + std::to_string(k * m) +
+        " values, dY and Y " + std::to_string(n * m) + ", H " +
+        std::to_string(n * k) + "; got " + std::to_string(weight.size()) +
+        ", " + std::to_string(dy.size()) + ", " + std::to_string(y.size()) +
+        ", " + std::to_string(h.size()));
+  LayerBackwardReference r;
+  r.h = h;
+  std::vector<double> dzRef;
+  ops::reluBiasGradReference(y, dy, n, m, dzRef, r.db, r.dbAbs);
   const std::vector<float> dz(dzRef.begin(), dzRef.end());
   // dW[a, b] = sum over rows of H[r, a] dZ[r, b], one a per task.
-  std::vector<double> dwRef(static_cast<size_t>(k * m), 0.0),
-      dwAbs(dwRef.size(), 0.0);
+  r.dw.assign(static_cast<size_t>(k * m), 0.0);
+  r.dwAbs.assign(r.dw.size(), 0.0);
   graph::parallelForEach(k, 0, [&](int64_t a) {
-    double *out = dwRef.data() + a * m, *mag = dwAbs.data() + a * m;
-    for (int64_t r = 0; r < n; ++r) {
-      const double ha = (*h)[r * k + a];
+    double *out = r.dw.data() + a * m, *mag = r.dwAbs.data() + a * m;
+    for (int64_t row = 0; row < n; ++row) {
+      const double ha = h[row * k + a];
       if (ha == 0)
         continue;
-      const float *g = dz.data() + r * m;
+      const float *g = dz.data() + row * m;
       for (int64_t b = 0; b < m; ++b) {
         out[b] += ha * g[b];
         mag[b] += std::fabs(ha * g[b]);
@@ -422,20 +412,48 @@ Expected<ops::KernelCheck> gnnc::tuning::checkLayerBackward(
   });
   // dX = (Âᵀ dZ) Wᵀ on the transposed graph in the gradient's form.
   Expected<ops::SpmmGradForm> form =
-      ops::spmmFeatureGradForm(f.reduce, f.scale);
+      ops::spmmFeatureGradForm(forward.reduce, forward.scale);
   if (!form)
     return form.status();
   ref::SpmmOptions options;
   options.scale = form->scale;
   options.colNormExponent = form->colNormExponent;
-  options.selfWeight = f.selfWeight;
-  std::vector<double> gathered, gatheredAbs, dxRef, dxAbs;
+  options.selfWeight = forward.selfWeight;
+  std::vector<double> gathered, gatheredAbs;
   ref::spmm(graph::transpose(batch.graph), nullptr, dz.data(), m, options,
             gathered, &gatheredAbs);
   ref::linearEpilogue(gathered, n, m, weight.data(), k, nullptr,
-                      /*relu=*/false, dxRef, &gatheredAbs, &dxAbs,
+                      /*relu=*/false, r.dx, &gatheredAbs, &r.dxAbs,
                       /*transposed=*/true);
-  (void)x;
+  return r;
+}
+
+Expected<ops::KernelCheck>
+gnnc::tuning::checkLayerBackward(rt::Runtime &runtime, LayerBackward &backward,
+                                 const graph::BatchedGraph &batch,
+                                 const LayerBackwardReference &reference,
+                                 const LayerBackwardOperands &o) {
+  const OpDesc &f = backward.forward();
+  const int64_t n = batch.graph.numRows, k = f.width, m = f.linearWidth;
+  const ElementType type = f.type;
+  if (!o.dx || !o.dw || !o.db)
+    return Status::error("checkLayerBackward: dX, dW and db are needed");
+  for (rt::DeviceBuffer *out : {o.dx, o.dw, o.db})
+    GNNC_RETURN_IF_ERROR(out->fill(0xff));
+  GNNC_RETURN_IF_ERROR(backward.run(runtime, o, true));
+  auto h = ops::downloadTensor(backward.h(), static_cast<size_t>(n * k), type);
+  auto dx = ops::downloadTensor(*o.dx, static_cast<size_t>(n * k), type);
+  auto dw = ops::downloadTensor(*o.dw, static_cast<size_t>(k * m), type);
+  auto db =
+      ops::downloadTensor(*o.db, static_cast<size_t>(m), ElementType::F32);
+  for (const Status &s : {h.status(), dx.status(), dw.status(), db.status()})
+    if (!s)
+      return s;
+  // The reference's dW holds for the H it was built from.
+  if (*h != reference.h)
+    return Status::error("checkLayerBackward: this run's H differs from the "
+                         "H the reference was built from (another "
+                         "aggregation schedule or other inputs)");
 
   std::string reports;
   bool ok = true;
@@ -450,16 +468,47 @@ Expected<ops::KernelCheck> gnnc::tuning::checkLayerBackward(
                (s ? report : s.message());
     ok = ok && s;
   };
-  compare("dX", *dx, dxRef, dxAbs, k, ops::linearTolerance(type),
-          ops::spmmAbsoluteTolerance(type));
+  compare("dX", *dx, reference.dx, reference.dxAbs, k,
+          ops::linearTolerance(type), ops::spmmAbsoluteTolerance(type));
   const auto schedules = backward.schedules();
   const OpDesc dwOp = segmentMatmulWeightGradOp(type, k, m);
-  compare("dW", *dw, dwRef, dwAbs, m,
+  compare("dW", *dw, reference.dw, reference.dwAbs, m,
           ops::segmentMatmulTolerance(dwOp, schedules[1].second),
           ops::spmmAbsoluteTolerance(type));
-  compare("db", *db, dbRef, dbAbs, m, ops::biasGradTolerance(n), 1e-30);
+  compare("db", *db, reference.db, reference.dbAbs, m,
+          ops::biasGradTolerance(n), 1e-30);
   return ops::KernelCheck{
       ok, "layer backward on '" + batch.graph.name + "' (" + std::to_string(n) +
               " nodes, " + elementTypeName(type) + ", K " + std::to_string(k) +
               ", M " + std::to_string(m) + "): " + reports};
+}
+
+Expected<ops::KernelCheck> gnnc::tuning::checkLayerBackward(
+    rt::Runtime &runtime, LayerBackward &backward,
+    const graph::BatchedGraph &batch, const std::vector<float> &weight,
+    const std::vector<float> &dy, const LayerBackwardOperands &o,
+    LayerBackwardReference *built) {
+  const OpDesc &f = backward.forward();
+  const int64_t n = batch.graph.numRows, k = f.width, m = f.linearWidth;
+  if (!o.y)
+    return Status::error("checkLayerBackward: Y is needed");
+  // One run for the GPU's H, then the reference, then the check.
+  GNNC_RETURN_IF_ERROR(backward.recompute(runtime, o));
+  GNNC_RETURN_IF_ERROR(runtime.synchronize());
+  auto y = ops::downloadTensor(*o.y, static_cast<size_t>(n * m), f.type);
+  auto h =
+      ops::downloadTensor(backward.h(), static_cast<size_t>(n * k), f.type);
+  if (!y)
+    return y.status();
+  if (!h)
+    return h.status();
+  Expected<LayerBackwardReference> reference =
+      layerBackwardReference(f, batch, weight, dy, *y, *h);
+  if (!reference)
+    return reference.status();
+  Expected<ops::KernelCheck> check =
+      checkLayerBackward(runtime, backward, batch, *reference, o);
+  if (built)
+    *built = reference.take();
+  return check;
 }

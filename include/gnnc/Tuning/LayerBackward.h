@@ -136,19 +136,39 @@ private:
   std::unique_ptr<State> state_;
 };
 
-/// Runs `backward` on the operands (the forward's Y in o.y, dY in o.dy)
-/// with dX, dW and db poisoned first, and compares them with double
-/// references built from the host inputs: `x` and `weight` as uploaded,
-/// `dy`, and the GPU's Y and H (H's own check is the aggregation's). dX
-/// within ops::linearTolerance of its terms, dW within
-/// segmentMatmulTolerance, db within ops::biasGradTolerance.
-Expected<ops::KernelCheck> checkLayerBackward(rt::Runtime &runtime,
-                                              LayerBackward &backward,
-                                              const graph::BatchedGraph &batch,
-                                              const std::vector<float> &x,
-                                              const std::vector<float> &weight,
-                                              const std::vector<float> &dy,
-                                              const LayerBackwardOperands &o);
+/// The double references of the backward, built on the host from W, dY,
+/// the forward's Y and H (nodes x K, as the GPU computed it: dW = Hᵀ dZ is
+/// checked on the GPU's H, whose own check is the aggregation's), with the
+/// magnitudes of each output's terms.
+struct LayerBackwardReference {
+  std::vector<float> h;
+  std::vector<double> dx, dxAbs, dw, dwAbs, db, dbAbs;
+};
+Expected<LayerBackwardReference> layerBackwardReference(
+    const OpDesc &forward, const graph::BatchedGraph &batch,
+    const std::vector<float> &weight, const std::vector<float> &dy,
+    const std::vector<float> &y, const std::vector<float> &h);
+
+/// Runs `backward` on the operands with dX, dW and db poisoned first and
+/// compares them with `reference` (built for the same inputs): dX within
+/// ops::linearTolerance of its terms, dW within segmentMatmulTolerance, db
+/// within ops::biasGradTolerance. Fails if this run's H is not the
+/// reference's.
+Expected<ops::KernelCheck>
+checkLayerBackward(rt::Runtime &runtime, LayerBackward &backward,
+                   const graph::BatchedGraph &batch,
+                   const LayerBackwardReference &reference,
+                   const LayerBackwardOperands &o);
+
+/// The same after building the reference from `weight` and `dy` (as
+/// uploaded) and the GPU's Y and H; `built` (optional) receives it, for
+/// checking other plans of the same layer against it.
+Expected<ops::KernelCheck>
+checkLayerBackward(rt::Runtime &runtime, LayerBackward &backward,
+                   const graph::BatchedGraph &batch,
+                   const std::vector<float> &weight,
+                   const std::vector<float> &dy, const LayerBackwardOperands &o,
+                   LayerBackwardReference *built = nullptr);
 
 } // namespace gnnc::tuning
 
