@@ -16,6 +16,9 @@ smallest ratio; null where no case has both times):
   fused_vs_unfused         gnnc unfused_ms / fused_ms
   fused_vs_pyg             PyG layer's fastest forward / fused_ms
   fused_backward_vs_torch  plain-PyTorch unfused backward / fused_backward_ms
+  backward_plan_vs_best    backward_best_ms / fused_backward_ms (the picked
+                           plan against the fastest timed; picked_fastest
+                           counts the cases where they are the same plan)
   readout_vs_pyg           PyG global_*_pool forward / gnnc readout forward_ms
 
 the layer ratios with "by_layer" (gcn, gin) as well. Where a case records
@@ -155,6 +158,25 @@ def readout_section(doc, pyg):
     return rows, vs_pyg, copy
 
 
+def plan_vs_best(layers):
+    """The backward plan planLayerBackward picked against the fastest plan
+    gnn-bench timed (backward_best_ms / fused_backward_ms: 1 when the pick
+    was the fastest), over the checked layer cases that have both."""
+    ratios, picked_best = [], 0
+    for c in layers:
+        if c.get("backward_check") != "ok":
+            continue
+        picked, best = c.get("fused_backward_ms"), c.get("backward_best_ms")
+        r = ratio(best, picked)
+        if r is None:
+            continue
+        ratios.append(r)
+        picked_best += c.get("backward_plan") == c.get("backward_best_plan")
+    if not ratios:
+        return None
+    return dict(stats(ratios), picked_fastest=picked_best)
+
+
 def summarize(doc, pyg=None):
     """(summary, Markdown text) of a gnn-bench --batched JSON and, if given,
     bench_batched_pyg.py's JSON."""
@@ -224,6 +246,7 @@ def summarize(doc, pyg=None):
         "fused_vs_unfused": with_layers(vs_unfused),
         "fused_vs_pyg": with_layers(vs_pyg),
         "fused_backward_vs_torch": with_layers(bwd_vs_torch),
+        "backward_plan_vs_best": plan_vs_best(gnnc_layers),
         "pyg": ({"device": (pyg.get("device") or {}).get("name"),
                  "date": pyg.get("date"), "torch": pyg.get("torch_version"),
                  "pyg": pyg.get("pyg_version")} if pyg else None),

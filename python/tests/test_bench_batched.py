@@ -21,12 +21,17 @@ import bench_batched_pyg as bbp  # noqa: E402
 
 # --- the summary ---------------------------------------------------------------
 
-def gnnc_layer(batch, type_, width, layer, unfused, fused, fused_bwd=None, check="ok"):
+def gnnc_layer(batch, type_, width, layer, unfused, fused, fused_bwd=None, check="ok",
+               best_bwd=None):
     rec = {"batch": batch, "type": type_, "width": width, "layer": layer,
            "spmm_ms": 0.01, "gemm_ms": 0.02, "unfused_ms": unfused, "fused_ms": fused,
            "check": check}
     if fused_bwd is not None:
         rec["fused_backward_ms"] = fused_bwd
+        rec["backward_check"] = check
+        rec["backward_plan"] = "256 fused"
+        rec["backward_best_ms"] = fused_bwd if best_bwd is None else best_bwd
+        rec["backward_best_plan"] = "256 fused" if best_bwd is None else "1024 unfused"
     return rec
 
 
@@ -46,7 +51,8 @@ def test_summary_of_synthetic_pair(tmp_path):
                 gnnc_layer("P", "f32", 64, "gin", 0.2, 0.1),        # 2x, PyG 2x, no bwd
                 gnnc_layer("P", "f16", 64, "gcn", 0.3, None),       # not fused: no ratios
                 gnnc_layer("P", "f16", 64, "gin", 0.5, 0.1, 0.1, check="failed"),
-                gnnc_layer("M", "f32", 32, "gcn", 0.1, 0.2, 0.5),   # 0.5x, PyG 1x, bwd 0.2x
+                gnnc_layer("M", "f32", 32, "gcn", 0.1, 0.2, 0.5,    # 0.5x, PyG 1x, bwd 0.2x
+                           best_bwd=0.4),                           # the pick: 0.8x the best
             ],
             "batched_readout_cases": [
                 {"batch": "P", "type": "f32", "width": 64, "reduce": "sum",
@@ -91,6 +97,11 @@ def test_summary_of_synthetic_pair(tmp_path):
     assert b["cases"] == 2 and b["worst"] == 0.2
     assert math.isclose(b["geomean"], round(math.sqrt(3 * 0.2), 3))
     assert set(b["by_layer"]) == {"gcn"}
+    # the picked backward plan against the fastest: 1 and 0.8 (the failed
+    # check left out), the fastest picked once
+    pb = s["backward_plan_vs_best"]
+    assert pb["cases"] == 2 and pb["worst"] == 0.8 and pb["picked_fastest"] == 1
+    assert math.isclose(pb["geomean"], round(math.sqrt(0.8), 3))
     r = s["readout_vs_pyg"]
     assert r == {"geomean": 1.414, "worst": 0.5, "cases": 2}
     assert s["readout"]["cases"] == 3 and s["readout"]["copy_fraction"]["cases"] == 3
