@@ -574,10 +574,10 @@ AggregateRun runAggregate(Bench &bench, LayerProblem &p,
 }
 
 /// The layer's backward (tuning::LayerBackward) from a random dY and the
-/// fused forward's Y (in p.y): every plan (dW in splits of 256 or 1024
-/// rows, dX fused or unfused) checked once on poisoned outputs against
-/// double references (tuning::checkLayerBackward) and timed;
-/// fused_backward_ms is the plan planLayerBackward picks, and its four
+/// fused forward's Y (in p.y): every plan (dW in each of
+/// tuning::layerBackwardSplitRows(), dX fused or unfused) checked once on
+/// poisoned outputs against double references (tuning::checkLayerBackward) and
+/// timed; fused_backward_ms is the plan planLayerBackward picks, and its four
 /// steps are timed alone. Writes the plans' times, the pick and
 /// backward_check into `record`.
 void runLayerBackward(Bench &bench, LayerProblem &p,
@@ -631,7 +631,7 @@ void runLayerBackward(Bench &bench, LayerProblem &p,
 
   std::vector<tuning::LayerBackwardPlan> plans;
   for (bool fused : {true, false})
-    for (int32_t rows : {256, 1024})
+    for (int32_t rows : tuning::layerBackwardSplitRows())
       plans.push_back({rows, fused});
   json plansMs = json::object(), reports = json::object();
   bool ok = true;

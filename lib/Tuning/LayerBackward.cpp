@@ -9,7 +9,6 @@
 #include "gnnc/reference/Spmm.h"
 
 #include <cmath>
-#include <map>
 
 using namespace gnnc;
 using namespace gnnc::tuning;
@@ -49,22 +48,27 @@ Status checkForward(const OpDesc &f) {
   return Status::ok();
 }
 
-/// Step 3's op and schedule: tensor cores where K and M allow, else SIMT.
-std::pair<OpDesc, Schedule> weightGradOf(const OpDesc &forward,
-                                         int32_t splitRows) {
-  const OpDesc op = segmentMatmulWeightGradOp(forward.type, forward.width,
-                                              forward.linearWidth);
+/// A tile_routed schedule of `op` (tile_rows `tileRows`, 0: the default)
+/// on tensor cores when their plan takes it, else SIMT.
+Schedule tileRoutedOf(const OpDesc &op, int32_t tileRows) {
   Schedule s;
   s.strategy = Strategy::TileRouted;
-  s.tileRows = splitRows;
+  s.tileRows = tileRows;
   s.math = MathMode::TensorCore;
   if (!planWithDefaults(op, s))
     s.math = MathMode::Simt;
-  return {op, s};
+  return s;
 }
 
-/// Step 4's fused op (gnn.spmm of dZ over the transposed batch, its
-/// epilogue the transposed weights) and the unfused form's aggregation.
+/// Step 3's op.
+OpDesc weightGradOf(const OpDesc &forward) {
+  return segmentMatmulWeightGradOp(forward.type, forward.width,
+                                   forward.linearWidth);
+}
+
+/// Step 4's aggregation over the transposed batch, in the form of the
+/// forward's feature gradient (the unfused form's second kernel, and the
+/// fused kernel's before its epilogue).
 OpDesc inputGradAggregation(const OpDesc &forward,
                             const ops::SpmmGradForm &form) {
   OpDesc op = aggregationOf(forward);
@@ -92,10 +96,21 @@ std::string rowsText(const char *name, int64_t rows, int64_t cols) {
          std::to_string(cols) + ")";
 }
 
+/// The routing table's tiles for `nodes` rows of one segment in splits of
+/// `splitRows` (ops::buildRouteTable's rule).
+Expected<int64_t> oneSegmentTiles(int64_t nodes, int32_t splitRows) {
+  const int64_t seg[] = {0, nodes};
+  Expected<std::vector<int64_t>> table =
+      ops::buildRouteTable(seg, 2, nodes, splitRows);
+  if (!table)
+    return table.status();
+  return static_cast<int64_t>(table->size()) / kRouteTileWords;
+}
+
 } // namespace
 
 const std::vector<int32_t> &gnnc::tuning::layerBackwardSplitRows() {
-  static const std::vector<int32_t> rows = {256, 1024, 4096};
+  static const std::vector<int32_t> rows = {defaults::kSegmentSplitRows, 1024};
   return rows;
 }
 
@@ -104,16 +119,17 @@ gnnc::tuning::planLayerBackward(const OpDesc &forward, int64_t nodes,
                                 int smCount) {
   GNNC_RETURN_IF_ERROR(checkForward(forward));
   LayerBackwardPlan plan;
-  // dW: splits of 1024 rows while they give every SM an item.
-  {
-    auto [op, s] = weightGradOf(forward, 1024);
-    Expected<KernelPlan> p = planWithDefaults(op, s);
-    if (p) {
-      const int64_t splits = (std::max<int64_t>(nodes, 1) + 1023) / 1024;
-      const int64_t items = splits * segmentRouteItemsPerTile(op, p->schedule);
-      if (items >= std::max(smCount, 1))
-        plan.splitRows = 1024;
-    }
+  plan.splitRows = layerBackwardSplitRows().front();
+  // dW: the largest split whose work items still reach every SM.
+  const OpDesc dwOp = weightGradOf(forward);
+  for (int32_t rows : layerBackwardSplitRows()) {
+    Expected<KernelPlan> p = planWithDefaults(dwOp, tileRoutedOf(dwOp, rows));
+    Expected<int64_t> tiles = oneSegmentTiles(nodes, rows);
+    if (!p || !tiles)
+      continue;
+    if (*tiles * segmentRouteItemsPerTile(dwOp, p->schedule) >=
+        std::max(smCount, 1))
+      plan.splitRows = rows;
   }
   // dX: fused unless the forward's epilogue streams its weights, or the
   // fused kernel has no plan (its epilogue writes K columns on tensor
@@ -149,20 +165,15 @@ Expected<std::string> gnnc::tuning::layerBackwardModuleText(
   aggTk.width = k;
   aggTk.rowStride = 0;
   const OpDesc tOp = segmentMatmulInputGradOp(type, k, m);
-  auto [dwOp, dwSchedule] = weightGradOf(forward, plan.splitRows);
-  Schedule tSchedule;
-  tSchedule.strategy = Strategy::TileRouted;
-  tSchedule.math = MathMode::TensorCore;
-  if (!planWithDefaults(tOp, tSchedule))
-    tSchedule.math = MathMode::Simt;
+  const OpDesc dwOp = weightGradOf(forward);
   std::string text =
       "gnn.module @layer_backward {\n" +
       opKernelText("h", aggregationOf(forward), aggregateSchedule) +
-      opKernelText("dw", dwOp, dwSchedule);
+      opKernelText("dw", dwOp, tileRoutedOf(dwOp, plan.splitRows));
   if (plan.fusedInputGrad)
     text += opKernelText("dx", dxOp, std::nullopt);
   else
-    text += opKernelText("dxmm", tOp, tSchedule) +
+    text += opKernelText("dxmm", tOp, tileRoutedOf(tOp, 0)) +
             opKernelText("dxagg", aggTk, aggregateSchedule);
   return text + "}\n";
 }
@@ -252,22 +263,21 @@ LayerBackward::create(rt::Runtime &runtime, const OpDesc &forward,
   Expected<CompiledModule> compiled = compileGnn(*text, "layer_backward.gnn");
   if (!compiled)
     return compiled.status().withContext("compiling the layer's backward");
-  std::map<std::string, rt::LoadedKernel *> slots = {
-      {"h", &s.h},
-      {"dw", &s.dw},
-      {"dx", &s.dx},
-      {"dxmm", &s.dxMatmul},
-      {"dxagg", &s.dxAggregation}};
-  for (const rt::KernelSpec &spec : compiled->kernels) {
-    const std::string key = spec.name.substr(spec.name.rfind('_') + 1);
-    auto slot = slots.find(key);
-    if (slot == slots.end())
-      return Status::error("the layer's backward: unexpected kernel " +
-                           spec.name);
-    Expected<rt::LoadedKernel> loaded = runtime.load(spec);
+  std::vector<std::pair<const char *, rt::LoadedKernel *>> kernels = {
+      {"h", &s.h}, {"dw", &s.dw}};
+  if (plan.fusedInputGrad)
+    kernels.push_back({"dx", &s.dx});
+  else
+    kernels.insert(kernels.end(),
+                   {{"dxmm", &s.dxMatmul}, {"dxagg", &s.dxAggregation}});
+  for (auto [name, slot] : kernels) {
+    Expected<rt::KernelSpec> spec = findKernel(*compiled, name);
+    if (!spec)
+      return spec.status().withContext("the layer's backward");
+    Expected<rt::LoadedKernel> loaded = runtime.load(*spec);
     if (!loaded)
       return loaded.status();
-    *slot->second = loaded.take();
+    *slot = loaded.take();
   }
 
   // Segments, routing tables, scratch and the tail's kernels.
@@ -470,10 +480,12 @@ gnnc::tuning::checkLayerBackward(rt::Runtime &runtime, LayerBackward &backward,
   };
   compare("dX", *dx, reference.dx, reference.dxAbs, k,
           ops::linearTolerance(type), ops::spmmAbsoluteTolerance(type));
-  const auto schedules = backward.schedules();
-  const OpDesc dwOp = segmentMatmulWeightGradOp(type, k, m);
+  Schedule dwSchedule;
+  for (const auto &[step, schedule] : backward.schedules())
+    if (step == "dw")
+      dwSchedule = schedule;
   compare("dW", *dw, reference.dw, reference.dwAbs, m,
-          ops::segmentMatmulTolerance(dwOp, schedules[1].second),
+          ops::segmentMatmulTolerance(weightGradOf(f), dwSchedule),
           ops::spmmAbsoluteTolerance(type));
   compare("db", *db, reference.db, reference.dbAbs, m,
           ops::biasGradTolerance(n), 1e-30);

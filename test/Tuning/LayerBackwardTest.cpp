@@ -125,22 +125,29 @@ const LayerCase kCases[] = {
 TEST(LayerBackwardTest, EveryTestedPlanCompiles) {
   for (const LayerCase &c : kCases) {
     const OpDesc op = layerOp(c.gcn, c.type, c.k, c.m);
-    std::string text =
-        "gnn.module @fwd {\n" + opKernelText("layer", op, std::nullopt) + "}\n";
-    std::vector<std::string> modules = {text};
+    // Each module and the kernels LayerBackward::create looks up in it.
+    std::vector<std::pair<std::string, std::vector<std::string>>> modules = {
+        {"gnn.module @fwd {\n" + opKernelText("layer", op, std::nullopt) +
+             "}\n",
+         {"layer"}}};
     for (bool fused : {true, false})
-      for (int32_t split : {256, 1024}) {
+      for (int32_t split : layerBackwardSplitRows()) {
         if (fused && c.k % 8 != 0)
           continue;
         auto t = layerBackwardModuleText(op, std::nullopt,
                                          LayerBackwardPlan{split, fused});
         ASSERT_TRUE(t) << t.message();
-        modules.push_back(*t);
+        modules.push_back(
+            {*t, fused ? std::vector<std::string>{"h", "dw", "dx"}
+                       : std::vector<std::string>{"h", "dw", "dxmm", "dxagg"}});
       }
-    for (const std::string &m : modules) {
-      auto compiled = compileGnn(m, "layer.gnn");
+    for (const auto &[text, names] : modules) {
+      auto compiled = compileGnn(text, "layer.gnn");
       ASSERT_TRUE(compiled) << elementTypeName(c.type) << " K " << c.k << " M "
                             << c.m << ": " << compiled.message();
+      EXPECT_EQ(compiled->kernels.size(), names.size());
+      for (const std::string &name : names)
+        EXPECT_TRUE(findKernel(*compiled, name)) << name;
       rt::CompileOptions options;
       options.arch = "sm_90";
       options.ptx = true;
@@ -331,7 +338,7 @@ TEST(LayerBackwardGpu, EveryPlanOnRaggedAndProteinLikeBatches) {
   proteins.graph.name = "protein-like";
   uint64_t seed = 100;
   for (bool fused : {true, false})
-    for (int32_t split : {256, 1024})
+    for (int32_t split : layerBackwardSplitRows())
       for (const LayerCase &c : kCases) {
         if (c.k == 256 || (fused && c.k % 8 != 0))
           continue;

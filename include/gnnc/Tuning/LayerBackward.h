@@ -21,6 +21,7 @@
 #ifndef GNNC_TUNING_LAYER_BACKWARD_H
 #define GNNC_TUNING_LAYER_BACKWARD_H
 
+#include "gnnc/Plan/Limits.h"
 #include "gnnc/Plan/Schedule.h"
 #include "gnnc/Plan/Types.h"
 #include "gnnc/graph/Batch.h"
@@ -37,8 +38,9 @@ namespace gnnc::tuning {
 
 /// How steps 3 and 4 run.
 struct LayerBackwardPlan {
-  /// Rows of each split of dW's sum (one f32 K x M partial per split).
-  int32_t splitRows = 256;
+  /// Rows of each split of dW's sum (one f32 K x M partial per split): one
+  /// of layerBackwardSplitRows().
+  int32_t splitRows = defaults::kSegmentSplitRows;
   /// dX in one kernel (gnn.spmm with transposed weights); otherwise a
   /// gnn.segment_matmul and then the aggregation.
   bool fusedInputGrad = true;
@@ -47,13 +49,15 @@ struct LayerBackwardPlan {
   }
 };
 
-/// The splits dW may take, smallest first.
+/// The splits dW may take, smallest first: the weight gradient's default
+/// (defaults::kSegmentSplitRows) and 1024 rows. (Splits of 4096 rows never
+/// won on an H100: each block then walks 4096 rows alone.)
 const std::vector<int32_t> &layerBackwardSplitRows();
 
 /// The rules, for `forward` over `nodes` nodes on a GPU of `smCount` SMs:
-///  - dW's splits of 1024 rows when they still give every SM a work item
-///    (splits x the tensor-core tiles of K x M), else 256 (splits of 4096
-///    rows never won on an H100: each block then walks 4096 rows alone);
+///  - dW in the largest of layerBackwardSplitRows() whose routing table
+///    still gives every SM a work item (tiles x the tensor-core tiles of
+///    K x M), else the smallest;
 ///  - dX fused unless the forward's epilogue streams its weights
 ///    (BatchedLinearTile::streamWeights: every block reads all of W from
 ///    L2, and the fused form took 1.8x the unfused one at f32 width 256)

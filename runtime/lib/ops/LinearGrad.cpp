@@ -16,6 +16,11 @@ namespace {
 constexpr int kThreads = 256;
 /// Blocks of the pass per SM.
 constexpr int64_t kBlocksPerSm = 4;
+/// The widest access of the pass, in bytes.
+constexpr int kMaxAccessBytes = 16;
+/// Columns of db per block of the column sums (the template argument of
+/// columnSums and the grid's items per block).
+constexpr int kSumColumns = 32;
 constexpr const char *kSumsKernel = "gnnc_linear_grad_column_sums";
 
 std::string passKernelName(ElementType type, int vw) {
@@ -23,22 +28,13 @@ std::string passKernelName(ElementType type, int vw) {
          std::to_string(vw);
 }
 
-/// The vector widths of the pass: up to 16 bytes an access.
+/// The vector widths of the pass: powers of two up to kMaxAccessBytes an
+/// access.
 std::vector<int> vectorWidths(ElementType type) {
-  if (type == ElementType::F32)
-    return {1, 2, 4};
-  return {1, 2, 4, 8};
-}
-
-const char *deviceType(ElementType type) {
-  switch (type) {
-  case ElementType::F16:
-    return "__half";
-  case ElementType::BF16:
-    return "__nv_bfloat16";
-  default:
-    return "float";
-  }
+  std::vector<int> widths;
+  for (int vw = 1; vw * int(elementSize(type)) <= kMaxAccessBytes; vw *= 2)
+    widths.push_back(vw);
+  return widths;
 }
 
 const ElementType kTypes[] = {ElementType::F32, ElementType::F16,
@@ -50,7 +46,7 @@ std::string kernelSource() {
                        "ops).\n#include \"gnnc/cuda/linear_grad.cuh\"\n";
   for (ElementType type : kTypes)
     for (int vw : vectorWidths(type)) {
-      const std::string t = deviceType(type);
+      const std::string t = elementCudaType(type);
       source += "\nextern \"C\" __global__ void __launch_bounds__(" + threads +
                 ") " + passKernelName(type, vw) + "(const " + t +
                 " *y, const " + t + " *dy,\n    " + t +
@@ -64,7 +60,8 @@ std::string kernelSource() {
             ") " + kSumsKernel +
             "(const float *partials,\n    long long blocks, float *db, long "
             "long width) {\n  gnnc::cuda::linear_grad::columnSums<" +
-            threads + ">(partials, blocks, width, db);\n}\n";
+            threads + ", " + std::to_string(kSumColumns) +
+            ">(partials, blocks, width, db);\n}\n";
   return source;
 }
 
@@ -101,7 +98,7 @@ std::vector<rt::KernelSpec> gnnc::ops::linearGradKernelSpecs() {
                  {"width", ParamKind::Int64, ParamRole::NumItems}};
   sums.launch.blockX = kThreads;
   sums.launch.grid = {ParamRole::NumItems};
-  sums.launch.itemsPerBlock = 32;
+  sums.launch.itemsPerBlock = kSumColumns;
   specs.push_back(std::move(sums));
   return specs;
 }

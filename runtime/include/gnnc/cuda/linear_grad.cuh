@@ -90,17 +90,19 @@ reluBiasGrad(const T *__restrict__ y, const T *__restrict__ dy,
 }
 
 /// db[c] = the sum over blocks b < `blocks` of partials[b * width + c]:
-/// 32 columns per block of THREADS threads, THREADS / 32 threads per column
-/// each summing every (THREADS / 32)-th block's partial, then those sums
-/// added in order (deterministic, no atomics).
-template <int THREADS>
+/// COLS columns per block of THREADS threads (COLS divides THREADS),
+/// THREADS / COLS threads per column each summing every (THREADS / COLS)-th
+/// block's partial, then those sums added in order (deterministic, no
+/// atomics).
+template <int THREADS, int COLS>
 __device__ __forceinline__ void columnSums(const float *__restrict__ partials,
                                            long long blocks, long long width,
                                            float *__restrict__ db) {
-  constexpr int Parts = THREADS / 32;
+  static_assert(THREADS % COLS == 0, "COLS must divide THREADS");
+  constexpr int Parts = THREADS / COLS;
   __shared__ float sums[THREADS];
-  const int lane = threadIdx.x % 32, part = threadIdx.x / 32;
-  const long long c = (long long)blockIdx.x * 32 + lane;
+  const int lane = threadIdx.x % COLS, part = threadIdx.x / COLS;
+  const long long c = (long long)blockIdx.x * COLS + lane;
   float s = 0.f;
   if (c < width)
     for (long long b = part; b < blocks; b += Parts)
@@ -111,7 +113,7 @@ __device__ __forceinline__ void columnSums(const float *__restrict__ partials,
     float total = 0.f;
 #pragma unroll
     for (int i = 0; i < Parts; ++i)
-      total += sums[i * 32 + lane];
+      total += sums[i * COLS + lane];
     db[c] = total;
   }
 }
