@@ -137,6 +137,30 @@ std::vector<SpmmVariant> gnnc::test::allSddmmVariants() {
             variants.push_back(v);
           }
         }
+  // Batches that are not a power of two (12 accumulators a thread leave
+  // room for 5 edges' loads), whose sums across the worker's threads are
+  // padded: 5 edges over 8 threads of a group, and over 2 threads of an
+  // edge-parallel worker.
+  for (const char *type : {"f32", "f16"}) {
+    SpmmVariant g{type,
+                  96,
+                  true,
+                  "i64",
+                  "strategy = neighbor_group, vector_width = 4, "
+                  "dim_workers = 8",
+                  "sddmm_dot"};
+    g.tag = "ng5";
+    variants.push_back(g);
+    SpmmVariant e{type,
+                  24,
+                  false,
+                  "i64",
+                  "strategy = edge_parallel, edges_per_warp = 64, "
+                  "vector_width = 4, dim_workers = 2",
+                  "sddmm_dot"};
+    e.tag = "ep5";
+    variants.push_back(e);
+  }
   return variants;
 }
 

@@ -59,6 +59,9 @@ inline constexpr const char *kMergePathHeader = "gnnc/cuda/merge_path.cuh";
 inline constexpr const char *kBatchedHeader = "gnnc/cuda/batched.cuh";
 /// The include name of gnn.spmm's attention weights, gnnc_softmax_add.
 inline constexpr const char *kAttentionHeader = "gnnc/cuda/attention.cuh";
+/// The include name of several sums across a worker's threads,
+/// gnnc_lane_sums.
+inline constexpr const char *kLaneSumsHeader = "gnnc/cuda/lane_sums.cuh";
 /// The include name of the batched linear epilogue, gnnc_batched_linear.
 inline constexpr const char *kBatchedLinearHeader =
     "gnnc/cuda/batched_linear.cuh";

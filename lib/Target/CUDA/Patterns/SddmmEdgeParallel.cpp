@@ -184,29 +184,23 @@ void SddmmEdgePrinter::dotBatch() {
   os << "for (int i = 0; i < " << regs << "; ++i)\n";
   os << "  partial[u] += ha[i] * hb[i];\n";
   closeBlock();
-  // The batch's reductions are independent: their shuffles interleave.
-  if (lanes > 1) {
-    os << "#pragma unroll\n";
-    os << "for (int offset = " << lanes / 2 << "; offset > 0; offset /= 2) {\n";
-    os.indent();
-    os << "#pragma unroll\n";
-    os << "for (int u = 0; u < " << batch << "; ++u)\n";
-    os << "  partial[u] += __shfl_xor_sync(group_mask, partial[u], offset, "
-       << lanes << ");\n";
-    closeBlock();
-  }
-  os << "// Every thread holds every sum; thread u % " << lanes
-     << " writes edge u.\n";
+  // The batch's sums across the worker's threads together
+  // (gnnc_lane_sums): each thread is left with kKept of the totals, and
+  // the first of the threads that hold a total writes it.
+  os << "using sums = gnnc_lane_sums<" << batch << ", " << lanes << ">;\n";
+  os << "sums::reduce(partial, group_mask, lane);\n";
   os << "#pragma unroll\n";
-  os << "for (int u = 0; u < " << batch << "; ++u) {\n";
+  os << "for (int i = 0; i < sums::kKept; ++i) {\n";
   os.indent();
-  leakyRelu("partial[u]");
-  os << "if (j * " << batch << " + u < n && lane == u % " << lanes << ")\n";
+  os << "const int u = sums::index(lane, i);\n";
+  leakyRelu("partial[i]");
+  os << "if (u < " << batch << " && j * " << batch
+     << " + u < n && lane == sums::owner(u))\n";
   if (e.fromFloat.empty())
-    os << "  " << y << "[base + j * " << batch << " + u] = partial[u];\n";
+    os << "  " << y << "[base + j * " << batch << " + u] = partial[i];\n";
   else
     os << "  " << y << "[base + j * " << batch << " + u] = " << e.fromFloat
-       << "(partial[u]);\n";
+       << "(partial[i]);\n";
   closeBlock();
 }
 
@@ -288,6 +282,8 @@ class SddmmEdgeParallelPattern : public EmissionPattern {
                   std::set<std::string> &headers) const override {
     EmissionPattern::addHeaders(op, headers);
     headers.insert(kMergePathHeader);
+    if (op.form == SddmmForm::Dot)
+      headers.insert(kLaneSumsHeader);
   }
   void emitKernel(const OpContext &c) const override {
     SddmmEdgePrinter(c).print();

@@ -3,9 +3,9 @@
 // `lanes` threads per row keep the row's features in registers and take its
 // edges `lanes` indices at a time: the dot form loads the column features of
 // a batch of edge_batch edges before it reduces any (one dependent load per
-// batch, not per edge), then reduces each edge's products across the row's
-// threads (lane t keeps the value of edge base + t, so the stores
-// coalesce); the add form writes each edge's sum of features.
+// batch, not per edge), then sums the batch's products across the row's
+// threads together (gnnc_lane_sums; lane t keeps the value of edge base + t,
+// so the stores coalesce); the add form writes each edge's sum of features.
 //
 // neighbor_group runs the same worker over a group of at most group_size of
 // a row's edges instead of the whole row: the group's row comes from
@@ -116,29 +116,30 @@ void SddmmVertexPrinter::printDot(int64_t vw, int64_t lanes) {
   os << "}\n";
   closeBlock(); // chunks
   closeBlock(); // loads
+  // The batch's sums, each over the worker's threads at once
+  // (gnnc_lane_sums: about batch + log2(lanes / batch) shuffles instead
+  // of batch x log2(lanes)); edge t0 + u's total moves to lane t0 + u.
+  os << "float partial[" << batch << "];\n";
   os << "#pragma unroll\n";
   os << "for (int u = 0; u < " << batch << "; ++u) {\n";
   os.indent();
-  os << "if (t0 + u >= n)\n";
-  os << "  break;\n";
-  os << "float partial = 0.0f;\n";
+  os << "partial[u] = 0.0f;\n";
   openChunkLoop();
   os << "#pragma unroll\n";
   os << "for (int j = 0; j < " << vw << "; ++j)\n";
-  os << "  partial += ra[k * " << vw << " + j] * fb[u][k * " << vw
+  os << "  partial[u] += ra[k * " << vw << " + j] * fb[u][k * " << vw
      << " + j];\n";
   closeBlock();
-  if (lanes > 1) {
-    os << "#pragma unroll\n";
-    os << "for (int offset = " << lanes / 2 << "; offset > 0; offset /= 2)\n";
-    os << "  partial += __shfl_xor_sync(group_mask, partial, offset, " << lanes
-       << ");\n";
-  }
-  leakyRelu("partial");
-  os << "if (lane == t0 + u)\n";
-  os << "  my_out = partial;\n";
-  closeBlock(); // reductions
+  closeBlock(); // products
+  os << "using sums = gnnc_lane_sums<" << batch << ", " << lanes << ">;\n";
+  os << "sums::reduce(partial, group_mask, lane);\n";
+  os << "const float total = __shfl_sync(group_mask, partial[0], "
+        "sums::owner((lane - t0) & "
+     << lanes - 1 << "), " << lanes << ");\n";
+  os << "if (lane >= t0 && lane < t0 + " << batch << ")\n";
+  os << "  my_out = total;\n";
   closeBlock(); // batches
+  leakyRelu("my_out");
   os << "if (lane < n)\n";
   if (e.fromFloat.empty())
     os << "  " << y << "[base + lane] = my_out;\n";
@@ -166,12 +167,24 @@ void SddmmVertexPrinter::printAdd(int64_t vw) {
 }
 
 class SddmmVertexParallelPattern : public EmissionPattern {
+  void addHeaders(const OpDesc &op,
+                  std::set<std::string> &headers) const override {
+    EmissionPattern::addHeaders(op, headers);
+    if (op.form == SddmmForm::Dot)
+      headers.insert(kLaneSumsHeader);
+  }
   void emitKernel(const OpContext &c) const override {
     SddmmVertexPrinter(c, /*groups=*/false).print();
   }
 };
 
 class SddmmNeighborGroupPattern : public EmissionPattern {
+  void addHeaders(const OpDesc &op,
+                  std::set<std::string> &headers) const override {
+    EmissionPattern::addHeaders(op, headers);
+    if (op.form == SddmmForm::Dot)
+      headers.insert(kLaneSumsHeader);
+  }
   void emitKernel(const OpContext &c) const override {
     SddmmVertexPrinter(c, /*groups=*/true).print();
   }
