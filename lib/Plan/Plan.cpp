@@ -509,6 +509,18 @@ bool WorkspacePlan::operator==(const WorkspacePlan &o) const {
          bytesPerUnit == o.bytesPerUnit && minUnits == o.minUnits;
 }
 
+int64_t ThreadMapping::laneSumShuffles() const {
+  int64_t half = 1;
+  while (half < edgeUnroll)
+    half *= 2;
+  int64_t shuffles = 0;
+  for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
+    half /= 2;
+    shuffles += std::max<int64_t>(half, 1);
+  }
+  return shuffles;
+}
+
 bool ThreadMapping::operator==(const ThreadMapping &o) const {
   return lanes == o.lanes && rowsPerBlock == o.rowsPerBlock &&
          vectorWidth == o.vectorWidth && chunks == o.chunks &&

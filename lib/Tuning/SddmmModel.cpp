@@ -148,7 +148,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   double rowLatency = indexLatency;
   double rowPtrLatency = gpu.l2LatencySeconds * loadFactor;
   // One batch: its loads and stores leave one after another, then (dot) the
-  // batch's reductions take log2(lanes) dependent shuffles.
+  // batch's sums take log2(lanes) rounds of dependent shuffles.
   double batchIssue =
       batch * (loadsPerEdge + storesPerEdge) * cyclesPerWarpAccess / clock +
       reduceSteps * kShuffleCycles / clock;
@@ -163,10 +163,14 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
       dot ? (edgeParallel ? edges : std::ceil(edges / lanes))
           : edges * cpl * wavefrontsPerAccess;
   double indexWavefronts = std::ceil(edges / lanes);
-  double shuffleCycles = edges * (1 + reduceSteps) * lanes / 32.0;
+  // Per edge: its index's broadcast and (dot) its share of the batch's
+  // sums (gnnc_lane_sums: about one shuffle an edge, not log2(lanes)).
+  double sumShuffles =
+      dot ? static_cast<double>(m.laneSumShuffles()) / batch : 0.0;
+  double shuffleCycles = edges * (1 + sumShuffles) * lanes / 32.0;
   double wavefronts =
       gatherWavefronts + rowWavefronts + storeWavefronts + indexWavefronts;
-  double perEdgeInstructions = loadsPerEdge + storesPerEdge + 1 + reduceSteps;
+  double perEdgeInstructions = loadsPerEdge + storesPerEdge + 1 + sumShuffles;
 
   double blockMax = 0, typicalEdges = 0, meanGroup = 0;
   if (edgeParallel) {

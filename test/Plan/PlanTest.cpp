@@ -713,3 +713,28 @@ TEST(Types, OneSpellingPerEnum) {
 }
 
 } // namespace
+
+TEST(ThreadMapping, LaneSumShufflesFollowTheHalvingExchange) {
+  // gnnc_lane_sums: log2(lanes) rounds; a thread sends half of its values
+  // each round (the batch padded to a power of two), one once one is left.
+  auto shuffles = [](int32_t batch, int32_t lanes) {
+    ThreadMapping m;
+    m.edgeUnroll = batch;
+    m.lanes = lanes;
+    return m.laneSumShuffles();
+  };
+  EXPECT_EQ(shuffles(8, 8), 4 + 2 + 1);
+  EXPECT_EQ(shuffles(8, 32), 4 + 2 + 1 + 1 + 1);
+  EXPECT_EQ(shuffles(8, 2), 4);
+  EXPECT_EQ(shuffles(5, 8), 4 + 2 + 1);
+  EXPECT_EQ(shuffles(1, 32), 5);
+  EXPECT_EQ(shuffles(8, 1), 0);
+  // Never more than summing each value on its own.
+  for (int32_t lanes : {1, 2, 4, 8, 16, 32})
+    for (int32_t batch = 1; batch <= 8; ++batch) {
+      int64_t rounds = 0;
+      for (int32_t l = lanes; l > 1; l /= 2)
+        ++rounds;
+      EXPECT_LE(shuffles(batch, lanes), batch * rounds);
+    }
+}

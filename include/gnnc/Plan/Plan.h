@@ -99,6 +99,12 @@ struct ThreadMapping {
   bool raggedChunks() const {
     return laneChunks() % lanes != 0 || chunks % laneChunks() != 0;
   }
+  /// gnn.sddmm (dot): the warp shuffles a thread issues to sum a batch of
+  /// edgeUnroll values across its lanes, as gnnc_lane_sums does
+  /// (gnnc/cuda/lane_sums.cuh): log2(lanes) rounds in which it exchanges
+  /// half its values (the batch padded to a power of two), one value once
+  /// a single one is left.
+  int64_t laneSumShuffles() const;
   bool operator==(const ThreadMapping &o) const;
 };
 
