@@ -55,6 +55,7 @@ struct DriverApi {
   decltype(&::cuStreamDestroy) streamDestroy;
   decltype(&::cuStreamSynchronize) streamSynchronize;
   decltype(&::cuStreamWaitEvent) streamWaitEvent;
+  decltype(&::cuStreamIsCapturing) streamIsCapturing;
 };
 
 struct DriverState {
@@ -133,6 +134,7 @@ DriverState loadDriver() {
   bind(api.streamCreate, "cuStreamCreate");
   bind(api.streamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy");
   bind(api.streamSynchronize, "cuStreamSynchronize");
+  bind(api.streamIsCapturing, "cuStreamIsCapturing");
   if (!missing.empty()) {
     state.status = Status::error("CUDA driver libcuda.so.1 has no '" + missing +
                                  "' (the driver is too old)");
@@ -625,6 +627,15 @@ Status launch(const Function &function, const std::array<unsigned, 3> &grid,
       return cudaFailure("running " + what, result);
   }
   return Status::ok();
+}
+
+Expected<bool> streamIsCapturing(void *stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult result =
+      api().streamIsCapturing(static_cast<CUstream>(stream), &status);
+  if (result != CUDA_SUCCESS)
+    return cudaFailure("asking whether a stream is being captured", result);
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 //===----------------------------------------------------------------------===//

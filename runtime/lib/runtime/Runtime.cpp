@@ -308,6 +308,20 @@ Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &unresolved,
       return bytes.status();
     DeviceBuffer &scratch = scratch_[stream];
     if (*bytes > scratch.size()) {
+      // Growing it needs the device idle and a new allocation, neither of
+      // which a stream being captured into a CUDA graph allows (and a
+      // captured graph keeps the old address).
+      Expected<bool> capturing = streamIsCapturing(stream);
+      if (!capturing)
+        return capturing.status();
+      if (*capturing)
+        return Status::error(
+            "kernel '" + spec.name + "' needs a workspace of " +
+            std::to_string(*bytes) + " bytes and the stream's is " +
+            std::to_string(scratch.size()) +
+            " bytes, but the stream is being captured into a CUDA graph, "
+            "where gnnc cannot allocate; run the op once on this stream "
+            "before capturing it");
       // The old buffer may still be in use by queued kernels.
       GNNC_RETURN_IF_ERROR(device_.synchronize());
       scratch = DeviceBuffer();
