@@ -20,7 +20,9 @@ summary.json:
   peak (its fastest configuration), the largest over the R-MAT models and
   scales (the same f16-or-bf16 run as above);
 - proteins_epoch_speedup: PROTEINS GIN epoch time, PyG f32 over gnnc f32
-  (proteins_epoch_speedup_f16: over gnnc f16).
+  (proteins_epoch_speedup_f16: over gnnc f16; proteins_epoch_speedup_cuda_graphs:
+  over gnnc f32 with each batch's step captured in a CUDA graph, and
+  ..._vs_pyg_graphs: PyG captured the same way over it).
 A key is null when its part did not run (or, for a dataset, was absent).
 """
 from __future__ import annotations
@@ -70,6 +72,11 @@ def summarize(raw):
         half_precision_runs={f"{r['model']} scale {r['scale']}": half_run(r) for r in rmat},
         proteins_epoch_speedup=prot.get("speedup_f32"),
         proteins_epoch_speedup_f16=prot.get("speedup_f16"),
+        # Each batch's step captured in a CUDA graph (f32): against PyG as
+        # run, and against PyG captured the same way.
+        proteins_epoch_speedup_cuda_graphs=prot.get("speedup_f32_graphs"),
+        proteins_epoch_speedup_cuda_graphs_vs_pyg_graphs=prot.get(
+            "speedup_f32_graphs_vs_pyg_graphs"),
     )
 
 
@@ -104,7 +111,7 @@ def main():
     if "proteins" in args.parts:
         a = train_proteins.parser().parse_args(
             ["--seeds", "1" if args.quick else "5", "--epochs", "10" if args.quick else "100",
-             "--warmup", "2" if args.quick else "5"])
+             "--warmup", "2" if args.quick else "5", "--cuda-graphs"])
         raw["proteins"] = train_proteins.run(a, dev)
     raw["wall_s"] = time.perf_counter() - t0
     summary = summarize(raw)
