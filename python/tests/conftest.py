@@ -32,13 +32,28 @@ def dev(request, monkeypatch):
     if why:
         pytest.skip(why)
     if request.param == "cuda":
-        if not torch.cuda.is_available():
-            pytest.skip("no CUDA device: the GPU tests run on a machine with one")
-        from gnnc import _lib
-        ok, reason = _lib.gpu_available()
-        if not ok:
-            pytest.skip(f"gnnc sees no usable GPU: {reason}")
-        return torch.device("cuda", torch.cuda.current_device())
+        return _cuda_or_skip(torch)
     import emulate
     emulate.install(monkeypatch)
     return torch.device("cpu")
+
+
+def _cuda_or_skip(torch):
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the GPU tests run on a machine with one")
+    from gnnc import _lib
+    ok, reason = _lib.gpu_available()
+    if not ok:
+        pytest.skip(f"gnnc sees no usable GPU: {reason}")
+    return torch.device("cuda", torch.cuda.current_device())
+
+
+@pytest.fixture
+def cuda():
+    """The current CUDA device, for tests that only make sense on a GPU
+    (skips without one, or without the library)."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    why = _lib_reason()
+    if why:
+        pytest.skip(why)
+    return _cuda_or_skip(torch)

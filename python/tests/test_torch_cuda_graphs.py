@@ -1,7 +1,8 @@
 """gnnc's ops inside CUDA graphs: a step captured with torch.cuda.graph
 (gnnc's launches go to torch's current stream, so they are captured like
 torch's own kernels) replays to the same results as the same step run
-eagerly. GPU only: without one the tests skip."""
+eagerly. GPU only (the `cuda` fixture of conftest.py): without one the
+tests skip."""
 import numpy as np
 import pytest
 
@@ -10,21 +11,6 @@ torch = pytest.importorskip("torch", reason="torch is not installed")
 import gnnc  # noqa: E402
 from gnnc import Graph, ops  # noqa: E402
 from test_torch_ops import ragged_edge_index  # noqa: E402
-
-
-@pytest.fixture
-def cuda():
-    from conftest import _lib_reason
-    why = _lib_reason()
-    if why:
-        pytest.skip(why)
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device: the GPU tests run on a machine with one")
-    from gnnc import _lib
-    ok, reason = _lib.gpu_available()
-    if not ok:
-        pytest.skip(f"gnnc sees no usable GPU: {reason}")
-    return torch.device("cuda", torch.cuda.current_device())
 
 
 def _warm_and_capture(fn, warmup=2):
