@@ -308,9 +308,8 @@ Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &unresolved,
       return bytes.status();
     DeviceBuffer &scratch = scratch_[stream];
     if (*bytes > scratch.size()) {
-      // Growing it needs the device idle and a new allocation, neither of
-      // which a stream being captured into a CUDA graph allows (and a
-      // captured graph keeps the old address).
+      // Growing it needs a new allocation, which a stream being captured
+      // into a CUDA graph does not allow.
       Expected<bool> capturing = streamIsCapturing(stream);
       if (!capturing)
         return capturing.status();
@@ -322,13 +321,19 @@ Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &unresolved,
             " bytes, but the stream is being captured into a CUDA graph, "
             "where gnnc cannot allocate; run the op once on this stream "
             "before capturing it");
-      // The old buffer may still be in use by queued kernels.
-      GNNC_RETURN_IF_ERROR(device_.synchronize());
-      scratch = DeviceBuffer();
-      Expected<DeviceBuffer> grown = DeviceBuffer::allocate(*bytes);
+      // The old buffer may still be used by queued kernels and by CUDA
+      // graphs captured with it: it is kept while the runtime lives, and
+      // nothing waits for the device. The size at least doubles where
+      // memory allows, so the kept buffers add up to about the current one.
+      Expected<DeviceBuffer> grown = DeviceBuffer::allocate(
+          std::max<uint64_t>(*bytes, 2 * uint64_t(scratch.size())));
+      if (!grown)
+        grown = DeviceBuffer::allocate(*bytes);
       if (!grown)
         return grown.status().withContext("kernel '" + spec.name +
                                           "': allocating its workspace");
+      if (scratch.size() > 0)
+        retiredScratch_.push_back(std::move(scratch));
       scratch = grown.take();
     }
     withWorkspace = given;

@@ -160,6 +160,9 @@ private:
   std::map<std::string, Module> modules_;
   /// Workspace for kernels whose caller binds none, by stream.
   std::map<void *, DeviceBuffer> scratch_;
+  /// Workspaces outgrown, kept for the kernels and CUDA graphs that still
+  /// use them.
+  std::vector<DeviceBuffer> retiredScratch_;
 };
 
 } // namespace gnnc::rt
