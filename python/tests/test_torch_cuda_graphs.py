@@ -113,3 +113,31 @@ def test_training_steps_replay_like_eager(cuda):
         if a.is_floating_point():
             torch.testing.assert_close(b, a, rtol=1e-3, atol=1e-4, msg=name)
     assert np.isfinite(float(captured.nn[0].weight.sum()))
+
+
+def test_first_call_inside_a_capture_works_or_says_why(cuda):
+    """An op's first call on a graph (kernel compilation, uploads of the
+    graph's derived arrays) inside a capture, without warming up: either the
+    capture works and replays like the eager call, or the error says that
+    the stream is being captured and what to do."""
+    ei = ragged_edge_index(n=500, e=6000, seed=11).to(cuda)
+    g = Graph.from_edge_index(ei, 500, device=cuda)
+    x = torch.rand(500, 40, device=cuda)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph, stream=stream):
+            y = ops.spmm(g, x, reduce="mean", norm="both")
+    except Exception as e:  # gnnc's error, or torch's ending the capture
+        chain, err = [], e
+        while err is not None:
+            chain.append(str(err))
+            err = err.__context__
+        assert any("captured into a CUDA graph" in m for m in chain), chain
+        torch.cuda.synchronize()
+        return
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y, ops.spmm(g, x, reduce="mean", norm="both"),
+                               rtol=1e-5, atol=1e-5)

@@ -171,7 +171,15 @@ const DriverState &driverState() {
 const DriverApi &api() { return driverState().api; }
 
 Status cudaFailure(const std::string &what, CUresult result) {
-  return Status::error(what + ": " + cudaErrorText(api(), result));
+  std::string text = what + ": " + cudaErrorText(api(), result);
+  // Work gnnc does on an op's first call (compiling, uploading, allocating)
+  // cannot run while a stream is captured into a CUDA graph.
+  if (result >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
+      result <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+    text += "; a stream is being captured into a CUDA graph: run each gnnc "
+            "op once on the capture stream before capturing it, so that its "
+            "first-call uploads and allocations happen outside the capture";
+  return Status::error(text);
 }
 
 } // namespace
