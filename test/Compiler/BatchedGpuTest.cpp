@@ -179,27 +179,17 @@ TEST(BatchedGpu, ALinearEpilogueNeedsItsOperands) {
 // them) in every element type.
 /// A runtime and the backward's ReLU and bias kernels, loaded once.
 struct LinearGradSetup {
-  std::unique_ptr<rt::Runtime> runtime;
+  test::GpuKernels gpu; // the runtime, or why there is none
   std::unique_ptr<ops::LinearGradKernels> kernels;
-  std::string skip, error;
 };
 LinearGradSetup &linearGrad() {
   static LinearGradSetup *setup = [] {
     auto *s = new LinearGradSetup;
-    std::string why;
-    if (!rt::gpuAvailable(&why)) {
-      s->skip = "no GPU: " + why;
+    if (!test::openGpuRuntime(s->gpu))
       return s;
-    }
-    auto runtime = rt::Runtime::create();
-    if (!runtime) {
-      s->error = runtime.message();
-      return s;
-    }
-    s->runtime = std::make_unique<rt::Runtime>(runtime.take());
-    auto loaded = ops::LinearGradKernels::load(*s->runtime);
+    auto loaded = ops::LinearGradKernels::load(*s->gpu.runtime);
     if (!loaded)
-      s->error = loaded.message();
+      s->gpu.error = loaded.message();
     else
       s->kernels = std::make_unique<ops::LinearGradKernels>(loaded.take());
     return s;
@@ -209,10 +199,10 @@ LinearGradSetup &linearGrad() {
 
 TEST(LinearGradGpu, ReluAndBiasGradientOnRaggedShapes) {
   LinearGradSetup &setup = linearGrad();
-  if (!setup.skip.empty())
-    GTEST_SKIP() << setup.skip;
-  ASSERT_TRUE(setup.error.empty()) << setup.error;
-  rt::Runtime *runtime = setup.runtime.get();
+  if (!setup.gpu.skipReason.empty())
+    GTEST_SKIP() << setup.gpu.skipReason;
+  ASSERT_TRUE(setup.gpu.error.empty()) << setup.gpu.error;
+  rt::Runtime *runtime = setup.gpu.runtime.get();
   ops::LinearGradKernels &kernels = *setup.kernels;
   const std::pair<int64_t, int64_t> shapes[] = {
       {0, 16},   {1, 1},  {1, 33},  {7, 3},       {300, 64},   {1000, 256},
@@ -230,10 +220,10 @@ TEST(LinearGradGpu, ReluAndBiasGradientOnRaggedShapes) {
 
 TEST(LinearGradGpu, RefusesShortBuffers) {
   LinearGradSetup &setup = linearGrad();
-  if (!setup.skip.empty())
-    GTEST_SKIP() << setup.skip;
-  ASSERT_TRUE(setup.error.empty()) << setup.error;
-  rt::Runtime *runtime = setup.runtime.get();
+  if (!setup.gpu.skipReason.empty())
+    GTEST_SKIP() << setup.gpu.skipReason;
+  ASSERT_TRUE(setup.gpu.error.empty()) << setup.gpu.error;
+  rt::Runtime *runtime = setup.gpu.runtime.get();
   ops::LinearGradKernels *loaded = setup.kernels.get();
   auto y = ops::allocatePoisoned(10 * 8, ElementType::F32);
   auto dz = ops::allocatePoisoned(10 * 8, ElementType::F32);

@@ -6,20 +6,26 @@
 
 using namespace gnnc;
 
-void gnnc::test::loadGpuKernels(GpuKernels &out, const std::string &text,
-                                const std::string &bufferName,
-                                size_t expected) {
+bool gnnc::test::openGpuRuntime(GpuKernels &out) {
   std::string why;
   if (!rt::gpuAvailable(&why)) {
     out.skipReason = "no GPU: " + why;
-    return;
+    return false;
   }
   auto runtime = rt::Runtime::create();
   if (!runtime) {
     out.error = runtime.message();
-    return;
+    return false;
   }
   out.runtime = std::make_unique<rt::Runtime>(runtime.take());
+  return true;
+}
+
+void gnnc::test::loadGpuKernels(GpuKernels &out, const std::string &text,
+                                const std::string &bufferName,
+                                size_t expected) {
+  if (!openGpuRuntime(out))
+    return;
   auto compiled = compileGnn(text, bufferName);
   if (!compiled) {
     out.error = compiled.message();

@@ -20,6 +20,10 @@ struct GpuKernels {
   std::string error;
 };
 
+/// Opens the GPU and a runtime in `out.runtime`, or says why not
+/// (`skipReason`, `error`); false when there is none.
+bool openGpuRuntime(GpuKernels &out);
+
 /// Opens the GPU, compiles `text` (named `bufferName` in messages) and loads
 /// every kernel into `out`; with `expected` > 0, a different kernel count
 /// is an error.

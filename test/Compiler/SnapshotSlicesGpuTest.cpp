@@ -40,25 +40,13 @@ using namespace gnnc::graph;
 
 namespace {
 
-/// The GPU (or why there is none).
-struct Gpu {
-  std::unique_ptr<rt::Runtime> runtime;
-  std::string skipReason, error;
-};
+/// The GPU (or why there is none); `kernels` stays empty.
+using Gpu = test::GpuKernels;
 
 Gpu &gpu() {
   static Gpu *g = [] {
     auto *g = new Gpu;
-    std::string why;
-    if (!rt::gpuAvailable(&why)) {
-      g->skipReason = "no GPU: " + why;
-      return g;
-    }
-    auto runtime = rt::Runtime::create();
-    if (!runtime)
-      g->error = runtime.message();
-    else
-      g->runtime = std::make_unique<rt::Runtime>(runtime.take());
+    test::openGpuRuntime(*g);
     return g;
   }();
   return *g;

@@ -9,6 +9,7 @@
 // Skips, saying why, when no GPU is present or a dataset is missing.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuKernels.h"
 #include "SpmmVariants.h"
 #include "TestGraphs.h"
 
@@ -41,27 +42,13 @@ std::string datasetsDir() {
 }
 
 /// Kernels compiled and loaded once for the whole suite.
-struct Suite {
-  std::unique_ptr<rt::Runtime> runtime;
-  std::vector<rt::LoadedKernel> kernels;
-  std::string skipReason;
-  std::string error;
-};
+using Suite = test::GpuKernels;
 
 Suite &suite() {
   static Suite *s = [] {
     auto *s = new Suite;
-    std::string why;
-    if (!rt::gpuAvailable(&why)) {
-      s->skipReason = "no GPU: " + why;
+    if (!test::openGpuRuntime(*s))
       return s;
-    }
-    auto runtime = rt::Runtime::create();
-    if (!runtime) {
-      s->error = runtime.message();
-      return s;
-    }
-    s->runtime = std::make_unique<rt::Runtime>(runtime.take());
     // The variants compile as several translation units, through NVRTC in
     // parallel (into the kernel cache), then load one by one.
     std::vector<test::SpmmVariant> variants = test::allVariants();

@@ -55,7 +55,6 @@ struct DriverApi {
   decltype(&::cuStreamDestroy) streamDestroy;
   decltype(&::cuStreamSynchronize) streamSynchronize;
   decltype(&::cuStreamWaitEvent) streamWaitEvent;
-  decltype(&::cuStreamIsCapturing) streamIsCapturing;
 };
 
 struct DriverState {
@@ -134,7 +133,6 @@ DriverState loadDriver() {
   bind(api.streamCreate, "cuStreamCreate");
   bind(api.streamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy");
   bind(api.streamSynchronize, "cuStreamSynchronize");
-  bind(api.streamIsCapturing, "cuStreamIsCapturing");
   if (!missing.empty()) {
     state.status = Status::error("CUDA driver libcuda.so.1 has no '" + missing +
                                  "' (the driver is too old)");
@@ -635,15 +633,6 @@ Status launch(const Function &function, const std::array<unsigned, 3> &grid,
       return cudaFailure("running " + what, result);
   }
   return Status::ok();
-}
-
-Expected<bool> streamIsCapturing(void *stream) {
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  CUresult result =
-      api().streamIsCapturing(static_cast<CUstream>(stream), &status);
-  if (result != CUDA_SUCCESS)
-    return cudaFailure("asking whether a stream is being captured", result);
-  return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 //===----------------------------------------------------------------------===//

@@ -308,23 +308,12 @@ Status Runtime::launch(const LoadedKernel &kernel, const ArgPack &unresolved,
       return bytes.status();
     DeviceBuffer &scratch = scratch_[stream];
     if (*bytes > scratch.size()) {
-      // Growing it needs a new allocation, which a stream being captured
-      // into a CUDA graph does not allow.
-      Expected<bool> capturing = streamIsCapturing(stream);
-      if (!capturing)
-        return capturing.status();
-      if (*capturing)
-        return Status::error(
-            "kernel '" + spec.name + "' needs a workspace of " +
-            std::to_string(*bytes) + " bytes and the stream's is " +
-            std::to_string(scratch.size()) +
-            " bytes, but the stream is being captured into a CUDA graph, "
-            "where gnnc cannot allocate; run the op once on this stream "
-            "before capturing it");
       // The old buffer may still be used by queued kernels and by CUDA
       // graphs captured with it: it is kept while the runtime lives, and
       // nothing waits for the device. The size at least doubles where
       // memory allows, so the kept buffers add up to about the current one.
+      // (Inside a capture the allocation fails, and cudaFailure's message
+      // says to run the op once before capturing.)
       Expected<DeviceBuffer> grown = DeviceBuffer::allocate(
           std::max<uint64_t>(*bytes, 2 * uint64_t(scratch.size())));
       if (!grown)

@@ -52,6 +52,18 @@ public:
   }
 };
 
+/// The patterns of gnn.sddmm: the dot form's kernels also sum their
+/// batches across a worker's threads with gnnc_lane_sums.
+class SddmmPattern : public EmissionPattern {
+public:
+  void addHeaders(const OpDesc &op,
+                  std::set<std::string> &headers) const override {
+    EmissionPattern::addHeaders(op, headers);
+    if (op.form == SddmmForm::Dot)
+      headers.insert(kLaneSumsHeader);
+  }
+};
+
 /// The mma.sync shape of tensor-core kernels of `type`, for comments:
 /// "m16n8k8 (TF32)", "m16n8k16 (f16)" or "m16n8k16 (bf16)".
 std::string mmaShapeName(ElementType type);

@@ -277,13 +277,11 @@ void SddmmEdgePrinter::print() {
   closeBlock(); // index windows
 }
 
-class SddmmEdgeParallelPattern : public EmissionPattern {
+class SddmmEdgeParallelPattern : public SddmmPattern {
   void addHeaders(const OpDesc &op,
                   std::set<std::string> &headers) const override {
-    EmissionPattern::addHeaders(op, headers);
+    SddmmPattern::addHeaders(op, headers);
     headers.insert(kMergePathHeader);
-    if (op.form == SddmmForm::Dot)
-      headers.insert(kLaneSumsHeader);
   }
   void emitKernel(const OpContext &c) const override {
     SddmmEdgePrinter(c).print();

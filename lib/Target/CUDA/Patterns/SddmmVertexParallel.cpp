@@ -166,25 +166,13 @@ void SddmmVertexPrinter::printAdd(int64_t vw) {
   closeBlock(); // index batches
 }
 
-class SddmmVertexParallelPattern : public EmissionPattern {
-  void addHeaders(const OpDesc &op,
-                  std::set<std::string> &headers) const override {
-    EmissionPattern::addHeaders(op, headers);
-    if (op.form == SddmmForm::Dot)
-      headers.insert(kLaneSumsHeader);
-  }
+class SddmmVertexParallelPattern : public SddmmPattern {
   void emitKernel(const OpContext &c) const override {
     SddmmVertexPrinter(c, /*groups=*/false).print();
   }
 };
 
-class SddmmNeighborGroupPattern : public EmissionPattern {
-  void addHeaders(const OpDesc &op,
-                  std::set<std::string> &headers) const override {
-    EmissionPattern::addHeaders(op, headers);
-    if (op.form == SddmmForm::Dot)
-      headers.insert(kLaneSumsHeader);
-  }
+class SddmmNeighborGroupPattern : public SddmmPattern {
   void emitKernel(const OpContext &c) const override {
     SddmmVertexPrinter(c, /*groups=*/true).print();
   }

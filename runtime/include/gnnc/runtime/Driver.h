@@ -175,10 +175,6 @@ Status launch(const Function &function, const std::array<unsigned, 3> &grid,
               const std::array<unsigned, 3> &block, unsigned sharedBytes,
               void **args, bool synchronize = true, void *stream = nullptr);
 
-/// Whether work queued on `stream` (a CUstream; null: the default stream)
-/// is being captured into a CUDA graph rather than run.
-Expected<bool> streamIsCapturing(void *stream);
-
 /// How many blocks of `blockThreads` threads and `sharedBytes` bytes of
 /// dynamic shared memory of `function` one SM holds at once (registers,
 /// shared memory and threads all counted, as the driver computes it).
