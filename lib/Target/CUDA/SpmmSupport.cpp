@@ -322,8 +322,6 @@ void SpmmPrinter::gather(const GatherOptions &options) {
   os << indexType << " my_col[" << batch << "];\n";
   if (p.weighted())
     os << "float my_w[" << batch << "];\n";
-  if (!p.colNorm.empty())
-    os << "float my_n[" << batch << "];\n";
   os << "#pragma unroll\n";
   os << "for (int m = 0; m < " << batch << "; ++m) {\n";
   os.indent();
@@ -348,8 +346,6 @@ void SpmmPrinter::gather(const GatherOptions &options) {
       os << "my_w[m] = t < n ? " << e.toFloat << "(" << p.values
          << "[base + t]) : 0.0f;\n";
   }
-  if (!p.colNorm.empty())
-    os << "my_n[m] = t < n ? __ldg(" << p.colNorm << " + my_col[m]) : 0.0f;\n";
   closeBlock();
   // 16-bit vectors stay packed until they are added: a batch of raw words
   // takes half the registers of the same elements as floats, which keeps
@@ -381,8 +377,12 @@ void SpmmPrinter::gather(const GatherOptions &options) {
      << lanes << ");\n";
   if (p.weighted())
     os << "wb[u] = __shfl_sync(group_mask, my_w[u], j, " << lanes << ");\n";
+  // A column's factor is loaded beside its features, by every thread of
+  // the row (one address: a broadcast), not ahead of the batch through
+  // the window: the feature loads then wait for the column index alone,
+  // not for a second dependent load after it.
   if (!p.colNorm.empty())
-    os << "nb[u] = __shfl_sync(group_mask, my_n[u], j, " << lanes << ");\n";
+    os << "nb[u] = __ldg(" << p.colNorm << " + col);\n";
   // The staged tile holds the segment's rows from node seg_begin, of the
   // column block's chunks from chunk0.
   if (tile)
