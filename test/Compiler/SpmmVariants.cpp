@@ -177,6 +177,13 @@ std::vector<SpmmVariant> gnnc::test::allScaledSpmmVariants() {
           v.reduce = reduce;
           v.scale = scale;
           addScalarAndEdgeParallel(variants, v);
+          // GCN's aggregation with the tuner's longest merge-path stretch.
+          if (reduce[0] == '\0' && std::string(scale) == "both" &&
+              width == 64) {
+            v.schedule = "strategy = edge_parallel, edges_per_warp = 512";
+            v.tag = "ep512";
+            variants.push_back(v);
+          }
         }
   return variants;
 }

@@ -9,6 +9,7 @@
 #include "TuningTestUtil.h"
 
 #include "gnnc/Compiler/Compiler.h"
+#include "gnnc/Plan/Limits.h"
 #include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/GpuModel.h"
 #include "gnnc/Tuning/SddmmModel.h"
@@ -21,8 +22,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 
 using namespace gnnc;
 using namespace gnnc::tuning;
@@ -85,8 +88,10 @@ TEST(TuningEnumerate, EveryScheduleIsCompleteAndLegal) {
         case Strategy::EdgeParallel:
           EXPECT_EQ(s.write, WriteMode::Staged);
           EXPECT_EQ(s.threadsPerBlock, 256);
-          EXPECT_TRUE(s.edgesPerWarp == 256 || s.edgesPerWarp == 128 ||
-                      s.edgesPerWarp == 64);
+          EXPECT_NE(std::find(std::begin(defaults::kTunedEdgesPerWorker),
+                              std::end(defaults::kTunedEdgesPerWorker),
+                              s.edgesPerWarp),
+                    std::end(defaults::kTunedEdgesPerWorker));
           break;
         case Strategy::NeighborGroup:
           EXPECT_EQ(s.write, WriteMode::Atomic);
@@ -117,14 +122,15 @@ TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
   EXPECT_EQ(vertex[4], vertexSchedule(4, 8, 256));
   EXPECT_EQ(vertex[20], vertexSchedule(2, 32, 256));
   EXPECT_EQ(vertex.back(), vertexSchedule(1, 1, 64));
-  // Then edge_parallel: vector widths 4, 2, 1 x items 256, 128, 64.
+  // Then edge_parallel: vector widths 4, 2, 1 x items 512, 256, 128, 64.
   std::vector<Schedule> edge = withStrategy(all, Strategy::EdgeParallel);
-  ASSERT_EQ(edge.size(), 9u);
-  EXPECT_EQ(edge[0], edgeSchedule(4, 16, 256, 256));
-  EXPECT_EQ(edge[1], edgeSchedule(4, 16, 256, 128));
-  EXPECT_EQ(edge[2], edgeSchedule(4, 16, 256, 64));
-  EXPECT_EQ(edge[3], edgeSchedule(2, 32, 256, 256));
-  EXPECT_EQ(edge[8], edgeSchedule(1, 32, 256, 64));
+  ASSERT_EQ(edge.size(), 12u);
+  EXPECT_EQ(edge[0], edgeSchedule(4, 16, 256, 512));
+  EXPECT_EQ(edge[1], edgeSchedule(4, 16, 256, 256));
+  EXPECT_EQ(edge[2], edgeSchedule(4, 16, 256, 128));
+  EXPECT_EQ(edge[3], edgeSchedule(4, 16, 256, 64));
+  EXPECT_EQ(edge[4], edgeSchedule(2, 32, 256, 512));
+  EXPECT_EQ(edge[11], edgeSchedule(1, 32, 256, 64));
   // Then neighbor_group: vector widths 4, 2, 1 x groups of 32, 16, 64, 8.
   std::vector<Schedule> groups = withStrategy(all, Strategy::NeighborGroup);
   ASSERT_EQ(groups.size(), 12u);
@@ -146,7 +152,7 @@ TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
             "group_size = 32, dim_workers = 16, threads_per_block = 256, "
             "write = atomic>");
   EXPECT_EQ(shortText(groups[0]), "vw=4 dw=16 tpb=256 gs=32");
-  EXPECT_EQ(edge[0].str(),
+  EXPECT_EQ(edge[1].str(),
             "#gnn.schedule<strategy = edge_parallel, vector_width = 4, "
             "dim_workers = 16, threads_per_block = 256, edges_per_warp = 256, "
             "write = staged>");

@@ -95,7 +95,7 @@ constexpr int32_t kEdgeWorkers = 32;
 /// preference (graph::kProfileGroupSizes counts the groups of each).
 constexpr int32_t kTunedGroupSizes[] = {32, 16, 64, 8};
 /// The merge-path items per worker the tuner tries for edge_parallel.
-constexpr int32_t kTunedEdgesPerWorker[] = {256, 128, 64};
+constexpr int32_t kTunedEdgesPerWorker[] = {512, 256, 128, 64};
 /// The edge batches the tuner also tries for gnn.spmm with attention,
 /// whose weights cost registers per batch slot (on an H100 batches of 4
 /// and 2 beat 8 by 8-27% on graphs with 1M edges or more and on
