@@ -290,3 +290,34 @@ def amp_context(dev, precision):
 
 def grad_scaler(dev, precision):
     return torch.amp.GradScaler(dev.type, enabled=(precision == "f16" and dev.type == "cuda"))
+
+
+def optimizer(params, dev, lr=0.01):
+    """Adam for the full-graph runs: on a GPU the fused implementation, one
+    kernel for all parameters, which also takes GradScaler's overflow flag
+    on the device, so an f16 step does not wait for the GPU to read it."""
+    return torch.optim.Adam(params, lr=lr, fused=dev.type == "cuda")
+
+
+def node_loss(out, y):
+    """Mean cross entropy of every node's logits (in f32) against its label:
+    log_softmax, then each label's entry. The value of F.cross_entropy,
+    whose nll_loss reduces the whole graph in one thread block (on an H200
+    at a million nodes 0.9 ms forward and 0.8 ms backward, the same for
+    every library)."""
+    logp = F.log_softmax(out.float(), dim=-1)
+    return -logp.gather(1, y.unsqueeze(1)).mean()
+
+
+def train_step(net, opt, scaler, x, graph, y, precision, dev):
+    """One full-graph epoch of node classification: forward (autocast in
+    f16 / bf16), node_loss, backward with loss scaling, optimizer step.
+    Returns the loss without reading it."""
+    opt.zero_grad(set_to_none=True)
+    with amp_context(dev, precision):
+        out = net(x, graph)
+    loss = node_loss(out, y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    return loss

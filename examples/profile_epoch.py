@@ -10,7 +10,6 @@ import argparse
 
 import gnn_common as C
 import torch
-import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 
@@ -41,19 +40,12 @@ def main():
         classes = 16
         y = torch.randint(0, classes, (n,), device=dev)
     net = C.NodeModel(a.lib, a.model, x.shape[1], a.hidden, classes, dropout=0.0).to(dev)
-    opt = torch.optim.Adam(net.parameters(), lr=0.01)
+    opt = C.optimizer(net.parameters(), dev)
     scaler = C.grad_scaler(dev, a.precision)
     xin = x.to(C.feature_dtype(dev, a.precision))
 
     def epoch():
-        opt.zero_grad(set_to_none=True)
-        with C.amp_context(dev, a.precision):
-            out = net(xin, ei)
-        loss = F.cross_entropy(out.float(), y)
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
-        return loss
+        return C.train_step(net, opt, scaler, xin, ei, y, a.precision, dev)
 
     for _ in range(3):
         epoch()

@@ -27,7 +27,6 @@ import time
 
 import gnn_common as C
 import torch
-import torch.nn.functional as F
 
 import gnnc
 from gnnc.graph import graph_cache
@@ -70,27 +69,21 @@ def time_config(lib, model, precision, graph_arg, n, y, args, dev, pyg_sparse=Fa
                       dropout=0.0).to(dev)
     if pyg_sparse and model == "gat":
         net.c1.add_self_loops = net.c2.add_self_loops = False  # adj_t has them
-    opt = torch.optim.Adam(net.parameters(), lr=0.01)
+    opt = C.optimizer(net.parameters(), dev)
     scaler = C.grad_scaler(dev, precision)
     timer = C.EpochTimer(dev)
     C.reset_peak(dev)
     t0 = time.perf_counter()
     for epoch in range(args.warmup + args.epochs):
         with timer:
-            opt.zero_grad(set_to_none=True)
-            with C.amp_context(dev, precision):
-                out = net(xin, graph_arg)
-            loss = F.cross_entropy(out.float(), y)
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
+            loss = C.train_step(net, opt, scaler, xin, graph_arg, y, precision, dev)
         if epoch == 0:
             first_s = time.perf_counter() - t0
     res = dict(epoch_ms=timer.median(args.warmup), peak_mib=C.peak_mib(dev),
                first_epoch_s=first_s, loss=float(loss.detach()))
     if lib == "gnnc":
         res["schedules"] = gnnc_schedules(graph_arg, n, model, xin.dtype)
-    del net, opt, out, loss, xin
+    del net, opt, loss, xin
     return res
 
 
