@@ -9,8 +9,9 @@ seed = scale) made undirected as PyG's to_undirected does. Per op:
   gin   the graph without added loops, a sum with the self term (eps 0)
 
 For each type, the kernel gnnc chooses (as the layers would get it: the
-cost model's leaders timed, $GNNC_TUNE_MEASURE) and each of --schedules,
-timed with CUDA events (median of --runs after 3 warm-ups, the L2 warm as
+cost model's leaders timed, $GNNC_TUNE_MEASURE) and the edge-parallel
+and neighbour-group schedules of --vector-widths, --items and --groups (a
+schedule gnnc refuses is recorded with its reason), timed with CUDA events (median of --runs after 3 warm-ups, the L2 warm as
 in training). Each output is compared with the chosen kernel's (the
 largest difference relative to the row's largest magnitude), and
 torch.sparse.mm over the same CSR is timed beside them. Needs a CUDA GPU.
@@ -40,33 +41,27 @@ OPS = {"gcn": ("self_loops", "both", None), "plain": ("self_loops", "none", None
        "gin": (None, "none", 0.0)}
 
 
-def schedules(dtype, width, items, groups):
+def schedules(vector_widths, items, groups):
     """Edge-parallel schedules with `items` per worker and neighbour groups
-    of `groups`, each at the widest vector and at half of it."""
-    widest = 16 // torch.tensor([], dtype=dtype).element_size()
+    of `groups`, at each vector width (gnnc fills in the rest and refuses a
+    width the type or the features cannot take)."""
     out = []
-    for vw in (widest, widest // 2):
-        if vw < 1 or width % vw:
-            continue
-        dw = min(width // vw, 32)
-        base = (f"vector_width = {vw}, dim_workers = {dw}, threads_per_block = 256")
-        out += [f"#gnn.schedule<strategy = edge_parallel, {base}, edges_per_warp = {e}, "
-                f"write = staged>" for e in items]
-        out += [f"#gnn.schedule<strategy = neighbor_group, {base}, group_size = {g}, "
-                f"write = atomic>" for g in groups]
+    for vw in vector_widths:
+        out += [f"#gnn.schedule<strategy = edge_parallel, vector_width = {vw}, "
+                f"edges_per_warp = {e}>" for e in items]
+        out += [f"#gnn.schedule<strategy = neighbor_group, vector_width = {vw}, "
+                f"group_size = {g}>" for g in groups]
     return out
 
 
-def median_ms(fn, runs):
+def median_ms(fn, dev, runs):
+    """Median of `runs` timed calls (gnn_common.Span) after 3 untimed ones."""
     times = []
     for i in range(runs + 3):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
+        with C.Span(dev) as span:
+            fn()
         if i >= 3:
-            times.append(start.elapsed_time(end))
+            times.append(span.ms())
     return sorted(times)[len(times) // 2]
 
 
@@ -76,6 +71,7 @@ def main():
     p.add_argument("--width", type=int, default=128)
     p.add_argument("--types", nargs="+", default=["f16", "f32"], choices=list(TYPES))
     p.add_argument("--ops", nargs="+", default=["gcn", "plain", "gin"], choices=list(OPS))
+    p.add_argument("--vector-widths", type=int, nargs="+", default=[4, 8])
     p.add_argument("--items", type=int, nargs="+", default=[256, 512],
                    help="edge-parallel items per worker")
     p.add_argument("--groups", type=int, nargs="+", default=[32, 64],
@@ -97,7 +93,7 @@ def main():
             g = gnnc.graph.cached_graph(ei, n, variant, dev)
             spec = ops._spmm_spec(dtype, a.width, 0, False, "sum", norm, self_weight, False)
             ref = None
-            for asked in [None] + schedules(dtype, a.width, a.items, a.groups):
+            for asked in [None] + schedules(a.vector_widths, a.items, a.groups):
                 row = dict(type=tname, op=op, nnz=g.nnz, asked=asked or "chosen")
                 try:
                     t0 = time.perf_counter()
@@ -114,7 +110,7 @@ def main():
                         ref = got.clone()
                     scale = ref.abs().amax(dim=1, keepdim=True).clamp_min(1e-6)
                     row["max_diff_vs_chosen"] = float(((got - ref).abs() / scale).max())
-                    row["ms"] = median_ms(run, a.runs)
+                    row["ms"] = median_ms(run, dev, a.runs)
                     row["schedule"], row["source"] = _schedule_of(k)
                 except Exception as e:  # a schedule this op refuses
                     row["error"] = str(e).split("\n")[0][:300]
@@ -123,7 +119,7 @@ def main():
         adj = torch.sparse_csr_tensor(g.row_ptr, g.col_idx.long(),
                                       torch.ones(g.nnz, device=dev, dtype=dtype), (n, n))
         row = dict(type=tname, op="torch.sparse.mm (last graph)",
-                   ms=median_ms(lambda: torch.sparse.mm(adj, x), a.runs))
+                   ms=median_ms(lambda: torch.sparse.mm(adj, x), dev, a.runs))
         rows.append(row)
         print(json.dumps(row), flush=True)
         del x, y, adj

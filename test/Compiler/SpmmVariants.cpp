@@ -1,6 +1,10 @@
 //===- SpmmVariants.cpp - Generated gnn.spmm kernels for tests ------------===//
 #include "SpmmVariants.h"
 
+#include "gnnc/Plan/Limits.h"
+
+#include <algorithm>
+#include <iterator>
 #include <sstream>
 
 using namespace gnnc::test;
@@ -180,8 +184,11 @@ std::vector<SpmmVariant> gnnc::test::allScaledSpmmVariants() {
           // GCN's aggregation with the tuner's longest merge-path stretch.
           if (reduce[0] == '\0' && std::string(scale) == "both" &&
               width == 64) {
-            v.schedule = "strategy = edge_parallel, edges_per_warp = 512";
-            v.tag = "ep512";
+            const std::string items = std::to_string(*std::max_element(
+                std::begin(gnnc::defaults::kTunedEdgesPerWorker),
+                std::end(gnnc::defaults::kTunedEdgesPerWorker)));
+            v.schedule = "strategy = edge_parallel, edges_per_warp = " + items;
+            v.tag = "ep" + items;
             variants.push_back(v);
           }
         }
