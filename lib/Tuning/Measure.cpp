@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <memory>
 #include <numeric>
 #include <random>
 
@@ -91,6 +93,68 @@ private:
   ElementType type;
 };
 
+} // namespace
+
+class gnnc::tuning::MeasureInputs {
+public:
+  explicit MeasureInputs(const graph::CsrGraph &g) : g(g) {}
+
+  /// The graph on the device with 64- or 32-bit offsets and indices.
+  Expected<const ops::DeviceGraph *> graph(bool offsets64, bool indices64) {
+    auto key = std::make_pair(offsets64, indices64);
+    auto hit = graphs.find(key);
+    if (hit == graphs.end()) {
+      Expected<ops::DeviceGraph> up = ops::uploadGraph(g, offsets64, indices64);
+      if (!up)
+        return up.status();
+      hit = graphs.emplace(key, up.take()).first;
+    }
+    return &hit->second;
+  }
+
+  /// `count` random elements of `type` on the device (RandomTensors with
+  /// `seed` the first time), the same buffer for every caller: kernels
+  /// only read their inputs.
+  Expected<const rt::DeviceBuffer *> random(ElementType type, int64_t count,
+                                            uint64_t seed) {
+    auto key = std::make_pair(type, count);
+    auto hit = tensors.find(key);
+    if (hit == tensors.end()) {
+      Expected<rt::DeviceBuffer> up = RandomTensors(seed, type).upload(count);
+      if (!up)
+        return up.status();
+      hit = tensors.emplace(key, up.take()).first;
+    }
+    return &hit->second;
+  }
+
+  /// The graph's column factors deg_in(c)^-exponent on the device.
+  Expected<const rt::DeviceBuffer *> columnNorm(double exponent) {
+    auto hit = norms.find(exponent);
+    if (hit == norms.end()) {
+      Expected<rt::DeviceBuffer> up = ops::uploadColumnNorm(g, exponent);
+      if (!up)
+        return up.status();
+      hit = norms.emplace(exponent, up.take()).first;
+    }
+    return &hit->second;
+  }
+
+  const graph::CsrGraph &g;
+
+private:
+  std::map<std::pair<bool, bool>, ops::DeviceGraph> graphs;
+  std::map<std::pair<ElementType, int64_t>, rt::DeviceBuffer> tensors;
+  std::map<double, rt::DeviceBuffer> norms;
+};
+
+std::shared_ptr<MeasureInputs>
+gnnc::tuning::makeMeasureInputs(const graph::CsrGraph &g) {
+  return std::make_shared<MeasureInputs>(g);
+}
+
+namespace {
+
 /// The calibration kernels: a grid-stride copy of 16-byte vectors, a
 /// one-thread pointer chase and an empty kernel.
 const char *kCalibrationSource = R"(
@@ -115,8 +179,18 @@ extern "C" __global__ void gnnc_empty() {}
 
 namespace {
 
+/// The inputs of a measurement on `g`: the run's shared ones when
+/// `options` holds them for this graph, else a set of its own.
+std::shared_ptr<MeasureInputs> inputsFor(const graph::CsrGraph &g,
+                                         const MeasureOptions &options) {
+  if (options.inputs && &options.inputs->g == &g)
+    return options.inputs;
+  return makeMeasureInputs(g);
+}
+
 /// measureSchedule's body for a graph (CsrGraph or BatchedGraph) with its
-/// check and its upload.
+/// check; `upload(inputs, offsets64, indices64)` gives the graph on the
+/// device.
 template <typename Graph, typename Upload>
 Expected<double> measureSpmmOn(rt::Runtime &runtime, const rt::KernelSpec &spec,
                                const Graph &graph, const graph::CsrGraph &g,
@@ -134,53 +208,52 @@ Expected<double> measureSpmmOn(rt::Runtime &runtime, const rt::KernelSpec &spec,
   if (!sig)
     return sig.status();
   const int64_t stride = sig->rowStride;
-  Expected<ops::DeviceGraph> dg = upload(sig->offsets64, sig->indices64);
+  std::shared_ptr<MeasureInputs> inputs = inputsFor(g, options);
+  Expected<const ops::DeviceGraph *> dg =
+      upload(*inputs, sig->offsets64, sig->indices64);
   if (!dg)
     return dg.status();
-  RandomTensors random(options.seed, sig->type);
-  Expected<rt::DeviceBuffer> dx = random.upload(g.numCols * stride);
+  Expected<const rt::DeviceBuffer *> dx =
+      inputs->random(sig->type, g.numCols * stride, options.seed);
   if (!dx)
     return dx.status();
-  std::optional<rt::DeviceBuffer> dv;
+  const rt::DeviceBuffer *dv = nullptr;
   if (sig->edgeValues) {
-    Expected<rt::DeviceBuffer> up =
-        random.upload(std::max<int64_t>(1, g.nnz()));
+    Expected<const rt::DeviceBuffer *> up =
+        inputs->random(sig->type, std::max<int64_t>(1, g.nnz()), options.seed);
     if (!up)
       return up.status();
-    dv = up.take();
+    dv = *up;
   }
   Expected<rt::DeviceBuffer> dy =
       ops::allocatePoisoned(static_cast<size_t>(g.numRows * stride), sig->type);
   if (!dy)
     return dy.status();
   // Right and both scaling read the graph's column factors.
-  std::optional<rt::DeviceBuffer> colNorm;
+  const rt::DeviceBuffer *colNorm = nullptr;
   if (sig->needsColumnNorm()) {
-    Expected<rt::DeviceBuffer> up =
-        ops::uploadColumnNorm(g, sig->colNormExponent);
+    Expected<const rt::DeviceBuffer *> up =
+        inputs->columnNorm(sig->colNormExponent);
     if (!up)
       return up.status();
-    colNorm = up.take();
+    colNorm = *up;
   }
   // Attention reads a score per row and per column.
-  std::optional<rt::DeviceBuffer> rowScores, colScores;
   ops::AttentionScores scores;
   if (sig->attention) {
-    Expected<rt::DeviceBuffer> rows =
-        random.upload(std::max<int64_t>(1, g.numRows));
+    Expected<const rt::DeviceBuffer *> rows = inputs->random(
+        sig->type, std::max<int64_t>(1, g.numRows), options.seed);
     if (!rows)
       return rows.status();
-    Expected<rt::DeviceBuffer> cols =
-        random.upload(std::max<int64_t>(1, g.numCols));
+    Expected<const rt::DeviceBuffer *> cols = inputs->random(
+        sig->type, std::max<int64_t>(1, g.numCols), options.seed);
     if (!cols)
       return cols.status();
-    rowScores = rows.take();
-    colScores = cols.take();
-    scores = {&*rowScores, &*colScores};
+    scores = {*rows, *cols};
   }
   return timeWithFlushedL2(runtime, options, [&] {
-    return ops::launchSpmm(runtime, *kernel, *dg, *dx, dv ? &*dv : nullptr, *dy,
-                           /*synchronize=*/false, colNorm ? &*colNorm : nullptr,
+    return ops::launchSpmm(runtime, *kernel, **dg, **dx, dv, *dy,
+                           /*synchronize=*/false, colNorm,
                            /*stream=*/nullptr,
                            /*linear=*/nullptr,
                            sig->attention ? &scores : nullptr);
@@ -193,19 +266,28 @@ Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
                                                const rt::KernelSpec &spec,
                                                const graph::CsrGraph &g,
                                                const MeasureOptions &options) {
-  return measureSpmmOn(runtime, spec, g, g, options,
-                       [&](bool offsets64, bool indices64) {
-                         return ops::uploadGraph(g, offsets64, indices64);
-                       });
+  return measureSpmmOn(
+      runtime, spec, g, g, options,
+      [](MeasureInputs &inputs, bool offsets64, bool indices64) {
+        return inputs.graph(offsets64, indices64);
+      });
 }
 
 Expected<double> gnnc::tuning::measureSchedule(rt::Runtime &runtime,
                                                const rt::KernelSpec &spec,
                                                const graph::BatchedGraph &batch,
                                                const MeasureOptions &options) {
+  // A batch's upload carries its graph offsets: it is this measurement's.
+  std::optional<ops::DeviceGraph> own;
   return measureSpmmOn(runtime, spec, batch, batch.graph, options,
-                       [&](bool offsets64, bool indices64) {
-                         return ops::uploadBatch(batch, offsets64, indices64);
+                       [&](MeasureInputs &, bool offsets64, bool indices64)
+                           -> Expected<const ops::DeviceGraph *> {
+                         Expected<ops::DeviceGraph> up =
+                             ops::uploadBatch(batch, offsets64, indices64);
+                         if (!up)
+                           return up.status();
+                         own = up.take();
+                         return &*own;
                        });
 }
 
@@ -317,19 +399,19 @@ Expected<double> gnnc::tuning::measureSddmmSchedule(
   if (!sig)
     return sig.status();
   const int64_t width = sig->featureWidth;
-  Expected<ops::DeviceGraph> dg =
-      ops::uploadGraph(g, sig->offsets64, sig->indices64);
+  std::shared_ptr<MeasureInputs> inputs = inputsFor(g, options);
+  Expected<const ops::DeviceGraph *> dg =
+      inputs->graph(sig->offsets64, sig->indices64);
   if (!dg)
     return dg.status();
   // Random features for both sides (at least one element each, so that a
   // graph without rows still gets buffers), a NaN-poisoned output.
-  RandomTensors random(options.seed, sig->type);
-  Expected<rt::DeviceBuffer> rowFeatures =
-      random.upload(std::max<int64_t>(1, g.numRows * width));
+  Expected<const rt::DeviceBuffer *> rowFeatures = inputs->random(
+      sig->type, std::max<int64_t>(1, g.numRows * width), options.seed);
   if (!rowFeatures)
     return rowFeatures.status();
-  Expected<rt::DeviceBuffer> colFeatures =
-      random.upload(std::max<int64_t>(1, g.numCols * width));
+  Expected<const rt::DeviceBuffer *> colFeatures = inputs->random(
+      sig->type, std::max<int64_t>(1, g.numCols * width), options.seed);
   if (!colFeatures)
     return colFeatures.status();
   Expected<rt::DeviceBuffer> out =
@@ -339,8 +421,8 @@ Expected<double> gnnc::tuning::measureSddmmSchedule(
   if (!out)
     return out.status();
   return timeWithFlushedL2(runtime, options, [&] {
-    return ops::launchSddmm(runtime, *kernel, *dg, *rowFeatures, *colFeatures,
-                            *out, /*synchronize=*/false);
+    return ops::launchSddmm(runtime, *kernel, **dg, **rowFeatures,
+                            **colFeatures, *out, /*synchronize=*/false);
   });
 }
 

@@ -106,12 +106,17 @@ Expected<GraphTuning> tuneForGraph(const TunableModule &module,
                                    const char *caller, TuningChoices *choices) {
   std::optional<TuningDb> db;
   TuningOptions tuning;
-  Expected<GpuModel> gpu =
-      prepareTuning(options, caller, db, tuning,
-                    [&g](rt::Runtime &runtime, const rt::KernelSpec &kernel,
-                         const MeasureOptions &how) {
-                      return measureFor(runtime, kernel, g, how);
-                    });
+  // The candidates share the graph and the random inputs on the device
+  // (made on the first measurement, released with `tuning`).
+  std::shared_ptr<MeasureInputs> inputs = makeMeasureInputs(g);
+  Expected<GpuModel> gpu = prepareTuning(
+      options, caller, db, tuning,
+      [&g, inputs](rt::Runtime &runtime, const rt::KernelSpec &kernel,
+                   const MeasureOptions &how) {
+        MeasureOptions shared = how;
+        shared.inputs = inputs;
+        return measureFor(runtime, kernel, g, shared);
+      });
   if (!gpu)
     return gpu.status();
   // Every strategy's leader is timed, not only the model's top-k.

@@ -462,10 +462,15 @@ int main(int argc, char **argv) {
     tuning.visitMeasures = measure;
     size_t compiled = 0, cached = 0;
     auto compileStart = std::chrono::steady_clock::now();
-    if (measure)
-      tuning.visit = [&](const TunableSite &, const rt::KernelSpec &kernel) {
-        return measureFor(*runtime, kernel, g);
+    if (measure) {
+      // The graph and random inputs, uploaded once for all candidates.
+      MeasureOptions how;
+      how.inputs = makeMeasureInputs(g);
+      tuning.visit = [&, how](const TunableSite &,
+                              const rt::KernelSpec &kernel) {
+        return measureFor(*runtime, kernel, g, how);
       };
+    }
     if (precompile)
       tuning.visit =
           [&](const TunableSite &,

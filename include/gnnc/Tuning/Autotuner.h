@@ -16,6 +16,7 @@
 #include "gnnc/runtime/KernelSpec.h"
 #include "gnnc/runtime/Status.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +87,18 @@ std::vector<size_t> measurementOrder(const std::vector<Candidate> &ranked,
 /// measured, else the first (best predicted).
 size_t chooseCandidate(const std::vector<Candidate> &ranked);
 
+/// Device inputs that the measurements of one tuning run on one graph
+/// share (defined in Measure.cpp): the graph uploaded with each index
+/// width, random features per element type and count, the column factors
+/// per exponent. The candidates of an op differ only in their schedules,
+/// so each input is made once per run instead of once per candidate (at
+/// R-MAT 20, width 128, a feature tensor is 134M random elements, about a
+/// second of host work). Needs a GPU once used.
+class MeasureInputs;
+
+/// Inputs for the measurements on `g` (which must outlive them).
+std::shared_ptr<MeasureInputs> makeMeasureInputs(const graph::CsrGraph &g);
+
 /// Timing parameters of measureSchedule.
 struct MeasureOptions {
   int warmups = 3;
@@ -96,6 +109,9 @@ struct MeasureOptions {
   /// reference over the whole graph would cost seconds each
   /// (compileForGraph's measuring).
   bool check = true;
+  /// Inputs shared with the other measurements of the run (made for the
+  /// graph being measured); null: this measurement makes its own.
+  std::shared_ptr<MeasureInputs> inputs;
 };
 
 /// Loads the compiled gnn.spmm kernel `spec`, runs ops::checkSpmm on `g`
