@@ -4,6 +4,14 @@ and writes summary.json and the raw results (results.json) to --out-dir.
   python examples/bench_training.py --out-dir bench-out            # everything (~8 min on an H100)
   python examples/bench_training.py --quick --out-dir bench-out    # smoke run
   python examples/bench_training.py --parts rmat --scales 22 --out-dir bench-22
+  python examples/bench_training.py --merge a/results.json rmat=rmat22.json --out-dir all
+
+--merge summarizes runs made apart (on several GPUs, or in several sittings)
+without training: each FILE is a results.json of this script, or PART=FILE
+the --out of train_node.py, train_rmat.py or train_proteins.py. Node and
+R-MAT rows are pooled, a later file's row of the same case (node: dataset,
+model, precision; R-MAT: scale, model) replacing an earlier one's; a later
+file's PROTEINS part replaces an earlier one.
 
 summary.json:
 - accuracy_delta_points: the largest |gnnc - PyG| mean test accuracy (points)
@@ -65,6 +73,7 @@ def summarize(raw):
     gcn_gin = [r for r in rmat if r["model"] in ("gcn", "gin")]
     return dict(
         accuracy_delta_points=_max(r.get("acc_delta_points") for r in node),
+        accuracy_seeds={r["model"]: r["gnnc"].get("seeds") for r in node if "gnnc" in r},
         epoch_speedup_f16_vs_pyg_f32=_min(r.get(f"speedup_{half_run(r)}") for r in gcn_gin),
         epoch_speedup_f32_vs_pyg_f32=_min(r.get("speedup_f32") for r in gcn_gin),
         gat_epoch_speedup=_min(r.get("speedup_f16") for r in rmat if r["model"] == "gat"),
@@ -80,18 +89,69 @@ def summarize(raw):
     )
 
 
+PARTS = ("node", "rmat", "proteins")
+
+
+def case(part, row):
+    """What a row of `part` measures: a later run's row of the same case
+    replaces an earlier one's in --merge."""
+    if part == "node":
+        return row["dataset"], row["model"], row["precision"]
+    return row["scale"], row["model"]
+
+
+def merge(files):
+    """The raw results of several runs as one (see --merge)."""
+    raw = dict(device=None, merged=[])
+    for spec in files:
+        part, sep, path = spec.partition("=")
+        if not sep or part not in PARTS:
+            part, path = None, spec
+        data = json.loads(Path(path).read_text())
+        pieces = {part: data} if part else {k: data[k] for k in PARTS if k in data}
+        if not pieces:
+            raise SystemExit(f"--merge: {path} holds none of the parts {', '.join(PARTS)}; "
+                             "name a part's own output as PART=FILE")
+        for name, piece in pieces.items():
+            device = piece.get("device") or data.get("device")
+            if raw["device"] not in (None, device):
+                raise SystemExit(f"--merge: {path} ({name}) ran on {device}, "
+                                 f"the earlier files on {raw['device']}")
+            raw["device"] = device
+            if name == "proteins" or name not in raw:
+                raw[name] = dict(piece, results=piece.get("results", []))
+            else:
+                rows = {case(name, r): r for r in raw[name]["results"]}
+                rows.update({case(name, r): r for r in piece.get("results", [])})
+                raw[name]["results"] = list(rows.values())
+            raw["merged"].append(f"{name} from {path}")
+    return raw
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out-dir", default="bench-training")
     p.add_argument("--parts", nargs="+", default=["node", "rmat", "proteins"],
-                   choices=["node", "rmat", "proteins"])
+                   choices=list(PARTS))
     p.add_argument("--quick", action="store_true",
                    help="smoke run: 2 seeds, few epochs, R-MAT scale 16")
     p.add_argument("--seeds", type=int, help="node classification seeds (default 10)")
     p.add_argument("--scales", type=int, nargs="+", help="R-MAT scales (default 20)")
     p.add_argument("--datasets", default="all", choices=["cora", "citeseer", "all"])
     p.add_argument("--models", default="all", choices=["gcn", "gat", "gin", "all"])
+    p.add_argument("--merge", nargs="+", metavar="FILE",
+                   help="summarize these runs' results instead of training")
     args = p.parse_args()
+    if args.merge:
+        raw = merge(args.merge)
+        summary = summarize(raw)
+        summary["device"] = raw["device"]
+        summary["parts"] = [k for k in PARTS if k in raw]
+        out = Path(args.out_dir)
+        C.write_json(out / "results.json", raw)
+        C.write_json(out / "summary.json", summary)
+        print(json.dumps(summary, indent=2))
+        return
     dev = C.device()
     out = Path(args.out_dir)
     raw = dict(device=C.gpu_name(dev), quick=args.quick)
