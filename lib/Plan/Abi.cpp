@@ -41,7 +41,8 @@ const char *const kRoleNames[] = {"row_offsets",
                                   "linear_weights",
                                   "linear_bias",
                                   "attention_rows",
-                                  "attention_columns"};
+                                  "attention_columns",
+                                  "group_begins"};
 } // namespace
 
 const char *gnnc::paramKindName(ParamKind kind) {
@@ -91,6 +92,8 @@ const char *gnnc::extraParamStem(ParamRole role) {
     return "group_ptr";
   case ParamRole::GroupRows:
     return "group_rows";
+  case ParamRole::GroupBegins:
+    return "group_begins";
   case ParamRole::NumGroups:
     return "num_groups";
   case ParamRole::GraphOffsets:

@@ -454,7 +454,7 @@ Expected<KernelPlan> gnnc::plan::rowPlan(const OpDesc &op, const Schedule &s,
 void gnnc::plan::planGroupWorkers(KernelPlan &plan, const Schedule &s) {
   plan.mapping.groupSize = s.groupSize;
   for (ParamRole role :
-       {ParamRole::GroupOffsets, ParamRole::GroupRows, ParamRole::NumGroups})
+       {ParamRole::GroupRows, ParamRole::GroupBegins, ParamRole::NumGroups})
     plan.extraParams.push_back(role);
   plan.launch.grid = {ParamRole::NumGroups};
 }

@@ -122,9 +122,9 @@ int64_t batchedColumnChunks(const OpDesc &op, int64_t vw, int64_t tileRows);
 Expected<KernelPlan> rowPlan(const OpDesc &op, const Schedule &s,
                              bool wideBatch);
 /// Turns a row plan into one worker per neighbour group of
-/// `s.groupSize` (neighbor_group): the host's group tables (group_ptr, the
-/// first group of each row; group_rows, the row of each group; their
-/// number) appended to the parameters, and a grid over the groups.
+/// `s.groupSize` (neighbor_group): the host's group tables (group_rows,
+/// the row of each group; group_begins, the first edge of each group;
+/// their number) appended to the parameters, and a grid over the groups.
 void planGroupWorkers(KernelPlan &plan, const Schedule &s);
 /// The plan every edge_parallel kernel starts from: workers of `lanes`
 /// threads take `edges_per_warp` items of the merge path (row ends and

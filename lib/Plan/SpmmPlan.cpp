@@ -219,6 +219,9 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
   // sums in shared memory, one f32 row (of the row stride: the last chunk
   // may run into the padding) per group.
   plan.extraParams = spmmExtras(op);
+  // A group finds the first group of its row (the leader that merges the
+  // block's pieces, whether the row lies within the block) in group_ptr.
+  plan.extraParams.push_back(ParamRole::GroupOffsets);
   planGroupWorkers(plan, s);
   int64_t shared = int64_t(m.rowsPerBlock) * op.stride() * 4;
   GNNC_RETURN_IF_ERROR(checkSharedBytes(

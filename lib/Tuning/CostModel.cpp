@@ -224,10 +224,10 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
   double blockMax = 0, edgesPerWorker = 0;
 
   if ((s.strategy == Strategy::NeighborGroup)) {
-    // One group's dependent chain: its row, then the row's first group and
-    // offset (two loads from small tables that stay in the L2 when they fit
-    // its share, like the merge-path search's row offsets), then a row of
-    // at most G neighbours walked like a vertex-parallel row.
+    // One group's dependent chain: its row and its range of edges (loads
+    // side by side from small tables that stay in the L2 when they fit its
+    // share, like the merge-path search's row offsets), then a row of at
+    // most G neighbours walked like a vertex-parallel row.
     double tableBytes =
         groupTableBytes(groups, rows) + (rows + 1) * offsetBytes(op);
     double tableLatency =
@@ -236,7 +236,7 @@ Prediction gnnc::tuning::predictSpmm(const GpuModel &gpu,
       double windows =
           std::ceil(degree / (static_cast<double>(m.lanes) * m.edgeUnroll));
       double batches = std::ceil(degree / m.edgeUnroll);
-      return 2 * tableLatency + windows * indexLatency +
+      return tableLatency + windows * indexLatency +
              batches * (xLatency + batchIssue);
     };
     double longest =

@@ -218,10 +218,10 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     p.warpImbalance = 1;
     p.issueSeconds = (wavefronts + shuffleCycles) / (gpu.smCount * clock);
   } else if (grouped) {
-    // One group's chain: its row (group_rows), then the row's offset and
-    // first group (small tables: L2 hits when they fit its share) with the
-    // row's features, then a stretch of at most G neighbours walked as
-    // vertex_parallel walks a row.
+    // One group's chain: its row and its range of edges (side by side from
+    // small tables: L2 hits when they fit its share), then the row's
+    // features beside the first window of indices, then a stretch of at
+    // most G neighbours walked as vertex_parallel walks a row.
     double tableBytes =
         groupTableBytes(groups, rows) + (rows + 1) * offsetBytes(op);
     double tableLatency = tableLatencySeconds(gpu, tableBytes) * loadFactor;
@@ -231,8 +231,8 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
       double windows = std::ceil(degree / lanes);
       double batches =
           full * std::ceil(lanes / batch) + std::ceil(rest / batch);
-      return tableLatency + std::max(tableLatency, rowLatency) +
-             windows * indexLatency + batches * (xLatency + batchIssue);
+      return tableLatency + std::max(rowLatency, indexLatency) +
+             (windows - 1) * indexLatency + batches * (xLatency + batchIssue);
     };
     const double longest =
         std::max(1.0, std::min<double>(s.groupSize,
@@ -299,7 +299,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
         << " items in batches of " << m.edgeUnroll << " over " << m.lanes
         << " lanes" << (packed ? "" : ", a row_ptr load per row end");
   else if (p.bound == "latency" && grouped)
-    why << "one group's chain: its row, the row's offsets, then "
+    why << "one group's chain: its row and edge range, then "
         << std::min<int64_t>(s.groupSize, profile.maxDegree)
         << " neighbours in windows of " << m.lanes << ", batches of "
         << m.edgeUnroll;

@@ -199,14 +199,73 @@ TEST(NeighbourGroups, CutEachRowIntoGroups) {
   ASSERT_TRUE(groups) << groups.message();
   EXPECT_EQ(groups->groupPtr, (std::vector<int64_t>{0, 2, 2, 3, 5}));
   EXPECT_EQ(groups->groupRows, (std::vector<int32_t>{0, 0, 2, 3, 3}));
+  // Each group's first edge, then the number of edges: group g's edges are
+  // [begin[g], begin[g + 1]).
+  EXPECT_EQ(groups->groupBegins, (std::vector<int64_t>{0, 4, 5, 6, 10, 14}));
   auto one = ops::neighbourGroups(g, 1);
   ASSERT_TRUE(one);
   EXPECT_EQ(one->groupPtr.back(), 14);
+  std::vector<int64_t> everyEdge(15);
+  for (int64_t e = 0; e <= 14; ++e)
+    everyEdge[e] = e;
+  EXPECT_EQ(one->groupBegins, everyEdge);
+  // A graph without edges has no group, and its one entry is 0.
+  graph::CsrGraph empty = g;
+  empty.rowPtr.assign(5, 0);
+  empty.colIdx.clear();
+  auto none = ops::neighbourGroups(empty, 4);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->groupRows.empty());
+  EXPECT_EQ(none->groupBegins, (std::vector<int64_t>{0}));
   auto bad = ops::neighbourGroups(g, 0);
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.message().find("group size must be at least 1"),
             std::string::npos)
       << bad.message();
+}
+
+TEST(NeighbourGroups, EachKernelGetsTheTablesItTakes) {
+  // gnn.spmm's groups find their row's first group (group_ptr); gnn.sddmm's
+  // write one output per edge and take only their rows and edge ranges. A
+  // binding for a parameter a kernel lacks is an error at launch, so the
+  // tables bound must follow each kernel's parameters.
+  const char *text = R"(gnn.module @n {
+  gnn.kernel @agg(%g: !gnn.graph<csr, i64, i32>, %x: tensor<?x32xf32>) -> tensor<?x32xf32> {
+    %y = gnn.spmm %g, %x {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 4>} : !gnn.graph<csr, i64, i32>, tensor<?x32xf32> -> tensor<?x32xf32>
+    gnn.return %y : tensor<?x32xf32>
+  }
+  gnn.kernel @dots(%g: !gnn.graph<csr, i64, i32>, %a: tensor<?x32xf32>, %b: tensor<?x32xf32>) -> tensor<?xf32> {
+    %e = gnn.sddmm %g, %a, %b {schedule = #gnn.schedule<strategy = neighbor_group, group_size = 4>} : !gnn.graph<csr, i64, i32>, tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?xf32>
+    gnn.return %e : tensor<?xf32>
+  }
+})";
+  auto compiled = compileGnn(text, "groups.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  ops::DeviceGraph graph;
+  graph.numRows = 4;
+  graph.numCols = 8;
+  graph.nnz = 14;
+  ops::DeviceNeighbourGroups groups;
+  groups.groupPtr = rt::DeviceBuffer::borrow(0x1000, 5 * 8);
+  groups.groupRows = rt::DeviceBuffer::borrow(0x2000, 5 * 4);
+  groups.groupBegins = rt::DeviceBuffer::borrow(0x3000, 6 * 8);
+  groups.numGroups = 5;
+  graph.groups.emplace(4, std::move(groups));
+  for (const char *symbol : {"n_agg", "n_dots"}) {
+    auto spec = findKernel(*compiled, symbol);
+    ASSERT_TRUE(spec) << spec.message();
+    rt::ArgPack args;
+    Status bound = ops::bindNeighbourGroups(*spec, graph, 4, args);
+    ASSERT_TRUE(bound) << symbol << ": " << bound.message();
+    Expected<rt::ArgPack> named = args.byName(*spec);
+    ASSERT_TRUE(named) << symbol << ": " << named.message();
+    const auto &values = named->values();
+    EXPECT_EQ(values.at("group_rows").address, 0x2000u) << symbol;
+    EXPECT_EQ(values.at("group_begins").address, 0x3000u) << symbol;
+    EXPECT_EQ(values.at("num_groups").i64, 5) << symbol;
+    bool spmm = std::strcmp(symbol, "n_agg") == 0;
+    EXPECT_EQ(values.count("group_ptr"), spmm ? 1u : 0u) << symbol;
+  }
 }
 
 TEST_F(KernelInfoTest, WrongOpIsRefused) {

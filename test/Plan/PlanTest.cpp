@@ -340,10 +340,18 @@ TEST(Plan, NeighbourGroups) {
   s.threadsPerBlock = 128;
   Expected<KernelPlan> plan = planWithDefaults(op, s);
   ASSERT_TRUE(plan) << plan.message();
-  EXPECT_EQ(plan->extraParams, (std::vector<ParamRole>{ParamRole::GroupOffsets,
-                                                       ParamRole::GroupRows,
-                                                       ParamRole::NumGroups}));
+  EXPECT_EQ(
+      plan->extraParams,
+      (std::vector<ParamRole>{ParamRole::GroupOffsets, ParamRole::GroupRows,
+                              ParamRole::GroupBegins, ParamRole::NumGroups}));
   EXPECT_EQ(plan->launch.grid, std::vector<ParamRole>{ParamRole::NumGroups});
+  // SDDMM's groups need no row's first group: each edge has its own output.
+  Expected<KernelPlan> sddmm =
+      planWithDefaults(ofKind(OpKind::Sddmm, ElementType::F32, 64), s);
+  ASSERT_TRUE(sddmm) << sddmm.message();
+  EXPECT_EQ(sddmm->extraParams, (std::vector<ParamRole>{ParamRole::GroupRows,
+                                                        ParamRole::GroupBegins,
+                                                        ParamRole::NumGroups}));
   // A block of 8 groups merges one f32 row per group.
   EXPECT_EQ(plan->launch.sharedBytes, 8 * 64 * 4);
   // A row spanning blocks gets a piece per block of 8 groups of 8.

@@ -108,7 +108,12 @@ enum class ParamRole {
   /// destination term, numRows) and one per column (its source term,
   /// numCols), of the op's element type.
   AttentionRows,
-  AttentionColumns
+  AttentionColumns,
+  /// Neighbour groups (neighbor_group): the first edge of each group and,
+  /// last, the number of edges (numGroups + 1 entries, i64). Groups cut the
+  /// rows in order, so group g's edges are [begin[g], begin[g + 1]): a
+  /// worker finds its range without first loading its row.
+  GroupBegins
 };
 
 /// The manifest spelling: "row_offsets", "column_indices", "num_rows",

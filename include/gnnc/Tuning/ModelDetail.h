@@ -58,10 +58,10 @@ inline double neighbourGroupCount(const graph::GraphProfile &p,
          static_cast<double>(p.numRows - p.emptyRows) * 0.5;
 }
 
-/// The host's group tables: a row index per group (i32) and the first
-/// group of each row (i64).
+/// The host's group tables: a row index (i32) and a first edge (i64) per
+/// group, the number of edges, and the first group of each row (i64).
 inline double groupTableBytes(double groups, double rows) {
-  return groups * 4 + (rows + 1) * 8;
+  return groups * 12 + 8 + (rows + 1) * 8;
 }
 
 /// E[max of `m` row degrees] with the rows drawn independently from the

@@ -70,6 +70,7 @@ StringRef extraParamType(ParamRole role, bool indices64) {
   case ParamRole::ColumnFactors:
     return "const float *__restrict__ ";
   case ParamRole::GroupOffsets:
+  case ParamRole::GroupBegins:
   case ParamRole::GraphOffsets:
   case ParamRole::BatchBlocks:
   case ParamRole::RouteTiles:

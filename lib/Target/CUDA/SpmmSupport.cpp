@@ -48,6 +48,7 @@ SpmmParts::SpmmParts(const OpContext &c) {
   workspace = params.name(ParamRole::Workspace);
   groupPtr = params.name(ParamRole::GroupOffsets);
   groupRows = params.name(ParamRole::GroupRows);
+  groupBegins = params.name(ParamRole::GroupBegins);
   numGroups = params.name(ParamRole::NumGroups);
   width = c.desc.width;
   stride = c.desc.stride();
@@ -242,10 +243,8 @@ void SpmmPrinter::printAttentionGroupPass(bool sums) {
      << "[row + 1] - first_group == 1;\n";
   if (sums)
     os << "if (whole_row)\n  return;\n";
-  os << "const long long begin = (long long)" << graph.rowPtr
-     << "[row] + (group - first_group) * " << plan.groupSize << ";\n";
-  os << "const long long end = min(begin + " << plan.groupSize << ", "
-     << "(long long)" << graph.rowPtr << "[row + 1]);\n";
+  os << "const long long begin = " << p.groupBegins << "[group];\n";
+  os << "const long long end = " << p.groupBegins << "[group + 1];\n";
   os << "const float att_row = " << score(p.attDst, "row") << ";\n";
   const double slope = desc.attentionSlope();
   if (sums) {

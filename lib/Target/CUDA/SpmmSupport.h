@@ -61,7 +61,7 @@ struct SpmmParts {
   /// attention: the scores of the rows and of the columns.
   llvm::StringRef attDst, attSrc;
   /// neighbor_group: the host's groups.
-  llvm::StringRef groupPtr, groupRows, numGroups;
+  llvm::StringRef groupPtr, groupRows, groupBegins, numGroups;
   int64_t width = 0, vw = 0, accs = 0;
   /// Elements from one row of x (and y) to the next: the width, or the
   /// stride of padded rows. Workspace slot rows have this size too.

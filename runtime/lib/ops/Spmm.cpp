@@ -100,10 +100,13 @@ gnnc::ops::neighbourGroups(const std::vector<int64_t> &rowPtr,
         groups.groupPtr[r] +
         (rowPtr[r + 1] - rowPtr[r] + groupSize - 1) / groupSize;
   groups.groupRows.resize(groups.groupPtr.back());
+  groups.groupBegins.resize(groups.groupPtr.back() + 1);
   for (int64_t r = 0; r < numRows; ++r)
-    std::fill(groups.groupRows.begin() + groups.groupPtr[r],
-              groups.groupRows.begin() + groups.groupPtr[r + 1],
-              static_cast<int32_t>(r));
+    for (int64_t g = groups.groupPtr[r]; g < groups.groupPtr[r + 1]; ++g) {
+      groups.groupRows[g] = static_cast<int32_t>(r);
+      groups.groupBegins[g] = rowPtr[r] + (g - groups.groupPtr[r]) * groupSize;
+    }
+  groups.groupBegins.back() = numRows > 0 ? rowPtr[numRows] : 0;
   return groups;
 }
 
@@ -118,9 +121,13 @@ Status uploadGroups(const DeviceGraph &graph, int64_t groupSize,
   auto rows = uploadVector(host.groupRows);
   if (!rows)
     return rows.status();
+  auto begins = uploadVector(host.groupBegins);
+  if (!begins)
+    return begins.status();
   DeviceNeighbourGroups groups;
   groups.groupPtr = ptr.take();
   groups.groupRows = rows.take();
+  groups.groupBegins = begins.take();
   groups.numGroups = host.groupPtr.back();
   graph.groups.emplace(groupSize, std::move(groups));
   return Status::ok();
@@ -358,7 +365,7 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
 Status gnnc::ops::bindNeighbourGroups(const rt::KernelSpec &spec,
                                       const DeviceGraph &graph,
                                       int64_t groupSize, rt::ArgPack &args) {
-  if (!spec.findRole(ParamRole::GroupOffsets))
+  if (!spec.findRole(ParamRole::GroupBegins))
     return Status::ok();
   auto groups = graph.groups.find(groupSize);
   if (groups == graph.groups.end() && groupSize >= 1 &&
@@ -377,9 +384,13 @@ Status gnnc::ops::bindNeighbourGroups(const rt::KernelSpec &spec,
         std::to_string(groupSize) +
         " non-zeros; the graph has no host row offsets to build them from "
         "(add them with ops::addNeighbourGroups)");
-  args.bind(ParamRole::GroupOffsets, groups->second.groupPtr)
-      .bind(ParamRole::GroupRows, groups->second.groupRows)
+  args.bind(ParamRole::GroupRows, groups->second.groupRows)
+      .bind(ParamRole::GroupBegins, groups->second.groupBegins)
       .bind(ParamRole::NumGroups, groups->second.numGroups);
+  // Only the kernels that find a row's first group take the row table
+  // (gnn.spmm's leaders; gnn.sddmm's groups have one output per edge).
+  if (spec.findRole(ParamRole::GroupOffsets))
+    args.bind(ParamRole::GroupOffsets, groups->second.groupPtr);
   return Status::ok();
 }
 

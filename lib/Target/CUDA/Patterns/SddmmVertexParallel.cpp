@@ -70,7 +70,7 @@ void SddmmVertexPrinter::groupPrologue(StringRef what) {
   const int64_t lanes = plan.lanes;
   StringRef numGroups = c.params.name(ParamRole::NumGroups);
   StringRef groupRows = c.params.name(ParamRole::GroupRows);
-  StringRef groupPtr = c.params.name(ParamRole::GroupOffsets);
+  StringRef groupBegins = c.params.name(ParamRole::GroupBegins);
   os << "// " << what << ", neighbor_group: groups of at most "
      << plan.groupSize << " neighbours of one row, a worker of " << lanes
      << " thread" << (lanes == 1 ? "" : "s") << " per group, "
@@ -81,11 +81,10 @@ void SddmmVertexPrinter::groupPrologue(StringRef what) {
   os << "const int lane = threadIdx.x % " << lanes << ";\n";
   os << "if (group >= " << numGroups << ")\n";
   os << "  return;\n";
+  os << "// The group's row and edges, three loads side by side.\n";
   os << "const long long row = " << groupRows << "[group];\n";
-  os << "const long long begin = " << graph.rowPtr << "[row] + (group - "
-     << groupPtr << "[row]) * " << plan.groupSize << ";\n";
-  os << "const long long end = min(begin + " << plan.groupSize
-     << ", (long long)" << graph.rowPtr << "[row + 1]);\n";
+  os << "const long long begin = " << groupBegins << "[group];\n";
+  os << "const long long end = " << groupBegins << "[group + 1];\n";
 }
 
 void SddmmVertexPrinter::printDot(int64_t vw, int64_t lanes) {

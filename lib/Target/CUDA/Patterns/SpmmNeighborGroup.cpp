@@ -51,15 +51,15 @@ void SpmmGroupPrinter::print() {
   os << "float acc[" << p.accs << "];\n";
   os << "if (live) {\n";
   os.indent();
-  os << "const long long row_begin = " << graph.rowPtr << "[row];\n";
-  os << "const long long row_end = " << graph.rowPtr << "[row + 1];\n";
-  os << "const long long begin = row_begin + (group - " << p.groupPtr
-     << "[row]) * " << groupSize << ";\n";
-  os << "const long long end = min(begin + " << groupSize << ", row_end);\n";
+  // The group's edges come from its own table entries, beside its row (not
+  // after it, as the row's offsets would).
+  os << "const long long begin = " << p.groupBegins << "[group];\n";
+  os << "const long long end = " << p.groupBegins << "[group + 1];\n";
   if (desc.attention)
     loadAttentionStatistics();
   if (p.scalesBatches()) {
-    os << "const long long batch_deg = row_end - row_begin;\n";
+    os << "const long long batch_deg = (long long)" << graph.rowPtr
+       << "[row + 1] - " << graph.rowPtr << "[row];\n";
     os << "const float batch_scale = " << RowFactor{desc, "batch_deg"} << ";\n";
   }
   // (`acc` outlives the branch: the leader goes on adding to it.)

@@ -27,10 +27,12 @@ namespace gnnc::ops {
 /// The neighbour groups of a graph (GNNAdvisor): each row's non-zeros cut
 /// into groups of at most `groupSize`, numbered row by row. `groupPtr`
 /// (i64, numRows + 1 entries) holds the first group of each row, `groupRows`
-/// (i32) the row of each group.
+/// (i32) the row of each group, `groupBegins` (i64, numGroups + 1 entries)
+/// the first edge of each group and, last, the number of edges.
 struct DeviceNeighbourGroups {
   rt::DeviceBuffer groupPtr;
   rt::DeviceBuffer groupRows;
+  rt::DeviceBuffer groupBegins;
   int64_t numGroups = 0;
 };
 
@@ -80,11 +82,13 @@ Expected<DeviceGraph> uploadBatch(const graph::BatchedGraph &batch,
                                   bool offsets64, bool indices64);
 
 /// The neighbour groups of `g` on the host (see DeviceNeighbourGroups):
-/// `groupPtr` (numRows + 1 entries) and `groupRows` (one per group). A row
-/// without non-zeros has no group.
+/// `groupPtr` (numRows + 1 entries), `groupRows` (one per group) and
+/// `groupBegins` (one per group, then the number of edges). A row without
+/// non-zeros has no group.
 struct NeighbourGroups {
   std::vector<int64_t> groupPtr;
   std::vector<int32_t> groupRows;
+  std::vector<int64_t> groupBegins;
 };
 /// Fails on a group size below 1 or more rows than an i32 can name.
 Expected<NeighbourGroups> neighbourGroups(const graph::CsrGraph &g,
