@@ -127,12 +127,40 @@ std::vector<ScheduleChoice>
 gnnc::bench::sddmmScheduleVariants(const Schedule &resolved, const OpDesc &op,
                                    size_t maxCount) {
   std::vector<ScheduleChoice> chosen;
-  for (const ScheduleChoice &s : scheduleVariants(resolved, op, size_t(64)))
+  // Groups of kBenchSddmmSmallGroup, placed after the smallest groups of
+  // kBenchGroupSizes (when gnnc completes and plans them).
+  std::optional<ScheduleChoice> small;
+  {
+    Schedule s = resolved;
+    s.strategy = Strategy::NeighborGroup;
+    s.groupSize = kBenchSddmmSmallGroup;
+    Expected<Schedule> complete = completeSchedule(op, s);
+    if (complete && planKernel(op, *complete))
+      small = ScheduleChoice{"ng" + std::to_string(kBenchSddmmSmallGroup),
+                             *complete};
+  }
+  const std::string after =
+      "ng" + std::to_string(*std::min_element(std::begin(kBenchGroupSizes),
+                                              std::end(kBenchGroupSizes)));
+  auto take = [&](const ScheduleChoice &s) {
+    bool duplicate = false;
+    for (const ScheduleChoice &c : chosen)
+      duplicate |= *c.schedule == *s.schedule;
+    if (!duplicate && chosen.size() < maxCount)
+      chosen.push_back(s);
+  };
+  for (const ScheduleChoice &s : scheduleVariants(resolved, op, size_t(64))) {
     if (s.schedule->blocksPerSm == 0 &&
         (s.schedule->strategy == Strategy::NeighborGroup ||
          (s.schedule->write != WriteMode::Atomic &&
-          s.schedule->write != WriteMode::Shared)) &&
-        chosen.size() < maxCount)
-      chosen.push_back(s);
+          s.schedule->write != WriteMode::Shared)))
+      take(s);
+    if (small && s.label == after) {
+      take(*small);
+      small.reset();
+    }
+  }
+  if (small)
+    take(*small);
   return chosen;
 }

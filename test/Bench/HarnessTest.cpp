@@ -453,8 +453,16 @@ TEST(BenchSchedules, SddmmVariants) {
           << s.label;
     EXPECT_TRUE(planKernel(op, *s.schedule)) << s.label;
   }
-  // Groups of 32 and 8, and of 8 with twice the lanes.
-  EXPECT_EQ(groups, 3);
+  // Groups of 32 and 8, of 4 right after those of 8, and of 8 with twice
+  // the lanes.
+  EXPECT_EQ(groups, 4);
+  auto ng8 = std::find_if(all.begin(), all.end(), [](const ScheduleChoice &s) {
+    return s.label == "ng8";
+  });
+  ASSERT_NE(ng8, all.end());
+  ASSERT_NE(ng8 + 1, all.end());
+  EXPECT_EQ((ng8 + 1)->label, "ng4");
+  EXPECT_EQ((ng8 + 1)->schedule->groupSize, kBenchSddmmSmallGroup);
   EXPECT_EQ(sddmmScheduleVariants(resolved, op, 1).size(), 1u);
 }
 
