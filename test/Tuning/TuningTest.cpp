@@ -96,8 +96,10 @@ TEST(TuningEnumerate, EveryScheduleIsCompleteAndLegal) {
         case Strategy::NeighborGroup:
           EXPECT_EQ(s.write, WriteMode::Atomic);
           EXPECT_EQ(s.threadsPerBlock, 256);
-          EXPECT_TRUE(s.groupSize == 32 || s.groupSize == 16 ||
-                      s.groupSize == 64 || s.groupSize == 8);
+          EXPECT_NE(std::find(std::begin(defaults::kTunedGroupSizes),
+                              std::end(defaults::kTunedGroupSizes),
+                              s.groupSize),
+                    std::end(defaults::kTunedGroupSizes));
           break;
         default:
           ADD_FAILURE() << "a strategy the tuner does not enumerate";
@@ -131,13 +133,15 @@ TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
   EXPECT_EQ(edge[3], edgeSchedule(4, 16, 256, 64));
   EXPECT_EQ(edge[4], edgeSchedule(2, 32, 256, 512));
   EXPECT_EQ(edge[11], edgeSchedule(1, 32, 256, 64));
-  // Then neighbor_group: vector widths 4, 2, 1 x groups of 32, 16, 64, 8.
+  // Then neighbor_group: vector widths 4, 2, 1 x the tuned group sizes,
+  // in their order.
   std::vector<Schedule> groups = withStrategy(all, Strategy::NeighborGroup);
-  ASSERT_EQ(groups.size(), 12u);
+  const size_t sizes = std::size(defaults::kTunedGroupSizes);
+  ASSERT_EQ(groups.size(), 3 * sizes);
+  for (size_t i = 0; i < sizes; ++i)
+    EXPECT_EQ(groups[i],
+              groupSchedule(4, 16, 256, defaults::kTunedGroupSizes[i]));
   EXPECT_EQ(groups[0], groupSchedule(4, 16, 256, 32));
-  EXPECT_EQ(groups[1], groupSchedule(4, 16, 256, 16));
-  EXPECT_EQ(groups[2], groupSchedule(4, 16, 256, 64));
-  EXPECT_EQ(groups[3], groupSchedule(4, 16, 256, 8));
   ASSERT_EQ(all.size(), vertex.size() + edge.size() + groups.size());
   for (size_t i = 0; i < all.size(); ++i) {
     Strategy expected = i < vertex.size() ? Strategy::VertexParallel

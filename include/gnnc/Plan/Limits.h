@@ -93,7 +93,7 @@ constexpr int32_t kGroupSize = 32;
 constexpr int32_t kEdgeWorkers = 32;
 /// The group sizes the tuner tries for neighbor_group, in its order of
 /// preference (graph::kProfileGroupSizes counts the groups of each).
-constexpr int32_t kTunedGroupSizes[] = {32, 16, 64, 8};
+constexpr int32_t kTunedGroupSizes[] = {32, 16, 64, 8, 4};
 /// The merge-path items per worker the tuner tries for edge_parallel.
 constexpr int32_t kTunedEdgesPerWorker[] = {512, 256, 128, 64};
 /// The edge batches the tuner also tries for gnn.spmm with attention,
