@@ -71,6 +71,8 @@ struct gnnc_graph_s {
   std::map<double, rt::DeviceBuffer> columnFactors;
   /// Kernels by their .gnn text and how the schedule was given.
   std::map<std::string, std::unique_ptr<gnnc_kernel_s>> kernels;
+  /// The profiles tuning made of `host`, for the next ops tuned on it.
+  graph::ProfileCache profiles;
 };
 
 struct gnnc_snapshot_group_s {
@@ -352,10 +354,12 @@ gnnc_status gnnc_kernel_get(gnnc_graph graph, const gnnc_op_desc *desc,
       return Status::ok();
     }
     tuning::TuningChoices choices;
+    tuning::TunedCompileOptions tuningOptions = context.tuning;
+    tuningOptions.profiles = &graph->profiles;
     Expected<CompiledModule> compiled =
         written ? compileGnn(text, "gnnc_kernel")
                 : tuning::compileForGraph(text, "gnnc_kernel", graph->host,
-                                          context.tuning, &choices);
+                                          tuningOptions, &choices);
     if (!compiled)
       return compiled.status();
     if (compiled->kernels.size() != 1)

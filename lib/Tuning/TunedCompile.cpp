@@ -121,6 +121,7 @@ Expected<GraphTuning> tuneForGraph(const TunableModule &module,
     return gpu.status();
   // Every strategy's leader is timed, not only the model's top-k.
   tuning.visitEveryStrategy = tuning.visitMeasures;
+  tuning.profiles = options.profiles;
   GraphTuning result{*gpu, tuneModule(module, g, tuning)};
   recordChoices(result.tuned, result.gpu, choices);
   return result;

@@ -173,8 +173,10 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
                                                  const graph::CsrGraph &g,
                                                  const TuningOptions &options) {
   std::vector<SiteTuning> tuned;
-  // Profiles by feature-row bytes (the reuse window depends on them).
-  std::map<int64_t, graph::GraphProfile> profiles;
+  // Profiles by feature-row bytes (the reuse window depends on them), the
+  // caller's when it keeps them across runs.
+  graph::ProfileCache own;
+  graph::ProfileCache &profiles = options.profiles ? *options.profiles : own;
   for (const TunableSite &site : module.sites()) {
     if (!site.tunable || (site.written && !options.retuneWritten) ||
         isSegmentMatmulKind(site.op.kind))
@@ -183,14 +185,7 @@ std::vector<SiteTuning> gnnc::tuning::tuneModule(const TunableModule &module,
     result.site = &site;
     double cpu0 = cpuSeconds();
     auto wall0 = std::chrono::steady_clock::now();
-    graph::AnalysisOptions analysis = profileOptionsFor(options.gpu, site.op);
-    auto found = profiles.find(analysis.featureBytesPerRow);
-    if (found == profiles.end())
-      found = profiles
-                  .emplace(analysis.featureBytesPerRow,
-                           graph::analyzeGraph(g, analysis))
-                  .first;
-    result.profile = found->second;
+    result.profile = profiles.get(g, profileOptionsFor(options.gpu, site.op));
     result.cpuProfileSeconds = cpuSeconds() - cpu0;
     if (options.database)
       result.previous = options.database->lookup(

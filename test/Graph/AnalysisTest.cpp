@@ -284,6 +284,36 @@ TEST(AnalysisTest, PowerLawGraphIsSkewed) {
   EXPECT_GT(p.emptyRows, 0);
 }
 
+// A graph's profiles are analysed once per option set and kept; another
+// graph object starts the cache over.
+TEST(AnalysisTest, ProfileCacheKeepsOneAnalysisPerOptions) {
+  CsrGraph g = generateRmat(12, 8, 3);
+  ProfileCache cache;
+  AnalysisOptions narrow, wide;
+  narrow.featureBytesPerRow = 128;
+  narrow.reuseWindowRows = 1 << 14;
+  wide.featureBytesPerRow = 512;
+  wide.reuseWindowRows = 1 << 12;
+  const GraphProfile &first = cache.get(g, narrow);
+  EXPECT_EQ(cache.size(), 1u);
+  // The same options: the same analysis, not a new one.
+  EXPECT_EQ(&cache.get(g, narrow), &first);
+  EXPECT_EQ(cache.size(), 1u);
+  const GraphProfile &other = cache.get(g, wide);
+  EXPECT_EQ(cache.size(), 2u);
+  // Each is what analyzeGraph gives for its options.
+  GraphProfile direct = analyzeGraph(g, wide);
+  EXPECT_EQ(other.featureBytesPerRow, 512);
+  EXPECT_EQ(other.reuse.hits, direct.reuse.hits);
+  EXPECT_EQ(other.fingerprintHex, direct.fingerprintHex);
+  EXPECT_EQ(cache.get(g, narrow).reuse.hits,
+            analyzeGraph(g, narrow).reuse.hits);
+  // Another graph (a copy is another object) drops the entries first.
+  CsrGraph h = generateRmat(10, 4, 9);
+  EXPECT_EQ(cache.get(h, narrow).nnz, h.nnz());
+  EXPECT_EQ(cache.size(), 1u);
+}
+
 double cpuSeconds() {
   return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 }

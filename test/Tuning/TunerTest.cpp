@@ -414,6 +414,35 @@ TEST(TuneModule, WithoutMeasuringTheChoiceIsTheModelsBest) {
   }
 }
 
+// A caller that keeps the graph's profiles (gnnc_kernel_get, per graph
+// handle) hands them to every run: each feature-row size is analysed once,
+// and the choices are those of a run that analyses the graph itself.
+TEST(TuneModule, ProfilesKeptAcrossRunsOnOneGraph) {
+  TunableModule module = parseMixed();
+  graph::CsrGraph g = graph::generateRmat(9, 16, 1);
+  TuningOptions alone;
+  alone.gpu = sm90();
+  std::vector<SiteTuning> reference = tuneModule(module, g, alone);
+  TuningOptions kept = alone;
+  graph::ProfileCache profiles;
+  kept.profiles = &profiles;
+  std::vector<SiteTuning> first = tuneModule(module, g, kept);
+  const size_t analysed = profiles.size();
+  // One analysis per feature-row size of the tuned sites, at most one each.
+  EXPECT_GE(analysed, 1u);
+  EXPECT_LE(analysed, first.size());
+  std::vector<SiteTuning> second = tuneModule(module, g, kept);
+  EXPECT_EQ(profiles.size(), analysed);
+  ASSERT_EQ(first.size(), reference.size());
+  ASSERT_EQ(second.size(), reference.size());
+  for (size_t i = 0; i < reference.size(); ++i) {
+    EXPECT_EQ(first[i].choice, reference[i].choice) << i;
+    EXPECT_EQ(second[i].choice, reference[i].choice) << i;
+    EXPECT_EQ(second[i].profile.fingerprintHex,
+              reference[i].profile.fingerprintHex);
+  }
+}
+
 TEST(TuneModule, TheDatabaseEntryIsUsedWhenAsked) {
   TunableModule module = parseMixed();
   graph::CsrGraph g = graph::generateRmat(9, 16, 1);

@@ -12,6 +12,7 @@
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Schedule.h"
+#include "gnnc/graph/Analysis.h"
 #include "gnnc/graph/Batch.h"
 #include "gnnc/graph/Csr.h"
 #include "gnnc/runtime/Runtime.h"
@@ -38,6 +39,11 @@ struct TunedCompileOptions {
   /// are gnnc's tested kernels.
   rt::Runtime *runtime = nullptr;
   size_t measureTopK = 0;
+  /// The graph's profiles, kept by the caller across calls for the same
+  /// graph object (a host program's graph handle): every op compiled for a
+  /// graph needs one per feature-row size, also to find its database entry.
+  /// Null: each call analyses the graph again.
+  graph::ProfileCache *profiles = nullptr;
 };
 
 /// What compileForGraph chose: the architecture it tuned for, and for each

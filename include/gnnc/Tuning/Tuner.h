@@ -127,6 +127,9 @@ struct TuningOptions {
   bool visitMeasures = false;
   /// Called after each site is tuned, before the next starts.
   std::function<void(const SiteTuning &)> onSite;
+  /// The graph's profiles, kept by the caller across runs on the same
+  /// graph (null: the run makes its own).
+  graph::ProfileCache *profiles = nullptr;
 };
 
 /// Tunes every tunable site of `module` for graph `g`: the database's entry

@@ -392,3 +392,18 @@ std::string gnnc::graph::profileToJson(const GraphProfile &p) {
   os << "}";
   return os.str();
 }
+
+const gnnc::graph::GraphProfile &
+gnnc::graph::ProfileCache::get(const CsrGraph &g,
+                               const AnalysisOptions &options) {
+  if (graph_ != &g) {
+    profiles_.clear();
+    graph_ = &g;
+  }
+  auto key = std::make_tuple(options.reuseWindowRows,
+                             options.featureBytesPerRow, options.estimateReuse);
+  auto found = profiles_.find(key);
+  if (found == profiles_.end())
+    found = profiles_.emplace(key, analyzeGraph(g, options)).first;
+  return found->second;
+}

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace gnnc::graph {
@@ -138,6 +139,24 @@ std::string formatProfile(const GraphProfile &profile);
 /// The profile as one JSON object (keys as the field names; the histogram as
 /// a list of {"minDegree", "maxDegree", "rows"} objects).
 std::string profileToJson(const GraphProfile &profile);
+
+/// The profiles of one graph under the analysis options tuning asks for,
+/// kept across tuning runs. A profile is a pass over every edge (about
+/// 0.5 s at 31M edges, most of it the reuse simulation) and every op
+/// signature tuned on a graph needs one (also to look up the tuning
+/// database), while the options differ only by feature-row size.
+class ProfileCache {
+public:
+  /// The profile of `g` under `options`, analysed on the first request.
+  /// Profiles of another graph (a different object) are dropped first.
+  const GraphProfile &get(const CsrGraph &g, const AnalysisOptions &options);
+  /// How many analyses the cache holds.
+  size_t size() const { return profiles_.size(); }
+
+private:
+  const CsrGraph *graph_ = nullptr;
+  std::map<std::tuple<int64_t, int64_t, bool>, GraphProfile> profiles_;
+};
 
 } // namespace gnnc::graph
 
