@@ -9,6 +9,7 @@
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/ops/Sddmm.h"
 #include "gnnc/ops/Spmm.h"
+#include "gnnc/reference/Spmm.h"
 #include "gnnc/runtime/Driver.h"
 #include "gnnc/runtime/Nvrtc.h"
 #include "gnnc/runtime/Runtime.h"
@@ -72,27 +73,6 @@ Expected<double> timeWithFlushedL2(rt::Runtime &runtime,
   return stats->medianMs * 1e-3;
 }
 
-/// Uploads tensors of values drawn uniformly from [-1, 1) in `type`, all
-/// from one generator seeded with `seed`.
-class RandomTensors {
-public:
-  RandomTensors(uint64_t seed, ElementType type)
-      : rng(static_cast<unsigned>(seed)), type(type) {}
-
-  /// `count` random elements on the device.
-  Expected<rt::DeviceBuffer> upload(int64_t count) {
-    std::vector<float> v(static_cast<size_t>(count));
-    for (float &x : v)
-      x = dist(rng);
-    return ops::uploadTensor(v, type);
-  }
-
-private:
-  std::mt19937 rng;
-  std::uniform_real_distribution<float> dist{-1.0f, 1.0f};
-  ElementType type;
-};
-
 } // namespace
 
 class gnnc::tuning::MeasureInputs {
@@ -112,15 +92,17 @@ public:
     return &hit->second;
   }
 
-  /// `count` random elements of `type` on the device (RandomTensors with
-  /// `seed` the first time), the same buffer for every caller: kernels
-  /// only read their inputs.
+  /// `count` random elements of `type` on the device (ref::randomFeatures
+  /// with `seed` the first time: uniform in [-1, 1), drawn on the host's
+  /// threads), the same buffer for every caller: kernels only read their
+  /// inputs.
   Expected<const rt::DeviceBuffer *> random(ElementType type, int64_t count,
                                             uint64_t seed) {
     auto key = std::make_pair(type, count);
     auto hit = tensors.find(key);
     if (hit == tensors.end()) {
-      Expected<rt::DeviceBuffer> up = RandomTensors(seed, type).upload(count);
+      Expected<rt::DeviceBuffer> up =
+          ops::uploadTensor(ref::randomFeatures(count, seed), type);
       if (!up)
         return up.status();
       hit = tensors.emplace(key, up.take()).first;
