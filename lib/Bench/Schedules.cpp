@@ -10,6 +10,19 @@
 using namespace gnnc;
 using namespace gnnc::bench;
 
+namespace {
+
+/// The label of neighbour groups of `size`: "ng8".
+std::string groupLabel(int size) { return "ng" + std::to_string(size); }
+
+/// The smallest of kBenchGroupSizes.
+int smallestBenchGroup() {
+  return *std::min_element(std::begin(kBenchGroupSizes),
+                           std::end(kBenchGroupSizes));
+}
+
+} // namespace
+
 OpDesc gnnc::bench::benchSpmmOp(ElementType type, int64_t width,
                                 bool edgeValues, bool offsets64) {
   OpDesc op = spmmOp(type, width);
@@ -71,7 +84,7 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
     Schedule s = resolved;
     s.strategy = Strategy::NeighborGroup;
     s.groupSize = groupSize;
-    add("ng" + std::to_string(groupSize), s);
+    add(groupLabel(groupSize), s);
   }
   // The smallest groups with twice the lanes (half the vector): a group of
   // a narrow row in one window of indices (f16 at width 32: 8 lanes of 4
@@ -79,13 +92,10 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
   if (resolved.vectorWidth > 1) {
     Schedule s = resolved;
     s.strategy = Strategy::NeighborGroup;
-    s.groupSize = *std::min_element(std::begin(kBenchGroupSizes),
-                                    std::end(kBenchGroupSizes));
+    s.groupSize = smallestBenchGroup();
     s.vectorWidth = resolved.vectorWidth / 2;
     s.dimWorkers = 0;
-    add("ng" + std::to_string(s.groupSize) + "vw" +
-            std::to_string(s.vectorWidth),
-        s);
+    add(groupLabel(s.groupSize) + "vw" + std::to_string(s.vectorWidth), s);
   }
   // The same with registers capped so that 4 blocks fit on an SM (more
   // rows in flight per SM; since the kernels keep the current row's end in
@@ -136,12 +146,9 @@ gnnc::bench::sddmmScheduleVariants(const Schedule &resolved, const OpDesc &op,
     s.groupSize = kBenchSddmmSmallGroup;
     Expected<Schedule> complete = completeSchedule(op, s);
     if (complete && planKernel(op, *complete))
-      small = ScheduleChoice{"ng" + std::to_string(kBenchSddmmSmallGroup),
-                             *complete};
+      small = ScheduleChoice{groupLabel(kBenchSddmmSmallGroup), *complete};
   }
-  const std::string after =
-      "ng" + std::to_string(*std::min_element(std::begin(kBenchGroupSizes),
-                                              std::end(kBenchGroupSizes)));
+  const std::string after = groupLabel(smallestBenchGroup());
   auto take = [&](const ScheduleChoice &s) {
     bool duplicate = false;
     for (const ScheduleChoice &c : chosen)

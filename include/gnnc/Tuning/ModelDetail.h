@@ -13,6 +13,7 @@
 #include "gnnc/Tuning/CostModel.h"
 #include "gnnc/Tuning/GpuModel.h"
 #include "gnnc/graph/Analysis.h"
+#include "gnnc/ops/Spmm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,10 +59,15 @@ inline double neighbourGroupCount(const graph::GraphProfile &p,
          static_cast<double>(p.numRows - p.emptyRows) * 0.5;
 }
 
-/// The host's group tables: a row index (i32) and a first edge (i64) per
-/// group, the number of edges, and the first group of each row (i64).
+/// The host's group tables (ops::NeighbourGroups, uploaded as they are): a
+/// row index and a first edge per group, the number of edges, and the
+/// first group of each row.
 inline double groupTableBytes(double groups, double rows) {
-  return groups * 12 + 8 + (rows + 1) * 8;
+  using Tables = ops::NeighbourGroups;
+  constexpr double row = sizeof(decltype(Tables::groupRows)::value_type);
+  constexpr double begin = sizeof(decltype(Tables::groupBegins)::value_type);
+  constexpr double first = sizeof(decltype(Tables::groupPtr)::value_type);
+  return groups * (row + begin) + begin + (rows + 1) * first;
 }
 
 /// E[max of `m` row degrees] with the rows drawn independently from the
