@@ -9,9 +9,10 @@
 //  - copyTileAsync: a block's share of one tile, rows of 16-byte chunks;
 //  - pipelineItems: a block's run of work items through one pipeline of
 //    buffers that keeps loading across the items' boundaries;
-//  - Fragments<T>: a warp's A (16 x k) and B (k x 8) fragments from shared
-//    tiles stored either way round (rows along the reduction, or along the
-//    result), with ldmatrix for 16-bit types and TF32 conversion for f32;
+//  - Fragments<T>: a warp's A (16 x k) and B (k x 8, or two side by side)
+//    fragments from shared tiles stored either way round (rows along the
+//    reduction, or along the result), with ldmatrix for 16-bit types and
+//    TF32 conversion for f32;
 //  - Mma<T>: mma.sync.aligned.m16n8k8 (TF32) or m16n8k16 (f16, bf16) with
 //    f32 accumulators;
 //  - zeroAccumulators, mmaStep: a warp's FragsM x FragsN accumulator
@@ -271,6 +272,31 @@ template <typename T> struct Fragments {
           : "r"(sharedAddress(p)));
     }
   }
+  /// Two adjacent B fragments, (k0, n0) and (k0, n0 + 8), with one
+  /// ldmatrix.x4: `b0` and `b1` as two loadB calls would give them.
+  template <bool ReductionRows, int Stride>
+  static __device__ __forceinline__ void
+  loadB2(unsigned (&b0)[2], unsigned (&b1)[2], const T *s, int k0, int n0) {
+    const int lane = threadIdx.x % 32;
+    if constexpr (ReductionRows) {
+      // Matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7),
+      // (n 8-15, k 8-15) from n rows.
+      const T *p = s + (n0 + (lane & 7) + (lane >> 4) * 8) * Stride + k0 +
+                   ((lane >> 3) & 1) * 8;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+                   "{%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
+                   : "r"(sharedAddress(p)));
+    } else {
+      // The same four from k rows, transposed.
+      const T *p = s + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * Stride + n0 +
+                   (lane >> 4) * 8;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+                   "{%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
+                   : "r"(sharedAddress(p)));
+    }
+  }
 };
 
 template <> struct Fragments<float> {
@@ -300,6 +326,13 @@ template <> struct Fragments<float> {
     };
     b[0] = toTf32(at(t, g));
     b[1] = toTf32(at(t + 4, g));
+  }
+
+  template <bool ReductionRows, int Stride>
+  static __device__ __forceinline__ void
+  loadB2(unsigned (&b0)[2], unsigned (&b1)[2], const float *s, int k0, int n0) {
+    loadB<ReductionRows, Stride>(b0, s, k0, n0);
+    loadB<ReductionRows, Stride>(b1, s, k0, n0 + 8);
   }
 };
 
@@ -333,10 +366,14 @@ __device__ __forceinline__ void mmaStep(float (&acc)[FragsM][FragsN][4],
     for (int i = 0; i < FragsM; ++i)
       Fragments<T>::template loadA<AReductionRows, AStride>(af[i], a,
                                                             m0 + i * 16, k);
+      // B fragments two at a time (one ldmatrix.x4 for 16-bit types).
 #pragma unroll
-    for (int j = 0; j < FragsN; ++j)
-      Fragments<T>::template loadB<BReductionRows, BStride>(bf[j], b, k,
-                                                            n0 + j * 8);
+    for (int j = 0; j + 1 < FragsN; j += 2)
+      Fragments<T>::template loadB2<BReductionRows, BStride>(bf[j], bf[j + 1],
+                                                             b, k, n0 + j * 8);
+    if constexpr (FragsN % 2 != 0)
+      Fragments<T>::template loadB<BReductionRows, BStride>(
+          bf[FragsN - 1], b, k, n0 + (FragsN - 1) * 8);
 #pragma unroll
     for (int i = 0; i < FragsM; ++i)
 #pragma unroll
