@@ -295,11 +295,10 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
       const SegmentMmaTile tile = segmentMmaTile(op, s);
       if (s.threadsPerBlock == 0)
         s.threadsPerBlock = tile.threads;
-      // Persistent blocks: as many per SM as kSegmentMmaRegisters
-      // registers a thread and the shared memory allow.
+      // Persistent blocks: as many per SM as the tile's registers a
+      // thread and the shared memory allow.
       if (s.blocksPerSm == 0 && tile.threads > 0) {
-        int64_t blocks =
-            kRegistersPerSm / (defaults::kSegmentMmaRegisters * tile.threads);
+        int64_t blocks = kRegistersPerSm / (tile.registers * tile.threads);
         if (tile.bytes > 0)
           blocks = std::min(blocks, kMaxSharedBytesPerSm / tile.bytes);
         s.blocksPerSm = static_cast<int32_t>(std::clamp<int64_t>(

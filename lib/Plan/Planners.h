@@ -60,12 +60,6 @@ Expected<KernelPlan> planSegmentMatmulWeightGrad(const OpDesc &op,
 // Tensor-core tiles (the segmented matmul and the batched linear epilogue).
 /// The reduction step of a tensor-core tile (two k16 or four k8 mma steps).
 constexpr int64_t kMmaDepth = 32;
-/// The k of one mma.sync instruction on `type`: 8 for TF32 (f32), 16 for
-/// f16 and bf16 (Mma<T>::kDepth of gnnc/cuda/mma_tile.cuh, which asserts
-/// that a tile's reduction holds whole instructions).
-inline int64_t mmaInstructionDepth(ElementType type) {
-  return type == ElementType::F32 ? 8 : 16;
-}
 /// Padding of a shared tile row, in elements: 16 bytes where the row runs
 /// along the reduction (fragment rows then start 4 banks apart), 8
 /// elements where it runs along the result (k rows 8 banks apart in f32).
@@ -91,6 +85,11 @@ constexpr int64_t kSegmentMmaMaxExtent = 128;
 /// The blocks an SM must still hold for the segmented matmul to keep W_t
 /// resident (segmentMmaTile); fewer, and the weights stream instead.
 constexpr int64_t kSegmentResidentBlocks = 2;
+/// The rows of a segmented-matmul warp tile by default (2 fragments of
+/// 16); threads_per_block may ask for fewer warps of up to
+/// kSegmentMaxFragsM fragments each.
+constexpr int64_t kSegmentWarpRows = 32;
+constexpr int32_t kSegmentMaxFragsM = 4;
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);

@@ -55,6 +55,15 @@ SegmentTile gnnc::segmentMatmulTile(const OpDesc &op, const Schedule &s) {
   return tile;
 }
 
+int32_t gnnc::segmentMmaRegisters(int32_t fragsM, int32_t fragsN) {
+  // Accumulators (4 floats a fragment), one step's A (4 words a fragment)
+  // and B (2 words) fragments, and the addressing.
+  const int64_t needed = 4 * int64_t(fragsM) * fragsN + 4 * int64_t(fragsM) +
+                         2 * int64_t(fragsN) + defaults::kMmaAddressRegisters;
+  return static_cast<int32_t>(std::clamp<int64_t>(
+      alignTo(needed, 8).value_or(255), defaults::kSegmentMmaRegisters, 255));
+}
+
 namespace {
 
 /// The tensor-core tile of `op` under `s` with `rows` x `cols` results,
@@ -67,11 +76,19 @@ SegmentMmaTile mmaTileOf(const OpDesc &op, const Schedule &s, int64_t rows,
   t.depth = kMmaDepth;
   t.rows = rows;
   t.cols = cols;
+  // Two warps along the columns (one below 32), and along the rows one
+  // per kSegmentWarpRows rows unless threads_per_block asks for fewer,
+  // taller warp tiles (segmentTensorCoreFits checks that they cover the
+  // tile in whole fragments).
   t.warpsN = t.cols >= 32 ? 2 : 1;
   t.fragsN = static_cast<int32_t>(t.cols / t.warpsN / 8);
-  t.warpsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / 32));
+  const int64_t warpsM = s.threadsPerBlock > 0
+                             ? s.threadsPerBlock / 32 / t.warpsN
+                             : t.rows / kSegmentWarpRows;
+  t.warpsM = static_cast<int32_t>(std::max<int64_t>(1, warpsM));
   t.fragsM = static_cast<int32_t>(std::max<int64_t>(1, t.rows / t.warpsM / 16));
   t.threads = 32 * t.warpsM * t.warpsN;
+  t.registers = segmentMmaRegisters(t.fragsM, t.fragsN);
   t.stages = s.stages != 0 ? s.stages : defaults::kPipelineStages;
   t.aReductionMajor = !weightGrad;
   t.bReductionMajor = op.transposeWeights;
@@ -158,14 +175,36 @@ Status gnnc::segmentTensorCoreFits(const OpDesc &op, const Schedule &s) {
       "the tensor-core pipeline of " + std::to_string(tile.stages) +
           " stages of " + std::to_string(tile.stageBytes) + " bytes",
       "use fewer stages or a smaller tile_rows"));
-  if (s.threadsPerBlock != 0 && s.threadsPerBlock != tile.threads)
+  const std::vector<int32_t> choices = segmentMmaThreadChoices(op, s);
+  if (s.threadsPerBlock != 0 && std::find(choices.begin(), choices.end(),
+                                          s.threadsPerBlock) == choices.end()) {
+    std::string takes;
+    for (int32_t threads : choices)
+      takes += (takes.empty() ? "" : " or ") + std::to_string(threads);
     return Status::error(
         "the tensor-core tile of " + std::to_string(tile.rows) + " x " +
-        std::to_string(tile.cols) + " runs " + std::to_string(tile.threads) +
-        " threads (" + std::to_string(tile.warpsM) + " x " +
-        std::to_string(tile.warpsN) + " warps), not threads_per_block " +
-        std::to_string(s.threadsPerBlock) + "; leave threads_per_block out");
+        std::to_string(tile.cols) + " runs " + takes +
+        " threads (warp tiles of " + std::to_string(tile.cols / tile.warpsN) +
+        " columns and " + std::to_string(kSegmentWarpRows) +
+        " rows, or up to " + std::to_string(16 * kSegmentMaxFragsM) +
+        "), not threads_per_block " + std::to_string(s.threadsPerBlock) +
+        "; leave threads_per_block out for the default");
+  }
   return Status::ok();
+}
+
+std::vector<int32_t> gnnc::segmentMmaThreadChoices(const OpDesc &op,
+                                                   const Schedule &s) {
+  Schedule open = s;
+  open.threadsPerBlock = 0;
+  const SegmentMmaTile base = segmentMmaTile(op, open);
+  std::vector<int32_t> out{static_cast<int32_t>(base.threads)};
+  // Taller warp tiles: half the warps along the rows, as long as a warp
+  // holds at most kSegmentMaxFragsM fragments of 16 rows.
+  for (int64_t warpsM = base.warpsM / 2;
+       warpsM >= 1 && base.rows / warpsM / 16 <= kSegmentMaxFragsM; warpsM /= 2)
+    out.push_back(static_cast<int32_t>(32 * warpsM * base.warpsN));
+  return out;
 }
 
 MathMode gnnc::chooseSegmentMath(const OpDesc &op, const Schedule &s) {

@@ -10,11 +10,11 @@
 //    per row and tiles of 16 rows.
 //  - segmentMatmulTensorCoreModuleText: the forward on tensor cores (TF32
 //    for f32, f16, bf16) for K and M of 8 to 512, tiles of 16, 64 and 128
-//    rows, 2 to 4 pipeline stages; and an unaligned K left to the default
-//    (SIMT).
+//    rows, 2 to 4 pipeline stages, warp tiles of 32 and 64 rows; and an
+//    unaligned K left to the default (SIMT).
 //  - segmentMatmulBackwardModuleText: the input gradient (transposed
-//    weights) and the weight gradient, each on tensor cores and in SIMT,
-//    with small and large splits.
+//    weights) and the weight gradient, each on tensor cores (warp tiles of
+//    32 and 64 rows) and in SIMT, with small and large splits.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TEST_COMPILER_SEGMENT_MATMUL_VARIANTS_H
@@ -135,6 +135,19 @@ inline std::string segmentMatmulTensorCoreModuleText(size_t *count) {
     variants.push_back({segmentVariantName("tc", type, 64, 200, "_t64_s3"),
                         segmentMatmulOp(type, 64, 200),
                         segmentSchedule(MathMode::TensorCore, 64, 3)});
+    // Warp tiles of 64 rows (threads_per_block below the default): K = M
+    // = 256 with one 128-row tile per two warps, a partial column block
+    // (M = 200), and 64-row tiles of one warp along the rows.
+    Schedule tall = segmentSchedule(MathMode::TensorCore, 128, 3);
+    tall.threadsPerBlock = 128;
+    variants.push_back({segmentVariantName("tc", type, 256, 256, "_t128_w64"),
+                        segmentMatmulOp(type, 256, 256), tall});
+    variants.push_back({segmentVariantName("tc", type, 96, 200, "_t128_w64"),
+                        segmentMatmulOp(type, 96, 200), tall});
+    Schedule tall64 = segmentSchedule(MathMode::TensorCore, 64, 2);
+    tall64.threadsPerBlock = 64;
+    variants.push_back({segmentVariantName("tc", type, 128, 128, "_t64_w64"),
+                        segmentMatmulOp(type, 128, 128), tall64});
     // Unaligned K: the default is the SIMT kernel.
     variants.push_back({segmentVariantName("tc", type, 36, 64, "_default"),
                         segmentMatmulOp(type, 36, 64), std::nullopt});
@@ -157,6 +170,16 @@ inline std::string segmentMatmulBackwardModuleText(size_t *count) {
                           segmentMatmulWeightGradOp(type, k, m),
                           segmentSchedule(MathMode::TensorCore)});
     }
+    // Warp tiles of 64 rows: the input gradient (W_t read transposed) and
+    // the weight gradient (X read transposed).
+    Schedule tallDx = segmentSchedule(MathMode::TensorCore, 128, 3);
+    tallDx.threadsPerBlock = 128;
+    variants.push_back({segmentVariantName("dx_tc", type, 256, 128, "_w64"),
+                        segmentMatmulInputGradOp(type, 256, 128), tallDx});
+    Schedule tallDw = segmentSchedule(MathMode::TensorCore, 256, 2);
+    tallDw.threadsPerBlock = 128;
+    variants.push_back({segmentVariantName("dw_tc", type, 128, 128, "_w64"),
+                        segmentMatmulWeightGradOp(type, 128, 128), tallDw});
     // Splits of 32 rows: many partials per type.
     variants.push_back({segmentVariantName("dw_tc", type, 32, 64, "_s32"),
                         segmentMatmulWeightGradOp(type, 32, 64),

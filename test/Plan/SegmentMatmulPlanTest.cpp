@@ -219,9 +219,10 @@ TEST(SegmentMatmulPlan, TensorCoreRefusalsSayWhy) {
   threads.threadsPerBlock = 256;
   EXPECT_EQ(why(op, threads),
             "gnn.segment_matmul with math = tensor_core: the tensor-core tile "
-            "of 64 x 32 runs 128 threads (2 x 2 warps), not threads_per_block "
-            "256; leave threads_per_block out (math = simt takes any K and "
-            "M)");
+            "of 64 x 32 runs 128 or 64 threads (warp tiles of 16 columns and "
+            "32 rows, or up to 64), not threads_per_block 256; leave "
+            "threads_per_block out for the default (math = simt takes any K "
+            "and M)");
   EXPECT_EQ(why(op, routed(MathMode::TensorCore, 0, 5)),
             "stages must be from 2 to 4 (0 = choose), got 5");
   EXPECT_EQ(why(op, routed(MathMode::Simt, 0, 2)),
@@ -352,6 +353,63 @@ TEST(SegmentMatmulPlan, TheTensorCoreTile) {
   EXPECT_EQ(segmentRouteItemsPerTile(segmentMatmulOp(ElementType::F32, 64, 32),
                                      *simt),
             1);
+}
+
+TEST(SegmentMatmulPlan, TallerWarpTilesThroughThreadsPerBlock) {
+  // f16, K = M = 128, tiles of 128 rows: by default 4 x 2 warps of 32 x 64
+  // results; 128 threads give 2 x 2 warps of 64 x 64, which read each B
+  // fragment for four A fragments instead of two and need 200 registers
+  // (128 accumulators), so two blocks share an SM.
+  OpDesc op = segmentMatmulOp(ElementType::F16, 128, 128);
+  Schedule s = routed(MathMode::TensorCore, 128, 3);
+  EXPECT_EQ(segmentMmaThreadChoices(op, s), (std::vector<int32_t>{256, 128}));
+  Expected<KernelPlan> base = planWithDefaults(op, s);
+  ASSERT_TRUE(base) << base.message();
+  SegmentMmaTile t = segmentMmaTile(op, base->schedule);
+  EXPECT_EQ(t.threads, 256);
+  EXPECT_EQ(t.fragsM, 2);
+  EXPECT_EQ(t.registers, 128);
+  EXPECT_EQ(base->schedule.blocksPerSm, 2);
+
+  s.threadsPerBlock = 128;
+  Expected<KernelPlan> tall = planWithDefaults(op, s);
+  ASSERT_TRUE(tall) << tall.message();
+  t = segmentMmaTile(op, tall->schedule);
+  EXPECT_EQ(t.rows, 128);
+  EXPECT_EQ(t.cols, 128);
+  EXPECT_EQ(t.warpsM, 2);
+  EXPECT_EQ(t.warpsN, 2);
+  EXPECT_EQ(t.fragsM, 4);
+  EXPECT_EQ(t.fragsN, 8);
+  EXPECT_EQ(t.threads, 128);
+  EXPECT_EQ(t.registers, 200);
+  EXPECT_EQ(tall->launch.threads, 128);
+  EXPECT_EQ(tall->schedule.blocksPerSm, 2);
+  // Same shared memory: the layout of the warps does not change the tile.
+  EXPECT_EQ(tall->launch.sharedBytes, base->launch.sharedBytes);
+
+  // Tiles of 64 rows: one warp along the rows; of 16: only the default.
+  EXPECT_EQ(segmentMmaThreadChoices(op, routed(MathMode::TensorCore, 64)),
+            (std::vector<int32_t>{128, 64}));
+  EXPECT_EQ(segmentMmaThreadChoices(op, routed(MathMode::TensorCore, 16)),
+            (std::vector<int32_t>{64}));
+  // The weight gradient's tile rows run along K.
+  OpDesc dw = segmentMatmulWeightGradOp(ElementType::BF16, 128, 64);
+  EXPECT_EQ(segmentMmaThreadChoices(dw, routed(MathMode::TensorCore, 256)),
+            (std::vector<int32_t>{256, 128}));
+  Schedule wrong = routed(MathMode::TensorCore, 128);
+  wrong.threadsPerBlock = 64;
+  EXPECT_EQ(why(op, wrong),
+            "gnn.segment_matmul with math = tensor_core: the tensor-core tile "
+            "of 128 x 128 runs 256 or 128 threads (warp tiles of 64 columns "
+            "and 32 rows, or up to 64), not threads_per_block 64; leave "
+            "threads_per_block out for the default (math = simt takes any K "
+            "and M)");
+  // The register estimate: never below the default cap, never above 255.
+  EXPECT_EQ(segmentMmaRegisters(1, 2), 128);
+  EXPECT_EQ(segmentMmaRegisters(2, 8), 128);
+  EXPECT_EQ(segmentMmaRegisters(4, 8), 200);
+  EXPECT_EQ(segmentMmaRegisters(8, 8), 255);
 }
 
 TEST(SegmentMatmulPlan, TheWeightGradientSplitsRowsAndReducesInOrder) {

@@ -135,11 +135,16 @@ constexpr int32_t kSegmentTileRows = 64;
 constexpr int32_t kSegmentSplitRows = 256;
 /// tile_routed with math = tensor_core: the cp.async pipeline's buffers.
 constexpr int32_t kPipelineStages = 2;
-/// tile_routed with math = tensor_core: the registers per thread the
-/// default blocks_per_sm allows (a warp's 2 x 8 fragments hold 64 f32
+/// tile_routed with math = tensor_core: the fewest registers per thread
+/// the default blocks_per_sm allows (a warp's 2 x 8 fragments hold 64 f32
 /// accumulators; uncapped, 16-bit tiles took 145 and left a 256-thread
-/// block alone on an SM).
+/// block alone on an SM). Taller warp tiles get more
+/// (segmentMmaRegisters in Plan.h).
 constexpr int64_t kSegmentMmaRegisters = 128;
+/// What a tensor-core thread needs beyond its accumulators and fragments
+/// (addresses, loop state, the pipeline's bookkeeping): 2 x 8 fragments
+/// then come to kSegmentMmaRegisters.
+constexpr int64_t kMmaAddressRegisters = 40;
 /// sliced: non-zeros per slice of a group of S snapshots: kSliceSizePerSnapshot
 /// x S, from kSliceSize to kMaxDefaultSliceSize (32, 64, 128 for S = 2, 4, 8:
 /// the fastest of 8-128 on evolving R-MAT 16-20 on an H200, within 2% but for

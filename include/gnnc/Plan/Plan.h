@@ -210,6 +210,13 @@ struct SegmentTile {
 /// The tile of `op` (a gnn.segment_matmul) under `s` (tile_rows set).
 SegmentTile segmentMatmulTile(const OpDesc &op, const Schedule &s);
 
+/// The k of one mma.sync instruction on `type`: 8 for TF32 (f32), 16 for
+/// f16 and bf16 (Mma<T>::kDepth of gnnc/cuda/mma_tile.cuh, which asserts
+/// that a tile's reduction holds whole instructions).
+inline int64_t mmaInstructionDepth(ElementType type) {
+  return type == ElementType::F32 ? 8 : 16;
+}
+
 /// The block tile of a tile_routed segmented matmul on tensor cores
 /// (math = tensor_core). A block computes `rows` x `cols` of a result with
 /// warpsM x warpsN warps, each holding fragsM x fragsN accumulator
@@ -228,7 +235,9 @@ SegmentTile segmentMatmulTile(const OpDesc &op, const Schedule &s);
 /// block's shared memory (columns first narrowed, then the weight
 /// gradient's rows), so that a schedule that fitted 64 still fits. The
 /// forward keeps W_t's column block resident (residentWeights) where that
-/// fits with 64 columns or more and two blocks still share an SM.
+/// fits with 64 columns or more and two blocks still share an SM. A warp
+/// tile is 32 rows by default; threads_per_block may choose fewer warps of
+/// up to 64 rows (segmentMmaThreadChoices).
 struct SegmentMmaTile {
   int64_t rows = 0;
   int64_t cols = 0;
@@ -236,6 +245,9 @@ struct SegmentMmaTile {
   int32_t warpsM = 1, warpsN = 1, fragsM = 1, fragsN = 1;
   int32_t stages = 0;
   int32_t threads = 0;
+  /// The registers a thread is given (segmentMmaRegisters): the default
+  /// blocks_per_sm holds as many blocks as these allow.
+  int32_t registers = 0;
   /// A tile rows are contiguous along the reduction (X, dY rows) or along
   /// the result rows (X read transposed: the weight gradient).
   bool aReductionMajor = true;
@@ -267,6 +279,18 @@ SegmentMmaTile segmentMmaTile(const OpDesc &op, const Schedule &s);
 /// tile_rows 16, 32, 64 or 128, the pipeline must fit a block's shared
 /// memory, and threads_per_block (when set) must be the tile's.
 Status segmentTensorCoreFits(const OpDesc &op, const Schedule &s);
+/// The threads_per_block a tensor-core tile of `op` under `s` may run, the
+/// default first: one warp per 32 rows and two along the columns, then
+/// halving the warps along the rows (taller warp tiles, each fragment of B
+/// read from shared memory for more rows) while a warp holds at most four
+/// fragments of 16 rows. threads_per_block in `s` is ignored.
+std::vector<int32_t> segmentMmaThreadChoices(const OpDesc &op,
+                                             const Schedule &s);
+/// The registers a thread of a warp tile of fragsM x fragsN fragments of
+/// 16 x 8 needs: its f32 accumulators, one step's A and B fragments and
+/// the addressing, at least defaults::kSegmentMmaRegisters and at most 255
+/// (the register cap of the default blocks_per_sm).
+int32_t segmentMmaRegisters(int32_t fragsM, int32_t fragsN);
 /// The math a tile_routed schedule with math = auto gets: tensor cores for
 /// f16 and bf16 when segmentTensorCoreFits accepts them, SIMT otherwise;
 /// f32 keeps exact SIMT arithmetic (TF32 rounds the inputs to 10 bits of
