@@ -48,6 +48,35 @@ constexpr double kWarpLanes = 32;
 
 double ceilDiv(double a, double b) { return b > 0 ? std::ceil(a / b) : 0; }
 
+/// mma.sync keeps the tensor pipe of an SM busy only with many independent
+/// accumulator fragments in flight: the fraction of its peak taken as the
+/// fragments of every resident warp over this count. Fitted to one Nsight
+/// Compute profile (H200, ACM, f16, K = M = 256): 2 blocks of 4 warps of
+/// 4 x 4 fragments (128 in flight) kept the pipe 26% busy, and 2 blocks of
+/// 2 warps of 2 x 4 (32) took twice as long.
+constexpr double kMmaFragmentsForPeak = 512;
+
+/// The fraction of the tensor pipe's peak that `perSm` blocks of tile `t`
+/// reach (at least 1/64 of it).
+double mmaPipeFraction(const SegmentMmaTile &t, double perSm) {
+  const double fragments = perSm * t.warpsM * t.warpsN * t.fragsM * t.fragsN;
+  return std::clamp(fragments / kMmaFragmentsForPeak, 1.0 / 64, 1.0);
+}
+
+/// The SM time of one item's fragment loads from shared memory: every warp
+/// reads, per instruction depth, 16 rows of A per fragment row and 8
+/// columns of B per fragment column, at l1BytesPerClock. A taller or wider
+/// warp tile reads each fragment for more mma instructions.
+double mmaFragmentSeconds(const GpuModel &gpu, const OpDesc &op,
+                          const SegmentMmaTile &t, double steps) {
+  const double e = static_cast<double>(elementSize(op.type));
+  const double k = static_cast<double>(mmaInstructionDepth(op.type));
+  const double perWarp = (16.0 * t.fragsM + 8.0 * t.fragsN) * k * e;
+  const double bytes = perWarp * t.warpsM * t.warpsN *
+                       (steps * static_cast<double>(t.depth) / k);
+  return bytes / gpu.l1BytesPerClock / gpu.clockHz;
+}
+
 /// The spec the launch code reads to size the grid of `plan`.
 rt::KernelSpec launchSpec(const OpDesc &op, const KernelPlan &plan) {
   rt::KernelSpec spec;
@@ -185,7 +214,10 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
                                   ? rates.tf32FlopsPerClock
                                   : rates.mma16FlopsPerClock;
       peakFlops = perClock * gpu.clockHz * gpu.smCount;
-      smSeconds = flops / (perClock * gpu.clockHz);
+      // A warp's fragment loads and its mma instructions wait on each
+      // other (few independent instructions per warp): their times add.
+      smSeconds = flops / (perClock * gpu.clockHz * mmaPipeFraction(t, perSm)) +
+                  mmaFragmentSeconds(gpu, op, t, steps);
       // The pipeline runs on across items: Stages - 1 steps in flight.
       chain += latency * steps / (t.stages - 1);
       // W_t's column block: every item's, or (resident) once per change of
@@ -246,7 +278,10 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
                                   ? rates.tf32FlopsPerClock
                                   : rates.mma16FlopsPerClock;
       peakFlops = perClock * gpu.clockHz * gpu.smCount;
-      smSeconds = flops / (perClock * gpu.clockHz);
+      // A warp's fragment loads and its mma instructions wait on each
+      // other (few independent instructions per warp): their times add.
+      smSeconds = flops / (perClock * gpu.clockHz * mmaPipeFraction(t, perSm)) +
+                  mmaFragmentSeconds(gpu, op, t, steps);
       // The pipeline runs on across items: Stages - 1 steps in flight.
       chain += latency * steps / (t.stages - 1);
       itemL2Bytes = tileRows * (t.rows + t.cols) * e + t.rows * t.cols * 4;
@@ -297,15 +332,27 @@ std::vector<Schedule> gnnc::tuning::enumerateSegmentSchedules(const OpDesc &op,
   if (!isSegmentMatmulKind(op.kind))
     return out;
   const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
+  auto addOne = [&](const Schedule &s) {
+    Expected<Schedule> complete = completeSchedule(op, s);
+    if (complete && planKernel(op, *complete))
+      out.push_back(*complete);
+  };
   auto add = [&](MathMode m, int32_t tile, int32_t stages) {
     Schedule s;
     s.strategy = Strategy::TileRouted;
     s.math = m;
     s.tileRows = tile;
     s.stages = stages;
-    Expected<Schedule> complete = completeSchedule(op, s);
-    if (complete && planKernel(op, *complete))
-      out.push_back(*complete);
+    if (m != MathMode::TensorCore) {
+      addOne(s);
+      return;
+    }
+    // Each warp layout the tile allows (the default first).
+    for (int32_t threads : segmentMmaThreadChoices(op, s)) {
+      Schedule layout = s;
+      layout.threadsPerBlock = threads;
+      addOne(layout);
+    }
   };
   const bool tensorCores =
       math == MathMode::TensorCore ||

@@ -163,12 +163,13 @@ std::string pad(std::string s, size_t n) {
 }
 
 /// A tile_routed schedule in the table's words: `tensor_core rows=64
-/// stages=2`, `simt rows=128`.
+/// stages=2 threads=128`, `simt rows=128`.
 std::string segmentShortText(const Schedule &s) {
   std::string text =
       std::string(mathModeName(s.math)) + " rows=" + std::to_string(s.tileRows);
   if (s.math == MathMode::TensorCore)
-    text += " stages=" + std::to_string(s.stages);
+    text += " stages=" + std::to_string(s.stages) +
+            " threads=" + std::to_string(s.threadsPerBlock);
   return text;
 }
 
@@ -623,7 +624,7 @@ int main(int argc, char **argv) {
              << (site.op.transposeWeights ? ", transposed weights" : "")
              << ") on " << setName << ": " << t.ranked.size()
              << " schedules after pruning\n";
-      outs() << "  " << pad("#", 4) << pad("schedule", 32)
+      outs() << "  " << pad("#", 4) << pad("schedule", 44)
              << pad("predicted", 12) << pad("bandwidth", 12) << pad("waves", 12)
              << pad("compute", 12) << pad("measured", 12) << "bound\n";
       size_t rows = std::min<size_t>(showRows, t.ranked.size());
@@ -633,7 +634,7 @@ int main(int argc, char **argv) {
           continue;
         const Prediction &p = c.prediction;
         outs() << "  " << pad(std::to_string(i + 1), 4)
-               << pad(segmentShortText(c.schedule), 32)
+               << pad(segmentShortText(c.schedule), 44)
                << pad(seconds(p.seconds), 12)
                << pad(seconds(p.bandwidthSeconds), 12)
                << pad(seconds(p.wavesSeconds), 12)
