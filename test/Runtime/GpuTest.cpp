@@ -314,6 +314,15 @@ TEST_F(Gpu, KernelTimerTimesEveryRunAfterTheWarmups) {
   for (int64_t i = 0; i < n; i += 4099)
     ASSERT_EQ(got[i], 14.0f) << "element " << i;
 
+  // Without the flush, back to back: each of the 7 runs launches 3 times.
+  options.backToBack = 3;
+  Expected<TimingStats> batched = timer->time(options, saxpy);
+  ASSERT_TRUE(batched) << batched.message();
+  EXPECT_EQ(launches, 35);
+  EXPECT_EQ(batched->runs, 5);
+  EXPECT_GT(batched->minMs, 0.0);
+  options.backToBack = 1;
+
   // A launch that fails ends the timing with its error.
   Expected<TimingStats> failed =
       timer->time(options, [] { return Status::error("launch refused"); });

@@ -52,6 +52,7 @@ TEST(Timing, DefaultOptions) {
   EXPECT_EQ(options.warmups, 5);
   EXPECT_EQ(options.runs, 20);
   EXPECT_TRUE(options.flushL2);
+  EXPECT_EQ(options.backToBack, 1);
 }
 
 TEST(Timing, L2FlushIsTwiceTheL2AndAtLeastEightMiB) {

@@ -46,17 +46,19 @@ KernelTimer::timeRuns(const TimingOptions &options,
                       const std::function<Status()> &launch) {
   std::vector<float> times;
   times.reserve(static_cast<size_t>(std::max(options.runs, 0)));
+  const int launches = options.flushL2 ? 1 : std::max(1, options.backToBack);
   for (int i = 0; i < options.warmups + options.runs; ++i) {
     if (options.flushL2)
       GNNC_RETURN_IF_ERROR(flushL2());
     GNNC_RETURN_IF_ERROR(events_.start());
-    GNNC_RETURN_IF_ERROR(launch());
+    for (int l = 0; l < launches; ++l)
+      GNNC_RETURN_IF_ERROR(launch());
     GNNC_RETURN_IF_ERROR(events_.stop());
     Expected<float> ms = events_.elapsedMs();
     if (!ms)
       return ms.status();
     if (i >= options.warmups)
-      times.push_back(*ms);
+      times.push_back(*ms / static_cast<float>(launches));
   }
   GNNC_RETURN_IF_ERROR(device_.synchronize());
   return times;

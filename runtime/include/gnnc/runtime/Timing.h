@@ -34,6 +34,12 @@ struct TimingOptions {
   /// Overwrite a buffer of twice the L2 size before every run (outside the
   /// timed region) so no run finds its inputs in the L2 left by the last.
   bool flushL2 = true;
+  /// Without the flush: launches per timed run, back to back, the run's
+  /// time their mean. The flush keeps the GPU busy while the host queues
+  /// the start event and the launch; without it a run of one launch would
+  /// also time the host's launch call (several microseconds, more than a
+  /// small kernel). With the flush every run is one launch.
+  int backToBack = 1;
 };
 
 /// Summary of a set of timed runs, in milliseconds.
@@ -63,9 +69,10 @@ public:
   /// Runs `launch`, which must only enqueue GPU work on the default stream,
   /// options.warmups times untimed, then options.runs times each between
   /// the two events; with options.flushL2 the flush buffer is overwritten
-  /// before every run (warm-ups too). Waits for the device at the end, so
-  /// that errors raised by the work are reported. Returns the times of the
-  /// timed runs in milliseconds, in run order.
+  /// before every run (warm-ups too), without it each run calls `launch`
+  /// options.backToBack times and counts their mean. Waits for the device at
+  /// the end, so that errors raised by the work are reported. Returns the times
+  /// of the timed runs in milliseconds, in run order.
   Expected<std::vector<float>> timeRuns(const TimingOptions &options,
                                         const std::function<Status()> &launch);
 
