@@ -17,10 +17,13 @@
 //                         row a sub-warp takes
 //     compute             the item's multiply-adds at the SM's rate,
 //                         shared by the blocks resident on it: mma.sync at
-//                         the datasheet's dense tensor-core rate (padded
-//                         tiles count whole), SIMT at the smaller of the
-//                         FP32 rate and one shared-memory (or L1)
-//                         wavefront per warp-wide weight read.
+//                         the datasheet's dense tensor-core rate times the
+//                         fraction of the pipe that the SM's resident
+//                         accumulator fragments fill (padded tiles count
+//                         whole), plus the warps' fragment loads from
+//                         shared memory; SIMT at the smaller of the FP32
+//                         rate and one shared-memory (or L1) wavefront per
+//                         warp-wide weight read.
 //
 // Next to the waves stand the bandwidth bound (compulsory bytes over the
 // DRAM copy bandwidth, everything the items read and write over the L2's)
@@ -33,7 +36,9 @@
 // and the routing tiles of each tile_rows. The GPU numbers are the
 // GpuModel's (SMs, clock, L1 bytes per clock, DRAM and L2 bandwidths, load
 // latencies, launch) plus the arithmetic rates per SM and clock of the
-// architecture's datasheet (segmentArithmeticRates); nothing is fitted.
+// architecture's datasheet (segmentArithmeticRates); one constant is
+// fitted, the fragments that fill the tensor pipe (kMmaFragmentsForPeak,
+// from a profile on an H200).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GNNC_TUNING_SEGMENTMODEL_H
@@ -116,8 +121,8 @@ Prediction predictSegmentMatmul(const GpuModel &gpu, const SegmentStats &stats,
 
 /// Every tile_routed schedule the tuner considers for `op`, complete and
 /// legal (planKernel accepts each): forward and transpose_weights on
-/// tensor cores with tiles of 16, 32, 64 and 128 rows and 2 to 4 stages,
-/// and in SIMT with tiles of 16 to 256 rows; the weight gradient with
+/// tensor cores with tiles of 16, 32, 64 and 128 rows, 2 to 4 stages and
+/// each warp layout of segmentMmaThreadChoices, and in SIMT with tiles of 16 to 256 rows; the weight gradient with
 /// splits of 64 to 1024 rows on either. `math` restricts the arithmetic:
 /// Auto keeps f32 on exact SIMT (TF32 only when asked for with
 /// TensorCore) and tries both for f16 and bf16.
