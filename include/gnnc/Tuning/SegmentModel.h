@@ -122,10 +122,10 @@ Prediction predictSegmentMatmul(const GpuModel &gpu, const SegmentStats &stats,
 /// Every tile_routed schedule the tuner considers for `op`, complete and
 /// legal (planKernel accepts each): forward and transpose_weights on
 /// tensor cores with tiles of 16, 32, 64 and 128 rows, 2 to 4 stages and
-/// each warp layout of segmentMmaThreadChoices, and in SIMT with tiles of 16 to 256 rows; the weight gradient with
-/// splits of 64 to 1024 rows on either. `math` restricts the arithmetic:
-/// Auto keeps f32 on exact SIMT (TF32 only when asked for with
-/// TensorCore) and tries both for f16 and bf16.
+/// each warp layout of segmentMmaThreadChoices, and in SIMT with tiles of 16 to
+/// 256 rows; the weight gradient with splits of 64 to 1024 rows on either.
+/// `math` restricts the arithmetic: Auto keeps f32 on exact SIMT (TF32 only
+/// when asked for with TensorCore) and tries both for f16 and bf16.
 std::vector<Schedule> enumerateSegmentSchedules(const OpDesc &op,
                                                 MathMode math = MathMode::Auto);
 
