@@ -77,6 +77,19 @@ double mmaFragmentSeconds(const GpuModel &gpu, const OpDesc &op,
   return bytes / gpu.l1BytesPerClock / gpu.clockHz;
 }
 
+/// The SM time of one tensor-core item of `flops` over `steps` reduction
+/// steps with `perSm` blocks resident: its mma instructions at the pipe's
+/// fill (tensorCorePeakFlops per SM) plus its fragment loads; a warp's
+/// loads and mma instructions wait on each other (few independent
+/// instructions per warp), so their times add.
+double mmaItemSeconds(const GpuModel &gpu, const OpDesc &op,
+                      const SegmentMmaTile &t, double steps, double flops,
+                      double perSm) {
+  const double perSmFlops = tensorCorePeakFlops(gpu, op.type) / gpu.smCount;
+  return flops / (perSmFlops * mmaPipeFraction(t, perSm)) +
+         mmaFragmentSeconds(gpu, op, t, steps);
+}
+
 /// The spec the launch code reads to size the grid of `plan`.
 rt::KernelSpec launchSpec(const OpDesc &op, const KernelPlan &plan) {
   rt::KernelSpec spec;
@@ -210,14 +223,8 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       const SegmentMmaTile t = segmentMmaTile(op, s);
       const double steps = ceilDiv(in, static_cast<double>(t.depth));
       const double flops = 2.0 * t.rows * t.cols * steps * t.depth;
-      const double perClock = op.type == ElementType::F32
-                                  ? rates.tf32FlopsPerClock
-                                  : rates.mma16FlopsPerClock;
-      peakFlops = perClock * gpu.clockHz * gpu.smCount;
-      // A warp's fragment loads and its mma instructions wait on each
-      // other (few independent instructions per warp): their times add.
-      smSeconds = flops / (perClock * gpu.clockHz * mmaPipeFraction(t, perSm)) +
-                  mmaFragmentSeconds(gpu, op, t, steps);
+      peakFlops = tensorCorePeakFlops(gpu, op.type);
+      smSeconds = mmaItemSeconds(gpu, op, t, steps, flops, perSm);
       // The pipeline runs on across items: Stages - 1 steps in flight.
       chain += latency * steps / (t.stages - 1);
       // W_t's column block: every item's, or (resident) once per change of
@@ -274,14 +281,8 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       const SegmentMmaTile t = segmentMmaTile(op, s);
       const double steps = ceilDiv(tileRows, static_cast<double>(t.depth));
       const double flops = 2.0 * t.rows * t.cols * steps * t.depth;
-      const double perClock = op.type == ElementType::F32
-                                  ? rates.tf32FlopsPerClock
-                                  : rates.mma16FlopsPerClock;
-      peakFlops = perClock * gpu.clockHz * gpu.smCount;
-      // A warp's fragment loads and its mma instructions wait on each
-      // other (few independent instructions per warp): their times add.
-      smSeconds = flops / (perClock * gpu.clockHz * mmaPipeFraction(t, perSm)) +
-                  mmaFragmentSeconds(gpu, op, t, steps);
+      peakFlops = tensorCorePeakFlops(gpu, op.type);
+      smSeconds = mmaItemSeconds(gpu, op, t, steps, flops, perSm);
       // The pipeline runs on across items: Stages - 1 steps in flight.
       chain += latency * steps / (t.stages - 1);
       itemL2Bytes = tileRows * (t.rows + t.cols) * e + t.rows * t.cols * 4;

@@ -61,14 +61,16 @@ inline std::string segmentVariantName(const std::string &prefix,
          "_m" + std::to_string(m) + suffix;
 }
 
-/// A tile_routed schedule with `math`, and tile_rows and stages when not 0.
+/// A tile_routed schedule with `math`, and tile_rows, stages and
+/// threads_per_block when not 0.
 inline Schedule segmentSchedule(MathMode math, int32_t tileRows = 0,
-                                int32_t stages = 0) {
+                                int32_t stages = 0, int32_t threads = 0) {
   Schedule s;
   s.strategy = Strategy::TileRouted;
   s.math = math;
   s.tileRows = tileRows;
   s.stages = stages;
+  s.threadsPerBlock = threads;
   return s;
 }
 
@@ -138,16 +140,14 @@ inline std::string segmentMatmulTensorCoreModuleText(size_t *count) {
     // Warp tiles of 64 rows (threads_per_block below the default): K = M
     // = 256 with one 128-row tile per two warps, a partial column block
     // (M = 200), and 64-row tiles of one warp along the rows.
-    Schedule tall = segmentSchedule(MathMode::TensorCore, 128, 3);
-    tall.threadsPerBlock = 128;
+    const Schedule tall = segmentSchedule(MathMode::TensorCore, 128, 3, 128);
     variants.push_back({segmentVariantName("tc", type, 256, 256, "_t128_w64"),
                         segmentMatmulOp(type, 256, 256), tall});
     variants.push_back({segmentVariantName("tc", type, 96, 200, "_t128_w64"),
                         segmentMatmulOp(type, 96, 200), tall});
-    Schedule tall64 = segmentSchedule(MathMode::TensorCore, 64, 2);
-    tall64.threadsPerBlock = 64;
     variants.push_back({segmentVariantName("tc", type, 128, 128, "_t64_w64"),
-                        segmentMatmulOp(type, 128, 128), tall64});
+                        segmentMatmulOp(type, 128, 128),
+                        segmentSchedule(MathMode::TensorCore, 64, 2, 64)});
     // Unaligned K: the default is the SIMT kernel.
     variants.push_back({segmentVariantName("tc", type, 36, 64, "_default"),
                         segmentMatmulOp(type, 36, 64), std::nullopt});
@@ -172,14 +172,12 @@ inline std::string segmentMatmulBackwardModuleText(size_t *count) {
     }
     // Warp tiles of 64 rows: the input gradient (W_t read transposed) and
     // the weight gradient (X read transposed).
-    Schedule tallDx = segmentSchedule(MathMode::TensorCore, 128, 3);
-    tallDx.threadsPerBlock = 128;
     variants.push_back({segmentVariantName("dx_tc", type, 256, 128, "_w64"),
-                        segmentMatmulInputGradOp(type, 256, 128), tallDx});
-    Schedule tallDw = segmentSchedule(MathMode::TensorCore, 256, 2);
-    tallDw.threadsPerBlock = 128;
+                        segmentMatmulInputGradOp(type, 256, 128),
+                        segmentSchedule(MathMode::TensorCore, 128, 3, 128)});
     variants.push_back({segmentVariantName("dw_tc", type, 128, 128, "_w64"),
-                        segmentMatmulWeightGradOp(type, 128, 128), tallDw});
+                        segmentMatmulWeightGradOp(type, 128, 128),
+                        segmentSchedule(MathMode::TensorCore, 256, 2, 128)});
     // Splits of 32 rows: many partials per type.
     variants.push_back({segmentVariantName("dw_tc", type, 32, 64, "_s32"),
                         segmentMatmulWeightGradOp(type, 32, 64),

@@ -55,6 +55,16 @@ TEST(Timing, DefaultOptions) {
   EXPECT_EQ(options.backToBack, 1);
 }
 
+TEST(Timing, BackToBackLaunchesOnlyWithoutTheFlush) {
+  TimingOptions options;
+  options.backToBack = 10;
+  EXPECT_EQ(launchesPerRun(options), 1);
+  options.flushL2 = false;
+  EXPECT_EQ(launchesPerRun(options), 10);
+  options.backToBack = 0;
+  EXPECT_EQ(launchesPerRun(options), 1);
+}
+
 TEST(Timing, L2FlushIsTwiceTheL2AndAtLeastEightMiB) {
   EXPECT_EQ(l2FlushBytes(size_t(50) << 20), size_t(100) << 20);
   EXPECT_EQ(l2FlushBytes(size_t(1) << 20), size_t(8) << 20);

@@ -87,7 +87,7 @@ void usage() {
       "  --warmups N         untimed runs (5)\n"
       "  --runs N            timed runs (20)\n"
       "  --no-flush          do not flush the L2 before each run; each\n"
-      "                      timed run is then the mean of 10 launches\n"
+      "                      timed run is then the mean of %d launches\n"
       "                      back to back (the host's launch calls overlap\n"
       "                      the GPU's work instead of being timed)\n"
       "  --no-gather-bound   do not time each case's gather stream alone\n"
@@ -152,7 +152,8 @@ void usage() {
       "  --quick             cora_planetoid + rmat18, width 64, f32 + f16,\n"
       "                      the default schedule, no SpMMve (SDDMM and the\n"
       "                      GAT chain included)\n"
-      "  -h, --help\n");
+      "  -h, --help\n",
+      kNoFlushBackToBack);
 }
 
 int fail(const std::string &message, int code = 2) {
@@ -497,7 +498,7 @@ json optionsJson(const Options &o) {
           {"warmups", o.timing.warmups},
           {"runs", o.timing.runs},
           {"flush_l2", o.timing.flushL2},
-          {"back_to_back", o.timing.flushL2 ? 1 : o.timing.backToBack},
+          {"back_to_back", rt::launchesPerRun(o.timing)},
           {"gather_bound", o.gatherBound},
           {"seed", o.caseOptions.seed},
           {"quick", o.quick}};
@@ -697,16 +698,15 @@ int main(int argc, char **argv) {
           {"f16", tuning::tensorCorePeakFlops(gpu, ElementType::F16)},
           {"source", "datasheet dense rate per SM and clock x SMs x clock "
                      "of the cost model (SegmentModel.h)"}};
-      segDoc["options"] = {
-          {"dims", o.segmentOptions.dims},
-          {"dtypes", o.segmentOptions.dtypes},
-          {"sweep", o.segmentOptions.sweep},
-          {"check_rows", o.segmentOptions.checkRows},
-          {"warmups", o.timing.warmups},
-          {"runs", o.timing.runs},
-          {"flush_l2", o.timing.flushL2},
-          {"back_to_back", o.timing.flushL2 ? 1 : o.timing.backToBack},
-          {"seed", o.caseOptions.seed}};
+      segDoc["options"] = {{"dims", o.segmentOptions.dims},
+                           {"dtypes", o.segmentOptions.dtypes},
+                           {"sweep", o.segmentOptions.sweep},
+                           {"check_rows", o.segmentOptions.checkRows},
+                           {"warmups", o.timing.warmups},
+                           {"runs", o.timing.runs},
+                           {"flush_l2", o.timing.flushL2},
+                           {"back_to_back", rt::launchesPerRun(o.timing)},
+                           {"seed", o.caseOptions.seed}};
       json records = json::array(), sweeps = json::array(),
            notes = json::array();
       int failures = 0;

@@ -277,7 +277,8 @@ SegmentMmaTile segmentMmaTile(const OpDesc &op, const Schedule &s);
 /// Why `op` under `s` cannot run on tensor cores, or ok: K and M must be
 /// multiples of 8 up to kMaxTensorCoreWidth, gnn.segment_matmul's
 /// tile_rows 16, 32, 64 or 128, the pipeline must fit a block's shared
-/// memory, and threads_per_block (when set) must be the tile's.
+/// memory, and threads_per_block (when set) must be one of
+/// segmentMmaThreadChoices.
 Status segmentTensorCoreFits(const OpDesc &op, const Schedule &s);
 /// The threads_per_block a tensor-core tile of `op` under `s` may run, the
 /// default first: one warp per 32 rows and two along the columns, then

@@ -46,7 +46,7 @@ KernelTimer::timeRuns(const TimingOptions &options,
                       const std::function<Status()> &launch) {
   std::vector<float> times;
   times.reserve(static_cast<size_t>(std::max(options.runs, 0)));
-  const int launches = options.flushL2 ? 1 : std::max(1, options.backToBack);
+  const int launches = launchesPerRun(options);
   for (int i = 0; i < options.warmups + options.runs; ++i) {
     if (options.flushL2)
       GNNC_RETURN_IF_ERROR(flushL2());

@@ -363,10 +363,11 @@ __device__ __forceinline__ void mmaStep(float (&acc)[FragsM][FragsN][4],
   for (int k = 0; k < Depth; k += Step) {
     unsigned af[FragsM][4], bf[FragsN][2];
 #pragma unroll
-    for (int i = 0; i < FragsM; ++i)
+    for (int i = 0; i < FragsM; ++i) {
       Fragments<T>::template loadA<AReductionRows, AStride>(af[i], a,
                                                             m0 + i * 16, k);
-      // B fragments two at a time (one ldmatrix.x4 for 16-bit types).
+    }
+    // B fragments two at a time (one ldmatrix.x4 for 16-bit types).
 #pragma unroll
     for (int j = 0; j + 1 < FragsN; j += 2)
       Fragments<T>::template loadB2<BReductionRows, BStride>(bf[j], bf[j + 1],

@@ -42,6 +42,13 @@ struct TimingOptions {
   int backToBack = 1;
 };
 
+/// The launches of one timed run under `options`: 1 with the flush,
+/// backToBack (at least 1) without.
+inline int launchesPerRun(const TimingOptions &options) {
+  return options.flushL2 ? 1
+                         : (options.backToBack > 1 ? options.backToBack : 1);
+}
+
 /// Summary of a set of timed runs, in milliseconds.
 struct TimingStats {
   double medianMs = 0;
