@@ -92,11 +92,32 @@ copyTileAsync(T *dst, const T *__restrict__ src, long long ld, long long row0,
   static_assert((Stride * sizeof(T)) % 16 == 0,
                 "shared rows start on 16 bytes");
   constexpr int ChunksPerRow = Cols / Chunk;
-  for (int c = threadIdx.x; c < Rows * ChunksPerRow; c += Threads) {
-    const int r = c / ChunksPerRow, k = (c % ChunksPerRow) * Chunk;
-    const long long gr = row0 + r, gc = col0 + k;
-    const bool valid = gr < rowEnd && gc < colEnd;
-    copyAsync16(dst + r * Stride + k, valid ? src + gr * ld + gc : src, valid);
+  constexpr int Chunks = Rows * ChunksPerRow;
+  if constexpr (Threads % ChunksPerRow == 0 && Chunks % Threads == 0) {
+    // Every thread copies the same column of Chunks / Threads rows,
+    // RowStep apart: one address and one bound per thread, then
+    // constant offsets (no per-chunk division or 64-bit products).
+    constexpr int RowStep = Threads / ChunksPerRow;
+    const int r = threadIdx.x / ChunksPerRow;
+    const int k = (threadIdx.x % ChunksPerRow) * Chunk;
+    const long long rowsLeft = rowEnd - row0 - r;
+    const bool colValid = col0 + k < colEnd;
+    const T *s = src + (row0 + r) * ld + col0 + k;
+    T *d = dst + r * Stride + k;
+#pragma unroll
+    for (int i = 0; i < Chunks / Threads; ++i) {
+      const bool valid = colValid && i * RowStep < rowsLeft;
+      copyAsync16(d + i * RowStep * Stride,
+                  valid ? s + (long long)i * RowStep * ld : src, valid);
+    }
+  } else {
+    for (int c = threadIdx.x; c < Chunks; c += Threads) {
+      const int r = c / ChunksPerRow, k = (c % ChunksPerRow) * Chunk;
+      const long long gr = row0 + r, gc = col0 + k;
+      const bool valid = gr < rowEnd && gc < colEnd;
+      copyAsync16(dst + r * Stride + k, valid ? src + gr * ld + gc : src,
+                  valid);
+    }
   }
 }
 
