@@ -68,12 +68,12 @@ namespace {
 
 /// The tensor-core tile of `op` under `s` with `rows` x `cols` results,
 /// W_t's column block resident in shared memory or streamed.
-SegmentMmaTile mmaTileOf(const OpDesc &op, const Schedule &s, int64_t rows,
-                         int64_t cols, bool residentWeights) {
+SegmentMmaTile mmaTileOf(const OpDesc &op, const Schedule &s, int64_t depth,
+                         int64_t rows, int64_t cols, bool residentWeights) {
   SegmentMmaTile t;
   const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
   const int64_t size = static_cast<int64_t>(elementSize(op.type));
-  t.depth = kMmaDepth;
+  t.depth = depth;
   t.rows = rows;
   t.cols = cols;
   // Two warps along the columns (one below 32), and along the rows one
@@ -120,7 +120,11 @@ SegmentMmaTile mmaTileOf(const OpDesc &op, const Schedule &s, int64_t rows,
 
 } // namespace
 
-SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
+namespace {
+
+/// The tile of `op` under `s` with reduction steps of `depth`.
+SegmentMmaTile mmaTileWithDepth(const OpDesc &op, const Schedule &s,
+                                int64_t depth) {
   const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
   int64_t rows = weightGrad
                      ? blockExtent(op.inputWidth, 16, kSegmentMmaMaxExtent)
@@ -134,14 +138,14 @@ SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
   // K = M = 256 ran at a quarter of cuBLAS's speed on an H200.)
   if (!weightGrad) {
     for (int64_t wide = cols; wide >= std::min(cols, kBlockExtent); wide /= 2) {
-      SegmentMmaTile resident = mmaTileOf(op, s, rows, wide, true);
+      SegmentMmaTile resident = mmaTileOf(op, s, depth, rows, wide, true);
       if (resident.bytes <= limits::kMaxSharedBytes &&
           resident.bytes * kSegmentResidentBlocks <=
               limits::kMaxSharedBytesPerSm)
         return resident;
     }
   }
-  SegmentMmaTile t = mmaTileOf(op, s, rows, cols, false);
+  SegmentMmaTile t = mmaTileOf(op, s, depth, rows, cols, false);
   // Wide extents only where they fit: columns first, then the weight
   // gradient's rows, down to the extents of 64 that bound the rules.
   while (t.bytes > limits::kMaxSharedBytes &&
@@ -150,9 +154,28 @@ SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
       cols /= 2;
     else
       rows /= 2;
-    t = mmaTileOf(op, s, rows, cols, false);
+    t = mmaTileOf(op, s, depth, rows, cols, false);
   }
   return t;
+}
+
+} // namespace
+
+SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
+  // The weight gradient reduces over rows (X read transposed): the fixed
+  // step. The others reduce over the input rows' columns, a cache line of
+  // each row a step (half the steps, barriers and copy bookkeeping of
+  // kMmaDepth for 16-bit types) unless that tile does not fit a block,
+  // where the fixed step may (deeper pipelines of taller tiles).
+  if (op.kind != OpKind::SegmentMatmulWeightGrad) {
+    const int64_t depth = segmentMmaDepth(op.type, op.inputWidth);
+    if (depth != kMmaDepth) {
+      SegmentMmaTile t = mmaTileWithDepth(op, s, depth);
+      if (t.bytes <= limits::kMaxSharedBytes)
+        return t;
+    }
+  }
+  return mmaTileWithDepth(op, s, kMmaDepth);
 }
 
 Status gnnc::segmentTensorCoreFits(const OpDesc &op, const Schedule &s) {

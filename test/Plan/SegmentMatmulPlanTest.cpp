@@ -247,16 +247,17 @@ TEST(SegmentMatmulPlan, TensorCoreRefusalsSayWhy) {
 }
 
 TEST(SegmentMatmulPlan, TheTensorCoreTile) {
-  // f16, 64 x 32, tiles of 64 rows: 2 x 2 warps of 2 x 2 fragments; shared
-  // rows of 32 + 8 halves, two stages of X tiles after W_t (64 x 32 + 8),
-  // which stays resident.
+  // f16, 64 x 32, tiles of 64 rows: 2 x 2 warps of 2 x 2 fragments; steps
+  // of 64 halves (a 128-byte line of each X row), shared rows of 64 + 8
+  // halves, two stages of X tiles after W_t (64 x 32 + 8), which stays
+  // resident.
   OpDesc op = segmentMatmulOp(ElementType::F16, 64, 32);
   Expected<KernelPlan> plan = planWithDefaults(op, routed());
   ASSERT_TRUE(plan) << plan.message();
   SegmentMmaTile t = segmentMmaTile(op, plan->schedule);
   EXPECT_EQ(t.rows, 64);
   EXPECT_EQ(t.cols, 32);
-  EXPECT_EQ(t.depth, 32);
+  EXPECT_EQ(t.depth, 64);
   EXPECT_EQ(t.warpsM, 2);
   EXPECT_EQ(t.warpsN, 2);
   EXPECT_EQ(t.fragsM, 2);
@@ -264,12 +265,12 @@ TEST(SegmentMatmulPlan, TheTensorCoreTile) {
   EXPECT_EQ(t.threads, 128);
   EXPECT_TRUE(t.aReductionMajor);
   EXPECT_FALSE(t.bReductionMajor);
-  EXPECT_EQ(t.aStride, 40);
+  EXPECT_EQ(t.aStride, 72);
   EXPECT_EQ(t.bStride, 40);
   EXPECT_TRUE(t.residentWeights);
   EXPECT_EQ(t.weightElements, 64 * 40);
   EXPECT_EQ(t.bElements, 0);
-  EXPECT_EQ(t.stageBytes, 64 * 40 * 2);
+  EXPECT_EQ(t.stageBytes, 64 * 72 * 2);
   EXPECT_EQ(t.bytes, 64 * 40 * 2 + 2 * t.stageBytes);
   EXPECT_EQ(t.itemsPerRouteTile, 1);
   EXPECT_EQ(plan->launch.threads, 128);
@@ -277,13 +278,16 @@ TEST(SegmentMatmulPlan, TheTensorCoreTile) {
   EXPECT_EQ(plan->launch.grid, std::vector<ParamRole>{ParamRole::RouteBlocks});
   EXPECT_EQ(segmentRouteItemsPerTile(op, plan->schedule), 1);
 
-  // f16, K = M = 128, 128 rows: one block holds whole rows of Y (X is read
-  // once), 4 x 2 warps of 2 x 8 fragments.
+  // f16, K = M = 128, 128 rows, four stages: 64-deep steps would take
+  // (128 x 136 + 4 x 128 x 72) x 2 = 108,544 bytes, more than a block
+  // has, so the steps are 32 deep. One block holds whole rows of Y (X is
+  // read once), 4 x 2 warps of 2 x 8 fragments.
   OpDesc square = segmentMatmulOp(ElementType::F16, 128, 128);
   Expected<KernelPlan> squarePlan =
       planWithDefaults(square, routed(MathMode::TensorCore, 128, 4));
   ASSERT_TRUE(squarePlan) << squarePlan.message();
   t = segmentMmaTile(square, squarePlan->schedule);
+  EXPECT_EQ(t.depth, 32);
   EXPECT_EQ(t.cols, 128);
   EXPECT_EQ(t.warpsM, 4);
   EXPECT_EQ(t.warpsN, 2);
@@ -356,12 +360,12 @@ TEST(SegmentMatmulPlan, TheTensorCoreTile) {
 }
 
 TEST(SegmentMatmulPlan, TallerWarpTilesThroughThreadsPerBlock) {
-  // f16, K = M = 128, tiles of 128 rows: by default 4 x 2 warps of 32 x 64
-  // results; 128 threads give 2 x 2 warps of 64 x 64, which read each B
-  // fragment for four A fragments instead of two and need 200 registers
-  // (128 accumulators), so two blocks share an SM.
+  // f16, K = M = 128, tiles of 128 x 128 (two stages): by default 4 x 2
+  // warps of 32 x 64 results; 128 threads give 2 x 2 warps of 64 x 64,
+  // which read each B fragment for four A fragments instead of two and
+  // need 200 registers (128 accumulators), so two blocks share an SM.
   OpDesc op = segmentMatmulOp(ElementType::F16, 128, 128);
-  Schedule s = routed(MathMode::TensorCore, 128, 3);
+  Schedule s = routed(MathMode::TensorCore, 128, 2);
   EXPECT_EQ(segmentMmaThreadChoices(op, s), (std::vector<int32_t>{256, 128}));
   Expected<KernelPlan> base = planWithDefaults(op, s);
   ASSERT_TRUE(base) << base.message();
