@@ -61,13 +61,12 @@ Expected<KernelPlan> planSegmentMatmulWeightGrad(const OpDesc &op,
 // Tensor-core tiles (the segmented matmul and the batched linear epilogue).
 /// The reduction step of a tensor-core tile (two k16 or four k8 mma steps).
 constexpr int64_t kMmaDepth = 32;
-/// A segmented matmul's reduction step along rows that lie contiguous in
-/// memory (X or dY rows): 128 bytes of each row (one cache line) where the
-/// reduction is a whole number of such steps, else kMmaDepth.
-inline int64_t segmentMmaDepth(ElementType type, int64_t reduction) {
-  const int64_t lineDepth = 128 / static_cast<int64_t>(elementSize(type));
-  return reduction % lineDepth == 0 ? std::max(lineDepth, kMmaDepth)
-                                    : kMmaDepth;
+/// A segmented matmul's deeper reduction step: 128 bytes of each row that
+/// runs along the reduction (one cache line: 64 halves), at least
+/// kMmaDepth.
+inline int64_t segmentMmaLineDepth(ElementType type) {
+  return std::max<int64_t>(128 / static_cast<int64_t>(elementSize(type)),
+                           kMmaDepth);
 }
 /// Padding of a shared tile row, in elements: 16 bytes where the row runs
 /// along the reduction (fragment rows then start 4 banks apart), 8

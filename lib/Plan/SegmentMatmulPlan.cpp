@@ -162,18 +162,19 @@ SegmentMmaTile mmaTileWithDepth(const OpDesc &op, const Schedule &s,
 } // namespace
 
 SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
-  // The weight gradient reduces over rows (X read transposed): the fixed
-  // step. The others reduce over the input rows' columns, a cache line of
-  // each row a step (half the steps, barriers and copy bookkeeping of
-  // kMmaDepth for 16-bit types) unless that tile does not fit a block,
-  // where the fixed step may (deeper pipelines of taller tiles).
-  if (op.kind != OpKind::SegmentMatmulWeightGrad) {
-    const int64_t depth = segmentMmaDepth(op.type, op.inputWidth);
-    if (depth != kMmaDepth) {
-      SegmentMmaTile t = mmaTileWithDepth(op, s, depth);
-      if (t.bytes <= limits::kMaxSharedBytes)
-        return t;
-    }
+  // Steps of a cache line of each input row (64 halves; f32's 32 are one
+  // already) where K is whole lines, and for the weight gradient, whose
+  // steps run over rows (any count: the last step is zero-filled), as
+  // many rows; only where that tile still fits a block, else the fixed
+  // step (deeper pipelines of taller tiles). Half the steps, barriers and
+  // copy bookkeeping.
+  const int64_t line = segmentMmaLineDepth(op.type);
+  const bool wholeLines =
+      op.kind == OpKind::SegmentMatmulWeightGrad || op.inputWidth % line == 0;
+  if (line != kMmaDepth && wholeLines) {
+    SegmentMmaTile t = mmaTileWithDepth(op, s, line);
+    if (t.bytes <= limits::kMaxSharedBytes)
+      return t;
   }
   return mmaTileWithDepth(op, s, kMmaDepth);
 }

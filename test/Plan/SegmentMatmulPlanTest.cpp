@@ -441,8 +441,14 @@ TEST(SegmentMatmulPlan, TheWeightGradientSplitsRowsAndReducesInOrder) {
             std::vector<ParamRole>{ParamRole::RouteBlocks});
   EXPECT_TRUE(plan->preludes.empty());
   // K = 8 takes a 16-row tile (rows 8 to 15 zero), M = 512 four column
-  // blocks of 128; X is read transposed (rows along the result).
+  // blocks of 128; X is read transposed (rows along the result); each
+  // step reduces over 64 of the split's rows (32 in f32).
   SegmentMmaTile t = segmentMmaTile(op, plan->schedule);
+  EXPECT_EQ(t.depth, 64);
+  EXPECT_EQ(segmentMmaTile(segmentMatmulWeightGradOp(ElementType::F32, 8, 512),
+                           plan->schedule)
+                .depth,
+            32);
   EXPECT_EQ(t.rows, 16);
   EXPECT_EQ(t.cols, 128);
   EXPECT_EQ(t.warpsM, 1);
