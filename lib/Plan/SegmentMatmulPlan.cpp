@@ -130,16 +130,21 @@ SegmentMmaTile mmaTileWithDepth(const OpDesc &op, const Schedule &s,
                      ? blockExtent(op.inputWidth, 16, kSegmentMmaMaxExtent)
                      : s.tileRows;
   int64_t cols = blockExtent(op.width, 8, kSegmentMmaMaxExtent);
-  // The forward keeps W_t's column block resident where it fits with
-  // columns down to 64 (or M, if narrower) and still leaves
-  // kSegmentResidentBlocks blocks an SM: a block then reads W_t from L2
-  // once per run of one type rather than once per tile, and its pipeline
-  // carries X alone. (One block an SM starved the tensor cores: f16 at
-  // K = M = 256 ran at a quarter of cuBLAS's speed on an H200.)
+  // The forward keeps W_t resident where one column block holds all of M
+  // (M up to 128), it fits, and it still leaves kSegmentResidentBlocks
+  // blocks an SM: a block then reads W_t from L2 once per run of one type
+  // rather than once per tile, and its pipeline carries X alone. (One
+  // block an SM starved the tensor cores: f16 at K = M = 256 ran at a
+  // quarter of cuBLAS's speed on an H200.) With several column blocks a
+  // block's consecutive items alternate between them, so a resident block
+  // would be restaged, and the pipeline drained, at every item: W_t's
+  // steps stream with X's instead (f16 at K = M = 256: 1.17-1.27x on five
+  // sets on an H200).
   if (!weightGrad) {
     for (int64_t wide = cols; wide >= std::min(cols, kBlockExtent); wide /= 2) {
       SegmentMmaTile resident = mmaTileOf(op, s, depth, rows, wide, true);
-      if (resident.bytes <= limits::kMaxSharedBytes &&
+      if (ceilDiv(op.width, wide) == 1 &&
+          resident.bytes <= limits::kMaxSharedBytes &&
           resident.bytes * kSegmentResidentBlocks <=
               limits::kMaxSharedBytesPerSm)
         return resident;

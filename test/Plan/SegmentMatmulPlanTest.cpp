@@ -298,16 +298,19 @@ TEST(SegmentMatmulPlan, TheTensorCoreTile) {
   EXPECT_TRUE(t.residentWeights);
   EXPECT_EQ(squarePlan->launch.sharedBytes, (128 * 136 + 4 * 128 * 40) * 2);
 
-  // f32, K = 40, M = 72, 128 rows, three stages: W_t resident with K
-  // rounded up to two steps of 32. 128 columns would take (64 x 136 + 3 x
-  // 128 x 36) x 4 = 90,112 bytes, and two such blocks would not share an
-  // SM, so column blocks of 64 (the second holds 8 columns): 73,728 bytes.
+  // f32, K = 40, M = 72, 128 rows, three stages. W_t resident in one
+  // column block of 128 would take (64 x 136 + 3 x 128 x 36) x 4 = 90,112
+  // bytes, and two such blocks would not share an SM; in column blocks of
+  // 64 a block's consecutive items would alternate between the two and
+  // restage it every item. So W_t streams with X: 128 columns take 3 x
+  // (128 x 36 + 32 x 136) x 4 = 107,520 bytes, over a block's 96 KiB, so
+  // column blocks of 64 (the second holds 8 columns): 82,944 bytes.
   OpDesc wide = segmentMatmulOp(ElementType::F32, 40, 72);
   Expected<KernelPlan> widePlan =
       planWithDefaults(wide, routed(MathMode::TensorCore, 128, 3));
   ASSERT_TRUE(widePlan) << widePlan.message();
   t = segmentMmaTile(wide, widePlan->schedule);
-  EXPECT_TRUE(t.residentWeights);
+  EXPECT_FALSE(t.residentWeights);
   EXPECT_EQ(t.cols, 64);
   EXPECT_EQ(t.warpsM, 4);
   EXPECT_EQ(t.warpsN, 2);
@@ -315,9 +318,9 @@ TEST(SegmentMatmulPlan, TheTensorCoreTile) {
   EXPECT_EQ(t.threads, 256);
   EXPECT_EQ(t.aStride, 36);
   EXPECT_EQ(t.bStride, 72);
-  EXPECT_EQ(t.weightElements, 64 * 72);
+  EXPECT_EQ(t.weightElements, 0);
   EXPECT_EQ(t.itemsPerRouteTile, 2);
-  EXPECT_EQ(widePlan->launch.sharedBytes, (64 * 72 + 3 * 128 * 36) * 4);
+  EXPECT_EQ(widePlan->launch.sharedBytes, 3 * (128 * 36 + 32 * 72) * 4);
   EXPECT_EQ(segmentRouteItemsPerTile(wide, widePlan->schedule), 2);
 
   // f32, K = M = 512: W_t's column block does not fit even at 64 columns
