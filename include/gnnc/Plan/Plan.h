@@ -234,8 +234,11 @@ inline int64_t mmaInstructionDepth(ElementType type) {
 /// Extents above 64 are taken only where the pipeline still fits a
 /// block's shared memory (columns first narrowed, then the weight
 /// gradient's rows), so that a schedule that fitted 64 still fits. The
-/// forward keeps W_t's column block resident (residentWeights) where that
-/// fits with 64 columns or more and two blocks still share an SM. A warp
+/// forward keeps W_t resident (residentWeights) where one column block
+/// holds all of M, it fits and two blocks still share an SM. A step
+/// (depth) is 128 bytes of each input row (64 halves; the weight
+/// gradient: 64 of a split's rows in 16-bit types) where that tile fits,
+/// else kMmaDepth (32). A warp
 /// tile is 32 rows by default; threads_per_block may choose fewer warps of
 /// up to 64 rows (segmentMmaThreadChoices).
 struct SegmentMmaTile {
