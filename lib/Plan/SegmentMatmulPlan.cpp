@@ -140,15 +140,11 @@ SegmentMmaTile mmaTileWithDepth(const OpDesc &op, const Schedule &s,
   // would be restaged, and the pipeline drained, at every item: W_t's
   // steps stream with X's instead (f16 at K = M = 256: 1.17-1.27x on five
   // sets on an H200).
-  if (!weightGrad) {
-    for (int64_t wide = cols; wide >= std::min(cols, kBlockExtent); wide /= 2) {
-      SegmentMmaTile resident = mmaTileOf(op, s, depth, rows, wide, true);
-      if (ceilDiv(op.width, wide) == 1 &&
-          resident.bytes <= limits::kMaxSharedBytes &&
-          resident.bytes * kSegmentResidentBlocks <=
-              limits::kMaxSharedBytesPerSm)
-        return resident;
-    }
+  if (!weightGrad && cols >= op.width) {
+    SegmentMmaTile resident = mmaTileOf(op, s, depth, rows, cols, true);
+    if (resident.bytes <= limits::kMaxSharedBytes &&
+        resident.bytes * kSegmentResidentBlocks <= limits::kMaxSharedBytesPerSm)
+      return resident;
   }
   SegmentMmaTile t = mmaTileOf(op, s, depth, rows, cols, false);
   // Wide extents only where they fit: columns first, then the weight

@@ -238,9 +238,8 @@ inline int64_t mmaInstructionDepth(ElementType type) {
 /// holds all of M, it fits and two blocks still share an SM. A step
 /// (depth) is 128 bytes of each input row (64 halves; the weight
 /// gradient: 64 of a split's rows in 16-bit types) where that tile fits,
-/// else kMmaDepth (32). A warp
-/// tile is 32 rows by default; threads_per_block may choose fewer warps of
-/// up to 64 rows (segmentMmaThreadChoices).
+/// else 32. A warp tile is 32 rows by default; threads_per_block may
+/// choose fewer warps of up to 64 rows (segmentMmaThreadChoices).
 struct SegmentMmaTile {
   int64_t rows = 0;
   int64_t cols = 0;
