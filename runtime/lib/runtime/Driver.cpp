@@ -367,6 +367,10 @@ std::string Device::archString() const {
          std::to_string(capability_.second);
 }
 
+std::string Device::compileTarget() const {
+  return archString() + (capability_ == std::make_pair(9, 0) ? "a" : "");
+}
+
 Status Device::makeCurrent() const { return context_->makeCurrent(); }
 
 Status Device::synchronize() const {

@@ -227,7 +227,7 @@ Expected<Runtime> Runtime::create(int device, std::string cacheDir) {
   if (!opened)
     return opened.status();
   Runtime runtime(opened.take(), KernelCache(std::move(cacheDir)));
-  runtime.options_ = defaultOptions(runtime.device_.archString());
+  runtime.options_ = defaultOptions(runtime.device_.compileTarget());
   return runtime;
 }
 

@@ -129,9 +129,11 @@ copyTileAsync(T *dst, const T *__restrict__ src, long long ld, long long row0,
 /// `slot`; compute(item, step, slot) reads that buffer once it has landed
 /// (every thread of the block has then waited for it); finish(item) runs
 /// after an item's last step, from registers (no buffer is touched). Every
-/// thread of the block calls this with the same range.
-template <int Stages, typename StepsOf, typename Load, typename Compute,
-          typename Finish>
+/// thread of the block calls this with the same range. With AsyncReads
+/// (the tensor cores read the buffers through the async proxy: wgmma) each
+/// thread fences its landed copies for that proxy before the barrier.
+template <int Stages, bool AsyncReads = false, typename StepsOf, typename Load,
+          typename Compute, typename Finish>
 __device__ __forceinline__ void pipelineItems(long long first, long long last,
                                               StepsOf stepsOf, Load load,
                                               Compute compute, Finish finish) {
@@ -167,6 +169,8 @@ __device__ __forceinline__ void pipelineItems(long long first, long long last,
     // This step's group has landed, and every warp is done with the buffer
     // the next copies overwrite (the one the previous step read).
     waitAsync<Stages - 2>();
+    if constexpr (AsyncReads)
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
     issue(slot == 0 ? Stages - 1 : slot - 1);
     compute(item, step, slot);

@@ -52,6 +52,11 @@ public:
   std::pair<int, int> computeCapability() const { return capability_; }
   /// The NVRTC target for this device, e.g. "sm_90".
   std::string archString() const;
+  /// The target gnnc compiles this device's kernels for: archString()
+  /// with the arch-specific suffix on compute capability 9.0 ("sm_90a",
+  /// which math = wgmma needs); a cubin for it runs on such devices only,
+  /// which is where the runtime loads it.
+  std::string compileTarget() const;
   int smCount() const { return smCount_; }
   size_t l2Bytes() const { return l2Bytes_; }
   /// The most dynamic shared memory one block can opt in to, in bytes.
