@@ -636,16 +636,18 @@ checkAndTime(Bench &bench, SegmentProblem &p, const Sample &s,
 }
 
 /// The gnnc candidates of one op on the set: the tuner's choice first,
-/// then the model's next ranked, `count` in all.
+/// then each other math's leader the model puts within 2x of it, then the
+/// model's next ranked, `count` in all (tuning::segmentMeasurementOrder).
 std::vector<Schedule> candidates(const OpDesc &op,
                                  const tuning::SegmentStats &stats,
                                  const tuning::GpuModel &gpu, MathMode math,
                                  size_t count) {
+  const std::vector<tuning::Candidate> ranked =
+      tuning::rankedSegmentCandidates(op, stats, gpu, math);
   std::vector<Schedule> out;
-  for (const tuning::Candidate &c :
-       tuning::rankedSegmentCandidates(op, stats, gpu, math))
-    if (out.size() < std::max<size_t>(1, count))
-      out.push_back(c.schedule);
+  for (size_t i :
+       tuning::segmentMeasurementOrder(ranked, std::max<size_t>(1, count)))
+    out.push_back(ranked[i].schedule);
   return out;
 }
 

@@ -225,7 +225,7 @@ bool gnnc::isCompleteSchedule(const Schedule &s) {
   if (s.strategy == Strategy::TileRouted)
     return common && s.tileRows != 0 && s.tileRouting &&
            s.math != MathMode::Auto &&
-           (s.math != MathMode::TensorCore || s.stages != 0);
+           (!onTensorCores(s.math) || s.stages != 0);
   return common;
 }
 
@@ -289,7 +289,7 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
     // The one place the math is chosen; a tensor-core tile fixes the
     // block's threads.
     s.math = chooseSegmentMath(op, s);
-    if (s.math == MathMode::TensorCore) {
+    if (onTensorCores(s.math)) {
       if (s.stages == 0)
         s.stages = defaults::kPipelineStages;
       const SegmentMmaTile tile = segmentMmaTile(op, s);

@@ -98,6 +98,17 @@ constexpr int64_t kSegmentResidentBlocks = 2;
 /// kSegmentMaxFragsM fragments each.
 constexpr int64_t kSegmentWarpRows = 32;
 constexpr int32_t kSegmentMaxFragsM = 4;
+/// math = wgmma (gnnc/cuda/wgmma_tile.cuh): a reduction step is one
+/// 128-byte swizzled row of each operand; a warpgroup of
+/// kWgmmaGroupThreads threads owns kWgmmaGroupRows result rows, and one
+/// instruction kWgmmaColumns columns (M and K come in whole steps and
+/// panels); the tiles start on kWgmmaAlignBytes, which the plan's shared
+/// bytes leave room for.
+constexpr int64_t kWgmmaRowBytes = 128;
+constexpr int64_t kWgmmaGroupThreads = 128;
+constexpr int64_t kWgmmaGroupRows = 64;
+constexpr int64_t kWgmmaColumns = 64;
+constexpr int64_t kWgmmaAlignBytes = 1024;
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);

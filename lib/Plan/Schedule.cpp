@@ -22,7 +22,7 @@ const char *const kStrategyNames[] = {"vertex_parallel", "neighbor_group",
                                       "batched",         "tile_routed"};
 const char *const kAccumulateNames[] = {"f32", "f16"};
 const char *const kWriteNames[] = {"direct", "atomic", "staged", "shared"};
-const char *const kMathNames[] = {"auto", "simt", "tensor_core"};
+const char *const kMathNames[] = {"auto", "simt", "tensor_core", "wgmma"};
 
 template <size_t N> std::string listOf(const char *const (&names)[N]) {
   std::string text;
@@ -311,8 +311,9 @@ Status gnnc::checkScheduleFields(const Schedule &s) {
                 " to " + std::to_string(kMaxPipelineStages) +
                 " (0 = choose), got " + std::to_string(s.stages));
   if (s.stages != 0 && s.math == MathMode::Simt)
-    return fail("stages applies to math = tensor_core; the SIMT kernel "
-                "stages the whole weight matrix once");
+    return fail(
+        "stages applies to math = tensor_core or wgmma; the SIMT kernel "
+        "stages the whole weight matrix once");
   if (s.stages != 0 && s.strategy != Strategy::TileRouted)
     return fail(std::string("stages applies to the tile_routed strategy, "
                             "not ") +

@@ -162,7 +162,99 @@ SegmentMmaTile mmaTileWithDepth(const OpDesc &op, const Schedule &s,
 
 } // namespace
 
+namespace {
+
+/// The math = wgmma tile of `op` under `s`, W_t's column block resident in
+/// shared memory or streamed.
+SegmentMmaTile wgmmaTileOf(const OpDesc &op, const Schedule &s,
+                           bool residentWeights) {
+  SegmentMmaTile t;
+  const int64_t size = static_cast<int64_t>(elementSize(op.type));
+  t.warpgroups = true;
+  t.depth = kWgmmaRowBytes / size;
+  t.rows = s.tileRows;
+  t.cols = op.width > kWgmmaColumns ? kSegmentMmaMaxExtent : kWgmmaColumns;
+  t.warpsM = static_cast<int32_t>(t.rows / 16);
+  t.warpsN = 1;
+  t.fragsM = 1;
+  t.fragsN = static_cast<int32_t>(t.cols / 8);
+  t.threads = kWgmmaGroupThreads * (t.rows / kWgmmaGroupRows);
+  // The accumulators and the addressing: A and B stay in shared memory.
+  t.registers = static_cast<int32_t>(std::clamp<int64_t>(
+      alignTo(4 * int64_t(t.fragsN) + defaults::kMmaAddressRegisters, 8)
+          .value_or(255),
+      defaults::kSegmentMmaRegisters, 255));
+  t.stages = s.stages != 0 ? s.stages : defaults::kPipelineStages;
+  t.aReductionMajor = true;
+  t.bReductionMajor = op.transposeWeights;
+  t.aStride = t.depth;
+  t.bStride = t.bReductionMajor ? t.depth : kWgmmaColumns;
+  t.aElements = t.rows * t.depth;
+  t.bElements = t.cols * t.depth;
+  t.residentWeights = residentWeights;
+  if (residentWeights) {
+    t.weightElements = ceilDiv(op.inputWidth, t.depth) * t.bElements;
+    t.bElements = 0;
+  }
+  t.stageBytes = (t.aElements + t.bElements) * size;
+  t.bytes =
+      t.weightElements * size + t.stageBytes * t.stages + kWgmmaAlignBytes;
+  t.itemsPerRouteTile = ceilDiv(op.width, t.cols);
+  return t;
+}
+
+/// W_t resident where one column block holds all of M and it fits a
+/// block, else streamed with X.
+SegmentMmaTile wgmmaTile(const OpDesc &op, const Schedule &s) {
+  SegmentMmaTile resident = wgmmaTileOf(op, s, true);
+  if (resident.cols >= op.width && resident.bytes <= limits::kMaxSharedBytes)
+    return resident;
+  return wgmmaTileOf(op, s, false);
+}
+
+/// Why math = wgmma cannot run `op` under `s`, or ok.
+Status wgmmaFits(const OpDesc &op, const Schedule &s) {
+  if (op.kind != OpKind::SegmentMatmul)
+    return Status::error("wgmma runs gnn.segment_matmul (and its input "
+                         "gradient); the weight gradient takes "
+                         "math = tensor_core");
+  if (op.type == ElementType::F32)
+    return Status::error("wgmma takes f16 and bf16 inputs; f32 takes "
+                         "math = tensor_core (TF32) or simt");
+  const int64_t step = kWgmmaRowBytes / elementSize(op.type);
+  const int64_t max = limits::kMaxTensorCoreWidth;
+  if (op.inputWidth % step != 0 || op.width % kWgmmaColumns != 0 ||
+      op.inputWidth > max || op.width > max)
+    return Status::error("wgmma takes K in multiples of " +
+                         std::to_string(step) + " and M in multiples of " +
+                         std::to_string(kWgmmaColumns) + ", each up to " +
+                         std::to_string(max) + ", got " + widthText(op));
+  if (s.tileRows != 64 && s.tileRows != 128)
+    return Status::error("wgmma takes tile_rows 64 or 128 (one or two "
+                         "warpgroups of 64 rows), got " +
+                         std::to_string(s.tileRows));
+  const SegmentMmaTile tile = wgmmaTile(op, s);
+  GNNC_RETURN_IF_ERROR(checkSharedBytes(
+      tile.bytes,
+      "the wgmma pipeline of " + std::to_string(tile.stages) + " stages of " +
+          std::to_string(tile.stageBytes) + " bytes",
+      tile.rows > kWgmmaGroupRows ? "use fewer stages or tile_rows = 64"
+                                  : "use fewer stages"));
+  if (s.threadsPerBlock != 0 && s.threadsPerBlock != tile.threads)
+    return Status::error("the wgmma tile of " + std::to_string(tile.rows) +
+                         " rows runs " + std::to_string(tile.threads) +
+                         " threads (a warpgroup per 64 rows), not "
+                         "threads_per_block " +
+                         std::to_string(s.threadsPerBlock) +
+                         "; leave threads_per_block out for the default");
+  return Status::ok();
+}
+
+} // namespace
+
 SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
+  if (s.math == MathMode::Wgmma)
+    return wgmmaTile(op, s);
   // Steps of a cache line of each input row (64 halves; f32's 32 are one
   // already) where K is whole lines, and for the weight gradient, whose
   // steps run over rows (any count: the last step is zero-filled), as
@@ -181,6 +273,8 @@ SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
 }
 
 Status gnnc::segmentTensorCoreFits(const OpDesc &op, const Schedule &s) {
+  if (s.math == MathMode::Wgmma)
+    return wgmmaFits(op, s);
   const int64_t max = limits::kMaxTensorCoreWidth;
   if (op.inputWidth % 8 != 0 || op.width % 8 != 0 || op.inputWidth > max ||
       op.width > max)
@@ -224,6 +318,8 @@ std::vector<int32_t> gnnc::segmentMmaThreadChoices(const OpDesc &op,
   open.threadsPerBlock = 0;
   const SegmentMmaTile base = segmentMmaTile(op, open);
   std::vector<int32_t> out{static_cast<int32_t>(base.threads)};
+  if (base.warpgroups)
+    return out;
   // Taller warp tiles: half the warps along the rows, as long as a warp
   // holds at most kSegmentMaxFragsM fragments of 16 rows.
   for (int64_t warpsM = base.warpsM / 2;
@@ -241,13 +337,11 @@ MathMode gnnc::chooseSegmentMath(const OpDesc &op, const Schedule &s) {
 }
 
 int64_t gnnc::segmentRouteItemsPerTile(const OpDesc &op, const Schedule &s) {
-  return s.math == MathMode::TensorCore
-             ? segmentMmaTile(op, s).itemsPerRouteTile
-             : 1;
+  return onTensorCores(s.math) ? segmentMmaTile(op, s).itemsPerRouteTile : 1;
 }
 
 Status gnnc::plan::segmentMatmulRules(const OpDesc &op, const Schedule &s) {
-  if (s.math != MathMode::TensorCore)
+  if (!onTensorCores(s.math))
     return Status::ok();
   // Open fields take the values completeSchedule gives them.
   Schedule filled = s;
@@ -257,8 +351,8 @@ Status gnnc::plan::segmentMatmulRules(const OpDesc &op, const Schedule &s) {
                           : defaults::kSegmentTileRows;
   if (Status fits = segmentTensorCoreFits(op, filled); !fits)
     return Status::error(std::string(opKindName(op.kind)) +
-                         " with math = tensor_core: " + fits.message() +
-                         " (math = simt takes any K and M)");
+                         " with math = " + mathModeName(s.math) + ": " +
+                         fits.message() + " (math = simt takes any K and M)");
   return Status::ok();
 }
 
@@ -276,7 +370,7 @@ Expected<KernelPlan> routedPlan(const OpDesc &op, const Schedule &s) {
   launch.grid = {ParamRole::RouteBlocks};
   launch.itemsPerBlock = 1;
   launch.minBlocks = 1;
-  if (s.math == MathMode::TensorCore) {
+  if (onTensorCores(s.math)) {
     const SegmentMmaTile tile = segmentMmaTile(op, s);
     GNNC_RETURN_IF_ERROR(segmentTensorCoreFits(op, s));
     launch.threads = tile.threads;
@@ -294,7 +388,7 @@ gnnc::plan::planSegmentMatmulTileRouted(const OpDesc &op, const Schedule &s) {
                                      "not ") +
                          opKindName(op.kind));
   Expected<KernelPlan> plan = routedPlan(op, s);
-  if (!plan || s.math == MathMode::TensorCore)
+  if (!plan || onTensorCores(s.math))
     return plan;
   const SegmentTile tile = segmentMatmulTile(op, s);
   GNNC_RETURN_IF_ERROR(checkSharedBytes(

@@ -39,6 +39,8 @@ constexpr double kCloseMaths = 2.0;
 
 /// The tiles the tuner tries (SegmentModel.h).
 constexpr int32_t kTensorCoreTiles[] = {16, 32, 64, 128};
+/// math = wgmma: one or two warpgroups of 64 rows.
+constexpr int32_t kWgmmaTiles[] = {64, 128};
 constexpr int32_t kSimtTiles[] = {16, 32, 64, 128, 256};
 constexpr int32_t kWeightGradSplits[] = {64, 128, 256, 512, 1024};
 
@@ -188,7 +190,7 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
   p.plan = plan;
   const Schedule &s = plan.schedule;
   const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
-  const bool tensorCores = s.math == MathMode::TensorCore;
+  const bool tensorCores = onTensorCores(s.math);
   const double e = static_cast<double>(elementSize(op.type));
   const double in = static_cast<double>(op.inputWidth);
   const double out = static_cast<double>(op.width);
@@ -224,7 +226,12 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       const double steps = ceilDiv(in, static_cast<double>(t.depth));
       const double flops = 2.0 * t.rows * t.cols * steps * t.depth;
       peakFlops = tensorCorePeakFlops(gpu, op.type);
-      smSeconds = mmaItemSeconds(gpu, op, t, steps, flops, perSm);
+      // wgmma: the warpgroup's instructions read A and B from shared memory
+      // themselves and keep the pipe fed (no fragment loads, no fill
+      // from many warps).
+      smSeconds = t.warpgroups
+                      ? flops / (peakFlops / gpu.smCount)
+                      : mmaItemSeconds(gpu, op, t, steps, flops, perSm);
       // The pipeline runs on across items: Stages - 1 steps in flight.
       chain += latency * steps / (t.stages - 1);
       // W_t's column block: every item's, or (resident) once per change of
@@ -328,7 +335,8 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
 }
 
 std::vector<Schedule> gnnc::tuning::enumerateSegmentSchedules(const OpDesc &op,
-                                                              MathMode math) {
+                                                              MathMode math,
+                                                              bool wgmma) {
   std::vector<Schedule> out;
   if (!isSegmentMatmulKind(op.kind))
     return out;
@@ -345,6 +353,7 @@ std::vector<Schedule> gnnc::tuning::enumerateSegmentSchedules(const OpDesc &op,
     s.tileRows = tile;
     s.stages = stages;
     if (m != MathMode::TensorCore) {
+      // SIMT and wgmma tiles have one thread layout.
       addOne(s);
       return;
     }
@@ -358,7 +367,16 @@ std::vector<Schedule> gnnc::tuning::enumerateSegmentSchedules(const OpDesc &op,
   const bool tensorCores =
       math == MathMode::TensorCore ||
       (math == MathMode::Auto && op.type != ElementType::F32);
-  const bool simt = math != MathMode::TensorCore;
+  const bool simt = math != MathMode::TensorCore && math != MathMode::Wgmma;
+  const bool warpgroups = wgmma && !weightGrad && op.type != ElementType::F32 &&
+                          (math == MathMode::Wgmma || math == MathMode::Auto);
+  if (math == MathMode::Wgmma && !warpgroups)
+    return out;
+  if (warpgroups)
+    for (int32_t tile : kWgmmaTiles)
+      for (int32_t stages = limits::kMinPipelineStages;
+           stages <= limits::kMaxPipelineStages; ++stages)
+        add(MathMode::Wgmma, tile, stages);
   if (tensorCores) {
     const std::vector<int32_t> tiles =
         weightGrad ? std::vector<int32_t>(std::begin(kWeightGradSplits),
@@ -439,7 +457,8 @@ gnnc::tuning::rankedSegmentCandidates(const OpDesc &op,
                                       const GpuModel &gpu, MathMode math) {
   return rankSegmentSchedules(
       gpu, stats, op,
-      pruneSegmentSchedules(stats, enumerateSegmentSchedules(op, math)));
+      pruneSegmentSchedules(
+          stats, enumerateSegmentSchedules(op, math, hasWgmma(gpu))));
 }
 
 Expected<Schedule>

@@ -143,6 +143,30 @@ TEST_P(SegmentMatmulCompileSweep, EveryTensorCoreAndBackwardVariantCompiles) {
 INSTANTIATE_TEST_SUITE_P(Arch, SegmentMatmulCompileSweep,
                          ::testing::Values("sm_80", "sm_90"));
 
+// math = wgmma compiles for sm_90a, and for sm_90 (no wgmma) NVRTC stops
+// with the rule in its log.
+TEST(SegmentMatmulWgmmaCompile, CompilesForSm90aAndNamesTheTargetElsewhere) {
+  size_t count = 0;
+  const std::string text = test::segmentMatmulWgmmaModuleText(&count);
+  auto compiled = compileGnn(text, "segment_wg.gnn");
+  ASSERT_TRUE(compiled) << compiled.message();
+  ASSERT_EQ(compiled->kernels.size(), count);
+  rt::CompileOptions options;
+  options.arch = "sm_90a";
+  auto binary = rt::compileCuda(compiled->source, "segment_wg.cu", options);
+  ASSERT_TRUE(binary) << binary.message();
+  for (const rt::KernelSpec &spec : compiled->kernels)
+    EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
+        << spec.name << " is missing from the cubin";
+  options.arch = "sm_90";
+  auto plain = rt::compileCuda(compiled->source, "segment_wg.cu", options);
+  ASSERT_FALSE(plain);
+  EXPECT_NE(plain.message().find("math = wgmma needs Hopper's arch-specific "
+                                 "target sm_90a"),
+            std::string::npos)
+      << plain.message();
+}
+
 class BackwardCompileSweep : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BackwardCompileSweep, EveryBackwardKernelCompiles) {

@@ -47,6 +47,11 @@ test::GpuKernels &tensorCoreKernels() {
       load(test::segmentMatmulTensorCoreModuleText, "segment_tc.gnn");
   return k;
 }
+test::GpuKernels &wgmmaKernels() {
+  static test::GpuKernels &k =
+      load(test::segmentMatmulWgmmaModuleText, "segment_wg.gnn");
+  return k;
+}
 test::GpuKernels &backwardKernels() {
   static test::GpuKernels &k =
       load(test::segmentMatmulBackwardModuleText, "segment_bwd.gnn");
@@ -142,6 +147,34 @@ TEST(SegmentMatmulTensorCoreGpu, OneTypeAndNoRows) {
 TEST(SegmentMatmulTensorCoreGpu, ManyTinyTypes) {
   checkAll(tensorCoreKernels(), manyTinyTypes(), 17);
 }
+
+// math = wgmma needs compute capability 9.0 (sm_90a): the tests skip,
+// saying so, on other GPUs.
+void checkWgmma(const std::vector<int64_t> &seg, uint64_t seed,
+                int64_t maxWork = 0) {
+  test::GpuKernels &k = wgmmaKernels();
+  if (k.skipReason.empty() && k.runtime &&
+      k.runtime->device().computeCapability() != std::make_pair(9, 0))
+    GTEST_SKIP() << "math = wgmma runs on compute capability 9.0 only";
+  checkAll(k, seg, seed, maxWork);
+}
+
+TEST(SegmentMatmulWgmmaGpu, RaggedSegmentsWithAnEmptyType) {
+  checkWgmma(kRagged, 31);
+}
+
+TEST(SegmentMatmulWgmmaGpu, OneHugeTypeAmongSmallOnes) {
+  checkWgmma(kHuge, 32, kHugeWork);
+  checkWgmma(kLarge, 33);
+}
+
+TEST(SegmentMatmulWgmmaGpu, OneTypeAndNoRows) {
+  checkWgmma({0, 777}, 34);
+  checkWgmma({0, 1}, 35);
+  checkWgmma({0, 0, 0}, 36);
+}
+
+TEST(SegmentMatmulWgmmaGpu, ManyTinyTypes) { checkWgmma(manyTinyTypes(), 37); }
 
 TEST(SegmentMatmulBackwardGpu, RaggedSegmentsWithAnEmptyType) {
   checkAll(backwardKernels(), kRagged, 21);

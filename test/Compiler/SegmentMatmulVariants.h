@@ -12,6 +12,8 @@
 //    for f32, f16, bf16) for K and M of 8 to 512, tiles of 16, 64 and 128
 //    rows, 2 to 4 pipeline stages, warp tiles of 32 and 64 rows; and an
 //    unaligned K left to the default (SIMT).
+//  - segmentMatmulWgmmaModuleText: the forward and the input gradient on
+//    Hopper's warpgroup instructions (math = wgmma; sm_90a).
 //  - segmentMatmulBackwardModuleText: the input gradient (transposed
 //    weights) and the weight gradient, each on tensor cores (warp tiles of
 //    32 and 64 rows) and in SIMT, with small and large splits.
@@ -153,6 +155,45 @@ inline std::string segmentMatmulTensorCoreModuleText(size_t *count) {
                         segmentMatmulOp(type, 36, 64), std::nullopt});
   }
   return segmentModuleText("segment_tc", variants, count);
+}
+
+/// The forward and input gradient on Hopper's warpgroup instructions
+/// (math = wgmma, f16 and bf16; sm_90a only): K and M of 64 to 512 (one
+/// and several column blocks, resident and streamed weights, a partial
+/// last column block), tiles of 64 and 128 rows, 2 to 4 stages, and the
+/// input gradient (W_t read transposed).
+inline std::string segmentMatmulWgmmaModuleText(size_t *count) {
+  std::vector<SegmentVariant> variants;
+  for (ElementType type : {ElementType::F16, ElementType::BF16}) {
+    for (auto [k, m] : {std::pair<int64_t, int64_t>{64, 64},
+                        {128, 128},
+                        {256, 256},
+                        {512, 512},
+                        {128, 64},
+                        {64, 192},
+                        {192, 320}})
+      variants.push_back({segmentVariantName("wg", type, k, m),
+                          segmentMatmulOp(type, k, m),
+                          segmentSchedule(MathMode::Wgmma)});
+    variants.push_back({segmentVariantName("wg", type, 128, 128, "_t128_s3"),
+                        segmentMatmulOp(type, 128, 128),
+                        segmentSchedule(MathMode::Wgmma, 128, 3)});
+    variants.push_back({segmentVariantName("wg", type, 256, 256, "_t128"),
+                        segmentMatmulOp(type, 256, 256),
+                        segmentSchedule(MathMode::Wgmma, 128)});
+    variants.push_back({segmentVariantName("wg", type, 256, 128, "_t64_s3"),
+                        segmentMatmulOp(type, 256, 128),
+                        segmentSchedule(MathMode::Wgmma, 64, 3)});
+    variants.push_back({segmentVariantName("wg", type, 64, 128, "_t64_s4"),
+                        segmentMatmulOp(type, 64, 128),
+                        segmentSchedule(MathMode::Wgmma, 64, 4)});
+    for (auto [k, m] :
+         {std::pair<int64_t, int64_t>{64, 64}, {128, 256}, {256, 128}})
+      variants.push_back({segmentVariantName("dx_wg", type, k, m),
+                          segmentMatmulInputGradOp(type, k, m),
+                          segmentSchedule(MathMode::Wgmma, 128)});
+  }
+  return segmentModuleText("segment_wg", variants, count);
 }
 
 /// The backward variants: input and weight gradients.

@@ -226,7 +226,8 @@ TEST(SegmentMatmulPlan, TensorCoreRefusalsSayWhy) {
   EXPECT_EQ(why(op, routed(MathMode::TensorCore, 0, 5)),
             "stages must be from 2 to 4 (0 = choose), got 5");
   EXPECT_EQ(why(op, routed(MathMode::Simt, 0, 2)),
-            "stages applies to math = tensor_core; the SIMT kernel stages the "
+            "stages applies to math = tensor_core or wgmma; the SIMT kernel "
+            "stages the "
             "whole weight matrix once");
   Schedule general;
   general.math = MathMode::TensorCore;
@@ -488,3 +489,72 @@ TEST(SegmentMatmulPlan, ItsDescriptionComparesK) {
 }
 
 } // namespace
+
+// math = wgmma: warpgroups of 64 rows, steps of one 128-byte row, W_t
+// resident where one column block of 128 holds M and it fits, else
+// streamed; the shared bytes leave 1024 for the kernel to align its tiles.
+TEST(SegmentMatmulPlan, TheWgmmaTile) {
+  const OpDesc op = segmentMatmulOp(ElementType::F16, 128, 128);
+  Expected<Schedule> s = completeSchedule(op, routed(MathMode::Wgmma, 128, 3));
+  ASSERT_TRUE(s) << s.message();
+  const SegmentMmaTile t = segmentMmaTile(op, *s);
+  EXPECT_TRUE(t.warpgroups);
+  EXPECT_EQ(t.depth, 64);
+  EXPECT_EQ(t.rows, 128);
+  EXPECT_EQ(t.cols, 128);
+  EXPECT_EQ(t.threads, 256);
+  EXPECT_EQ(s->threadsPerBlock, 256);
+  EXPECT_TRUE(t.residentWeights);
+  // W_t: 128 x 128 halves; three stages of a 128 x 64 X tile; the slack.
+  EXPECT_EQ(t.bytes, 128 * 128 * 2 + 3 * 128 * 64 * 2 + 1024);
+  Expected<KernelPlan> plan = planKernel(op, *s);
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->launch.sharedBytes, t.bytes);
+  EXPECT_EQ(plan->launch.threads, 256);
+
+  // M = 256: two column blocks, W_t streams with X.
+  const OpDesc wide = segmentMatmulOp(ElementType::BF16, 256, 256);
+  Expected<Schedule> w = completeSchedule(wide, routed(MathMode::Wgmma, 64));
+  ASSERT_TRUE(w) << w.message();
+  const SegmentMmaTile tw = segmentMmaTile(wide, *w);
+  EXPECT_FALSE(tw.residentWeights);
+  EXPECT_EQ(tw.itemsPerRouteTile, 2);
+  EXPECT_EQ(tw.stageBytes, (64 * 64 + 128 * 64) * 2);
+  EXPECT_EQ(segmentMmaThreadChoices(wide, *w), std::vector<int32_t>{128});
+}
+
+TEST(SegmentMatmulPlan, WgmmaRefusalsSayWhy) {
+  EXPECT_EQ(why(segmentMatmulOp(ElementType::F32, 64, 64),
+                routed(MathMode::Wgmma, 64)),
+            "gnn.segment_matmul with math = wgmma: wgmma takes f16 and bf16 "
+            "inputs; f32 takes math = tensor_core (TF32) or simt (math = "
+            "simt takes any K and M)");
+  EXPECT_EQ(why(segmentMatmulOp(ElementType::F16, 96, 64),
+                routed(MathMode::Wgmma, 64)),
+            "gnn.segment_matmul with math = wgmma: wgmma takes K in multiples "
+            "of 64 and M in multiples of 64, each up to 512, got K 96 and M "
+            "64 (math = simt takes any K and M)");
+  EXPECT_EQ(why(segmentMatmulOp(ElementType::F16, 64, 64),
+                routed(MathMode::Wgmma, 32)),
+            "gnn.segment_matmul with math = wgmma: wgmma takes tile_rows 64 "
+            "or 128 (one or two warpgroups of 64 rows), got 32 (math = simt "
+            "takes any K and M)");
+  EXPECT_EQ(why(segmentMatmulWeightGradOp(ElementType::F16, 64, 64),
+                routed(MathMode::Wgmma, 64)),
+            "gnn.segment_matmul_weight_grad with math = wgmma: wgmma runs "
+            "gnn.segment_matmul (and its input gradient); the weight "
+            "gradient takes math = tensor_core (math = simt takes any K and "
+            "M)");
+  EXPECT_EQ(why(segmentMatmulOp(ElementType::F16, 512, 512),
+                routed(MathMode::Wgmma, 128, 4)),
+            "gnn.segment_matmul with math = wgmma: the wgmma pipeline of 4 "
+            "stages of 32768 bytes = 132096 bytes, over 98304; use fewer "
+            "stages or tile_rows = 64 (math = simt takes any K and M)");
+  Schedule threads = routed(MathMode::Wgmma, 128);
+  threads.threadsPerBlock = 128;
+  EXPECT_EQ(why(segmentMatmulOp(ElementType::F16, 64, 64), threads),
+            "gnn.segment_matmul with math = wgmma: the wgmma tile of 128 "
+            "rows runs 256 threads (a warpgroup per 64 rows), not "
+            "threads_per_block 128; leave threads_per_block out for the "
+            "default (math = simt takes any K and M)");
+}

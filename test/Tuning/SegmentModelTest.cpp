@@ -509,7 +509,8 @@ namespace {
 
 /// Every schedule the segment tuner can choose, for the smallest and the
 /// largest K = M gnn-bench runs, through the compiler and NVRTC (no GPU
-/// needed): a kernel the tuner picks always compiles.
+/// needed): a kernel the tuner picks always compiles. sm_90a (the target
+/// the runtime compiles for on compute capability 9.0) adds math = wgmma.
 class SegmentCandidatesCompile : public ::testing::TestWithParam<std::string> {
 };
 
@@ -521,7 +522,8 @@ TEST_P(SegmentCandidatesCompile, EveryEnumeratedScheduleCompiles) {
                               std::pair{ElementType::F32, MathMode::TensorCore},
                               std::pair{ElementType::F16, MathMode::Auto}})
       for (const OpDesc &op : forms(type, dim, dim))
-        for (const Schedule &s : enumerateSegmentSchedules(op, math))
+        for (const Schedule &s :
+             enumerateSegmentSchedules(op, math, GetParam() == "sm_90a"))
           text += opKernelText("k" + std::to_string(count++), op, s);
   text += "}\n";
   ASSERT_GT(count, 100u);
@@ -538,7 +540,7 @@ TEST_P(SegmentCandidatesCompile, EveryEnumeratedScheduleCompiles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, SegmentCandidatesCompile,
-                         ::testing::Values("sm_80", "sm_90"));
+                         ::testing::Values("sm_80", "sm_90a"));
 
 } // namespace
 
@@ -570,4 +572,29 @@ TEST(SegmentTuningMeasure, MeasuresCheckedLeadersOnTheGpu) {
       EXPECT_GT(*t, 0);
     }
   }
+}
+
+// The tuner tries wgmma only where the target has it, and only for 16-bit
+// forward kernels.
+TEST(SegmentModel, TheTunerTriesWgmmaOnlyWhereTheTargetHasIt) {
+  auto count = [](const std::vector<Schedule> &list) {
+    return std::count_if(list.begin(), list.end(), [](const Schedule &s) {
+      return s.math == MathMode::Wgmma;
+    });
+  };
+  const OpDesc op = segmentMatmulOp(ElementType::F16, 128, 128);
+  EXPECT_EQ(count(tuning::enumerateSegmentSchedules(op)), 0);
+  EXPECT_GT(count(tuning::enumerateSegmentSchedules(op, MathMode::Auto, true)),
+            0);
+  EXPECT_EQ(
+      count(tuning::enumerateSegmentSchedules(
+          segmentMatmulOp(ElementType::F32, 128, 128), MathMode::Auto, true)),
+      0);
+  EXPECT_EQ(count(tuning::enumerateSegmentSchedules(
+                segmentMatmulWeightGradOp(ElementType::F16, 128, 128),
+                MathMode::Auto, true)),
+            0);
+  for (const Schedule &s :
+       tuning::enumerateSegmentSchedules(op, MathMode::Wgmma, true))
+    EXPECT_EQ(s.math, MathMode::Wgmma);
 }

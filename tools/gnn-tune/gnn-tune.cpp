@@ -167,7 +167,7 @@ std::string pad(std::string s, size_t n) {
 std::string segmentShortText(const Schedule &s) {
   std::string text =
       std::string(mathModeName(s.math)) + " rows=" + std::to_string(s.tileRows);
-  if (s.math == MathMode::TensorCore)
+  if (onTensorCores(s.math))
     text += " stages=" + std::to_string(s.stages) +
             " threads=" + std::to_string(s.threadsPerBlock);
   return text;

@@ -271,6 +271,12 @@ struct SegmentMmaTile {
   /// or tiles of the K x M weight gradient. Blocks walk (routing tile,
   /// result tile) pairs.
   int64_t itemsPerRouteTile = 1;
+  /// math = wgmma: warpgroups of 64 rows (warpsM counts warps of 16 rows,
+  /// fragsN the 8-column fragments of a row), steps of one 128-byte
+  /// swizzled row per operand, W_t's step as 64-column panels (or, read
+  /// transposed, rows of the reduction); bytes include the 1024 the
+  /// kernel may skip to align its tiles.
+  bool warpgroups = false;
 };
 /// The tensor-core tile of `op` (a segmented matmul) under `s` (tile_rows
 /// set; stages open means the default). Meaningful when

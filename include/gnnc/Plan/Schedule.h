@@ -38,7 +38,14 @@ enum class WriteMode { Direct, Atomic, Staged, Shared };
 /// The arithmetic of a tile_routed gnn.segment_matmul: open (the plan
 /// chooses), SIMT (exact f32 products and sums) or tensor cores (mma.sync:
 /// TF32 inputs for f32, f16/bf16 inputs, f32 accumulation).
-enum class MathMode { Auto, Simt, TensorCore };
+/// tensor_core: mma.sync (sm_80 and later); wgmma: Hopper's warpgroup
+/// instructions (sm_90a only: the kernel needs the arch-specific target).
+enum class MathMode { Auto, Simt, TensorCore, Wgmma };
+
+/// Whether `math` runs on tensor cores (mma.sync or wgmma).
+inline bool onTensorCores(MathMode math) {
+  return math == MathMode::TensorCore || math == MathMode::Wgmma;
+}
 
 /// IR spellings ("vertex_parallel", "f16", "staged", ...).
 const char *strategyName(Strategy strategy);

@@ -77,6 +77,12 @@ struct GpuModel {
 /// The calibration-file keys, in the order files are written.
 const std::vector<std::string> &gpuModelKeys();
 
+/// Whether kernels for `gpu` may use math = wgmma: compute capability 9.0,
+/// whose kernels the runtime compiles for sm_90a (rt::Device::compileTarget).
+inline bool hasWgmma(const GpuModel &gpu) {
+  return gpu.arch == "sm_90" || gpu.arch == "sm_90a";
+}
+
 /// The built-in defaults for `arch` ("sm_80" or "sm_90"; others fail).
 Expected<GpuModel> builtinGpuModel(const std::string &arch);
 

@@ -125,9 +125,12 @@ Prediction predictSegmentMatmul(const GpuModel &gpu, const SegmentStats &stats,
 /// each warp layout of segmentMmaThreadChoices, and in SIMT with tiles of 16 to
 /// 256 rows; the weight gradient with splits of 64 to 1024 rows on either.
 /// `math` restricts the arithmetic: Auto keeps f32 on exact SIMT (TF32 only
-/// when asked for with TensorCore) and tries both for f16 and bf16.
+/// when asked for with TensorCore) and tries both for f16 and bf16. With
+/// `wgmma` (the target has it: hasWgmma), f16 and bf16 forward kernels
+/// also try math = wgmma with tiles of 64 and 128 rows and 2 to 4 stages.
 std::vector<Schedule> enumerateSegmentSchedules(const OpDesc &op,
-                                                MathMode math = MathMode::Auto);
+                                                MathMode math = MathMode::Auto,
+                                                bool wgmma = false);
 
 /// `schedules` without the dominated tile sizes: of two schedules that
 /// differ only in tile_rows and cut the same routing table from `stats`

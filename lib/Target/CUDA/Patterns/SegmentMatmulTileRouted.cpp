@@ -10,6 +10,8 @@
 //    segmentMmaTile (rows, columns, warps, fragments, reduction step,
 //    stages, shared row strides, resident weights); the pipeline's buffers
 //    live in dynamic shared memory.
+//  - math = wgmma: gnnc_segment_matmul_wgmma with the warpgroup tile of
+//    segmentMmaTile (rows, columns, stages, resident weights); sm_90a.
 // With transpose_weights both read W_t transposed (the input gradient).
 //
 //===----------------------------------------------------------------------===//
@@ -31,7 +33,9 @@ class SegmentMatmulPattern : public EmissionPattern {
   }
 
   void emitKernel(const OpContext &c) const override {
-    if (c.schedule.math == MathMode::TensorCore)
+    if (c.schedule.math == MathMode::Wgmma)
+      emitWgmma(c);
+    else if (c.schedule.math == MathMode::TensorCore)
       emitTensorCore(c);
     else
       emitSimt(c);
@@ -87,6 +91,32 @@ class SegmentMatmulPattern : public EmissionPattern {
        << tile.bStride << (tile.residentWeights ? ", true" : "") << ">("
        << c.input(0) << ", " << c.params.name(ParamRole::SegmentWeights) << ", "
        << c.result() << ", " << c.params.name(ParamRole::RouteTiles) << ", "
+       << c.params.name(ParamRole::NumRouteTiles) << ", gnnc_segment_smem);\n";
+  }
+
+  void emitWgmma(const OpContext &c) const {
+    Printer &os = c.os;
+    const OpDesc &d = c.desc;
+    const SegmentMmaTile tile = segmentMmaTile(d, c.schedule);
+    os << "// gnn.segment_matmul, tile_routed on tensor cores: wgmma "
+          "m64n64k16 ("
+       << elementTypeName(d.type) << ", f32 accumulators, sm_90a); blocks of "
+       << tile.rows << " x " << tile.cols << " results, a warpgroup per 64 "
+       << "rows, K in steps of " << tile.depth << " through " << tile.stages
+       << " cp.async stages of swizzled tiles"
+       << (tile.residentWeights
+               ? ", W_t's column block resident in shared memory"
+               : "")
+       << " (" << tile.bytes << " bytes of shared memory)"
+       << (d.transposeWeights ? "; W_t read transposed" : "") << ".\n";
+    os << "extern __shared__ __align__(16) unsigned char "
+          "gnnc_segment_smem[];\n";
+    os << "gnnc_segment_matmul_wgmma<" << c.e.cType << ", " << d.inputWidth
+       << ", " << d.width << ", " << (d.transposeWeights ? "true" : "false")
+       << ", " << tile.rows << ", " << tile.cols << ", " << tile.stages
+       << (tile.residentWeights ? ", true" : "") << ">(" << c.input(0) << ", "
+       << c.params.name(ParamRole::SegmentWeights) << ", " << c.result() << ", "
+       << c.params.name(ParamRole::RouteTiles) << ", "
        << c.params.name(ParamRole::NumRouteTiles) << ", gnnc_segment_smem);\n";
   }
 };
