@@ -151,54 +151,42 @@ template <int Pending> __device__ __forceinline__ void waitGroup() {
 
 #define GNNC_WGMMA_D8(j)                                                       \
   "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+/// One m64n64k16 instruction with inputs of PTX type `ab` ("f16", "bf16").
+#define GNNC_WGMMA_M64N64K16(ab)                                               \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                    \
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32." ab "." ab " "     \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, "      \
+               "%13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "       \
+               "%24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, "     \
+               "1, 0, %35;\n}\n"                                               \
+               : GNNC_WGMMA_D8(0), GNNC_WGMMA_D8(1), GNNC_WGMMA_D8(2),         \
+                 GNNC_WGMMA_D8(3), GNNC_WGMMA_D8(4), GNNC_WGMMA_D8(5),         \
+                 GNNC_WGMMA_D8(6), GNNC_WGMMA_D8(7)                            \
+               : "l"(a), "l"(b), "r"(1), "n"(TransB))
+
+template <typename T> struct IsHalf { static constexpr bool value = false; };
+template <> struct IsHalf<__half> { static constexpr bool value = true; };
 
 /// D (64 x 64, f32) += A (64 x 16, K-major) B (16 x 64; K-major, or
 /// N-major with TransB) from two shared-memory descriptors. `d` is the
 /// thread's 8 fragments of 4 accumulators.
-template <typename T> struct Wgmma;
-
-template <> struct Wgmma<__half> {
+template <typename T> struct Wgmma {
+  static_assert(sizeof(T) == 2, "wgmma here takes f16 or bf16");
   template <int TransB>
   static __device__ __forceinline__ void
   run(float (&d)[8][4], unsigned long long a, unsigned long long b) {
 #if GNNC_HAS_WGMMA
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, "
-                 "%13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
-                 "%24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, "
-                 "1, 0, %35;\n}\n"
-                 : GNNC_WGMMA_D8(0), GNNC_WGMMA_D8(1), GNNC_WGMMA_D8(2),
-                   GNNC_WGMMA_D8(3), GNNC_WGMMA_D8(4), GNNC_WGMMA_D8(5),
-                   GNNC_WGMMA_D8(6), GNNC_WGMMA_D8(7)
-                 : "l"(a), "l"(b), "r"(1), "n"(TransB));
+    if constexpr (IsHalf<T>::value)
+      GNNC_WGMMA_M64N64K16("f16");
+    else
+      GNNC_WGMMA_M64N64K16("bf16");
 #else
-    requireWgmma<__half>();
+    requireWgmma<T>();
 #endif
   }
 };
 
-template <> struct Wgmma<__nv_bfloat16> {
-  template <int TransB>
-  static __device__ __forceinline__ void
-  run(float (&d)[8][4], unsigned long long a, unsigned long long b) {
-#if GNNC_HAS_WGMMA
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, "
-                 "%13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
-                 "%24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, "
-                 "1, 0, %35;\n}\n"
-                 : GNNC_WGMMA_D8(0), GNNC_WGMMA_D8(1), GNNC_WGMMA_D8(2),
-                   GNNC_WGMMA_D8(3), GNNC_WGMMA_D8(4), GNNC_WGMMA_D8(5),
-                   GNNC_WGMMA_D8(6), GNNC_WGMMA_D8(7)
-                 : "l"(a), "l"(b), "r"(1), "n"(TransB));
-#else
-    requireWgmma<__nv_bfloat16>();
-#endif
-  }
-};
-
+#undef GNNC_WGMMA_M64N64K16
 #undef GNNC_WGMMA_D8
 
 } // namespace gnnc::cuda::wgmma
