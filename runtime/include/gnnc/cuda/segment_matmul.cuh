@@ -37,6 +37,7 @@
 #define GNNC_CUDA_SEGMENT_MATMUL_CUH
 
 #include "gnnc/cuda/mma_tile.cuh"
+#include "gnnc/cuda/wgmma_tile.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -271,6 +272,144 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
       [&](long long) {
         mma::storeFragments<T, FragsM, FragsN>(y, NOut, acc, rowBegin + m0,
                                                rowEnd, colBegin + n0, NOut);
+      });
+}
+
+/// Y_t = X_t W_t (or X_t W_tᵀ with TransW) with Hopper's warpgroup
+/// tensor-core instructions (gnnc/cuda/wgmma_tile.cuh; sm_90a): as
+/// gnnc_segment_matmul_mma, a work item is (routing tile, column block of
+/// Cols) and cp.async brings steps of 64 halves of the reduction through
+/// Stages buffers; here each warpgroup (128 threads) owns 64 rows of the
+/// Rows x Cols block and multiplies them with wgmma m64n64k16, A and B
+/// read by the tensor cores from 128-byte-swizzled shared tiles (no
+/// ldmatrix, no per-fragment instructions). A buffer holds X's Rows x 64
+/// tile and W_t's step: Cols / 64 panels of 64 reduction rows x 64
+/// columns (N-major), or with TransW Cols rows of 64 reduction elements
+/// (K-major). With ResidentW the column block's whole reduction lies before
+/// the buffers as one such step after another, staged when an item's type
+/// or column block changes. `smem` must hold 1024 bytes more than the
+/// tiles (the tiles start on 1024 bytes). KIn is a multiple of 64, NOut
+/// of 64 (f16, bf16).
+template <typename T, int KIn, int NOut, bool TransW, int Rows, int Cols,
+          int Stages, bool ResidentW = false>
+__device__ __forceinline__ void
+gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
+                          T *__restrict__ y,
+                          const long long *__restrict__ tiles,
+                          long long num_tiles, unsigned char *smem) {
+  namespace mma = gnnc::cuda::mma;
+  namespace wg = gnnc::cuda::wgmma;
+  wg::requireWgmma<T>();
+  static_assert(sizeof(T) == 2, "wgmma takes f16 or bf16 inputs here");
+  constexpr int Depth = wg::kRowBytes / sizeof(T);
+  constexpr int Threads = 2 * Rows;
+  static_assert(Rows % 64 == 0 && Cols % 64 == 0,
+                "warpgroups of 64 rows, instructions of 64 columns");
+  static_assert(KIn % Depth == 0 && NOut % 64 == 0,
+                "whole steps of the reduction and whole panels of columns");
+  static_assert(Stages >= 2, "the pipeline has at least two buffers");
+  constexpr int ColBlocks = (NOut + Cols - 1) / Cols;
+  constexpr int Steps = KIn / Depth;
+  constexpr int Panels = Cols / 64;
+  constexpr int AElements = Rows * Depth;
+  constexpr int StepBElements = Cols * Depth;
+  constexpr int BElements = ResidentW ? 0 : StepBElements;
+  constexpr int WElements = ResidentW ? Steps * StepBElements : 0;
+  // The tiles start on 1024 bytes (the swizzle atom).
+  T *resident = reinterpret_cast<T *>(
+      smem + ((1024 - (mma::sharedAddress(smem) & 1023)) & 1023));
+  T *buffers = resident + WElements;
+  const int group = threadIdx.x / 128;
+  const int warp = threadIdx.x / 32;
+  long long first, last;
+  gnnc::cuda::routedRun(num_tiles * ColBlocks, first, last);
+  auto tileOf = [&](long long item) {
+    return tiles + (item / ColBlocks) * GNNC_ROUTE_TILE_WORDS;
+  };
+  // One step of W_t's column block at col0 (reduction from k0) into `b`.
+  auto copyWeights = [&](T *b, const T *wt, long long col0, long long k0) {
+    if constexpr (TransW) {
+      wg::copySwizzledAsync<T, Cols, Threads>(b, wt, KIn, col0, NOut, k0, KIn);
+    } else {
+#pragma unroll
+      for (int p = 0; p < Panels; ++p)
+        wg::copySwizzledAsync<T, Depth, Threads>(b + p * Depth * 64, wt, NOut,
+                                                 k0, KIn, col0 + p * 64, NOut);
+    }
+  };
+  long long loading = -1, r0 = 0, r1 = 0, type = 0, col0 = 0;
+  long long rowBegin = 0, rowEnd = 0, colBegin = 0;
+  long long staged = -1;
+  float acc[1][Cols / 8][4];
+  mma::pipelineItems<Stages, true>(
+      first, last, [](long long) { return Steps; },
+      [&](long long item, int step, int slot) {
+        if (item != loading) {
+          const long long *tile = tileOf(item);
+          type = tile[0];
+          r0 = tile[1];
+          r1 = tile[2];
+          col0 = (item % ColBlocks) * Cols;
+          loading = item;
+        }
+        T *a = buffers + slot * (AElements + BElements);
+        const long long k0 = (long long)step * Depth;
+        wg::copySwizzledAsync<T, Rows, Threads>(a, x, KIn, r0, r1, k0, KIn);
+        if constexpr (!ResidentW)
+          copyWeights(a + AElements, w + type * (long long)KIn * NOut, col0,
+                      k0);
+      },
+      [&](long long item, int step, int slot) {
+        const T *a = buffers + slot * (AElements + BElements);
+        if (step == 0) {
+          mma::zeroAccumulators(acc);
+          const long long *tile = tileOf(item);
+          const long long block = item % ColBlocks;
+          rowBegin = tile[1];
+          rowEnd = tile[2];
+          colBegin = block * Cols;
+          if constexpr (ResidentW) {
+            // Every warpgroup waited for its last step's instructions, and
+            // pipelineItems waits for the block before each step.
+            const long long key = tile[0] * ColBlocks + block;
+            if (key != staged) {
+              const T *wt = w + tile[0] * (long long)KIn * NOut;
+              for (int s = 0; s < Steps; ++s)
+                copyWeights(resident + s * StepBElements, wt, colBegin,
+                            (long long)s * Depth);
+              mma::commitAsync();
+              mma::waitAsync<0>();
+              wg::fenceAsyncShared();
+              __syncthreads();
+              staged = key;
+            }
+          }
+        }
+        const T *b =
+            ResidentW ? resident + step * StepBElements : a + AElements;
+        const T *aRows = a + group * 64 * Depth;
+        wg::fence();
+#pragma unroll
+        for (int k = 0; k < Depth / 16; ++k) {
+          const unsigned long long da = wg::descriptor(aRows + k * 16);
+#pragma unroll
+          for (int p = 0; p < Panels; ++p) {
+            // K-major B: panel p is 64 rows further, slice k 32 bytes into
+            // them; N-major: panel p is the next 64 x 64, slice k 16 rows on.
+            const T *bp = TransW ? b + p * 64 * Depth + k * 16
+                                 : b + p * Depth * 64 + k * 16 * 64;
+            wg::Wgmma<T>::template run<TransW ? 0 : 1>(
+                *reinterpret_cast<float(*)[8][4]>(&acc[0][8 * p][0]), da,
+                wg::descriptor(bp));
+          }
+        }
+        wg::commit();
+        wg::waitGroup<0>();
+      },
+      [&](long long) {
+        mma::storeFragments<T, 1, Cols / 8>(
+            y, NOut, acc, rowBegin + group * 64 + (warp % 4) * 16, rowEnd,
+            colBegin, NOut);
       });
 }
 
