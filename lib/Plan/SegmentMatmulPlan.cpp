@@ -55,13 +55,22 @@ SegmentTile gnnc::segmentMatmulTile(const OpDesc &op, const Schedule &s) {
   return tile;
 }
 
+namespace {
+
+/// `needed` registers a thread, in the allocation's steps of 8, at least
+/// defaults::kSegmentMmaRegisters and at most 255.
+int32_t mmaRegistersFor(int64_t needed) {
+  return static_cast<int32_t>(std::clamp<int64_t>(
+      alignTo(needed, 8).value_or(255), defaults::kSegmentMmaRegisters, 255));
+}
+
+} // namespace
+
 int32_t gnnc::segmentMmaRegisters(int32_t fragsM, int32_t fragsN) {
   // Accumulators (4 floats a fragment), one step's A (4 words a fragment)
   // and B (2 words) fragments, and the addressing.
-  const int64_t needed = 4 * int64_t(fragsM) * fragsN + 4 * int64_t(fragsM) +
-                         2 * int64_t(fragsN) + defaults::kMmaAddressRegisters;
-  return static_cast<int32_t>(std::clamp<int64_t>(
-      alignTo(needed, 8).value_or(255), defaults::kSegmentMmaRegisters, 255));
+  return mmaRegistersFor(4 * int64_t(fragsM) * fragsN + 4 * int64_t(fragsM) +
+                         2 * int64_t(fragsN) + defaults::kMmaAddressRegisters);
 }
 
 namespace {
@@ -180,10 +189,8 @@ SegmentMmaTile wgmmaTileOf(const OpDesc &op, const Schedule &s,
   t.fragsN = static_cast<int32_t>(t.cols / 8);
   t.threads = kWgmmaGroupThreads * (t.rows / kWgmmaGroupRows);
   // The accumulators and the addressing: A and B stay in shared memory.
-  t.registers = static_cast<int32_t>(std::clamp<int64_t>(
-      alignTo(4 * int64_t(t.fragsN) + defaults::kMmaAddressRegisters, 8)
-          .value_or(255),
-      defaults::kSegmentMmaRegisters, 255));
+  t.registers =
+      mmaRegistersFor(4 * int64_t(t.fragsN) + defaults::kMmaAddressRegisters);
   t.stages = s.stages != 0 ? s.stages : defaults::kPipelineStages;
   t.aReductionMajor = true;
   t.bReductionMajor = op.transposeWeights;

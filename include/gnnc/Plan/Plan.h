@@ -286,7 +286,9 @@ SegmentMmaTile segmentMmaTile(const OpDesc &op, const Schedule &s);
 /// multiples of 8 up to kMaxTensorCoreWidth, gnn.segment_matmul's
 /// tile_rows 16, 32, 64 or 128, the pipeline must fit a block's shared
 /// memory, and threads_per_block (when set) must be one of
-/// segmentMmaThreadChoices.
+/// segmentMmaThreadChoices. math = wgmma: gnn.segment_matmul in f16 or
+/// bf16, K a multiple of one 128-byte step and M of 64, tile_rows 64 or
+/// 128, threads_per_block 128 per 64 rows.
 Status segmentTensorCoreFits(const OpDesc &op, const Schedule &s);
 /// The threads_per_block a tensor-core tile of `op` under `s` may run, the
 /// default first: one warp per 32 rows and two along the columns, then

@@ -113,7 +113,8 @@ class SegmentMatmulPattern : public EmissionPattern {
           "gnnc_segment_smem[];\n";
     os << "gnnc_segment_matmul_wgmma<" << c.e.cType << ", " << d.inputWidth
        << ", " << d.width << ", " << (d.transposeWeights ? "true" : "false")
-       << ", " << tile.rows << ", " << tile.cols << ", " << tile.stages
+       << ", " << tile.rows << ", " << tile.cols << ", " << tile.depth << ", "
+       << tile.threads << ", " << tile.stages
        << (tile.residentWeights ? ", true" : "") << ">(" << c.input(0) << ", "
        << c.params.name(ParamRole::SegmentWeights) << ", " << c.result() << ", "
        << c.params.name(ParamRole::RouteTiles) << ", "

@@ -288,10 +288,10 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
 /// (K-major). With ResidentW the column block's whole reduction lies before
 /// the buffers as one such step after another, staged when an item's type
 /// or column block changes. `smem` must hold 1024 bytes more than the
-/// tiles (the tiles start on 1024 bytes). KIn is a multiple of 64, NOut
-/// of 64 (f16, bf16).
+/// tiles (the tiles start on 1024 bytes). KIn is a multiple of Depth (64
+/// halves), NOut of 64 (f16, bf16); Threads is 128 per 64 rows.
 template <typename T, int KIn, int NOut, bool TransW, int Rows, int Cols,
-          int Stages, bool ResidentW = false>
+          int Depth, int Threads, int Stages, bool ResidentW = false>
 __device__ __forceinline__ void
 gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
                           T *__restrict__ y,
@@ -301,8 +301,10 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
   namespace wg = gnnc::cuda::wgmma;
   wg::requireWgmma<T>();
   static_assert(sizeof(T) == 2, "wgmma takes f16 or bf16 inputs here");
-  constexpr int Depth = wg::kRowBytes / sizeof(T);
-  constexpr int Threads = 2 * Rows;
+  // The plan's tile (segmentMmaTile) against the instruction's layout.
+  static_assert(Depth * sizeof(T) == wg::kRowBytes,
+                "a step is one swizzled 128-byte row of each operand");
+  static_assert(Threads == 128 * (Rows / 64), "a warpgroup per 64 rows");
   static_assert(Rows % 64 == 0 && Cols % 64 == 0,
                 "warpgroups of 64 rows, instructions of 64 columns");
   static_assert(KIn % Depth == 0 && NOut % 64 == 0,
