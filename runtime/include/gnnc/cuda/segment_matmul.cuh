@@ -156,6 +156,30 @@ firstTileOfType(const long long *__restrict__ tiles, long long num_tiles,
   return lo;
 }
 
+/// A forward work item of the tensor-core kernels, (routing tile, column
+/// block of Cols): item / ColBlocks and item % ColBlocks, read from the
+/// routing table once per item (the producer and the consumer each keep
+/// one, since the producer runs Stages - 1 steps ahead).
+template <int ColBlocks, int Cols> struct RouteItem {
+  long long item = -1, type = 0, rowBegin = 0, rowEnd = 0, col0 = 0;
+  /// Moves to `next` (nothing to read when it is the current item).
+  __device__ __forceinline__ void read(const long long *__restrict__ tiles,
+                                       long long next) {
+    if (next == item)
+      return;
+    const long long *tile = tiles + (next / ColBlocks) * GNNC_ROUTE_TILE_WORDS;
+    type = tile[0];
+    rowBegin = tile[1];
+    rowEnd = tile[2];
+    col0 = (next % ColBlocks) * Cols;
+    item = next;
+  }
+  /// W_t's column block of the item: type x ColBlocks + block.
+  __device__ __forceinline__ long long weightBlock() const {
+    return type * ColBlocks + col0 / Cols;
+  }
+};
+
 } // namespace gnnc::cuda
 
 /// Y_t = X_t W_t (or X_t W_tᵀ with TransW) on tensor cores. x holds KIn
@@ -195,63 +219,47 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
             n0 = (warp % WarpsN) * FragsN * 8;
   long long first, last;
   gnnc::cuda::routedRun(num_tiles * ColBlocks, first, last);
-  // The producer's current item and its tile (read once per item).
-  long long loading = -1, r0 = 0, r1 = 0, type = 0, col0 = 0;
-  auto tileOf = [&](long long item) {
-    return tiles + (item / ColBlocks) * GNNC_ROUTE_TILE_WORDS;
-  };
-  // The consumer's current item: its tile, read at its first step.
-  long long rowBegin = 0, rowEnd = 0, colBegin = 0;
-  // The column block of W_t now resident: type x ColBlocks + block.
+  // The producer's item and the consumer's (read at its first step).
+  gnnc::cuda::RouteItem<ColBlocks, Cols> loading, current;
+  // The column block of W_t now resident (RouteItem::weightBlock).
   long long staged = -1;
   float acc[FragsM][FragsN][4];
   mma::pipelineItems<Stages>(
       first, last, [](long long) { return Steps; },
       [&](long long item, int step, int slot) {
-        if (item != loading) {
-          const long long *tile = tileOf(item);
-          type = tile[0];
-          r0 = tile[1];
-          r1 = tile[2];
-          col0 = (item % ColBlocks) * Cols;
-          loading = item;
-        }
+        loading.read(tiles, item);
         T *a = buffers + slot * (AElements + BElements);
         const long long k0 = (long long)step * Depth;
-        mma::copyTileAsync<T, Rows, Depth, AStride, Threads>(a, x, KIn, r0, r1,
-                                                             k0, KIn);
+        mma::copyTileAsync<T, Rows, Depth, AStride, Threads>(
+            a, x, KIn, loading.rowBegin, loading.rowEnd, k0, KIn);
         if constexpr (!ResidentW) {
           T *b = a + AElements;
-          const T *wt = w + type * (long long)KIn * NOut;
+          const T *wt = w + loading.type * (long long)KIn * NOut;
           if constexpr (TransW)
             mma::copyTileAsync<T, Cols, Depth, BStride, Threads>(
-                b, wt, KIn, col0, NOut, k0, KIn);
+                b, wt, KIn, loading.col0, NOut, k0, KIn);
           else
             mma::copyTileAsync<T, Depth, Cols, BStride, Threads>(
-                b, wt, NOut, k0, KIn, col0, NOut);
+                b, wt, NOut, k0, KIn, loading.col0, NOut);
         }
       },
       [&](long long item, int step, int slot) {
         const T *a = buffers + slot * (AElements + BElements);
         if (step == 0) {
           mma::zeroAccumulators(acc);
-          const long long *tile = tileOf(item);
-          const long long block = item % ColBlocks;
-          rowBegin = tile[1];
-          rowEnd = tile[2];
-          colBegin = block * Cols;
+          current.read(tiles, item);
           if constexpr (ResidentW) {
             // Every warp is past the previous step (pipelineItems waits
             // for the block before each step), so the block may restage.
-            const long long key = tile[0] * ColBlocks + block;
+            const long long key = current.weightBlock();
             if (key != staged) {
-              const T *wt = w + tile[0] * (long long)KIn * NOut;
+              const T *wt = w + current.type * (long long)KIn * NOut;
               if constexpr (TransW)
                 mma::copyTileAsync<T, Cols, KSteps, BStride, Threads>(
-                    resident, wt, KIn, block * Cols, NOut, 0, KIn);
+                    resident, wt, KIn, current.col0, NOut, 0, KIn);
               else
                 mma::copyTileAsync<T, KSteps, Cols, BStride, Threads>(
-                    resident, wt, NOut, 0, KIn, block * Cols, NOut);
+                    resident, wt, NOut, 0, KIn, current.col0, NOut);
               mma::commitAsync();
               mma::waitAsync<0>();
               __syncthreads();
@@ -270,8 +278,9 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
         }
       },
       [&](long long) {
-        mma::storeFragments<T, FragsM, FragsN>(y, NOut, acc, rowBegin + m0,
-                                               rowEnd, colBegin + n0, NOut);
+        mma::storeFragments<T, FragsM, FragsN>(
+            y, NOut, acc, current.rowBegin + m0, current.rowEnd,
+            current.col0 + n0, NOut);
       });
 }
 
@@ -325,9 +334,6 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
   const int warp = threadIdx.x / 32;
   long long first, last;
   gnnc::cuda::routedRun(num_tiles * ColBlocks, first, last);
-  auto tileOf = [&](long long item) {
-    return tiles + (item / ColBlocks) * GNNC_ROUTE_TILE_WORDS;
-  };
   // One step of W_t's column block at col0 (reduction from k0) into `b`.
   auto copyWeights = [&](T *b, const T *wt, long long col0, long long k0) {
     if constexpr (TransW) {
@@ -339,45 +345,34 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
                                                  k0, KIn, col0 + p * 64, NOut);
     }
   };
-  long long loading = -1, r0 = 0, r1 = 0, type = 0, col0 = 0;
-  long long rowBegin = 0, rowEnd = 0, colBegin = 0;
+  gnnc::cuda::RouteItem<ColBlocks, Cols> loading, current;
   long long staged = -1;
   float acc[1][Cols / 8][4];
   mma::pipelineItems<Stages, true>(
       first, last, [](long long) { return Steps; },
       [&](long long item, int step, int slot) {
-        if (item != loading) {
-          const long long *tile = tileOf(item);
-          type = tile[0];
-          r0 = tile[1];
-          r1 = tile[2];
-          col0 = (item % ColBlocks) * Cols;
-          loading = item;
-        }
+        loading.read(tiles, item);
         T *a = buffers + slot * (AElements + BElements);
         const long long k0 = (long long)step * Depth;
-        wg::copySwizzledAsync<T, Rows, Threads>(a, x, KIn, r0, r1, k0, KIn);
+        wg::copySwizzledAsync<T, Rows, Threads>(a, x, KIn, loading.rowBegin,
+                                                loading.rowEnd, k0, KIn);
         if constexpr (!ResidentW)
-          copyWeights(a + AElements, w + type * (long long)KIn * NOut, col0,
-                      k0);
+          copyWeights(a + AElements, w + loading.type * (long long)KIn * NOut,
+                      loading.col0, k0);
       },
       [&](long long item, int step, int slot) {
         const T *a = buffers + slot * (AElements + BElements);
         if (step == 0) {
           mma::zeroAccumulators(acc);
-          const long long *tile = tileOf(item);
-          const long long block = item % ColBlocks;
-          rowBegin = tile[1];
-          rowEnd = tile[2];
-          colBegin = block * Cols;
+          current.read(tiles, item);
           if constexpr (ResidentW) {
             // Every warpgroup waited for its last step's instructions, and
             // pipelineItems waits for the block before each step.
-            const long long key = tile[0] * ColBlocks + block;
+            const long long key = current.weightBlock();
             if (key != staged) {
-              const T *wt = w + tile[0] * (long long)KIn * NOut;
+              const T *wt = w + current.type * (long long)KIn * NOut;
               for (int s = 0; s < Steps; ++s)
-                copyWeights(resident + s * StepBElements, wt, colBegin,
+                copyWeights(resident + s * StepBElements, wt, current.col0,
                             (long long)s * Depth);
               mma::commitAsync();
               mma::waitAsync<0>();
@@ -410,8 +405,8 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
       },
       [&](long long) {
         mma::storeFragments<T, 1, Cols / 8>(
-            y, NOut, acc, rowBegin + group * 64 + (warp % 4) * 16, rowEnd,
-            colBegin, NOut);
+            y, NOut, acc, current.rowBegin + group * 64 + (warp % 4) * 16,
+            current.rowEnd, current.col0, NOut);
       });
 }
 
