@@ -326,9 +326,10 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
   constexpr int StepBElements = Cols * Depth;
   constexpr int BElements = ResidentW ? 0 : StepBElements;
   constexpr int WElements = ResidentW ? Steps * StepBElements : 0;
-  // The tiles start on 1024 bytes (the swizzle atom).
+  // The tiles start on a swizzle atom (the plan leaves its bytes spare).
+  constexpr unsigned Atom = wg::kAtomBytes;
   T *resident = reinterpret_cast<T *>(
-      smem + ((1024 - (mma::sharedAddress(smem) & 1023)) & 1023));
+      smem + ((Atom - (mma::sharedAddress(smem) & (Atom - 1))) & (Atom - 1)));
   T *buffers = resident + WElements;
   const int group = threadIdx.x / 128;
   const int warp = threadIdx.x / 32;
