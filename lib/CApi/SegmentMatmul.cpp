@@ -169,11 +169,12 @@ Expected<Schedule> segmentScheduleOf(const OpDesc &op, bool allowTf32,
   Expected<Schedule> s = parseSchedule(written);
   if (!s)
     return s.status();
-  if (op.type == ElementType::F32 && s->math == MathMode::TensorCore &&
-      !allowTf32)
-    return Status::error("the schedule asks for math = tensor_core on f32, "
-                         "which rounds the inputs to TF32, but allow_tf32 is "
-                         "0: set allow_tf32 = 1 or write math = simt");
+  if (op.type == ElementType::F32 && onTensorCores(s->math) && !allowTf32)
+    return Status::error(std::string("the schedule asks for math = ") +
+                         mathModeName(s->math) +
+                         " on f32, which rounds the inputs to TF32, but "
+                         "allow_tf32 is 0: set allow_tf32 = 1 or write math "
+                         "= simt");
   return *s;
 }
 

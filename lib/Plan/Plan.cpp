@@ -300,7 +300,7 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
       if (s.blocksPerSm == 0 && tile.threads > 0) {
         int64_t blocks = kRegistersPerSm / (tile.registers * tile.threads);
         if (tile.bytes > 0)
-          blocks = std::min(blocks, kMaxSharedBytesPerSm / tile.bytes);
+          blocks = std::min(blocks, sharedBytesPerSm(s) / tile.bytes);
         s.blocksPerSm = static_cast<int32_t>(std::clamp<int64_t>(
             blocks, 1,
             std::min<int64_t>(kMaxBlocksPerSm,
@@ -363,11 +363,11 @@ Expected<KernelPlan> gnnc::planKernel(const OpDesc &op, const Schedule &s) {
   const LaunchPlan &launch = plan->launch;
   // (Blocks of threads per SM are checkScheduleFields' rule.)
   int64_t bps = s.blocksPerSm;
-  if (bps != 0 && bps * launch.sharedBytes > kMaxSharedBytesPerSm)
+  if (bps != 0 && bps * launch.sharedBytes > sharedBytesPerSm(s))
     return Status::error("blocks_per_sm = " + std::to_string(bps) +
                          " blocks of " + std::to_string(launch.sharedBytes) +
                          " bytes of shared memory exceed the " +
-                         std::to_string(kMaxSharedBytesPerSm) +
+                         std::to_string(sharedBytesPerSm(s)) +
                          " bytes an SM holds");
   return plan;
 }
@@ -486,11 +486,20 @@ Expected<KernelPlan> gnnc::plan::edgeParallelPlan(const OpDesc &op,
 }
 
 Status gnnc::plan::checkSharedBytes(int64_t shared, const std::string &what,
-                                    const std::string &fix) {
-  if (shared <= kMaxSharedBytes)
+                                    const std::string &fix, int64_t limit) {
+  if (shared <= limit)
     return Status::ok();
   return Status::error(what + " = " + std::to_string(shared) + " bytes, over " +
-                       std::to_string(kMaxSharedBytes) + "; " + fix);
+                       std::to_string(limit) + "; " + fix);
+}
+
+int64_t gnnc::maxSharedBytes(const Schedule &s) {
+  return s.math == MathMode::Wgmma ? kMaxSharedBytesSm90 : kMaxSharedBytes;
+}
+
+int64_t gnnc::sharedBytesPerSm(const Schedule &s) {
+  return s.math == MathMode::Wgmma ? kMaxSharedBytesPerSmSm90
+                                   : kMaxSharedBytesPerSm;
 }
 
 bool LaunchPlan::operator==(const LaunchPlan &o) const {

@@ -108,6 +108,20 @@ constexpr int64_t kWgmmaRowBytes = 128;
 constexpr int64_t kWgmmaGroupThreads = 128;
 constexpr int64_t kWgmmaGroupRows = 64;
 constexpr int64_t kWgmmaColumns = 64;
+/// The widest wgmma column block: W_t stays resident where one block of
+/// at most this many columns holds all of M, fits, and still leaves an SM
+/// kWgmmaResidentGroups warpgroups (one alone waits for each step's
+/// instructions with the tensor cores idle: a 64-row tile of K = M = 256
+/// f16, resident at one block an SM, ran 1.08x slower on an H200 than
+/// streamed at two).
+constexpr int64_t kWgmmaMaxColumns = 256;
+/// The fewest blocks of a TF32 wgmma forward's prelude (the transposed
+/// copy of the weights): enough to keep every SM's loads in flight. On
+/// the persistent blocks alone (one or two an SM, a load latency per tile)
+/// the copy of 100 types of 256 x 256 took about 0.07 ms on an H200, as
+/// long as the matmul after it.
+constexpr int64_t kSegmentTransposeBlocks = 1024;
+constexpr int64_t kWgmmaResidentGroups = 2;
 constexpr int64_t kWgmmaAlignBytes = 1024;
 
 // Per-op rules.
@@ -154,10 +168,11 @@ Expected<KernelPlan> edgeParallelPlan(const OpDesc &op, const Schedule &s,
                                       bool rowEnds);
 /// The launch of a kernel with a block per `rowsPerBlock` rows.
 LaunchPlan rowLaunch(const Schedule &s, const ThreadMapping &m);
-/// Fails when `shared` bytes per block exceed kMaxSharedBytes: "<what> =
-/// <shared> bytes, over <limit>; <fix>".
+/// Fails when `shared` bytes per block exceed `limit` (kMaxSharedBytes
+/// unless given): "<what> = <shared> bytes, over <limit>; <fix>".
 Status checkSharedBytes(int64_t shared, const std::string &what,
-                        const std::string &fix);
+                        const std::string &fix,
+                        int64_t limit = limits::kMaxSharedBytes);
 /// Whether 16-bit vectors of `vw` elements stay packed in 32-bit words.
 bool keepsVectorsPacked(ElementType type, int64_t vw);
 

@@ -18,6 +18,11 @@
 // f32, f16/bf16 inputs, f32 accumulation) from tiles that cp.async brings
 // into a pipeline of `stages` shared-memory buffers.
 //
+// math = wgmma (sm_90a): the same items, each warpgroup of 128 threads
+// 64 rows of them, from 128-byte-swizzled tiles that the tensor cores read
+// themselves. TF32 reads W_t K-major only: an f32 forward's prelude first
+// leaves each W_tᵀ, rounded to TF32, in the workspace.
+//
 // gnn.segment_matmul_weight_grad (dW_t = X_tᵀ dY_t): a routing tile is a
 // split of a type's rows (tile_rows, 256 by default); each split leaves its
 // K x M partial in f32 in the workspace, and a follow-up kernel adds the
@@ -173,16 +178,16 @@ SegmentMmaTile mmaTileWithDepth(const OpDesc &op, const Schedule &s,
 
 namespace {
 
-/// The math = wgmma tile of `op` under `s`, W_t's column block resident in
-/// shared memory or streamed.
-SegmentMmaTile wgmmaTileOf(const OpDesc &op, const Schedule &s,
+/// The math = wgmma tile of `op` under `s` with column blocks of `cols`,
+/// W_t's column block resident in shared memory or streamed.
+SegmentMmaTile wgmmaTileOf(const OpDesc &op, const Schedule &s, int64_t cols,
                            bool residentWeights) {
   SegmentMmaTile t;
   const int64_t size = static_cast<int64_t>(elementSize(op.type));
   t.warpgroups = true;
   t.depth = kWgmmaRowBytes / size;
   t.rows = s.tileRows;
-  t.cols = op.width > kWgmmaColumns ? kSegmentMmaMaxExtent : kWgmmaColumns;
+  t.cols = cols;
   t.warpsM = static_cast<int32_t>(t.rows / 16);
   t.warpsN = 1;
   t.fragsM = 1;
@@ -193,7 +198,8 @@ SegmentMmaTile wgmmaTileOf(const OpDesc &op, const Schedule &s,
       mmaRegistersFor(4 * int64_t(t.fragsN) + defaults::kMmaAddressRegisters);
   t.stages = s.stages != 0 ? s.stages : defaults::kPipelineStages;
   t.aReductionMajor = true;
-  t.bReductionMajor = op.transposeWeights;
+  t.weightsCopied = op.type == ElementType::F32 && !op.transposeWeights;
+  t.bReductionMajor = op.transposeWeights || t.weightsCopied;
   t.aStride = t.depth;
   t.bStride = t.bReductionMajor ? t.depth : kWgmmaColumns;
   t.aElements = t.rows * t.depth;
@@ -210,13 +216,23 @@ SegmentMmaTile wgmmaTileOf(const OpDesc &op, const Schedule &s,
   return t;
 }
 
-/// W_t resident where one column block holds all of M and it fits a
-/// block, else streamed with X.
+/// W_t resident where one column block of at most kWgmmaMaxColumns holds
+/// all of M, it fits sm_90's shared memory and an SM still holds
+/// kWgmmaResidentGroups warpgroups of such blocks (a block then reads each
+/// X tile once and W_t once per run of a type), else streamed with X in
+/// column blocks of 128 (64 where M is 64).
 SegmentMmaTile wgmmaTile(const OpDesc &op, const Schedule &s) {
-  SegmentMmaTile resident = wgmmaTileOf(op, s, true);
-  if (resident.cols >= op.width && resident.bytes <= limits::kMaxSharedBytes)
-    return resident;
-  return wgmmaTileOf(op, s, false);
+  if (op.width <= kWgmmaMaxColumns) {
+    SegmentMmaTile resident =
+        wgmmaTileOf(op, s, std::max<int64_t>(op.width, kWgmmaColumns), true);
+    const int64_t groups = resident.rows / kWgmmaGroupRows *
+                           (sharedBytesPerSm(s) / resident.bytes);
+    if (resident.bytes <= maxSharedBytes(s) && groups >= kWgmmaResidentGroups)
+      return resident;
+  }
+  return wgmmaTileOf(
+      op, s, op.width > kWgmmaColumns ? kSegmentMmaMaxExtent : kWgmmaColumns,
+      false);
 }
 
 /// Why math = wgmma cannot run `op` under `s`, or ok.
@@ -225,9 +241,6 @@ Status wgmmaFits(const OpDesc &op, const Schedule &s) {
     return Status::error("wgmma runs gnn.segment_matmul (and its input "
                          "gradient); the weight gradient takes "
                          "math = tensor_core");
-  if (op.type == ElementType::F32)
-    return Status::error("wgmma takes f16 and bf16 inputs; f32 takes "
-                         "math = tensor_core (TF32) or simt");
   const int64_t step = kWgmmaRowBytes / elementSize(op.type);
   const int64_t max = limits::kMaxTensorCoreWidth;
   if (op.inputWidth % step != 0 || op.width % kWgmmaColumns != 0 ||
@@ -246,7 +259,8 @@ Status wgmmaFits(const OpDesc &op, const Schedule &s) {
       "the wgmma pipeline of " + std::to_string(tile.stages) + " stages of " +
           std::to_string(tile.stageBytes) + " bytes",
       tile.rows > kWgmmaGroupRows ? "use fewer stages or tile_rows = 64"
-                                  : "use fewer stages"));
+                                  : "use fewer stages",
+      maxSharedBytes(s)));
   if (s.threadsPerBlock != 0 && s.threadsPerBlock != tile.threads)
     return Status::error("the wgmma tile of " + std::to_string(tile.rows) +
                          " rows runs " + std::to_string(tile.threads) +
@@ -395,6 +409,26 @@ gnnc::plan::planSegmentMatmulTileRouted(const OpDesc &op, const Schedule &s) {
                                      "not ") +
                          opKindName(op.kind));
   Expected<KernelPlan> plan = routedPlan(op, s);
+  if (plan && onTensorCores(s.math) && segmentMmaTile(op, s).weightsCopied) {
+    // The prelude leaves each type's W_tᵀ (TF32) in the workspace, K x M
+    // floats a type, grid-striding over 32 x 64 tiles with at least
+    // kSegmentTransposeBlocks blocks (a few types still fill the GPU).
+    plan->extraParams.push_back(ParamRole::NumSegments);
+    plan->extraParams.push_back(ParamRole::Workspace);
+    WorkspacePlan workspace;
+    workspace.count = {ParamRole::NumSegments};
+    workspace.itemsPerUnit = 1;
+    workspace.bytesPerUnit = op.inputWidth * op.width * 4;
+    workspace.minUnits = 1;
+    plan->workspace = workspace;
+    CompanionPlan transpose;
+    transpose.suffix = "_transpose";
+    transpose.launch.threads = defaults::kThreadsPerBlock;
+    transpose.launch.grid = {ParamRole::NumSegments};
+    transpose.launch.itemsPerBlock = 1;
+    transpose.launch.minBlocks = kSegmentTransposeBlocks;
+    plan->preludes.push_back(transpose);
+  }
   if (!plan || onTensorCores(s.math))
     return plan;
   const SegmentTile tile = segmentMatmulTile(op, s);

@@ -218,7 +218,8 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
   double chain = gpu.l2LatencySeconds; // the routing-table entry
   double smSeconds = 0, itemL2Bytes = 0, totalFlops = 0, peakFlops = 0;
   // Compulsory DRAM bytes: inputs and results once, the weights once.
-  double dramBytes = 0, launches = 1, followUpSeconds = 0;
+  // companionSeconds: the preludes and follow-ups, one after the other.
+  double dramBytes = 0, launches = 1, companionSeconds = 0;
   if (!weightGrad) {
     dramBytes = rows * (in + out) * e + types * in * out * e;
     if (tensorCores) {
@@ -251,6 +252,13 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       itemL2Bytes = tileRows * in * e + weightBytes +
                     tileRows * std::min<double>(t.cols, out) * e;
       totalFlops = flops * static_cast<double>(items);
+      if (t.weightsCopied) {
+        // The prelude reads every W_t and writes its transposed copy.
+        const double copyBytes = 2.0 * types * in * out * 4;
+        dramBytes += copyBytes;
+        launches += 1;
+        companionSeconds += latency + copyBytes / gpu.dramBytesPerSecond;
+      }
     } else {
       // Sub-warps of dim_workers lanes take a row at a time; each FMA reads
       // one staged weight, a warp's reads one wavefront per 128 bytes (more
@@ -283,7 +291,7 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
     dramBytes = rows * (in + out) * e + partialBytes;
     launches = 2;
     const double reduceBytes = partialBytes + types * in * out * e;
-    followUpSeconds = latency + reduceBytes / gpu.dramBytesPerSecond;
+    companionSeconds = latency + reduceBytes / gpu.dramBytesPerSecond;
     if (tensorCores) {
       const SegmentMmaTile t = segmentMmaTile(op, s);
       const double steps = ceilDiv(tileRows, static_cast<double>(t.depth));
@@ -314,12 +322,12 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
   // Waves: each item waits for its chain, or for its share of the SM.
   const double wave = std::max(chain, smSeconds * perSm);
   p.latencySeconds = p.waves * chain;
-  p.wavesSeconds = p.waves * wave + followUpSeconds;
+  p.wavesSeconds = p.waves * wave + companionSeconds;
   p.dramBytes = dramBytes;
   p.bandwidthSeconds = std::max(dramBytes / gpu.dramBytesPerSecond,
                                 itemL2Bytes * static_cast<double>(items) /
                                     gpu.l2BytesPerSecond) +
-                       followUpSeconds;
+                       companionSeconds;
   p.issueSeconds = peakFlops > 0 ? totalFlops / peakFlops : 0;
   p.launchSeconds = launches * gpu.launchSeconds;
   const double top = detail::largestBound(p);
@@ -368,8 +376,12 @@ std::vector<Schedule> gnnc::tuning::enumerateSegmentSchedules(const OpDesc &op,
       math == MathMode::TensorCore ||
       (math == MathMode::Auto && op.type != ElementType::F32);
   const bool simt = math != MathMode::TensorCore && math != MathMode::Wgmma;
-  const bool warpgroups = wgmma && !weightGrad && op.type != ElementType::F32 &&
-                          (math == MathMode::Wgmma || math == MathMode::Auto);
+  // TensorCore asks for tensor cores, either instruction (for f32 it is
+  // the request for TF32); Auto keeps f32 on SIMT.
+  const bool warpgroups =
+      wgmma && !weightGrad &&
+      (math == MathMode::Wgmma || math == MathMode::TensorCore ||
+       (math == MathMode::Auto && op.type != ElementType::F32));
   if (math == MathMode::Wgmma && !warpgroups)
     return out;
   if (warpgroups)

@@ -155,9 +155,18 @@ TEST(SegmentMatmulWgmmaCompile, CompilesForSm90aAndNamesTheTargetElsewhere) {
   options.arch = "sm_90a";
   auto binary = rt::compileCuda(compiled->source, "segment_wg.cu", options);
   ASSERT_TRUE(binary) << binary.message();
-  for (const rt::KernelSpec &spec : compiled->kernels)
+  size_t preludes = 0;
+  for (const rt::KernelSpec &spec : compiled->kernels) {
     EXPECT_NE(binary->binary.find(spec.name), std::string::npos)
         << spec.name << " is missing from the cubin";
+    // TF32 forwards: the transposed copy of the weights first.
+    for (const rt::FollowUpKernel &before : spec.preludes) {
+      EXPECT_NE(binary->binary.find(before.name), std::string::npos)
+          << before.name << " is missing from the cubin";
+      ++preludes;
+    }
+  }
+  EXPECT_EQ(preludes, 7u);
   options.arch = "sm_90";
   auto plain = rt::compileCuda(compiled->source, "segment_wg.cu", options);
   ASSERT_FALSE(plain);

@@ -13,7 +13,8 @@
 //    rows, 2 to 4 pipeline stages, warp tiles of 32 and 64 rows; and an
 //    unaligned K left to the default (SIMT).
 //  - segmentMatmulWgmmaModuleText: the forward and the input gradient on
-//    Hopper's warpgroup instructions (math = wgmma; sm_90a).
+//    Hopper's warpgroup instructions (math = wgmma; sm_90a), f16, bf16 and
+//    f32 (TF32).
 //  - segmentMatmulBackwardModuleText: the input gradient (transposed
 //    weights) and the weight gradient, each on tensor cores (warp tiles of
 //    32 and 64 rows) and in SIMT, with small and large splits.
@@ -193,6 +194,29 @@ inline std::string segmentMatmulWgmmaModuleText(size_t *count) {
                           segmentMatmulInputGradOp(type, k, m),
                           segmentSchedule(MathMode::Wgmma, 128)});
   }
+  // TF32: the forward reads its prelude's transposed copy of W_t (resident
+  // at 128 x 128 and below, streamed above); the input gradient reads W_t
+  // as stored.
+  const ElementType f32 = ElementType::F32;
+  for (auto [k, m] : {std::pair<int64_t, int64_t>{32, 64},
+                      {128, 128},
+                      {256, 256},
+                      {512, 512},
+                      {96, 192}})
+    variants.push_back({segmentVariantName("wg", f32, k, m),
+                        segmentMatmulOp(f32, k, m),
+                        segmentSchedule(MathMode::Wgmma)});
+  variants.push_back({segmentVariantName("wg", f32, 256, 256, "_t128_s3"),
+                      segmentMatmulOp(f32, 256, 256),
+                      segmentSchedule(MathMode::Wgmma, 128, 3)});
+  variants.push_back({segmentVariantName("wg", f32, 128, 128, "_t128_s2"),
+                      segmentMatmulOp(f32, 128, 128),
+                      segmentSchedule(MathMode::Wgmma, 128, 2)});
+  for (auto [k, m] :
+       {std::pair<int64_t, int64_t>{64, 64}, {128, 256}, {256, 128}})
+    variants.push_back({segmentVariantName("dx_wg", f32, k, m),
+                        segmentMatmulInputGradOp(f32, k, m),
+                        segmentSchedule(MathMode::Wgmma, 128)});
   return segmentModuleText("segment_wg", variants, count);
 }
 

@@ -491,8 +491,9 @@ TEST(SegmentMatmulPlan, ItsDescriptionComparesK) {
 } // namespace
 
 // math = wgmma: warpgroups of 64 rows, steps of one 128-byte row, W_t
-// resident where one column block of 128 holds M and it fits, else
-// streamed; the shared bytes leave 1024 for the kernel to align its tiles.
+// resident where one column block of up to 256 holds M and it fits sm_90's
+// 227 KiB, else streamed; the shared bytes leave 1024 for the kernel to
+// align its tiles.
 TEST(SegmentMatmulPlan, TheWgmmaTile) {
   const OpDesc op = segmentMatmulOp(ElementType::F16, 128, 128);
   Expected<Schedule> s = completeSchedule(op, routed(MathMode::Wgmma, 128, 3));
@@ -512,23 +513,99 @@ TEST(SegmentMatmulPlan, TheWgmmaTile) {
   EXPECT_EQ(plan->launch.sharedBytes, t.bytes);
   EXPECT_EQ(plan->launch.threads, 256);
 
-  // M = 256: two column blocks, W_t streams with X.
+  // M = 256 with 128 rows: one column block of 256 holds W_t (128 KiB,
+  // over the 96 KiB other kernels may ask for, within sm_90's 227), and
+  // the block's two warpgroups share the SM.
   const OpDesc wide = segmentMatmulOp(ElementType::BF16, 256, 256);
-  Expected<Schedule> w = completeSchedule(wide, routed(MathMode::Wgmma, 64));
+  Expected<Schedule> w =
+      completeSchedule(wide, routed(MathMode::Wgmma, 128, 3));
   ASSERT_TRUE(w) << w.message();
   const SegmentMmaTile tw = segmentMmaTile(wide, *w);
-  EXPECT_FALSE(tw.residentWeights);
-  EXPECT_EQ(tw.itemsPerRouteTile, 2);
-  EXPECT_EQ(tw.stageBytes, (64 * 64 + 128 * 64) * 2);
-  EXPECT_EQ(segmentMmaThreadChoices(wide, *w), std::vector<int32_t>{128});
+  EXPECT_TRUE(tw.residentWeights);
+  EXPECT_EQ(tw.cols, 256);
+  EXPECT_EQ(tw.itemsPerRouteTile, 1);
+  EXPECT_EQ(tw.bytes, 256 * 256 * 2 + 3 * 128 * 64 * 2 + 1024);
+  EXPECT_GT(tw.bytes, limits::kMaxSharedBytes);
+  ASSERT_TRUE(planKernel(wide, *w));
+  // With 64 rows that block would be the SM's only warpgroup: W_t streams
+  // with X in two column blocks instead.
+  Expected<Schedule> n = completeSchedule(wide, routed(MathMode::Wgmma, 64));
+  ASSERT_TRUE(n) << n.message();
+  const SegmentMmaTile tn = segmentMmaTile(wide, *n);
+  EXPECT_FALSE(tn.residentWeights);
+  EXPECT_EQ(tn.itemsPerRouteTile, 2);
+  EXPECT_EQ(tn.stageBytes, (64 * 64 + 128 * 64) * 2);
+  EXPECT_EQ(segmentMmaThreadChoices(wide, *n), std::vector<int32_t>{128});
+
+  // M = 512: four column blocks of 128, W_t streams with X.
+  const OpDesc wider = segmentMatmulOp(ElementType::F16, 512, 512);
+  Expected<Schedule> v = completeSchedule(wider, routed(MathMode::Wgmma, 64));
+  ASSERT_TRUE(v) << v.message();
+  const SegmentMmaTile tv = segmentMmaTile(wider, *v);
+  EXPECT_FALSE(tv.residentWeights);
+  EXPECT_EQ(tv.itemsPerRouteTile, 4);
+  EXPECT_EQ(tv.stageBytes, (64 * 64 + 128 * 64) * 2);
+}
+
+// TF32 on warpgroups: steps of 32 floats; the forward reads a transposed
+// copy of W_t that its prelude leaves in the workspace (one K x M block of
+// floats a type); the input gradient reads W_t as it is stored.
+TEST(SegmentMatmulPlan, TheTf32WgmmaTileCopiesTheWeights) {
+  const OpDesc op = segmentMatmulOp(ElementType::F32, 256, 256);
+  Expected<Schedule> s = completeSchedule(op, routed(MathMode::Wgmma, 128, 3));
+  ASSERT_TRUE(s) << s.message();
+  const SegmentMmaTile t = segmentMmaTile(op, *s);
+  EXPECT_EQ(t.depth, 32);
+  EXPECT_TRUE(t.weightsCopied);
+  EXPECT_TRUE(t.bReductionMajor);
+  // W_t (256 KiB) does not fit: column blocks of 128 stream with X.
+  EXPECT_FALSE(t.residentWeights);
+  EXPECT_EQ(t.cols, 128);
+  EXPECT_EQ(t.stageBytes, (128 * 32 + 128 * 32) * 4);
+  Expected<KernelPlan> plan = planKernel(op, *s);
+  ASSERT_TRUE(plan) << plan.message();
+  ASSERT_EQ(plan->preludes.size(), 1u);
+  EXPECT_EQ(plan->preludes[0].suffix, "_transpose");
+  // At least 1024 blocks over the types' tiles, whatever their number.
+  EXPECT_EQ(plan->preludes[0].launch.grid,
+            std::vector<ParamRole>{ParamRole::NumSegments});
+  EXPECT_EQ(plan->preludes[0].launch.minBlocks, 1024);
+  ASSERT_TRUE(plan->workspace);
+  EXPECT_EQ(plan->workspace->count,
+            std::vector<ParamRole>{ParamRole::NumSegments});
+  EXPECT_EQ(plan->workspace->bytesPerUnit, 256 * 256 * 4);
+  EXPECT_EQ(
+      plan->extraParams,
+      (std::vector<ParamRole>{ParamRole::RouteTiles, ParamRole::NumRouteTiles,
+                              ParamRole::RouteBlocks, ParamRole::NumSegments,
+                              ParamRole::Workspace}));
+
+  // K = M = 128: W_t's copy (64 KiB) stays resident.
+  const OpDesc narrow = segmentMatmulOp(ElementType::F32, 128, 128);
+  Expected<Schedule> n =
+      completeSchedule(narrow, routed(MathMode::Wgmma, 128, 2));
+  ASSERT_TRUE(n) << n.message();
+  const SegmentMmaTile tn = segmentMmaTile(narrow, *n);
+  EXPECT_TRUE(tn.residentWeights);
+  EXPECT_EQ(tn.bytes, 128 * 128 * 4 + 2 * 128 * 32 * 4 + 1024);
+
+  // The input gradient reads W_t K-major as stored: no copy.
+  const OpDesc dx = segmentMatmulInputGradOp(ElementType::F32, 256, 128);
+  Expected<Schedule> g = completeSchedule(dx, routed(MathMode::Wgmma, 64));
+  ASSERT_TRUE(g) << g.message();
+  EXPECT_FALSE(segmentMmaTile(dx, *g).weightsCopied);
+  Expected<KernelPlan> dxPlan = planKernel(dx, *g);
+  ASSERT_TRUE(dxPlan) << dxPlan.message();
+  EXPECT_TRUE(dxPlan->preludes.empty());
+  EXPECT_FALSE(dxPlan->workspace);
 }
 
 TEST(SegmentMatmulPlan, WgmmaRefusalsSayWhy) {
-  EXPECT_EQ(why(segmentMatmulOp(ElementType::F32, 64, 64),
+  EXPECT_EQ(why(segmentMatmulOp(ElementType::F32, 48, 64),
                 routed(MathMode::Wgmma, 64)),
-            "gnn.segment_matmul with math = wgmma: wgmma takes f16 and bf16 "
-            "inputs; f32 takes math = tensor_core (TF32) or simt (math = "
-            "simt takes any K and M)");
+            "gnn.segment_matmul with math = wgmma: wgmma takes K in multiples "
+            "of 32 and M in multiples of 64, each up to 512, got K 48 and M "
+            "64 (math = simt takes any K and M)");
   EXPECT_EQ(why(segmentMatmulOp(ElementType::F16, 96, 64),
                 routed(MathMode::Wgmma, 64)),
             "gnn.segment_matmul with math = wgmma: wgmma takes K in multiples "
@@ -545,11 +622,10 @@ TEST(SegmentMatmulPlan, WgmmaRefusalsSayWhy) {
             "gnn.segment_matmul (and its input gradient); the weight "
             "gradient takes math = tensor_core (math = simt takes any K and "
             "M)");
-  EXPECT_EQ(why(segmentMatmulOp(ElementType::F16, 512, 512),
-                routed(MathMode::Wgmma, 128, 4)),
-            "gnn.segment_matmul with math = wgmma: the wgmma pipeline of 4 "
-            "stages of 32768 bytes = 132096 bytes, over 98304; use fewer "
-            "stages or tile_rows = 64 (math = simt takes any K and M)");
+  // (Within 4 stages every wgmma tile fits sm_90's 227 KiB: the widest,
+  // K = M = 512, streams 4 x 32 KiB.)
+  EXPECT_TRUE(planWithDefaults(segmentMatmulOp(ElementType::F16, 512, 512),
+                               routed(MathMode::Wgmma, 128, 4)));
   Schedule threads = routed(MathMode::Wgmma, 128);
   threads.threadsPerBlock = 128;
   EXPECT_EQ(why(segmentMatmulOp(ElementType::F16, 64, 64), threads),

@@ -142,7 +142,10 @@ TEST(SegmentModel, RanksOnlyLegalSchedules) {
             EXPECT_GT(c.prediction.seconds, 0);
             if (i > 0)
               EXPECT_LE(ranked[i - 1].prediction.seconds, c.prediction.seconds);
-            if (math != MathMode::Auto)
+            // TensorCore: either instruction.
+            if (math == MathMode::TensorCore)
+              EXPECT_TRUE(onTensorCores(c.schedule.math));
+            else if (math != MathMode::Auto)
               EXPECT_EQ(c.schedule.math, math);
             // f32 stays exact unless tensor cores are asked for.
             if (type == ElementType::F32 && math == MathMode::Auto)

@@ -41,6 +41,11 @@ constexpr int64_t kMaxThreadsPerSm = 2048;
 /// 32-bit registers of one SM (sm_80 and sm_90).
 constexpr int64_t kRegistersPerSm = 65536;
 constexpr int64_t kMaxSharedBytesPerSm = 160 * 1024;
+/// The same two for kernels only sm_90 runs (math = wgmma, compiled for
+/// sm_90a): a block may opt in to 227 KiB, and an SM holds 228 KiB less 1
+/// KiB a block (two blocks of 113 KiB).
+constexpr int64_t kMaxSharedBytesSm90 = 227 * 1024;
+constexpr int64_t kMaxSharedBytesPerSmSm90 = 226 * 1024;
 /// Threads per block: a multiple of the warp, at most 1024.
 constexpr int32_t kWarpSize = 32;
 constexpr int32_t kMaxThreadsPerBlock = 1024;

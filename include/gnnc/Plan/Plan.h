@@ -277,6 +277,10 @@ struct SegmentMmaTile {
   /// transposed, rows of the reduction); bytes include the 1024 the
   /// kernel may skip to align its tiles.
   bool warpgroups = false;
+  /// math = wgmma on f32 (TF32) without transposeWeights: TF32 reads B
+  /// K-major only, so a prelude leaves each W_tᵀ, rounded to TF32, in the
+  /// workspace, and B is read from that copy (bReductionMajor).
+  bool weightsCopied = false;
 };
 /// The tensor-core tile of `op` (a segmented matmul) under `s` (tile_rows
 /// set; stages open means the default). Meaningful when
@@ -286,10 +290,17 @@ SegmentMmaTile segmentMmaTile(const OpDesc &op, const Schedule &s);
 /// multiples of 8 up to kMaxTensorCoreWidth, gnn.segment_matmul's
 /// tile_rows 16, 32, 64 or 128, the pipeline must fit a block's shared
 /// memory, and threads_per_block (when set) must be one of
-/// segmentMmaThreadChoices. math = wgmma: gnn.segment_matmul in f16 or
-/// bf16, K a multiple of one 128-byte step and M of 64, tile_rows 64 or
-/// 128, threads_per_block 128 per 64 rows.
+/// segmentMmaThreadChoices. math = wgmma: gnn.segment_matmul (f16, bf16,
+/// or f32 as TF32), K a multiple of one 128-byte step and M of 64,
+/// tile_rows 64 or 128, threads_per_block 128 per 64 rows, the pipeline
+/// within sm_90's shared memory (maxSharedBytes).
 Status segmentTensorCoreFits(const OpDesc &op, const Schedule &s);
+/// The most dynamic shared memory a block of schedule `s` may ask for, and
+/// what one SM holds for the model's and the launch's occupancy:
+/// kMaxSharedBytes and kMaxSharedBytesPerSm, or their sm_90 figures for
+/// math = wgmma (a kernel only sm_90 runs).
+int64_t maxSharedBytes(const Schedule &s);
+int64_t sharedBytesPerSm(const Schedule &s);
 /// The threads_per_block a tensor-core tile of `op` under `s` may run, the
 /// default first: one warp per 32 rows and two along the columns, then
 /// halving the warps along the rows (taller warp tiles, each fragment of B

@@ -110,7 +110,7 @@ inline int residentBlocksPerSm(const GpuModel &gpu, const KernelPlan &plan,
     byRegisters = std::max(byRegisters, s.blocksPerSm);
   int byShared =
       plan.launch.sharedBytes > 0
-          ? static_cast<int>(kMaxSharedBytesPerSm / plan.launch.sharedBytes)
+          ? static_cast<int>(sharedBytesPerSm(s) / plan.launch.sharedBytes)
           : gpu.maxBlocksPerSm;
   return std::max(
       1, std::min({gpu.maxBlocksPerSm, byThreads, byRegisters, byShared}));

@@ -126,8 +126,10 @@ Prediction predictSegmentMatmul(const GpuModel &gpu, const SegmentStats &stats,
 /// 256 rows; the weight gradient with splits of 64 to 1024 rows on either.
 /// `math` restricts the arithmetic: Auto keeps f32 on exact SIMT (TF32 only
 /// when asked for with TensorCore) and tries both for f16 and bf16. With
-/// `wgmma` (the target has it: hasWgmma), f16 and bf16 forward kernels
-/// also try math = wgmma with tiles of 64 and 128 rows and 2 to 4 stages.
+/// `wgmma` (the target has it: hasWgmma), forward and input-gradient
+/// kernels also try math = wgmma with tiles of 64 and 128 rows and 2 to 4
+/// stages wherever tensor cores may run (TensorCore means either
+/// instruction; Wgmma wgmma alone).
 std::vector<Schedule> enumerateSegmentSchedules(const OpDesc &op,
                                                 MathMode math = MathMode::Auto,
                                                 bool wgmma = false);

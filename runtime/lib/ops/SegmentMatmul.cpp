@@ -70,7 +70,7 @@ int64_t gnnc::ops::residentRouteBlocks(const rt::KernelSpec &spec,
   const int64_t threads = std::max<int64_t>(1, spec.launch.blockX);
   int64_t perSm = limits::kMaxThreadsPerSm / threads;
   if (spec.launch.sharedBytes > 0)
-    perSm = std::min<int64_t>(perSm, limits::kMaxSharedBytesPerSm /
+    perSm = std::min<int64_t>(perSm, sharedBytesPerSm(spec.schedule) /
                                          spec.launch.sharedBytes);
   return std::max<int64_t>(1, perSm) * std::max(1, smCount);
 }
@@ -84,6 +84,7 @@ gnnc::ops::uploadRouteTable(const rt::KernelSpec &spec,
     return table.status().withContext("kernel '" + spec.name + "'");
   DeviceRouteTable out;
   out.numTiles = int64_t(table->size()) / kRouteTileWords;
+  out.numTypes = std::max<int64_t>(0, int64_t(seg.size()) - 1);
   Expected<rt::DeviceBuffer> tiles = checks::uploadVector(*table);
   if (!tiles)
     return tiles.status();
@@ -108,8 +109,15 @@ double gnnc::ops::segmentMatmulTolerance(const OpDesc &op, const Schedule &s) {
   // times a typical term, well inside; 2^-9 keeps a margin of 2 over the
   // worst case. f16 and bf16 inputs multiply exactly into f32 sums, so
   // their tolerance is the rounding of the result, as for SIMT.
+  // math = wgmma reads X (and the input gradient's W_t) from shared memory
+  // as they are, and the tensor cores drop the low 13 bits: truncation, a
+  // relative error of up to 2^-10 an input, so a product is off by up to
+  // 2^-9 (2^-9 + 2^-11 with the forward's rounded weight copy); 2^-8 keeps
+  // the margin of 2.
   if (op.type == ElementType::F32 && s.math == MathMode::TensorCore)
     return 1.0 / 512;
+  if (op.type == ElementType::F32 && s.math == MathMode::Wgmma)
+    return 1.0 / 256;
   return spmmTolerance(op.type);
 }
 
@@ -150,6 +158,8 @@ Status gnnc::ops::launchSegmentMatmul(
       .bind(ParamRole::NumRouteTiles, table.numTiles)
       .bind(ParamRole::RouteBlocks,
             launchedRouteBlocks(runtime, kernel, table));
+  if (kernel.spec.findRole(ParamRole::NumSegments))
+    args.bind(ParamRole::NumSegments, table.numTypes);
   return runtime.launch(kernel, args, synchronize, stream);
 }
 

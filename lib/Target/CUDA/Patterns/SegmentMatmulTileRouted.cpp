@@ -12,6 +12,10 @@
 //    live in dynamic shared memory.
 //  - math = wgmma: gnnc_segment_matmul_wgmma with the warpgroup tile of
 //    segmentMmaTile (rows, columns, stages, resident weights); sm_90a.
+//    Where the tile's weights are copied (TF32 forwards), the prelude
+//    (`_transpose`) leaves W_tᵀ in the workspace with
+//    gnnc_segment_transpose_weights and the kernel reads that copy as
+//    transposed weights.
 // With transpose_weights both read W_t transposed (the input gradient).
 //
 //===----------------------------------------------------------------------===//
@@ -30,6 +34,18 @@ class SegmentMatmulPattern : public EmissionPattern {
   void addHeaders(const OpDesc &op,
                   std::set<std::string> &headers) const override {
     headers.insert(kSegmentMatmulHeader);
+  }
+
+  unsigned numPreludes() const override { return 1; }
+
+  void emitPrelude(const OpContext &c, unsigned index) const override {
+    const OpDesc &d = c.desc;
+    c.os << "// W_tᵀ of every type, rounded to TF32, into the workspace: "
+            "the K-major weights TF32 wgmma reads.\n";
+    c.os << "gnnc_segment_transpose_weights<" << d.inputWidth << ", " << d.width
+         << ">(" << c.params.name(ParamRole::SegmentWeights) << ", "
+         << c.params.name(ParamRole::Workspace) << ", "
+         << c.params.name(ParamRole::NumSegments) << ");\n";
   }
 
   void emitKernel(const OpContext &c) const override {
@@ -98,27 +114,34 @@ class SegmentMatmulPattern : public EmissionPattern {
     Printer &os = c.os;
     const OpDesc &d = c.desc;
     const SegmentMmaTile tile = segmentMmaTile(d, c.schedule);
-    os << "// gnn.segment_matmul, tile_routed on tensor cores: wgmma "
-          "m64n64k16 ("
-       << elementTypeName(d.type) << ", f32 accumulators, sm_90a); blocks of "
-       << tile.rows << " x " << tile.cols << " results, a warpgroup per 64 "
+    const bool transposed = d.transposeWeights || tile.weightsCopied;
+    os << "// gnn.segment_matmul, tile_routed on tensor cores: wgmma m64n64 ("
+       << (d.type == ElementType::F32 ? std::string("TF32")
+                                      : elementTypeName(d.type))
+       << ", f32 accumulators, sm_90a); blocks of " << tile.rows << " x "
+       << tile.cols << " results, a warpgroup per 64 "
        << "rows, K in steps of " << tile.depth << " through " << tile.stages
        << " cp.async stages of swizzled tiles"
        << (tile.residentWeights
                ? ", W_t's column block resident in shared memory"
                : "")
        << " (" << tile.bytes << " bytes of shared memory)"
-       << (d.transposeWeights ? "; W_t read transposed" : "") << ".\n";
+       << (tile.weightsCopied ? "; W_t read from the prelude's transposed copy"
+           : d.transposeWeights ? "; W_t read transposed"
+                                : "")
+       << ".\n";
     os << "extern __shared__ __align__(16) unsigned char "
           "gnnc_segment_smem[];\n";
     os << "gnnc_segment_matmul_wgmma<" << c.e.cType << ", " << d.inputWidth
-       << ", " << d.width << ", " << (d.transposeWeights ? "true" : "false")
-       << ", " << tile.rows << ", " << tile.cols << ", " << tile.depth << ", "
+       << ", " << d.width << ", " << (transposed ? "true" : "false") << ", "
+       << tile.rows << ", " << tile.cols << ", " << tile.depth << ", "
        << tile.threads << ", " << tile.stages
        << (tile.residentWeights ? ", true" : "") << ">(" << c.input(0) << ", "
-       << c.params.name(ParamRole::SegmentWeights) << ", " << c.result() << ", "
-       << c.params.name(ParamRole::RouteTiles) << ", "
-       << c.params.name(ParamRole::NumRouteTiles) << ", gnnc_segment_smem);\n";
+       << c.params.name(tile.weightsCopied ? ParamRole::Workspace
+                                           : ParamRole::SegmentWeights)
+       << ", " << c.result() << ", " << c.params.name(ParamRole::RouteTiles)
+       << ", " << c.params.name(ParamRole::NumRouteTiles)
+       << ", gnnc_segment_smem);\n";
   }
 };
 

@@ -23,6 +23,11 @@
 // steps of the next tile load while the last of this one multiply.
 // TransW reads W_t transposed from its stored layout (no transposed copy).
 //
+// gnnc_segment_matmul_wgmma does the same with Hopper's warpgroup
+// instructions; TF32 there reads W_t K-major only, so an f32 forward first
+// leaves a transposed, TF32-rounded copy in the workspace
+// (gnnc_segment_transpose_weights, the kernel's prelude).
+//
 // The weight gradient, dW_t = X_tᵀ dY_t, takes the routing table as splits
 // of each type's rows: gnnc_segment_weight_grad_mma (tensor cores) or
 // gnnc_segment_weight_grad_simt leaves each split's K x M partial in f32,
@@ -287,18 +292,21 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
 /// Y_t = X_t W_t (or X_t W_tᵀ with TransW) with Hopper's warpgroup
 /// tensor-core instructions (gnnc/cuda/wgmma_tile.cuh; sm_90a): as
 /// gnnc_segment_matmul_mma, a work item is (routing tile, column block of
-/// Cols) and cp.async brings steps of 64 halves of the reduction through
-/// Stages buffers; here each warpgroup (128 threads) owns 64 rows of the
-/// Rows x Cols block and multiplies them with wgmma m64n64k16, A and B
-/// read by the tensor cores from 128-byte-swizzled shared tiles (no
-/// ldmatrix, no per-fragment instructions). A buffer holds X's Rows x 64
-/// tile and W_t's step: Cols / 64 panels of 64 reduction rows x 64
-/// columns (N-major), or with TransW Cols rows of 64 reduction elements
-/// (K-major). With ResidentW the column block's whole reduction lies before
-/// the buffers as one such step after another, staged when an item's type
-/// or column block changes. `smem` must hold 1024 bytes more than the
-/// tiles (the tiles start on 1024 bytes). KIn is a multiple of Depth (64
-/// halves), NOut of 64 (f16, bf16); Threads is 128 per 64 rows.
+/// Cols) and cp.async brings steps of the reduction (Depth: one 128-byte
+/// row, 64 halves or 32 floats) through Stages buffers; here each
+/// warpgroup (128 threads) owns 64 rows of the Rows x Cols block and
+/// multiplies them with wgmma m64n64 (k16 halves, or k8 floats as TF32), A
+/// and B read by the tensor cores from 128-byte-swizzled shared tiles (no
+/// ldmatrix, no per-fragment instructions). A buffer holds X's Rows x Depth
+/// tile and W_t's step: Cols / 64 panels of Depth reduction rows x 64
+/// columns (N-major), or with TransW Cols rows of Depth reduction elements
+/// (K-major; TF32 takes only this, so f32 forwards read the transposed
+/// copy gnnc_segment_transpose_weights leaves). With ResidentW the column
+/// block's whole reduction lies before the buffers as one such step after
+/// another, staged when an item's type or column block changes. `smem`
+/// must hold 1024 bytes more than the tiles (the tiles start on 1024
+/// bytes). KIn is a multiple of Depth, NOut of 64; Threads is 128 per 64
+/// rows.
 template <typename T, int KIn, int NOut, bool TransW, int Rows, int Cols,
           int Depth, int Threads, int Stages, bool ResidentW = false>
 __device__ __forceinline__ void
@@ -309,7 +317,10 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
   namespace mma = gnnc::cuda::mma;
   namespace wg = gnnc::cuda::wgmma;
   wg::requireWgmma<T>();
-  static_assert(sizeof(T) == 2, "wgmma takes f16 or bf16 inputs here");
+  static_assert(sizeof(T) == 2 || TransW,
+                "TF32 wgmma reads W_t K-major: f32 forwards take the "
+                "transposed copy (gnnc_segment_transpose_weights)");
+  constexpr int KStep = wg::Wgmma<T>::kK;
   // The plan's tile (segmentMmaTile) against the instruction's layout.
   static_assert(Depth * sizeof(T) == wg::kRowBytes,
                 "a step is one swizzled 128-byte row of each operand");
@@ -388,14 +399,15 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
         const T *aRows = a + group * 64 * Depth;
         wg::fence();
 #pragma unroll
-        for (int k = 0; k < Depth / 16; ++k) {
-          const unsigned long long da = wg::descriptor(aRows + k * 16);
+        for (int k = 0; k < Depth / KStep; ++k) {
+          const unsigned long long da = wg::descriptor(aRows + k * KStep);
 #pragma unroll
           for (int p = 0; p < Panels; ++p) {
             // K-major B: panel p is 64 rows further, slice k 32 bytes into
-            // them; N-major: panel p is the next 64 x 64, slice k 16 rows on.
-            const T *bp = TransW ? b + p * 64 * Depth + k * 16
-                                 : b + p * Depth * 64 + k * 16 * 64;
+            // them; N-major: panel p is the next Depth x 64, slice k KStep
+            // rows on.
+            const T *bp = TransW ? b + p * 64 * Depth + k * KStep
+                                 : b + p * Depth * 64 + k * KStep * 64;
             wg::Wgmma<T>::template run<TransW ? 0 : 1>(
                 *reinterpret_cast<float(*)[8][4]>(&acc[0][8 * p][0]), da,
                 wg::descriptor(bp));
@@ -409,6 +421,51 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
             y, NOut, acc, current.rowBegin + group * 64 + (warp % 4) * 16,
             current.rowEnd, current.col0, NOut);
       });
+}
+
+/// The K-major copy of the weights that a TF32 wgmma forward reads:
+/// wt[t] = W_tᵀ (M x K) for the num_types K x M matrices of w, each value
+/// rounded to TF32 (to nearest) on the way. Blocks of any size take tiles
+/// of 32 rows of K by 64 columns of M in turn through shared memory (read
+/// and written along rows), each thread with up to 8 loads in flight: the
+/// copy streams at the memory's pace rather than one load latency a
+/// tile. K is a multiple of 32, M of 64.
+template <int K, int M>
+__device__ __forceinline__ void
+gnnc_segment_transpose_weights(const float *__restrict__ w,
+                               float *__restrict__ wt, long long num_types) {
+  static_assert(K % 32 == 0 && M % 64 == 0, "whole 32 x 64 tiles");
+  constexpr int TileK = 32, TileM = 64, Elements = TileK * TileM, Batch = 8;
+  constexpr long long TilesPerType = (long long)(K / TileK) * (M / TileM);
+  __shared__ float tile[TileK][TileM + 1];
+  const long long tiles = num_types * TilesPerType;
+  const int threads = blockDim.x;
+  for (long long i = blockIdx.x; i < tiles; i += gridDim.x) {
+    const long long type = i / TilesPerType;
+    const int at = (int)(i % TilesPerType);
+    const int k0 = (at / (M / TileM)) * TileK, m0 = (at % (M / TileM)) * TileM;
+    const float *src = w + type * K * M + (long long)k0 * M + m0;
+    float *dst = wt + type * K * M + (long long)m0 * K + k0;
+    for (int base = threadIdx.x; base < Elements; base += Batch * threads) {
+      float v[Batch];
+#pragma unroll
+      for (int j = 0; j < Batch; ++j) {
+        const int e = base + j * threads;
+        v[j] = e < Elements ? src[(long long)(e / TileM) * M + e % TileM] : 0.f;
+      }
+#pragma unroll
+      for (int j = 0; j < Batch; ++j) {
+        const int e = base + j * threads;
+        if (e < Elements)
+          tile[e / TileM][e % TileM] = v[j];
+      }
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < Elements; e += threads)
+      dst[(long long)(e / TileK) * K + e % TileK] =
+          __uint_as_float(gnnc::cuda::mma::toTf32(tile[e % TileK][e / TileK]));
+    __syncthreads();
+  }
 }
 
 /// The weight gradient's partials on tensor cores: for each split of the

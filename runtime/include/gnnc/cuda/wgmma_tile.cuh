@@ -3,25 +3,26 @@
 // The pieces of a warpgroup tensor-core tile (Hopper's wgmma, sm_90a
 // through NVRTC) that any gnnc kernel can reuse:
 //  - copySwizzledAsync: a block's share of a tile whose rows are 128 bytes
-//    (64 halves), stored in shared memory with the 128-byte swizzle the
-//    tensor cores read (16-byte chunk c of row r at chunk c ^ (r % 8));
+//    (64 halves or 32 floats), stored in shared memory with the 128-byte
+//    swizzle the tensor cores read (16-byte chunk c of row r at chunk c ^ (r %
+//    8));
 //  - descriptor: the 64-bit shared-memory matrix descriptor of such a tile;
-//  - Wgmma<T>: wgmma.mma_async m64n64k16 with f32 accumulators, f16 or
-//    bf16 inputs, A from shared memory (K-major), B from shared memory
-//    K-major or N-major;
+//  - Wgmma<T>: wgmma.mma_async m64n64 with f32 accumulators: k16 of f16
+//    or bf16 inputs, A from shared memory (K-major), B from shared memory
+//    K-major or N-major; or k8 of f32 inputs read as TF32, both K-major;
 //  - fence / commit / waitGroup / fenceAsyncShared: the ordering wgmma
 //    needs (registers, groups, and shared memory written by cp.async).
 //
-// Layouts. A K-major operand (rows along M or N, each 64 halves of the
+// Layouts. A K-major operand (rows along M or N, each 128 bytes of the
 // reduction) is rows of 128 bytes, 8 rows to a 1024-byte swizzle atom: the
 // descriptor's stride byte offset is 1024, its leading byte offset unused.
 // An N-major B (rows along the reduction, 64 result columns each) is the
 // same picture turned round: 8 reduction rows of 128 bytes to an atom. A
 // tile wider than 64 columns is several such panels, one per instruction,
-// so the descriptors never step between atoms along N. Each k16 slice of
-// a K-major tile starts 32 bytes further into its rows (the hardware
-// applies the swizzle to the address bits), each of an N-major tile 16 rows
-// (2048 bytes) further. Tiles start on 1024 bytes.
+// so the descriptors never step between atoms along N. Each instruction's
+// slice of a K-major tile (k16 halves, k8 floats) starts 32 bytes further into
+// its rows (the hardware applies the swizzle to the address bits), each of an
+// N-major tile 16 rows (2048 bytes) further. Tiles start on 1024 bytes.
 //
 // The accumulators of an m64nN tile, warp w of the warpgroup, lane l with
 // g = l / 4 and t = l % 4: register 4j + i holds row 16w + g + 8 (i / 2),
@@ -151,42 +152,53 @@ template <int Pending> __device__ __forceinline__ void waitGroup() {
 
 #define GNNC_WGMMA_D8(j)                                                       \
   "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
-/// One m64n64k16 instruction with inputs of PTX type `ab` ("f16", "bf16").
-#define GNNC_WGMMA_M64N64K16(ab)                                               \
+/// One m64n64 instruction: `kind` names the reduction and the types
+/// ("k16.f32.f16.f16"), `tail` the operands after the scales of A and B
+/// (the transpositions), `...` their constraints after a comma.
+#define GNNC_WGMMA_M64N64(kind, tail, ...)                                     \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                    \
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32." ab "." ab " "     \
+               "wgmma.mma_async.sync.aligned.m64n64" kind " "                  \
                "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, "      \
                "%13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "       \
                "%24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, "     \
-               "1, 0, %35;\n}\n"                                               \
+               "1" tail ";\n}\n"                                               \
                : GNNC_WGMMA_D8(0), GNNC_WGMMA_D8(1), GNNC_WGMMA_D8(2),         \
                  GNNC_WGMMA_D8(3), GNNC_WGMMA_D8(4), GNNC_WGMMA_D8(5),         \
                  GNNC_WGMMA_D8(6), GNNC_WGMMA_D8(7)                            \
-               : "l"(a), "l"(b), "r"(1), "n"(TransB))
+               : "l"(a), "l"(b), "r"(1)__VA_ARGS__)
 
 template <typename T> struct IsHalf { static constexpr bool value = false; };
 template <> struct IsHalf<__half> { static constexpr bool value = true; };
 
-/// D (64 x 64, f32) += A (64 x 16, K-major) B (16 x 64; K-major, or
+/// D (64 x 64, f32) += A (64 x kK, K-major) B (kK x 64; K-major, or
 /// N-major with TransB) from two shared-memory descriptors. `d` is the
-/// thread's 8 fragments of 4 accumulators.
+/// thread's 8 fragments of 4 accumulators. One instruction reduces over 32
+/// bytes of each row: kK = 16 halves (f16, bf16) or 8 floats, which the
+/// tensor cores read as TF32 (the low 13 mantissa bits dropped); TF32
+/// takes both operands K-major only.
 template <typename T> struct Wgmma {
-  static_assert(sizeof(T) == 2, "wgmma here takes f16 or bf16");
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4,
+                "wgmma here takes f16, bf16 or f32 (as TF32)");
+  static constexpr int kK = 32 / sizeof(T);
   template <int TransB>
   static __device__ __forceinline__ void
   run(float (&d)[8][4], unsigned long long a, unsigned long long b) {
 #if GNNC_HAS_WGMMA
-    if constexpr (IsHalf<T>::value)
-      GNNC_WGMMA_M64N64K16("f16");
-    else
-      GNNC_WGMMA_M64N64K16("bf16");
+    if constexpr (sizeof(T) == 4) {
+      static_assert(TransB == 0, "TF32 wgmma reads B K-major only");
+      GNNC_WGMMA_M64N64("k8.f32.tf32.tf32", "", );
+    } else if constexpr (IsHalf<T>::value) {
+      GNNC_WGMMA_M64N64("k16.f32.f16.f16", ", 0, %35", , "n"(TransB));
+    } else {
+      GNNC_WGMMA_M64N64("k16.f32.bf16.bf16", ", 0, %35", , "n"(TransB));
+    }
 #else
     requireWgmma<T>();
 #endif
   }
 };
 
-#undef GNNC_WGMMA_M64N64K16
+#undef GNNC_WGMMA_M64N64
 #undef GNNC_WGMMA_D8
 
 } // namespace gnnc::cuda::wgmma

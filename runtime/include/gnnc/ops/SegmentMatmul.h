@@ -52,6 +52,10 @@ int64_t residentRouteBlocks(const rt::KernelSpec &spec, int smCount);
 struct DeviceRouteTable {
   rt::DeviceBuffer tiles;
   int64_t numTiles = 0;
+  /// The types of the segment layout (its offsets less one), for kernels
+  /// that take them (a TF32 wgmma forward's prelude copies every type's
+  /// weights).
+  int64_t numTypes = 0;
 };
 
 /// Builds the routing table of `seg` (num_types + 1 offsets over `rows`
@@ -68,8 +72,9 @@ int64_t routeWorkItems(const rt::KernelSpec &spec, int64_t tiles);
 
 /// The relative tolerance (of each output's term magnitude) of a
 /// segmented matmul of `op` under `s` against the double-precision
-/// reference: spmmTolerance(type), or 2^-9 for f32 on tensor cores (TF32
-/// inputs; the reasoning is at its definition).
+/// reference: spmmTolerance(type), or for f32 on tensor cores (TF32
+/// inputs) 2^-9 with mma.sync and 2^-8 with wgmma (truncated inputs; the
+/// reasoning is at its definition).
 double segmentMatmulTolerance(const OpDesc &op, const Schedule &s);
 
 /// Launches a gnn.segment_matmul kernel: `x` (rows x K), `w` (num_types x
