@@ -402,6 +402,37 @@ Expected<KernelPlan> routedPlan(const OpDesc &op, const Schedule &s) {
 
 } // namespace
 
+namespace {
+
+/// The kernel takes the type count and a workspace of one K x M block of
+/// floats per unit of `count`.
+void addWeightBlocksWorkspace(KernelPlan &plan, const OpDesc &op,
+                              ParamRole count) {
+  plan.extraParams.push_back(ParamRole::NumSegments);
+  plan.extraParams.push_back(ParamRole::Workspace);
+  WorkspacePlan workspace;
+  workspace.count = {count};
+  workspace.itemsPerUnit = 1;
+  workspace.bytesPerUnit = op.inputWidth * op.width * 4;
+  workspace.minUnits = 1;
+  plan.workspace = workspace;
+}
+
+/// A companion kernel `suffix` of the default threads whose blocks, one
+/// per unit of `grid` and at least `minBlocks`, stride over its work.
+CompanionPlan gridStridingCompanion(const std::string &suffix, ParamRole grid,
+                                    int64_t minBlocks) {
+  CompanionPlan companion;
+  companion.suffix = suffix;
+  companion.launch.threads = defaults::kThreadsPerBlock;
+  companion.launch.grid = {grid};
+  companion.launch.itemsPerBlock = 1;
+  companion.launch.minBlocks = minBlocks;
+  return companion;
+}
+
+} // namespace
+
 Expected<KernelPlan>
 gnnc::plan::planSegmentMatmulTileRouted(const OpDesc &op, const Schedule &s) {
   if (op.kind != OpKind::SegmentMatmul)
@@ -413,21 +444,9 @@ gnnc::plan::planSegmentMatmulTileRouted(const OpDesc &op, const Schedule &s) {
     // The prelude leaves each type's W_tᵀ (TF32) in the workspace, K x M
     // floats a type, grid-striding over 32 x 64 tiles with at least
     // kSegmentTransposeBlocks blocks (a few types still fill the GPU).
-    plan->extraParams.push_back(ParamRole::NumSegments);
-    plan->extraParams.push_back(ParamRole::Workspace);
-    WorkspacePlan workspace;
-    workspace.count = {ParamRole::NumSegments};
-    workspace.itemsPerUnit = 1;
-    workspace.bytesPerUnit = op.inputWidth * op.width * 4;
-    workspace.minUnits = 1;
-    plan->workspace = workspace;
-    CompanionPlan transpose;
-    transpose.suffix = "_transpose";
-    transpose.launch.threads = defaults::kThreadsPerBlock;
-    transpose.launch.grid = {ParamRole::NumSegments};
-    transpose.launch.itemsPerBlock = 1;
-    transpose.launch.minBlocks = kSegmentTransposeBlocks;
-    plan->preludes.push_back(transpose);
+    addWeightBlocksWorkspace(*plan, op, ParamRole::NumSegments);
+    plan->preludes.push_back(gridStridingCompanion(
+        "_transpose", ParamRole::NumSegments, kSegmentTransposeBlocks));
   }
   if (!plan || onTensorCores(s.math))
     return plan;
@@ -458,22 +477,10 @@ gnnc::plan::planSegmentMatmulWeightGrad(const OpDesc &op, const Schedule &s) {
     return plan;
   // The type count (types without rows get zeros) and the partials: one
   // K x M block of f32 per split.
-  plan->extraParams.push_back(ParamRole::NumSegments);
-  plan->extraParams.push_back(ParamRole::Workspace);
-  WorkspacePlan workspace;
-  workspace.count = {ParamRole::NumRouteTiles};
-  workspace.itemsPerUnit = 1;
-  workspace.bytesPerUnit = op.inputWidth * op.width * 4;
-  workspace.minUnits = 1;
-  plan->workspace = workspace;
+  addWeightBlocksWorkspace(*plan, op, ParamRole::NumRouteTiles);
   // The follow-up adds the partials of each type, grid-striding over
   // num_types x K x M outputs.
-  CompanionPlan reduce;
-  reduce.suffix = "_reduce";
-  reduce.launch.threads = defaults::kThreadsPerBlock;
-  reduce.launch.grid = {ParamRole::RouteBlocks};
-  reduce.launch.itemsPerBlock = 1;
-  reduce.launch.minBlocks = 1;
-  plan->followUps.push_back(reduce);
+  plan->followUps.push_back(
+      gridStridingCompanion("_reduce", ParamRole::RouteBlocks, 1));
   return plan;
 }
