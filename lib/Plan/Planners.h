@@ -108,6 +108,7 @@ constexpr int64_t kWgmmaRowBytes = 128;
 constexpr int64_t kWgmmaGroupThreads = 128;
 constexpr int64_t kWgmmaGroupRows = 64;
 constexpr int64_t kWgmmaColumns = 64;
+constexpr int64_t kWgmmaAlignBytes = 1024;
 /// The widest wgmma column block: W_t stays resident where one block of
 /// at most this many columns holds all of M, fits, and still leaves an SM
 /// kWgmmaResidentGroups warpgroups (one alone waits for each step's
@@ -115,14 +116,13 @@ constexpr int64_t kWgmmaColumns = 64;
 /// f16, resident at one block an SM, ran 1.08x slower on an H200 than
 /// streamed at two).
 constexpr int64_t kWgmmaMaxColumns = 256;
+constexpr int64_t kWgmmaResidentGroups = 2;
 /// The fewest blocks of a TF32 wgmma forward's prelude (the transposed
 /// copy of the weights): enough to keep every SM's loads in flight. On
 /// the persistent blocks alone (one or two an SM, a load latency per tile)
-/// the copy of 100 types of 256 x 256 took about 0.07 ms on an H200, as
+/// the copy of 100 types of 256 x 256 took about 0.1 ms on an H200, as
 /// long as the matmul after it.
 constexpr int64_t kSegmentTransposeBlocks = 1024;
-constexpr int64_t kWgmmaResidentGroups = 2;
-constexpr int64_t kWgmmaAlignBytes = 1024;
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);

@@ -114,7 +114,6 @@ class SegmentMatmulPattern : public EmissionPattern {
     Printer &os = c.os;
     const OpDesc &d = c.desc;
     const SegmentMmaTile tile = segmentMmaTile(d, c.schedule);
-    const bool transposed = d.transposeWeights || tile.weightsCopied;
     os << "// gnn.segment_matmul, tile_routed on tensor cores: wgmma m64n64 ("
        << (d.type == ElementType::F32 ? std::string("TF32")
                                       : elementTypeName(d.type))
@@ -133,8 +132,8 @@ class SegmentMatmulPattern : public EmissionPattern {
     os << "extern __shared__ __align__(16) unsigned char "
           "gnnc_segment_smem[];\n";
     os << "gnnc_segment_matmul_wgmma<" << c.e.cType << ", " << d.inputWidth
-       << ", " << d.width << ", " << (transposed ? "true" : "false") << ", "
-       << tile.rows << ", " << tile.cols << ", " << tile.depth << ", "
+       << ", " << d.width << ", " << (tile.bReductionMajor ? "true" : "false")
+       << ", " << tile.rows << ", " << tile.cols << ", " << tile.depth << ", "
        << tile.threads << ", " << tile.stages
        << (tile.residentWeights ? ", true" : "") << ">(" << c.input(0) << ", "
        << c.params.name(tile.weightsCopied ? ParamRole::Workspace

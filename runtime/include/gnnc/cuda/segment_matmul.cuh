@@ -185,6 +185,25 @@ template <int ColBlocks, int Cols> struct RouteItem {
   }
 };
 
+/// Restages a block's resident weights when the current item's weight
+/// block `key` is not the one `staged`: copy() issues the copies, then the
+/// block waits for them (fenced for the async proxy with AsyncReads, whose
+/// tensor cores read them: wgmma) and for each other. Every thread calls
+/// it with the same key, once no thread still reads the old weights.
+template <bool AsyncReads, typename Copy>
+__device__ __forceinline__ void restageOnChange(long long &staged,
+                                                long long key, Copy copy) {
+  if (key == staged)
+    return;
+  copy();
+  mma::commitAsync();
+  mma::waitAsync<0>();
+  if constexpr (AsyncReads)
+    wgmma::fenceAsyncShared();
+  __syncthreads();
+  staged = key;
+}
+
 } // namespace gnnc::cuda
 
 /// Y_t = X_t W_t (or X_t W_tᵀ with TransW) on tensor cores. x holds KIn
@@ -256,20 +275,16 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
           if constexpr (ResidentW) {
             // Every warp is past the previous step (pipelineItems waits
             // for the block before each step), so the block may restage.
-            const long long key = current.weightBlock();
-            if (key != staged) {
-              const T *wt = w + current.type * (long long)KIn * NOut;
-              if constexpr (TransW)
-                mma::copyTileAsync<T, Cols, KSteps, BStride, Threads>(
-                    resident, wt, KIn, current.col0, NOut, 0, KIn);
-              else
-                mma::copyTileAsync<T, KSteps, Cols, BStride, Threads>(
-                    resident, wt, NOut, 0, KIn, current.col0, NOut);
-              mma::commitAsync();
-              mma::waitAsync<0>();
-              __syncthreads();
-              staged = key;
-            }
+            gnnc::cuda::restageOnChange<false>(
+                staged, current.weightBlock(), [&] {
+                  const T *wt = w + current.type * (long long)KIn * NOut;
+                  if constexpr (TransW)
+                    mma::copyTileAsync<T, Cols, KSteps, BStride, Threads>(
+                        resident, wt, KIn, current.col0, NOut, 0, KIn);
+                  else
+                    mma::copyTileAsync<T, KSteps, Cols, BStride, Threads>(
+                        resident, wt, NOut, 0, KIn, current.col0, NOut);
+                });
           }
         }
         if constexpr (ResidentW) {
@@ -380,18 +395,13 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
           if constexpr (ResidentW) {
             // Every warpgroup waited for its last step's instructions, and
             // pipelineItems waits for the block before each step.
-            const long long key = current.weightBlock();
-            if (key != staged) {
-              const T *wt = w + current.type * (long long)KIn * NOut;
-              for (int s = 0; s < Steps; ++s)
-                copyWeights(resident + s * StepBElements, wt, current.col0,
-                            (long long)s * Depth);
-              mma::commitAsync();
-              mma::waitAsync<0>();
-              wg::fenceAsyncShared();
-              __syncthreads();
-              staged = key;
-            }
+            gnnc::cuda::restageOnChange<true>(
+                staged, current.weightBlock(), [&] {
+                  const T *wt = w + current.type * (long long)KIn * NOut;
+                  for (int s = 0; s < Steps; ++s)
+                    copyWeights(resident + s * StepBElements, wt, current.col0,
+                                (long long)s * Depth);
+                });
           }
         }
         const T *b =
