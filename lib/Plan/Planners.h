@@ -117,12 +117,13 @@ constexpr int64_t kWgmmaAlignBytes = 1024;
 /// streamed at two).
 constexpr int64_t kWgmmaMaxColumns = 256;
 constexpr int64_t kWgmmaResidentGroups = 2;
-/// The fewest blocks of a TF32 wgmma forward's prelude (the transposed
-/// copy of the weights): enough to keep every SM's loads in flight. On
-/// the persistent blocks alone (one or two an SM, a load latency per tile)
-/// the copy of 100 types of 256 x 256 took about 0.1 ms on an H200, as
-/// long as the matmul after it.
-constexpr int64_t kSegmentTransposeBlocks = 1024;
+/// The fewest blocks of the segmented matmuls' grid-striding companions (a
+/// TF32 wgmma forward's prelude, the transposed copy of the weights; the
+/// weight gradient's reduction): enough to keep every SM's loads in
+/// flight. On the persistent blocks alone (one or two an SM, a load
+/// latency per tile) the copy of 100 types of 256 x 256 took about 0.1 ms
+/// on an H200, as long as the matmul after it.
+constexpr int64_t kSegmentCompanionBlocks = 1024;
 
 // Per-op rules.
 Status spmmRules(const OpDesc &op, const Schedule &s);

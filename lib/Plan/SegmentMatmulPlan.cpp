@@ -26,8 +26,10 @@
 // gnn.segment_matmul_weight_grad (dW_t = X_tᵀ dY_t): a routing tile is a
 // split of a type's rows (tile_rows, 256 by default); each split leaves its
 // K x M partial in f32 in the workspace, and a follow-up kernel adds the
-// partials of each type in table order (deterministic, no atomics) and
-// writes dW_t (zero for a type without rows).
+// partials of each type in a fixed order (deterministic, no atomics) and
+// writes dW_t (zero for a type without rows). With several blocks of the
+// K x M result, the persistent blocks work in groups that read each split
+// together (ops::routeBlockGroup).
 //
 //===----------------------------------------------------------------------===//
 #include "Planners.h"
@@ -443,10 +445,10 @@ gnnc::plan::planSegmentMatmulTileRouted(const OpDesc &op, const Schedule &s) {
   if (plan && onTensorCores(s.math) && segmentMmaTile(op, s).weightsCopied) {
     // The prelude leaves each type's W_tᵀ (TF32) in the workspace, K x M
     // floats a type, grid-striding over 32 x 64 tiles with at least
-    // kSegmentTransposeBlocks blocks (a few types still fill the GPU).
+    // kSegmentCompanionBlocks blocks (a few types still fill the GPU).
     addWeightBlocksWorkspace(*plan, op, ParamRole::NumSegments);
     plan->preludes.push_back(gridStridingCompanion(
-        "_transpose", ParamRole::NumSegments, kSegmentTransposeBlocks));
+        "_transpose", ParamRole::NumSegments, kSegmentCompanionBlocks));
   }
   if (!plan || onTensorCores(s.math))
     return plan;
@@ -478,9 +480,11 @@ gnnc::plan::planSegmentMatmulWeightGrad(const OpDesc &op, const Schedule &s) {
   // The type count (types without rows get zeros) and the partials: one
   // K x M block of f32 per split.
   addWeightBlocksWorkspace(*plan, op, ParamRole::NumRouteTiles);
-  // The follow-up adds the partials of each type, grid-striding over
-  // num_types x K x M outputs.
-  plan->followUps.push_back(
-      gridStridingCompanion("_reduce", ParamRole::RouteBlocks, 1));
+  // The follow-up adds the partials of each type over num_types x K x M
+  // outputs, on at least kSegmentCompanionBlocks blocks: its loads are
+  // independent, and the persistent blocks alone (one or two an SM) keep
+  // too few in flight.
+  plan->followUps.push_back(gridStridingCompanion(
+      "_reduce", ParamRole::RouteBlocks, kSegmentCompanionBlocks));
   return plan;
 }

@@ -37,12 +37,16 @@ namespace {
 /// latency), which is where a first-principles model errs most.
 constexpr double kCloseMaths = 2.0;
 
+/// Predictions closer than this ratio rank as equal (then by the
+/// tie-breaks of rankSegmentSchedules).
+constexpr double kEqualPredictions = 0.01;
+
 /// The tiles the tuner tries (SegmentModel.h).
 constexpr int32_t kTensorCoreTiles[] = {16, 32, 64, 128};
 /// math = wgmma: one or two warpgroups of 64 rows.
 constexpr int32_t kWgmmaTiles[] = {64, 128};
 constexpr int32_t kSimtTiles[] = {16, 32, 64, 128, 256};
-constexpr int32_t kWeightGradSplits[] = {64, 128, 256, 512, 1024};
+constexpr int32_t kWeightGradSplits[] = {64, 128, 256, 512, 1024, 2048, 4096};
 
 /// The reduction step of the tensor-core pipeline is the plan's tile depth
 /// (segmentMmaTile(...).depth); the warp is 32 lanes.
@@ -90,6 +94,22 @@ double mmaItemSeconds(const GpuModel &gpu, const OpDesc &op,
   const double perSmFlops = tensorCorePeakFlops(gpu, op.type) / gpu.smCount;
   return flops / (perSmFlops * mmaPipeFraction(t, perSm)) +
          mmaFragmentSeconds(gpu, op, t, steps);
+}
+
+/// A block's `steps` reduction steps through the tensor-core pipeline,
+/// which runs on across items with Stages - 1 steps in flight: each step's
+/// copies arrive a load latency plus their transfer at the block's share of
+/// the DRAM bandwidth (every one of `blocks` blocks streaming) after they
+/// were issued, and a step ends no sooner than its transfer. Two stages
+/// thus wait a latency a step beyond the bandwidth's pace, deeper ones
+/// hide it (K = M = 256 forwards on an H200: 3 or 4 stages 5-10% faster
+/// than 2 on every set, with the same blocks' bytes).
+double pipelineSeconds(const GpuModel &gpu, const SegmentMmaTile &t,
+                       double steps, int64_t blocks) {
+  const double transfer = static_cast<double>(t.stageBytes) *
+                          static_cast<double>(blocks) / gpu.dramBytesPerSecond;
+  return steps * std::max(transfer, (gpu.loadLatencySeconds + transfer) /
+                                        static_cast<double>(t.stages - 1));
 }
 
 /// The spec the launch code reads to size the grid of `plan`.
@@ -205,7 +225,8 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
   const int64_t tiles = stats.tilesFor(s.tileRows);
   const int64_t items = ops::routeWorkItems(spec, tiles);
   const int64_t resident = ops::residentRouteBlocks(spec, gpu.smCount);
-  const int64_t blocks = ops::routeBlocks(items, resident);
+  const int64_t blocks =
+      ops::routeBlocks(items, resident, ops::routeBlockGroup(spec));
   const double perSm = ceilDiv(static_cast<double>(blocks), gpu.smCount);
   p.workers = static_cast<double>(items);
   p.blocksPerSm = static_cast<int>(perSm);
@@ -233,8 +254,7 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       smSeconds = t.warpgroups
                       ? flops / (peakFlops / gpu.smCount)
                       : mmaItemSeconds(gpu, op, t, steps, flops, perSm);
-      // The pipeline runs on across items: Stages - 1 steps in flight.
-      chain += latency * steps / (t.stages - 1);
+      chain += pipelineSeconds(gpu, t, steps, blocks);
       // W_t's column block: every item's, or (resident) once per change of
       // type or column block along a block's run, not pipelined.
       double weightBytes = in * t.cols * e;
@@ -286,20 +306,50 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       totalFlops = 2.0 * rows * in * out;
     }
   } else {
-    // Each split leaves a K x M partial in f32; the follow-up adds them.
+    // Each split leaves a K x M partial in f32; the follow-up adds them
+    // (gnnc_segment_weight_grad_reduce): lanes of a block share an output,
+    // the fewest powers of two up to kThreadsPerBlock /
+    // kSegmentReduceColumns whose kSegmentReduceLoads loads each cover the
+    // mean splits of a type; each block walks its run of chunks of
+    // kThreadsPerBlock / lanes outputs, a load latency per
+    // kSegmentReduceLoads splits of the largest type a lane sums, each
+    // thread 4 outputs at a time where K x M is a multiple of 4.
     const double partialBytes = static_cast<double>(tiles) * in * out * 4;
     dramBytes = rows * (in + out) * e + partialBytes;
     launches = 2;
     const double reduceBytes = partialBytes + types * in * out * e;
-    companionSeconds = latency + reduceBytes / gpu.dramBytesPerSecond;
+    const double loads = defaults::kSegmentReduceLoads;
+    const double meanSplits =
+        types > 0 ? ceilDiv(static_cast<double>(tiles), types) : 0;
+    double lanes = 1;
+    while (lanes <
+               defaults::kThreadsPerBlock / defaults::kSegmentReduceColumns &&
+           lanes * loads < meanSplits)
+      lanes *= 2;
+    const double largestSplits =
+        ceilDiv(static_cast<double>(stats.maxRows),
+                static_cast<double>(std::max<int32_t>(1, s.tileRows)));
+    const double vec = static_cast<int64_t>(in * out) % 4 == 0 ? 4 : 1;
+    const double chunks =
+        types * ceilDiv(in * out, vec * defaults::kThreadsPerBlock / lanes);
+    // The reduction's grid: the main kernel's, or the plan's fewest.
+    const double reduceBlocks = std::max<double>(
+        static_cast<double>(blocks),
+        plan.followUps.empty()
+            ? 1.0
+            : static_cast<double>(plan.followUps.front().launch.minBlocks));
+    const double reduceChain =
+        ceilDiv(chunks, reduceBlocks) *
+        std::max(1.0, ceilDiv(ceilDiv(largestSplits, lanes), loads)) * latency;
+    companionSeconds =
+        latency + std::max(reduceChain, reduceBytes / gpu.dramBytesPerSecond);
     if (tensorCores) {
       const SegmentMmaTile t = segmentMmaTile(op, s);
       const double steps = ceilDiv(tileRows, static_cast<double>(t.depth));
       const double flops = 2.0 * t.rows * t.cols * steps * t.depth;
       peakFlops = tensorCorePeakFlops(gpu, op.type);
       smSeconds = mmaItemSeconds(gpu, op, t, steps, flops, perSm);
-      // The pipeline runs on across items: Stages - 1 steps in flight.
-      chain += latency * steps / (t.stages - 1);
+      chain += pipelineSeconds(gpu, t, steps, blocks);
       itemL2Bytes = tileRows * (t.rows + t.cols) * e + t.rows * t.cols * 4;
       totalFlops = flops * static_cast<double>(items);
     } else {
@@ -321,7 +371,18 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
 
   // Waves: each item waits for its chain, or for its share of the SM.
   const double wave = std::max(chain, smSeconds * perSm);
-  p.latencySeconds = p.waves * chain;
+  // No block ends before its longest item: a tile of
+  // min(tile_rows, longest type) rows, whose chain grows with its rows
+  // (weight-gradient splits of 4096 rows on AIFB's 90 types of ~600 rows
+  // ran 2x slower on an H100 than splits of 1024, though their waves
+  // alone were fewer).
+  const double longestRows =
+      std::min<double>(static_cast<double>(std::max<int32_t>(1, s.tileRows)),
+                       static_cast<double>(stats.maxRows));
+  const double longestChain =
+      tileRows > 0 ? chain * std::max(1.0, longestRows / tileRows) : chain;
+  p.latencySeconds = std::max(p.waves * chain, longestChain);
+  p.smSeconds = p.waves * smSeconds * perSm;
   p.wavesSeconds = p.waves * wave + companionSeconds;
   p.dramBytes = dramBytes;
   p.bandwidthSeconds = std::max(dramBytes / gpu.dramBytesPerSecond,
@@ -449,16 +510,38 @@ gnnc::tuning::rankSegmentSchedules(const GpuModel &gpu,
           {s, predictSegmentMatmul(gpu, stats, op, *plan), std::nullopt, ""});
   // Among equal times (a bound that holds whatever the tile, e.g. the
   // weights' bytes of many tiny types), the schedule whose other terms are
-  // smaller: more slack if the largest term is wrong, as for the graph
-  // ops (rankSchedules).
+  // smaller: more slack if the largest term is wrong, as for the graph ops
+  // (rankSchedules); then fewer work items (each costs its epilogue and a
+  // turn of the persistent loop that the model leaves out: on IMDB's 43K
+  // rows at K = M = 32, f16, tiles of 16 rows ran 1.5x slower on an H200
+  // than tiles of 64, predicted alike); then the smaller SM time (the same
+  // tile in fewer, taller warp tiles: the memory pipeline paces both
+  // alike, but the weight gradient's 128 threads ran 10-20% faster than
+  // 256 on an H100).
   auto slack = [](const Prediction &p) {
     return p.bandwidthSeconds + p.wavesSeconds + p.issueSeconds;
   };
+  // Times within kEqualPredictions of each other (in steps of that ratio,
+  // so that the order stays strict and weak) count as equal: the model
+  // resolves no finer.
+  auto step = [](double seconds) {
+    return seconds > 0
+               ? std::floor(std::log(seconds) / std::log1p(kEqualPredictions))
+               : -1e300;
+  };
   std::stable_sort(ranked.begin(), ranked.end(),
                    [&](const Candidate &a, const Candidate &b) {
-                     if (a.prediction.seconds != b.prediction.seconds)
-                       return a.prediction.seconds < b.prediction.seconds;
-                     return slack(a.prediction) < slack(b.prediction);
+                     const double ta = step(a.prediction.seconds),
+                                  tb = step(b.prediction.seconds);
+                     if (ta != tb)
+                       return ta < tb;
+                     const double sa = step(slack(a.prediction)),
+                                  sb = step(slack(b.prediction));
+                     if (sa != sb)
+                       return sa < sb;
+                     if (a.prediction.workers != b.prediction.workers)
+                       return a.prediction.workers < b.prediction.workers;
+                     return a.prediction.smSeconds < b.prediction.smSeconds;
                    });
   return ranked;
 }

@@ -443,6 +443,9 @@ TEST(SegmentMatmulPlan, TheWeightGradientSplitsRowsAndReducesInOrder) {
   EXPECT_EQ(plan->followUps[0].suffix, "_reduce");
   EXPECT_EQ(plan->followUps[0].launch.grid,
             std::vector<ParamRole>{ParamRole::RouteBlocks});
+  // The reduction's loads are independent: at least 1024 blocks keep
+  // enough of them in flight.
+  EXPECT_EQ(plan->followUps[0].launch.minBlocks, 1024);
   EXPECT_TRUE(plan->preludes.empty());
   // K = 8 takes a 16-row tile (rows 8 to 15 zero), M = 512 four column
   // blocks of 128; X is read transposed (rows along the result); each

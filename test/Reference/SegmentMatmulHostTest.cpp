@@ -76,6 +76,11 @@ TEST(RouteBlocks, AtMostOnePerTileAndTheResidentOnes) {
   EXPECT_EQ(routeBlocks(5, 264), 5);
   EXPECT_EQ(routeBlocks(10000, 264), 264);
   EXPECT_EQ(routeBlocks(0, 264), 1);
+  // Groups of 4 (a weight gradient's result blocks): whole groups where
+  // one fits.
+  EXPECT_EQ(routeBlocks(10000, 266, 4), 264);
+  EXPECT_EQ(routeBlocks(8, 264, 4), 8);
+  EXPECT_EQ(routeBlocks(10000, 3, 4), 3);
 }
 
 } // namespace

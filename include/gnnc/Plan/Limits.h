@@ -138,6 +138,13 @@ constexpr int32_t kSegmentTileRows = 64;
 /// tile_routed gnn.segment_matmul_weight_grad: input rows per split (each
 /// split leaves one K x M partial in the workspace).
 constexpr int32_t kSegmentSplitRows = 256;
+/// tile_routed gnn.segment_matmul_weight_grad's reduction: the outputs a
+/// block adds at a time, one 32-byte sector of f32 partials; its threads
+/// take the splits in kThreadsPerBlock / kSegmentReduceColumns lanes.
+constexpr int32_t kSegmentReduceColumns = 8;
+/// ... and each thread's loads in flight, over every kSegmentReduceLoads
+/// of its splits at once.
+constexpr int32_t kSegmentReduceLoads = 4;
 /// tile_routed with math = tensor_core: the cp.async pipeline's buffers.
 constexpr int32_t kPipelineStages = 2;
 /// tile_routed with math = tensor_core: the fewest registers per thread

@@ -79,6 +79,10 @@ struct Prediction {
   double instructionSeconds = 0;
   /// One launch, or two (edge_parallel: the kernel and its fix-up).
   double launchSeconds = 0;
+  /// Segmented matmuls: the SMs' share of the waves (the tensor pipe and
+  /// fragment loads), the last tie-break between schedules whose memory
+  /// pipeline bounds them alike.
+  double smSeconds = 0;
 
   // Inputs behind the terms, for reports and tests.
   double dramBytes = 0;

@@ -61,8 +61,17 @@ Expected<std::vector<int64_t>> gnnc::ops::buildRouteTable(const int64_t *seg,
   return table;
 }
 
-int64_t gnnc::ops::routeBlocks(int64_t tiles, int64_t residentBlocks) {
-  return std::max<int64_t>(1, std::min(tiles, residentBlocks));
+int64_t gnnc::ops::routeBlocks(int64_t tiles, int64_t residentBlocks,
+                               int64_t group) {
+  const int64_t blocks = std::max<int64_t>(1, std::min(tiles, residentBlocks));
+  return group > 1 && blocks >= group ? blocks / group * group : blocks;
+}
+
+int64_t gnnc::ops::routeBlockGroup(const rt::KernelSpec &spec) {
+  if (!spec.op || spec.op->kind != OpKind::SegmentMatmulWeightGrad ||
+      !onTensorCores(spec.schedule.math))
+    return 1;
+  return segmentRouteItemsPerTile(*spec.op, spec.schedule);
 }
 
 int64_t gnnc::ops::residentRouteBlocks(const rt::KernelSpec &spec,
@@ -136,7 +145,8 @@ int64_t launchedRouteBlocks(rt::Runtime &runtime,
   const int64_t resident = kernel.residentBlocksPerSm > 0
                                ? int64_t(kernel.residentBlocksPerSm) * smCount
                                : residentRouteBlocks(kernel.spec, smCount);
-  return routeBlocks(routeWorkItems(kernel.spec, table.numTiles), resident);
+  return routeBlocks(routeWorkItems(kernel.spec, table.numTiles), resident,
+                     routeBlockGroup(kernel.spec));
 }
 
 } // namespace

@@ -4,11 +4,14 @@
 // The main kernel leaves each split's K x M partial (f32) in the workspace
 // through gnnc_segment_weight_grad_mma (math = tensor_core, the block tile
 // of segmentMmaTile) or gnnc_segment_weight_grad_simt; the follow-up
-// (`_reduce`) adds each type's partials in table order with
-// gnnc_segment_weight_grad_reduce (gnnc/cuda/segment_matmul.cuh).
+// (`_reduce`) adds each type's partials (lanes of a block over the splits,
+// their sums in a fixed order) with gnnc_segment_weight_grad_reduce
+// (gnnc/cuda/segment_matmul.cuh).
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
+
+#include "gnnc/Plan/Limits.h"
 
 using namespace llvm;
 using namespace gnnc;
@@ -70,10 +73,13 @@ class SegmentMatmulWeightGradPattern : public EmissionPattern {
   void emitFollowUp(const OpContext &c, unsigned index) const override {
     Printer &os = c.os;
     const OpDesc &d = c.desc;
-    os << "// Each type's weight gradient: its splits' partials added in "
-          "table order (0 for a type without rows).\n";
+    os << "// Each type's weight gradient: its splits' partials added by "
+          "lanes of a block, the lanes' sums in a fixed order (0 for a type "
+          "without rows).\n";
     os << "gnnc_segment_weight_grad_reduce<" << c.e.cType << ", "
-       << d.inputWidth << ", " << d.width << ">("
+       << d.inputWidth << ", " << d.width << ", "
+       << defaults::kSegmentReduceColumns << ", "
+       << defaults::kSegmentReduceLoads << ">("
        << c.params.name(ParamRole::Workspace) << ", " << c.result() << ", "
        << c.params.name(ParamRole::RouteTiles) << ", "
        << c.params.name(ParamRole::NumRouteTiles) << ", "

@@ -31,8 +31,10 @@
 // The weight gradient, dW_t = X_tᵀ dY_t, takes the routing table as splits
 // of each type's rows: gnnc_segment_weight_grad_mma (tensor cores) or
 // gnnc_segment_weight_grad_simt leaves each split's K x M partial in f32,
-// and gnnc_segment_weight_grad_reduce adds each type's partials in table
-// order (deterministic, no atomics), writing zeros for a type without rows.
+// and gnnc_segment_weight_grad_reduce adds each type's partials, lanes of
+// a block over the splits where types have many, the lanes' sums in a
+// fixed order (deterministic, no atomics), writing zeros for a type
+// without rows.
 //
 // gnnc's runtime hands this header to NVRTC from a copy embedded at build
 // time; to compile a gnnc .cu file elsewhere, add -I <gnnc>/runtime/include.
@@ -506,11 +508,33 @@ gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
   const int warp = threadIdx.x / 32;
   const int m0 = (warp / WarpsN) * FragsM * 16,
             n0 = (warp % WarpsN) * FragsN * 8;
-  long long first, last;
-  gnnc::cuda::routedRun(num_tiles * RowBlocks * ColBlocks, first, last);
-  // A work item: (split, block of the K x M result).
+  // A work item is (split, block of the K x M result). With at least
+  // Blocks = RowBlocks x ColBlocks blocks, the grid runs in groups of
+  // Blocks, block b of a group taking result block b of each split in the
+  // group's run: the group's blocks read the same split's rows at about the
+  // same time, so that all but one find them in L2 (walking all of a
+  // split's result blocks one after another, a block read the split from
+  // DRAM once per row block or column block). Fewer blocks walk the items
+  // in turn.
+  constexpr int Blocks = RowBlocks * ColBlocks;
+  const bool grouped = gridDim.x >= Blocks;
+  const int resultBlock = grouped ? (int)(blockIdx.x % Blocks) : 0;
+  const int perItem = grouped ? 1 : Blocks;
+  long long first = 0, last = 0;
+  if (grouped) {
+    const long long groups = gridDim.x / Blocks, group = blockIdx.x / Blocks;
+    if (group < groups) {
+      first = group * num_tiles / groups;
+      last = (group + 1) * num_tiles / groups;
+    }
+  } else {
+    gnnc::cuda::routedRun(num_tiles * Blocks, first, last);
+  }
   auto splitOf = [&](long long item) {
-    return tiles + (item / (RowBlocks * ColBlocks)) * GNNC_ROUTE_TILE_WORDS;
+    return tiles + (item / perItem) * GNNC_ROUTE_TILE_WORDS;
+  };
+  auto blockOf = [&](long long item) {
+    return grouped ? resultBlock : (int)(item % Blocks);
   };
   float acc[FragsM][FragsN][4];
   mma::pipelineItems<Stages>(
@@ -522,7 +546,7 @@ gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
       [&](long long item, int step, int slot) {
         const long long *tile = splitOf(item);
         const long long r1 = tile[2];
-        const int block = (int)(item % (RowBlocks * ColBlocks));
+        const int block = blockOf(item);
         const long long i0 = (long long)(block / ColBlocks) * Rows;
         const long long j0 = (long long)(block % ColBlocks) * Cols;
         T *a = buffers + slot * (AElements + BElements);
@@ -541,8 +565,8 @@ gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
             acc, a, a + AElements, m0, n0);
       },
       [&](long long item) {
-        const long long split = item / (RowBlocks * ColBlocks);
-        const int block = (int)(item % (RowBlocks * ColBlocks));
+        const long long split = item / perItem;
+        const int block = blockOf(item);
         const long long i0 = (long long)(block / ColBlocks) * Rows;
         const long long j0 = (long long)(block % ColBlocks) * Cols;
         mma::storeFragments<float, FragsM, FragsN>(
@@ -577,30 +601,102 @@ gnnc_segment_weight_grad_simt(const T *__restrict__ x, const T *__restrict__ dy,
   }
 }
 
+/// The lanes of a block of the weight gradient's reduction that share one
+/// output: the fewest, a power of two up to threads / Columns, whose
+/// Loads loads each cover a type with the table's mean number of splits
+/// (the same for every type: it depends on the table alone).
+__device__ __forceinline__ int segmentReduceLanes(long long num_tiles,
+                                                  long long num_types,
+                                                  int threads, int columns,
+                                                  int loads) {
+  const long long mean =
+      num_types > 0 ? (num_tiles + num_types - 1) / num_types : 0;
+  int lanes = 1;
+  while (lanes < threads / columns && (long long)lanes * loads < mean)
+    lanes *= 2;
+  return lanes;
+}
+
 /// The weight gradient from the partials: dw[t] = the sum of the partials
-/// of type t's splits, in table order (0 for a type without rows), for
-/// the num_types x K x M outputs, grid-striding.
-template <typename T, int K, int M>
+/// of type t's splits (0 for a type without rows), for the num_types x K x
+/// M outputs. A thread takes Vec consecutive outputs (a 16-byte load of
+/// each split's partials where K x M allows); the outputs come in chunks of
+/// blockDim.x / lanes threads' consecutive outputs of one type
+/// (segmentReduceLanes), each block a contiguous run of chunks, so that it
+/// looks up a type's splits once per type it meets. Lane l of a chunk's
+/// thread column sums its splits l, l + lanes, ..., Loads in flight, and
+/// the lanes' sums are added in lane order: a type with thousands of
+/// splits costs each thread a few dozen loads, one with a single split
+/// one, and the order of the additions never depends on timing
+/// (deterministic, no atomics). blockDim.x is a multiple of Columns, at
+/// most 1024.
+template <typename T, int K, int M, int Columns, int Loads>
 __device__ __forceinline__ void
 gnnc_segment_weight_grad_reduce(const float *__restrict__ partials,
                                 T *__restrict__ dw,
                                 const long long *__restrict__ tiles,
                                 long long num_tiles, long long num_types) {
   constexpr long long PerType = (long long)K * M;
-  const long long total = num_types * PerType;
+  constexpr int Vec = PerType % 4 == 0 ? 4 : 1;
+  __shared__ float sums[1024 * Vec];
+  const int lanes =
+      segmentReduceLanes(num_tiles, num_types, blockDim.x, Columns, Loads);
+  const int width = blockDim.x / lanes;
+  const int column = threadIdx.x % width, lane = threadIdx.x / width;
+  const long long chunksPerType = (PerType + width * Vec - 1) / (width * Vec);
+  long long first, last;
+  gnnc::cuda::routedRun(num_types * chunksPerType, first, last);
   long long cached = -1, begin = 0, end = 0;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-       e < total; e += (long long)gridDim.x * blockDim.x) {
-    const long long type = e / PerType, at = e % PerType;
+  for (long long chunk = first; chunk < last; ++chunk) {
+    const long long type = chunk / chunksPerType;
+    const long long at = ((chunk % chunksPerType) * width + column) * Vec;
     if (type != cached) {
       begin = gnnc::cuda::firstTileOfType(tiles, num_tiles, type);
       end = gnnc::cuda::firstTileOfType(tiles, num_tiles, type + 1);
       cached = type;
     }
-    float sum = 0.0f;
-    for (long long s = begin; s < end; ++s)
-      sum += partials[s * PerType + at];
-    dw[e] = gnnc::cuda::SegmentFromFloat<T>::get(sum);
+    float sum[Vec] = {};
+    if (at < PerType) {
+      const float *p = partials + at;
+      for (long long s = begin + lane; s < end; s += (long long)Loads * lanes) {
+        float v[Loads][Vec];
+#pragma unroll
+        for (int j = 0; j < Loads; ++j) {
+          const long long split = s + (long long)j * lanes;
+          if constexpr (Vec == 4) {
+            const float4 f =
+                split < end
+                    ? *reinterpret_cast<const float4 *>(p + split * PerType)
+                    : make_float4(0.f, 0.f, 0.f, 0.f);
+            v[j][0] = f.x, v[j][1] = f.y, v[j][2] = f.z, v[j][3] = f.w;
+          } else {
+            v[j][0] = split < end ? p[split * PerType] : 0.0f;
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < Loads; ++j)
+#pragma unroll
+          for (int c = 0; c < Vec; ++c)
+            sum[c] += v[j][c];
+      }
+    }
+    if (lanes > 1) {
+#pragma unroll
+      for (int c = 0; c < Vec; ++c)
+        sums[c * blockDim.x + threadIdx.x] = sum[c];
+      __syncthreads();
+      if (lane == 0)
+        for (int l = 1; l < lanes; ++l)
+#pragma unroll
+          for (int c = 0; c < Vec; ++c)
+            sum[c] += sums[c * blockDim.x + l * width + column];
+      __syncthreads();
+    }
+    if (lane == 0 && at < PerType)
+#pragma unroll
+      for (int c = 0; c < Vec; ++c)
+        dw[type * PerType + at + c] =
+            gnnc::cuda::SegmentFromFloat<T>::get(sum[c]);
   }
 }
 

@@ -40,8 +40,15 @@ Expected<std::vector<int64_t>> buildRouteTable(const int64_t *seg,
 /// The persistent blocks to launch (ParamRole::RouteBlocks) for `tiles`
 /// tiles when `residentBlocks` blocks fit the GPU at once: at most one per
 /// tile, at most the resident ones, at least one (an empty table still
-/// gets its launch).
-int64_t routeBlocks(int64_t tiles, int64_t residentBlocks);
+/// gets its launch). Blocks that work in groups of `group` (the weight
+/// gradient's result blocks on tensor cores: routeBlockGroup) come in
+/// whole groups where one fits.
+int64_t routeBlocks(int64_t tiles, int64_t residentBlocks, int64_t group = 1);
+
+/// The blocks of `spec`'s groups (routeBlocks): a tensor-core weight
+/// gradient's blocks of the K x M result, which read each split together;
+/// 1 for every other kernel.
+int64_t routeBlockGroup(const rt::KernelSpec &spec);
 
 /// The persistent blocks of `spec` (a tile_routed gnn.segment_matmul) that
 /// stay resident at once on `smCount` SMs: as many per SM as its threads
