@@ -12,6 +12,7 @@
 #include "gnnc/Tuning/ModelDetail.h"
 
 #include "gnnc/Plan/Limits.h"
+#include "gnnc/cuda/segment_reduce.cuh"
 #include "gnnc/ops/SegmentMatmul.h"
 #include "gnnc/runtime/KernelSpec.h"
 
@@ -36,10 +37,6 @@ namespace {
 /// kinds (shared-memory reads against mma throughput and pipeline
 /// latency), which is where a first-principles model errs most.
 constexpr double kCloseMaths = 2.0;
-
-/// Predictions closer than this ratio rank as equal (then by the
-/// tie-breaks of rankSegmentSchedules).
-constexpr double kEqualPredictions = 0.01;
 
 /// The tiles the tuner tries (SegmentModel.h).
 constexpr int32_t kTensorCoreTiles[] = {16, 32, 64, 128};
@@ -307,29 +304,24 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
     }
   } else {
     // Each split leaves a K x M partial in f32; the follow-up adds them
-    // (gnnc_segment_weight_grad_reduce): lanes of a block share an output,
-    // the fewest powers of two up to kThreadsPerBlock /
-    // kSegmentReduceColumns whose kSegmentReduceLoads loads each cover the
-    // mean splits of a type; each block walks its run of chunks of
-    // kThreadsPerBlock / lanes outputs, a load latency per
-    // kSegmentReduceLoads splits of the largest type a lane sums, each
-    // thread 4 outputs at a time where K x M is a multiple of 4.
+    // (gnnc_segment_weight_grad_reduce, whose rules of
+    // gnnc/cuda/segment_reduce.cuh it shares): lanes of a block share an
+    // output, each block walks its run of chunks of
+    // kThreadsPerBlock / lanes threads' outputs, a load latency per
+    // kSegmentReduceLoads splits of the largest type a lane sums.
     const double partialBytes = static_cast<double>(tiles) * in * out * 4;
     dramBytes = rows * (in + out) * e + partialBytes;
     launches = 2;
     const double reduceBytes = partialBytes + types * in * out * e;
     const double loads = defaults::kSegmentReduceLoads;
-    const double meanSplits =
-        types > 0 ? ceilDiv(static_cast<double>(tiles), types) : 0;
-    double lanes = 1;
-    while (lanes <
-               defaults::kThreadsPerBlock / defaults::kSegmentReduceColumns &&
-           lanes * loads < meanSplits)
-      lanes *= 2;
+    const double lanes = gnnc::cuda::segmentReduceLanes(
+        tiles, stats.types, defaults::kThreadsPerBlock,
+        defaults::kSegmentReduceColumns, defaults::kSegmentReduceLoads);
     const double largestSplits =
         ceilDiv(static_cast<double>(stats.maxRows),
                 static_cast<double>(std::max<int32_t>(1, s.tileRows)));
-    const double vec = static_cast<int64_t>(in * out) % 4 == 0 ? 4 : 1;
+    const double vec =
+        gnnc::cuda::segmentReduceVector(op.inputWidth * op.width);
     const double chunks =
         types * ceilDiv(in * out, vec * defaults::kThreadsPerBlock / lanes);
     // The reduction's grid: the main kernel's, or the plan's fewest.
@@ -521,13 +513,13 @@ gnnc::tuning::rankSegmentSchedules(const GpuModel &gpu,
   auto slack = [](const Prediction &p) {
     return p.bandwidthSeconds + p.wavesSeconds + p.issueSeconds;
   };
-  // Times within kEqualPredictions of each other (in steps of that ratio,
-  // so that the order stays strict and weak) count as equal: the model
+  // Times within kSegmentEqualPredictions of each other (in steps of that
+  // ratio, so that the order stays strict and weak) count as equal: the model
   // resolves no finer.
   auto step = [](double seconds) {
-    return seconds > 0
-               ? std::floor(std::log(seconds) / std::log1p(kEqualPredictions))
-               : -1e300;
+    return seconds > 0 ? std::floor(std::log(seconds) /
+                                    std::log1p(kSegmentEqualPredictions))
+                       : -1e300;
   };
   std::stable_sort(ranked.begin(), ranked.end(),
                    [&](const Candidate &a, const Candidate &b) {

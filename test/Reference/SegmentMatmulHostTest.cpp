@@ -5,6 +5,7 @@
 // shorter than the others) and the persistent blocks.
 //
 //===----------------------------------------------------------------------===//
+#include "gnnc/cuda/segment_reduce.cuh"
 #include "gnnc/ops/SegmentMatmul.h"
 
 #include <gtest/gtest.h>
@@ -81,6 +82,19 @@ TEST(RouteBlocks, AtMostOnePerTileAndTheResidentOnes) {
   EXPECT_EQ(routeBlocks(10000, 266, 4), 264);
   EXPECT_EQ(routeBlocks(8, 264, 4), 8);
   EXPECT_EQ(routeBlocks(10000, 3, 4), 3);
+}
+
+// The weight gradient's reduction (gnnc/cuda/segment_reduce.cuh, shared by
+// the kernel and the cost model): the fewest lanes, a power of two up to
+// threads / columns, whose loads cover the mean splits of a type.
+TEST(SegmentReduce, LanesCoverTheMeanSplitsOfAType) {
+  using gnnc::cuda::segmentReduceLanes;
+  EXPECT_EQ(segmentReduceLanes(90, 90, 256, 8, 4), 1);   // one split a type
+  EXPECT_EQ(segmentReduceLanes(40, 4, 256, 8, 4), 4);    // 10: 4 x 4 >= 10
+  EXPECT_EQ(segmentReduceLanes(2144, 4, 256, 8, 4), 32); // capped at 256 / 8
+  EXPECT_EQ(segmentReduceLanes(0, 0, 256, 8, 4), 1);     // no types
+  EXPECT_EQ(gnnc::cuda::segmentReduceVector(16), 4);
+  EXPECT_EQ(gnnc::cuda::segmentReduceVector(15), 1);
 }
 
 } // namespace

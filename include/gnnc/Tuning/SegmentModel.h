@@ -141,9 +141,14 @@ std::vector<Schedule> enumerateSegmentSchedules(const OpDesc &op,
 std::vector<Schedule> pruneSegmentSchedules(const SegmentStats &stats,
                                             std::vector<Schedule> schedules);
 
+/// Predicted times closer than this ratio rank as equal
+/// (rankSegmentSchedules): the model resolves no finer.
+constexpr double kSegmentEqualPredictions = 0.01;
+
 /// Plans and predicts every schedule (skipping those planKernel refuses),
-/// sorted by predicted time; equal times by the sum of the bandwidth,
-/// waves and compute terms, then in the given order.
+/// sorted by predicted time, in steps of kSegmentEqualPredictions; equal
+/// times by the sum of the bandwidth, waves and compute terms, then fewer
+/// work items, then the smaller SM time, then in the given order.
 std::vector<Candidate> rankSegmentSchedules(const GpuModel &gpu,
                                             const SegmentStats &stats,
                                             const OpDesc &op,

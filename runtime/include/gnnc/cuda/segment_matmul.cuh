@@ -44,6 +44,7 @@
 #define GNNC_CUDA_SEGMENT_MATMUL_CUH
 
 #include "gnnc/cuda/mma_tile.cuh"
+#include "gnnc/cuda/segment_reduce.cuh"
 #include "gnnc/cuda/wgmma_tile.cuh"
 
 #include <cuda_bf16.h>
@@ -601,28 +602,13 @@ gnnc_segment_weight_grad_simt(const T *__restrict__ x, const T *__restrict__ dy,
   }
 }
 
-/// The lanes of a block of the weight gradient's reduction that share one
-/// output: the fewest, a power of two up to threads / Columns, whose
-/// Loads loads each cover a type with the table's mean number of splits
-/// (the same for every type: it depends on the table alone).
-__device__ __forceinline__ int segmentReduceLanes(long long num_tiles,
-                                                  long long num_types,
-                                                  int threads, int columns,
-                                                  int loads) {
-  const long long mean =
-      num_types > 0 ? (num_tiles + num_types - 1) / num_types : 0;
-  int lanes = 1;
-  while (lanes < threads / columns && (long long)lanes * loads < mean)
-    lanes *= 2;
-  return lanes;
-}
-
 /// The weight gradient from the partials: dw[t] = the sum of the partials
 /// of type t's splits (0 for a type without rows), for the num_types x K x
-/// M outputs. A thread takes Vec consecutive outputs (a 16-byte load of
-/// each split's partials where K x M allows); the outputs come in chunks of
-/// blockDim.x / lanes threads' consecutive outputs of one type
-/// (segmentReduceLanes), each block a contiguous run of chunks, so that it
+/// M outputs. A thread takes Vec consecutive outputs (segmentReduceVector:
+/// a 16-byte load of each split's partials where K x M allows); the
+/// outputs come in chunks of blockDim.x / lanes threads' consecutive
+/// outputs of one type (segmentReduceLanes, gnnc/cuda/segment_reduce.cuh),
+/// each block a contiguous run of chunks, so that it
 /// looks up a type's splits once per type it meets. Lane l of a chunk's
 /// thread column sums its splits l, l + lanes, ..., Loads in flight, and
 /// the lanes' sums are added in lane order: a type with thousands of
@@ -637,10 +623,10 @@ gnnc_segment_weight_grad_reduce(const float *__restrict__ partials,
                                 const long long *__restrict__ tiles,
                                 long long num_tiles, long long num_types) {
   constexpr long long PerType = (long long)K * M;
-  constexpr int Vec = PerType % 4 == 0 ? 4 : 1;
+  constexpr int Vec = gnnc::cuda::segmentReduceVector(PerType);
   __shared__ float sums[1024 * Vec];
-  const int lanes =
-      segmentReduceLanes(num_tiles, num_types, blockDim.x, Columns, Loads);
+  const int lanes = gnnc::cuda::segmentReduceLanes(num_tiles, num_types,
+                                                   blockDim.x, Columns, Loads);
   const int width = blockDim.x / lanes;
   const int column = threadIdx.x % width, lane = threadIdx.x / width;
   const long long chunksPerType = (PerType + width * Vec - 1) / (width * Vec);
