@@ -109,6 +109,9 @@ constexpr int64_t kWgmmaGroupThreads = 128;
 constexpr int64_t kWgmmaGroupRows = 64;
 constexpr int64_t kWgmmaColumns = 64;
 constexpr int64_t kWgmmaAlignBytes = 1024;
+/// The weight gradient's wgmma step: rows of a split (four k16
+/// instructions a panel).
+constexpr int64_t kWgmmaWeightGradDepth = 64;
 /// The widest wgmma column block: W_t stays resident where one block of
 /// at most this many columns holds all of M, fits, and still leaves an SM
 /// kWgmmaResidentGroups warpgroups (one alone waits for each step's

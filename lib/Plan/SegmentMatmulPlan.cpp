@@ -24,8 +24,10 @@
 // leaves each W_tᵀ, rounded to TF32, in the workspace.
 //
 // gnn.segment_matmul_weight_grad (dW_t = X_tᵀ dY_t): a routing tile is a
-// split of a type's rows (tile_rows, 256 by default); each split leaves its
-// K x M partial in f32 in the workspace, and a follow-up kernel adds the
+// split of a type's rows (tile_rows, 256 by default), a work item a split
+// and a block of the K x M result (math = wgmma: f16 and bf16, whose
+// instructions read X and dY transposed from shared memory); each split leaves
+// its K x M partial in f32 in the workspace, and a follow-up kernel adds the
 // partials of each type in a fixed order (deterministic, no atomics) and
 // writes dW_t (zero for a type without rows). With several blocks of the
 // K x M result, the persistent blocks work in groups that read each split
@@ -180,25 +182,33 @@ SegmentMmaTile mmaTileWithDepth(const OpDesc &op, const Schedule &s,
 
 namespace {
 
-/// The math = wgmma tile of `op` under `s` with column blocks of `cols`,
-/// W_t's column block resident in shared memory or streamed.
-SegmentMmaTile wgmmaTileOf(const OpDesc &op, const Schedule &s, int64_t cols,
-                           bool residentWeights) {
-  SegmentMmaTile t;
-  const int64_t size = static_cast<int64_t>(elementSize(op.type));
+/// A wgmma tile's threads: a warpgroup per 64 of its `rows` (warpsM warps
+/// of 16 rows, fragsN fragments of 8 of its `cols`), steps of `depth`,
+/// registers for the accumulators and the addressing (A and B stay in
+/// shared memory).
+void setWarpgroups(SegmentMmaTile &t, const Schedule &s, int64_t depth,
+                   int64_t rows, int64_t cols) {
   t.warpgroups = true;
-  t.depth = kWgmmaRowBytes / size;
-  t.rows = s.tileRows;
+  t.depth = depth;
+  t.rows = rows;
   t.cols = cols;
   t.warpsM = static_cast<int32_t>(t.rows / 16);
   t.warpsN = 1;
   t.fragsM = 1;
   t.fragsN = static_cast<int32_t>(t.cols / 8);
   t.threads = kWgmmaGroupThreads * (t.rows / kWgmmaGroupRows);
-  // The accumulators and the addressing: A and B stay in shared memory.
   t.registers =
       mmaRegistersFor(4 * int64_t(t.fragsN) + defaults::kMmaAddressRegisters);
   t.stages = s.stages != 0 ? s.stages : defaults::kPipelineStages;
+}
+
+/// The math = wgmma tile of `op` under `s` with column blocks of `cols`,
+/// W_t's column block resident in shared memory or streamed.
+SegmentMmaTile wgmmaTileOf(const OpDesc &op, const Schedule &s, int64_t cols,
+                           bool residentWeights) {
+  SegmentMmaTile t;
+  const int64_t size = static_cast<int64_t>(elementSize(op.type));
+  setWarpgroups(t, s, kWgmmaRowBytes / size, s.tileRows, cols);
   t.aReductionMajor = true;
   t.weightsCopied = op.type == ElementType::F32 && !op.transposeWeights;
   t.bReductionMajor = op.transposeWeights || t.weightsCopied;
@@ -218,12 +228,39 @@ SegmentMmaTile wgmmaTileOf(const OpDesc &op, const Schedule &s, int64_t cols,
   return t;
 }
 
+/// The math = wgmma tile of the weight gradient (f16, bf16): blocks of the
+/// K x M result of up to kSegmentMmaMaxExtent x kSegmentMmaMaxExtent (64
+/// where K or M is), a warpgroup per 64 of its rows, steps of
+/// kWgmmaWeightGradDepth of a split's rows; a stage holds the X and dY
+/// panels (64 columns of 128 bytes each) the instructions read transposed.
+SegmentMmaTile wgmmaWeightGradTile(const OpDesc &op, const Schedule &s) {
+  SegmentMmaTile t;
+  const int64_t size = static_cast<int64_t>(elementSize(op.type));
+  setWarpgroups(
+      t, s, kWgmmaWeightGradDepth,
+      op.inputWidth > kWgmmaGroupRows ? kSegmentMmaMaxExtent : kWgmmaGroupRows,
+      op.width > kWgmmaColumns ? kSegmentMmaMaxExtent : kWgmmaColumns);
+  t.aReductionMajor = false;
+  t.bReductionMajor = false;
+  t.aStride = kWgmmaColumns;
+  t.bStride = kWgmmaColumns;
+  t.aElements = t.rows * t.depth;
+  t.bElements = t.cols * t.depth;
+  t.stageBytes = (t.aElements + t.bElements) * size;
+  t.bytes = t.stageBytes * t.stages + kWgmmaAlignBytes;
+  t.itemsPerRouteTile =
+      ceilDiv(op.inputWidth, t.rows) * ceilDiv(op.width, t.cols);
+  return t;
+}
+
 /// W_t resident where one column block of at most kWgmmaMaxColumns holds
 /// all of M, it fits sm_90's shared memory and an SM still holds
 /// kWgmmaResidentGroups warpgroups of such blocks (a block then reads each
 /// X tile once and W_t once per run of a type), else streamed with X in
 /// column blocks of 128 (64 where M is 64).
 SegmentMmaTile wgmmaTile(const OpDesc &op, const Schedule &s) {
+  if (op.kind == OpKind::SegmentMatmulWeightGrad)
+    return wgmmaWeightGradTile(op, s);
   if (op.width <= kWgmmaMaxColumns) {
     SegmentMmaTile resident =
         wgmmaTileOf(op, s, std::max<int64_t>(op.width, kWgmmaColumns), true);
@@ -237,21 +274,35 @@ SegmentMmaTile wgmmaTile(const OpDesc &op, const Schedule &s) {
       false);
 }
 
+/// Why the mma.sync tiles (and the weight gradient's wgmma) cannot take
+/// `op`'s K and M, or ok: multiples of 8 up to kMaxTensorCoreWidth.
+Status mmaWidthsFit(const OpDesc &op) {
+  const int64_t max = limits::kMaxTensorCoreWidth;
+  if (op.inputWidth % 8 != 0 || op.width % 8 != 0 || op.inputWidth > max ||
+      op.width > max)
+    return Status::error("tensor cores take K and M in multiples of 8 up to " +
+                         std::to_string(max) + ", got " + widthText(op));
+  return Status::ok();
+}
+
 /// Why math = wgmma cannot run `op` under `s`, or ok.
 Status wgmmaFits(const OpDesc &op, const Schedule &s) {
-  if (op.kind != OpKind::SegmentMatmul)
-    return Status::error("wgmma runs gnn.segment_matmul (and its input "
-                         "gradient); the weight gradient takes "
-                         "math = tensor_core");
   const int64_t step = kWgmmaRowBytes / elementSize(op.type);
   const int64_t max = limits::kMaxTensorCoreWidth;
-  if (op.inputWidth % step != 0 || op.width % kWgmmaColumns != 0 ||
-      op.inputWidth > max || op.width > max)
+  if (op.kind == OpKind::SegmentMatmulWeightGrad) {
+    if (op.type == ElementType::F32)
+      return Status::error(
+          "the weight gradient reads X and dY transposed, and TF32 wgmma "
+          "reads its operands K-major only: f32 takes math = tensor_core");
+    GNNC_RETURN_IF_ERROR(mmaWidthsFit(op));
+  } else if (op.inputWidth % step != 0 || op.width % kWgmmaColumns != 0 ||
+             op.inputWidth > max || op.width > max) {
     return Status::error("wgmma takes K in multiples of " +
                          std::to_string(step) + " and M in multiples of " +
                          std::to_string(kWgmmaColumns) + ", each up to " +
                          std::to_string(max) + ", got " + widthText(op));
-  if (s.tileRows != 64 && s.tileRows != 128)
+  }
+  if (op.kind == OpKind::SegmentMatmul && s.tileRows != 64 && s.tileRows != 128)
     return Status::error("wgmma takes tile_rows 64 or 128 (one or two "
                          "warpgroups of 64 rows), got " +
                          std::to_string(s.tileRows));
@@ -298,14 +349,7 @@ SegmentMmaTile gnnc::segmentMmaTile(const OpDesc &op, const Schedule &s) {
 Status gnnc::segmentTensorCoreFits(const OpDesc &op, const Schedule &s) {
   if (s.math == MathMode::Wgmma)
     return wgmmaFits(op, s);
-  const int64_t max = limits::kMaxTensorCoreWidth;
-  if (op.inputWidth % 8 != 0 || op.width % 8 != 0 || op.inputWidth > max ||
-      op.width > max)
-    return Status::error("tensor cores take " +
-                         std::string("K and M in "
-                                     "multiples of 8 "
-                                     "up to ") +
-                         std::to_string(max) + ", got " + widthText(op));
+  GNNC_RETURN_IF_ERROR(mmaWidthsFit(op));
   if (op.kind == OpKind::SegmentMatmul && s.tileRows != 16 &&
       s.tileRows != 32 && s.tileRows != 64 && s.tileRows != 128)
     return Status::error("tensor cores take tile_rows 16, 32, 64 or 128 (a "

@@ -340,7 +340,9 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       const double steps = ceilDiv(tileRows, static_cast<double>(t.depth));
       const double flops = 2.0 * t.rows * t.cols * steps * t.depth;
       peakFlops = tensorCorePeakFlops(gpu, op.type);
-      smSeconds = mmaItemSeconds(gpu, op, t, steps, flops, perSm);
+      smSeconds = t.warpgroups
+                      ? flops / (peakFlops / gpu.smCount)
+                      : mmaItemSeconds(gpu, op, t, steps, flops, perSm);
       chain += pipelineSeconds(gpu, t, steps, blocks);
       itemL2Bytes = tileRows * (t.rows + t.cols) * e + t.rows * t.cols * 4;
       totalFlops = flops * static_cast<double>(items);
@@ -431,17 +433,25 @@ std::vector<Schedule> gnnc::tuning::enumerateSegmentSchedules(const OpDesc &op,
   const bool simt = math != MathMode::TensorCore && math != MathMode::Wgmma;
   // TensorCore asks for tensor cores, either instruction (for f32 it is
   // the request for TF32); Auto keeps f32 on SIMT.
+  // The weight gradient's wgmma reads X and dY transposed, which TF32
+  // cannot: 16-bit types only, over the splits of the tensor-core kernel.
   const bool warpgroups =
-      wgmma && !weightGrad &&
+      wgmma && (!weightGrad || op.type != ElementType::F32) &&
       (math == MathMode::Wgmma || math == MathMode::TensorCore ||
        (math == MathMode::Auto && op.type != ElementType::F32));
   if (math == MathMode::Wgmma && !warpgroups)
     return out;
-  if (warpgroups)
-    for (int32_t tile : kWgmmaTiles)
+  if (warpgroups) {
+    const std::vector<int32_t> tiles =
+        weightGrad ? std::vector<int32_t>(std::begin(kWeightGradSplits),
+                                          std::end(kWeightGradSplits))
+                   : std::vector<int32_t>(std::begin(kWgmmaTiles),
+                                          std::end(kWgmmaTiles));
+    for (int32_t tile : tiles)
       for (int32_t stages = limits::kMinPipelineStages;
            stages <= limits::kMaxPipelineStages; ++stages)
         add(MathMode::Wgmma, tile, stages);
+  }
   if (tensorCores) {
     const std::vector<int32_t> tiles =
         weightGrad ? std::vector<int32_t>(std::begin(kWeightGradSplits),

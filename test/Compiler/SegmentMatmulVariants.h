@@ -14,7 +14,7 @@
 //    unaligned K left to the default (SIMT).
 //  - segmentMatmulWgmmaModuleText: the forward and the input gradient on
 //    Hopper's warpgroup instructions (math = wgmma; sm_90a), f16, bf16 and
-//    f32 (TF32).
+//    f32 (TF32), and the weight gradient in f16 and bf16.
 //  - segmentMatmulBackwardModuleText: the input gradient (transposed
 //    weights) and the weight gradient, each on tensor cores (warp tiles of
 //    32 and 64 rows) and in SIMT, with small and large splits.
@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -161,8 +162,8 @@ inline std::string segmentMatmulTensorCoreModuleText(size_t *count) {
 /// The forward and input gradient on Hopper's warpgroup instructions
 /// (math = wgmma, f16 and bf16; sm_90a only): K and M of 64 to 512 (one
 /// and several column blocks, resident and streamed weights, a partial
-/// last column block), tiles of 64 and 128 rows, 2 to 4 stages, and the
-/// input gradient (W_t read transposed).
+/// last column block), tiles of 64 and 128 rows, 2 to 4 stages, the
+/// input gradient (W_t read transposed) and the weight gradient.
 inline std::string segmentMatmulWgmmaModuleText(size_t *count) {
   std::vector<SegmentVariant> variants;
   for (ElementType type : {ElementType::F16, ElementType::BF16}) {
@@ -193,6 +194,19 @@ inline std::string segmentMatmulWgmmaModuleText(size_t *count) {
       variants.push_back({segmentVariantName("dx_wg", type, k, m),
                           segmentMatmulInputGradOp(type, k, m),
                           segmentSchedule(MathMode::Wgmma, 128)});
+    // The weight gradient (X and dY read transposed): one warpgroup
+    // (K = 32, M = 64), 2 x 2 blocks of 128 x 128, partial panels and
+    // blocks (K = 200, M = 72), splits of 64 to 2048 rows, 2 to 4 stages.
+    for (auto [k, m, split, stages] :
+         {std::tuple<int64_t, int64_t, int32_t, int32_t>{32, 64, 256, 2},
+          {256, 256, 1024, 3},
+          {128, 128, 64, 4},
+          {200, 72, 2048, 3},
+          {512, 512, 512, 2}})
+      variants.push_back({segmentVariantName("dw_wg", type, k, m,
+                                             "_s" + std::to_string(split)),
+                          segmentMatmulWeightGradOp(type, k, m),
+                          segmentSchedule(MathMode::Wgmma, split, stages)});
   }
   // TF32: the forward reads its prelude's transposed copy of W_t (resident
   // at 128 x 128 and below, streamed above); the input gradient reads W_t

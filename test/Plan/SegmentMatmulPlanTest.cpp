@@ -603,6 +603,41 @@ TEST(SegmentMatmulPlan, TheTf32WgmmaTileCopiesTheWeights) {
   EXPECT_FALSE(dxPlan->workspace);
 }
 
+// The weight gradient on warpgroups (f16, bf16): blocks of up to 128 x
+// 128 of the K x M result, a warpgroup per 64 of their rows, X's and dY's
+// panels of 64 columns per stage, any split size; the persistent blocks
+// work in groups of the result's blocks.
+TEST(SegmentMatmulPlan, TheWgmmaWeightGradTile) {
+  const OpDesc op = segmentMatmulWeightGradOp(ElementType::BF16, 256, 192);
+  Expected<Schedule> s = completeSchedule(op, routed(MathMode::Wgmma, 1000, 3));
+  ASSERT_TRUE(s) << s.message();
+  const SegmentMmaTile t = segmentMmaTile(op, *s);
+  EXPECT_TRUE(t.warpgroups);
+  EXPECT_EQ(t.rows, 128);
+  EXPECT_EQ(t.cols, 128);
+  EXPECT_EQ(t.depth, 64);
+  EXPECT_EQ(t.threads, 256);
+  EXPECT_EQ(t.stageBytes, (128 + 128) * 64 * 2);
+  EXPECT_EQ(t.bytes, 3 * t.stageBytes + 1024);
+  // 2 row blocks of K = 256 by 2 column blocks of M = 192 (the second
+  // half past M, zero-filled).
+  EXPECT_EQ(t.itemsPerRouteTile, 4);
+  Expected<KernelPlan> plan = planKernel(op, *s);
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->launch.threads, 256);
+  EXPECT_EQ(plan->launch.sharedBytes, t.bytes);
+  ASSERT_EQ(plan->followUps.size(), 1u);
+  // Narrow K and M: one warpgroup, 64 x 64.
+  const OpDesc narrow = segmentMatmulWeightGradOp(ElementType::F16, 32, 64);
+  Expected<Schedule> n = completeSchedule(narrow, routed(MathMode::Wgmma, 64));
+  ASSERT_TRUE(n) << n.message();
+  const SegmentMmaTile nt = segmentMmaTile(narrow, *n);
+  EXPECT_EQ(nt.rows, 64);
+  EXPECT_EQ(nt.cols, 64);
+  EXPECT_EQ(nt.threads, 128);
+  EXPECT_EQ(nt.itemsPerRouteTile, 1);
+}
+
 TEST(SegmentMatmulPlan, WgmmaRefusalsSayWhy) {
   EXPECT_EQ(why(segmentMatmulOp(ElementType::F32, 48, 64),
                 routed(MathMode::Wgmma, 64)),
@@ -619,12 +654,17 @@ TEST(SegmentMatmulPlan, WgmmaRefusalsSayWhy) {
             "gnn.segment_matmul with math = wgmma: wgmma takes tile_rows 64 "
             "or 128 (one or two warpgroups of 64 rows), got 32 (math = simt "
             "takes any K and M)");
-  EXPECT_EQ(why(segmentMatmulWeightGradOp(ElementType::F16, 64, 64),
+  EXPECT_EQ(why(segmentMatmulWeightGradOp(ElementType::F32, 64, 64),
                 routed(MathMode::Wgmma, 64)),
-            "gnn.segment_matmul_weight_grad with math = wgmma: wgmma runs "
-            "gnn.segment_matmul (and its input gradient); the weight "
-            "gradient takes math = tensor_core (math = simt takes any K and "
-            "M)");
+            "gnn.segment_matmul_weight_grad with math = wgmma: the weight "
+            "gradient reads X and dY transposed, and TF32 wgmma reads its "
+            "operands K-major only: f32 takes math = tensor_core (math = simt "
+            "takes any K and M)");
+  EXPECT_EQ(why(segmentMatmulWeightGradOp(ElementType::F16, 64, 60),
+                routed(MathMode::Wgmma, 64)),
+            "gnn.segment_matmul_weight_grad with math = wgmma: tensor cores "
+            "take K and M in multiples of 8 up to 512, got K 64 and M 60 "
+            "(math = simt takes any K and M)");
   // (Within 4 stages every wgmma tile fits sm_90's 227 KiB: the widest,
   // K = M = 512, streams 4 x 32 KiB.)
   EXPECT_TRUE(planWithDefaults(segmentMatmulOp(ElementType::F16, 512, 512),

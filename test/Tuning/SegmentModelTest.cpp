@@ -580,8 +580,8 @@ TEST(SegmentTuningMeasure, MeasuresCheckedLeadersOnTheGpu) {
   }
 }
 
-// The tuner tries wgmma only where the target has it, and only for 16-bit
-// forward kernels.
+// The tuner tries wgmma only where the target has it; for the weight
+// gradient only in 16-bit types.
 TEST(SegmentModel, TheTunerTriesWgmmaOnlyWhereTheTargetHasIt) {
   auto count = [](const std::vector<Schedule> &list) {
     return std::count_if(list.begin(), list.end(), [](const Schedule &s) {
@@ -596,9 +596,18 @@ TEST(SegmentModel, TheTunerTriesWgmmaOnlyWhereTheTargetHasIt) {
       count(tuning::enumerateSegmentSchedules(
           segmentMatmulOp(ElementType::F32, 128, 128), MathMode::Auto, true)),
       0);
-  EXPECT_EQ(count(tuning::enumerateSegmentSchedules(
+  // The weight gradient: f16 and bf16 (their instructions read X and dY
+  // transposed), not TF32, and not without the target.
+  EXPECT_GT(count(tuning::enumerateSegmentSchedules(
                 segmentMatmulWeightGradOp(ElementType::F16, 128, 128),
                 MathMode::Auto, true)),
+            0);
+  EXPECT_EQ(count(tuning::enumerateSegmentSchedules(
+                segmentMatmulWeightGradOp(ElementType::F16, 128, 128))),
+            0);
+  EXPECT_EQ(count(tuning::enumerateSegmentSchedules(
+                segmentMatmulWeightGradOp(ElementType::F32, 128, 128),
+                MathMode::TensorCore, true)),
             0);
   for (const Schedule &s :
        tuning::enumerateSegmentSchedules(op, MathMode::Wgmma, true))

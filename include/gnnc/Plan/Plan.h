@@ -274,8 +274,9 @@ struct SegmentMmaTile {
   /// math = wgmma: warpgroups of 64 rows (warpsM counts warps of 16 rows,
   /// fragsN the 8-column fragments of a row), steps of one 128-byte
   /// swizzled row per operand, W_t's step as 64-column panels (or, read
-  /// transposed, rows of the reduction); bytes include the 1024 the
-  /// kernel may skip to align its tiles.
+  /// transposed, rows of the reduction); the weight gradient's steps are
+  /// `depth` rows of a split, X and dY both as 64-column panels; bytes
+  /// include the 1024 the kernel may skip to align its tiles.
   bool warpgroups = false;
   /// math = wgmma on f32 (TF32) without transposeWeights: TF32 reads B
   /// K-major only, so a prelude leaves each W_tᵀ, rounded to TF32, in the
@@ -292,8 +293,10 @@ SegmentMmaTile segmentMmaTile(const OpDesc &op, const Schedule &s);
 /// memory, and threads_per_block (when set) must be one of
 /// segmentMmaThreadChoices. math = wgmma: gnn.segment_matmul (f16, bf16,
 /// or f32 as TF32), K a multiple of one 128-byte step and M of 64,
-/// tile_rows 64 or 128, threads_per_block 128 per 64 rows, the pipeline
-/// within sm_90's shared memory (maxSharedBytes).
+/// tile_rows 64 or 128; the weight gradient in f16 or bf16 (TF32 cannot
+/// read X and dY transposed), K and M multiples of 8; threads_per_block
+/// 128 per 64 rows, the pipeline within sm_90's shared memory
+/// (maxSharedBytes).
 Status segmentTensorCoreFits(const OpDesc &op, const Schedule &s);
 /// The most dynamic shared memory a block of schedule `s` may ask for, and
 /// what one SM holds for the model's and the launch's occupancy:

@@ -3,7 +3,8 @@
 // tile_routed: the routing table's tiles are splits of each type's rows.
 // The main kernel leaves each split's K x M partial (f32) in the workspace
 // through gnnc_segment_weight_grad_mma (math = tensor_core, the block tile
-// of segmentMmaTile) or gnnc_segment_weight_grad_simt; the follow-up
+// of segmentMmaTile), gnnc_segment_weight_grad_wgmma (math = wgmma, f16
+// and bf16) or gnnc_segment_weight_grad_simt; the follow-up
 // (`_reduce`) adds each type's partials (lanes of a block over the splits,
 // their sums in a fixed order) with gnnc_segment_weight_grad_reduce
 // (gnnc/cuda/segment_matmul.cuh).
@@ -38,7 +39,7 @@ class SegmentMatmulWeightGradPattern : public EmissionPattern {
     const std::string tail = ", " + ws.str() + ", " +
                              c.params.name(ParamRole::RouteTiles).str() + ", " +
                              c.params.name(ParamRole::NumRouteTiles).str();
-    if (c.schedule.math != MathMode::TensorCore) {
+    if (!onTensorCores(c.schedule.math)) {
       os << "// gnn.segment_matmul_weight_grad, tile_routed: each split of "
             "at most "
          << c.schedule.tileRows << " rows of one type leaves its "
@@ -50,6 +51,27 @@ class SegmentMatmulWeightGradPattern : public EmissionPattern {
       return;
     }
     const SegmentMmaTile tile = segmentMmaTile(d, c.schedule);
+    if (tile.warpgroups) {
+      os << "// gnn.segment_matmul_weight_grad, tile_routed on tensor cores: "
+            "each split of at most "
+         << c.schedule.tileRows << " rows of one type leaves its "
+         << d.inputWidth << " x " << d.width
+         << " partial (f32) in the workspace; wgmma m64n64 ("
+         << elementTypeName(d.type)
+         << ", X and dY read transposed, sm_90a), blocks of " << tile.rows
+         << " x " << tile.cols << ", a warpgroup per 64 rows, rows in steps of "
+         << tile.depth << " through " << tile.stages
+         << " cp.async stages of swizzled panels (" << tile.bytes
+         << " bytes of shared memory).\n";
+      os << "extern __shared__ __align__(16) unsigned char "
+            "gnnc_segment_smem[];\n";
+      os << "gnnc_segment_weight_grad_wgmma<" << t << ", " << d.inputWidth
+         << ", " << d.width << ", " << tile.rows << ", " << tile.cols << ", "
+         << tile.depth << ", " << tile.threads << ", " << tile.stages << ">("
+         << c.input(0) << ", " << c.input(1) << tail
+         << ", gnnc_segment_smem);\n";
+      return;
+    }
     os << "// gnn.segment_matmul_weight_grad, tile_routed on tensor cores: "
           "each split of at most "
        << c.schedule.tileRows << " rows of one type leaves its " << d.inputWidth

@@ -29,7 +29,8 @@
 // (gnnc_segment_transpose_weights, the kernel's prelude).
 //
 // The weight gradient, dW_t = X_tᵀ dY_t, takes the routing table as splits
-// of each type's rows: gnnc_segment_weight_grad_mma (tensor cores) or
+// of each type's rows: gnnc_segment_weight_grad_mma (tensor cores),
+// gnnc_segment_weight_grad_wgmma (warpgroups; f16, bf16) or
 // gnnc_segment_weight_grad_simt leaves each split's K x M partial in f32,
 // and gnnc_segment_weight_grad_reduce adds each type's partials, lanes of
 // a block over the splits where types have many, the lanes' sums in a
@@ -206,6 +207,62 @@ __device__ __forceinline__ void restageOnChange(long long &staged,
   __syncthreads();
   staged = key;
 }
+
+/// The weight gradient's work items on tensor cores: (split of the routing
+/// table, block of the K x M result), Blocks result blocks a split. With at
+/// least Blocks blocks the grid runs in groups of Blocks, block b of a
+/// group taking result block b of each split in the group's run: the
+/// group's blocks read the same split's rows at about the same time, so
+/// that all but one find them in L2 (walking all of a split's result
+/// blocks one after another, a block read the split from DRAM once per
+/// row block or column block). Fewer blocks walk the items in turn.
+template <int Blocks> struct WeightGradItems {
+  bool grouped;
+  int resultBlock, perItem;
+  long long first = 0, last = 0;
+  __device__ __forceinline__ explicit WeightGradItems(long long num_tiles) {
+    grouped = gridDim.x >= Blocks;
+    resultBlock = grouped ? (int)(blockIdx.x % Blocks) : 0;
+    perItem = grouped ? 1 : Blocks;
+    if (grouped) {
+      const long long groups = gridDim.x / Blocks, group = blockIdx.x / Blocks;
+      if (group < groups) {
+        first = group * num_tiles / groups;
+        last = (group + 1) * num_tiles / groups;
+      }
+    } else {
+      routedRun(num_tiles * Blocks, first, last);
+    }
+  }
+  /// The item's split (its routing tile) and result block.
+  __device__ __forceinline__ long long split(long long item) const {
+    return item / perItem;
+  }
+  __device__ __forceinline__ int block(long long item) const {
+    return grouped ? resultBlock : (int)(item % Blocks);
+  }
+  /// The item's routing tile: type, first row, end row.
+  __device__ __forceinline__ const long long *
+  tile(const long long *__restrict__ tiles, long long item) const {
+    return tiles + split(item) * GNNC_ROUTE_TILE_WORDS;
+  }
+  /// The item's steps of Depth rows (at least one).
+  template <int Depth>
+  __device__ __forceinline__ int steps(const long long *__restrict__ tiles,
+                                       long long item) const {
+    const long long *t = tile(tiles, item);
+    return (int)((t[2] - t[1] + Depth - 1) / Depth);
+  }
+  /// The first row and column of the item's Rows x Cols result block, of
+  /// ColBlocks column blocks.
+  template <int Rows, int Cols, int ColBlocks>
+  __device__ __forceinline__ void origin(long long item, long long &i0,
+                                         long long &j0) const {
+    const int b = block(item);
+    i0 = (long long)(b / ColBlocks) * Rows;
+    j0 = (long long)(b % ColBlocks) * Cols;
+  }
+};
 
 } // namespace gnnc::cuda
 
@@ -509,47 +566,16 @@ gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
   const int warp = threadIdx.x / 32;
   const int m0 = (warp / WarpsN) * FragsM * 16,
             n0 = (warp % WarpsN) * FragsN * 8;
-  // A work item is (split, block of the K x M result). With at least
-  // Blocks = RowBlocks x ColBlocks blocks, the grid runs in groups of
-  // Blocks, block b of a group taking result block b of each split in the
-  // group's run: the group's blocks read the same split's rows at about the
-  // same time, so that all but one find them in L2 (walking all of a
-  // split's result blocks one after another, a block read the split from
-  // DRAM once per row block or column block). Fewer blocks walk the items
-  // in turn.
-  constexpr int Blocks = RowBlocks * ColBlocks;
-  const bool grouped = gridDim.x >= Blocks;
-  const int resultBlock = grouped ? (int)(blockIdx.x % Blocks) : 0;
-  const int perItem = grouped ? 1 : Blocks;
-  long long first = 0, last = 0;
-  if (grouped) {
-    const long long groups = gridDim.x / Blocks, group = blockIdx.x / Blocks;
-    if (group < groups) {
-      first = group * num_tiles / groups;
-      last = (group + 1) * num_tiles / groups;
-    }
-  } else {
-    gnnc::cuda::routedRun(num_tiles * Blocks, first, last);
-  }
-  auto splitOf = [&](long long item) {
-    return tiles + (item / perItem) * GNNC_ROUTE_TILE_WORDS;
-  };
-  auto blockOf = [&](long long item) {
-    return grouped ? resultBlock : (int)(item % Blocks);
-  };
+  const gnnc::cuda::WeightGradItems<RowBlocks * ColBlocks> items(num_tiles);
   float acc[FragsM][FragsN][4];
   mma::pipelineItems<Stages>(
-      first, last,
-      [&](long long item) {
-        const long long *tile = splitOf(item);
-        return (int)((tile[2] - tile[1] + Depth - 1) / Depth);
-      },
+      items.first, items.last,
+      [&](long long item) { return items.template steps<Depth>(tiles, item); },
       [&](long long item, int step, int slot) {
-        const long long *tile = splitOf(item);
+        const long long *tile = items.tile(tiles, item);
         const long long r1 = tile[2];
-        const int block = blockOf(item);
-        const long long i0 = (long long)(block / ColBlocks) * Rows;
-        const long long j0 = (long long)(block % ColBlocks) * Cols;
+        long long i0, j0;
+        items.template origin<Rows, Cols, ColBlocks>(item, i0, j0);
         T *a = buffers + slot * (AElements + BElements);
         T *b = a + AElements;
         const long long rr = tile[1] + (long long)step * Depth;
@@ -566,13 +592,106 @@ gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
             acc, a, a + AElements, m0, n0);
       },
       [&](long long item) {
-        const long long split = item / perItem;
-        const int block = blockOf(item);
-        const long long i0 = (long long)(block / ColBlocks) * Rows;
-        const long long j0 = (long long)(block % ColBlocks) * Cols;
+        long long i0, j0;
+        items.template origin<Rows, Cols, ColBlocks>(item, i0, j0);
         mma::storeFragments<float, FragsM, FragsN>(
-            partials + split * (long long)K * M, M, acc, i0 + m0, K, j0 + n0,
-            M);
+            partials + items.split(item) * (long long)K * M, M, acc, i0 + m0, K,
+            j0 + n0, M);
+      });
+}
+
+/// The weight gradient's partials with Hopper's warpgroup instructions
+/// (sm_90a; f16 and bf16, whose wgmma reads both operands transposed):
+/// the work items of gnnc_segment_weight_grad_mma, Rows x Cols blocks of
+/// the K x M result, a warpgroup per 64 of its rows. A step is Depth of
+/// the split's rows (a multiple of 16); its buffer holds X's Rows / 64
+/// panels and dY's Cols / 64 panels, each Depth rows of 64 columns (128
+/// bytes, swizzled), so that X_splitᵀ is an M-major A and dY an N-major B
+/// as they lie in memory: no transposition, no fragment loads. `smem`
+/// holds 1024 bytes more than the stages (the tiles start on 1024 bytes).
+/// K and M are multiples of 8 (panels past them zero-filled).
+template <typename T, int K, int M, int Rows, int Cols, int Depth, int Threads,
+          int Stages>
+__device__ __forceinline__ void gnnc_segment_weight_grad_wgmma(
+    const T *__restrict__ x, const T *__restrict__ dy,
+    float *__restrict__ partials, const long long *__restrict__ tiles,
+    long long num_tiles, unsigned char *smem) {
+  namespace mma = gnnc::cuda::mma;
+  namespace wg = gnnc::cuda::wgmma;
+  wg::requireWgmma<T>();
+  static_assert(sizeof(T) == 2,
+                "TF32 wgmma reads its operands K-major only, and the weight "
+                "gradient reads X and dY transposed: f32 takes "
+                "math = tensor_core");
+  constexpr int KStep = wg::Wgmma<T>::kK;
+  constexpr int Panel = 64;
+  static_assert(Panel * sizeof(T) == wg::kRowBytes,
+                "a panel row is one swizzled 128-byte row");
+  static_assert(Threads == 128 * (Rows / 64), "a warpgroup per 64 rows");
+  static_assert(Rows % 64 == 0 && Cols % 64 == 0,
+                "warpgroups of 64 rows, instructions of 64 columns");
+  static_assert(Depth % KStep == 0 && Depth % 8 == 0,
+                "whole instructions and swizzle atoms a step");
+  static_assert(Stages >= 2, "the pipeline has at least two buffers");
+  constexpr int RowBlocks = (K + Rows - 1) / Rows;
+  constexpr int ColBlocks = (M + Cols - 1) / Cols;
+  constexpr int PanelElements = Depth * Panel;
+  constexpr int AElements = (Rows / Panel) * PanelElements;
+  constexpr int BElements = (Cols / Panel) * PanelElements;
+  constexpr unsigned Atom = wg::kAtomBytes;
+  T *buffers = reinterpret_cast<T *>(
+      smem + ((Atom - (mma::sharedAddress(smem) & (Atom - 1))) & (Atom - 1)));
+  const int group = threadIdx.x / 128;
+  const int warp = threadIdx.x / 32;
+  const gnnc::cuda::WeightGradItems<RowBlocks * ColBlocks> items(num_tiles);
+  float acc[1][Cols / 8][4];
+  mma::pipelineItems<Stages, true>(
+      items.first, items.last,
+      [&](long long item) { return items.template steps<Depth>(tiles, item); },
+      [&](long long item, int step, int slot) {
+        const long long *tile = items.tile(tiles, item);
+        const long long r1 = tile[2];
+        long long i0, j0;
+        items.template origin<Rows, Cols, ColBlocks>(item, i0, j0);
+        T *a = buffers + slot * (AElements + BElements);
+        T *b = a + AElements;
+        const long long rr = tile[1] + (long long)step * Depth;
+#pragma unroll
+        for (int p = 0; p < Rows / Panel; ++p)
+          wg::copySwizzledAsync<T, Depth, Threads>(a + p * PanelElements, x, K,
+                                                   rr, r1, i0 + p * Panel, K);
+#pragma unroll
+        for (int p = 0; p < Cols / Panel; ++p)
+          wg::copySwizzledAsync<T, Depth, Threads>(b + p * PanelElements, dy, M,
+                                                   rr, r1, j0 + p * Panel, M);
+      },
+      [&](long long, int step, int slot) {
+        if (step == 0)
+          mma::zeroAccumulators(acc);
+        const T *a = buffers + slot * (AElements + BElements);
+        const T *b = a + AElements;
+        const T *aPanel = a + group * PanelElements;
+        wg::fence();
+#pragma unroll
+        for (int k = 0; k < Depth / KStep; ++k) {
+          // Slice k of a panel is KStep reduction rows further.
+          const unsigned long long da =
+              wg::descriptor(aPanel + k * KStep * Panel);
+#pragma unroll
+          for (int p = 0; p < Cols / Panel; ++p)
+            wg::Wgmma<T>::template run<1, 1>(
+                *reinterpret_cast<float(*)[8][4]>(&acc[0][8 * p][0]), da,
+                wg::descriptor(b + p * PanelElements + k * KStep * Panel));
+        }
+        wg::commit();
+        wg::waitGroup<0>();
+      },
+      [&](long long item) {
+        long long i0, j0;
+        items.template origin<Rows, Cols, ColBlocks>(item, i0, j0);
+        mma::storeFragments<float, 1, Cols / 8>(
+            partials + items.split(item) * (long long)K * M, M, acc,
+            i0 + group * 64 + (warp % 4) * 16, K, j0, M);
       });
 }
 

@@ -8,8 +8,9 @@
 //    8));
 //  - descriptor: the 64-bit shared-memory matrix descriptor of such a tile;
 //  - Wgmma<T>: wgmma.mma_async m64n64 with f32 accumulators: k16 of f16
-//    or bf16 inputs, A from shared memory (K-major), B from shared memory
-//    K-major or N-major; or k8 of f32 inputs read as TF32, both K-major;
+//    or bf16 inputs, A and B from shared memory, each K-major or
+//    transposed (A M-major, B N-major); or k8 of f32 inputs read as TF32,
+//    both K-major;
 //  - fence / commit / waitGroup / fenceAsyncShared: the ordering wgmma
 //    needs (registers, groups, and shared memory written by cp.async).
 //
@@ -170,27 +171,32 @@ template <int Pending> __device__ __forceinline__ void waitGroup() {
 template <typename T> struct IsHalf { static constexpr bool value = false; };
 template <> struct IsHalf<__half> { static constexpr bool value = true; };
 
-/// D (64 x 64, f32) += A (64 x kK, K-major) B (kK x 64; K-major, or
-/// N-major with TransB) from two shared-memory descriptors. `d` is the
-/// thread's 8 fragments of 4 accumulators. One instruction reduces over 32
-/// bytes of each row: kK = 16 halves (f16, bf16) or 8 floats, which the
-/// tensor cores read as TF32 (the low 13 mantissa bits dropped); TF32
-/// takes both operands K-major only.
+/// D (64 x 64, f32) += A (64 x kK; K-major, or M-major with TransA) B (kK
+/// x 64; K-major, or N-major with TransB) from two shared-memory
+/// descriptors. `d` is the thread's 8 fragments of 4 accumulators. One
+/// instruction reduces over 32 bytes of each row: kK = 16 halves (f16,
+/// bf16) or 8 floats, which the tensor cores read as TF32 (the low 13
+/// mantissa bits dropped); TF32 takes both operands K-major only. An
+/// M-major A is laid out as an N-major B: 64-element panels of kK
+/// reduction rows.
 template <typename T> struct Wgmma {
   static_assert(sizeof(T) == 2 || sizeof(T) == 4,
                 "wgmma here takes f16, bf16 or f32 (as TF32)");
   static constexpr int kK = 32 / sizeof(T);
-  template <int TransB>
+  template <int TransB, int TransA = 0>
   static __device__ __forceinline__ void
   run(float (&d)[8][4], unsigned long long a, unsigned long long b) {
 #if GNNC_HAS_WGMMA
     if constexpr (sizeof(T) == 4) {
-      static_assert(TransB == 0, "TF32 wgmma reads B K-major only");
+      static_assert(TransA == 0 && TransB == 0,
+                    "TF32 wgmma reads A and B K-major only");
       GNNC_WGMMA_M64N64("k8.f32.tf32.tf32", "", );
     } else if constexpr (IsHalf<T>::value) {
-      GNNC_WGMMA_M64N64("k16.f32.f16.f16", ", 0, %35", , "n"(TransB));
+      GNNC_WGMMA_M64N64("k16.f32.f16.f16", ", %35, %36", , "n"(TransA),
+                        "n"(TransB));
     } else {
-      GNNC_WGMMA_M64N64("k16.f32.bf16.bf16", ", 0, %35", , "n"(TransB));
+      GNNC_WGMMA_M64N64("k16.f32.bf16.bf16", ", %35, %36", , "n"(TransA),
+                        "n"(TransB));
     }
 #else
     requireWgmma<T>();
