@@ -6,7 +6,9 @@
 // route_blocks persistent blocks (at most one per work item, at most what
 // stays resident); block b walks the contiguous run of work items
 // [b * items / blocks, (b + 1) * items / blocks), so that runs of one type
-// stay on one block.
+// stay on one block. Tensor-core forwards whose W_t streams through the
+// pipeline take every blocks-th item from b instead, so that the blocks
+// running at once share a type's weights in L2 (gnnc::cuda::RouteRun).
 //
 // math = simt: a work item is a routing tile; the block stages the type's
 // whole K x M weights in shared memory once per run of that type, and

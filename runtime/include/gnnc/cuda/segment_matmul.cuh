@@ -22,6 +22,8 @@
 // that runs on across the block's items (mma::pipelineItems): the first
 // steps of the next tile load while the last of this one multiply.
 // TransW reads W_t transposed from its stored layout (no transposed copy).
+// A block takes a contiguous run of items where W_t stays resident, and
+// every gridDim.x-th item where it streams (RouteRun).
 //
 // gnnc_segment_matmul_wgmma does the same with Hopper's warpgroup
 // instructions; TF32 there reads W_t K-major only, so an f32 forward first
@@ -148,6 +150,31 @@ __device__ __forceinline__ void routedRun(long long items, long long &first,
   first = (long long)blockIdx.x * items / blocks;
   last = ((long long)blockIdx.x + 1) * items / blocks;
 }
+
+/// The forward's work items that this block takes, in order: with the
+/// weights resident (Interleaved false), a contiguous run, so that a block
+/// stages each type's weights once per run; with the weights streamed, every
+/// gridDim.x-th item from blockIdx.x, so that the blocks running at once
+/// work on neighbouring tiles (mostly one type) and find the weights they
+/// stream, and the X tile of the column block beside theirs, in L2. (On
+/// contiguous runs the blocks are spread over the whole table: with AM's
+/// 266 types of 256 x 256 TF32 weights, 68 MB, each tile read its weights
+/// from DRAM again.) pipelineItems walks j in [first, last); item(j) is the
+/// work item.
+template <bool Interleaved> struct RouteRun {
+  long long first = 0, last = 0;
+  __device__ __forceinline__ explicit RouteRun(long long items) {
+    if constexpr (Interleaved)
+      last = (long long)blockIdx.x < items
+                 ? (items - blockIdx.x + gridDim.x - 1) / gridDim.x
+                 : 0;
+    else
+      routedRun(items, first, last);
+  }
+  __device__ __forceinline__ long long item(long long j) const {
+    return Interleaved ? (long long)blockIdx.x + j * gridDim.x : j;
+  }
+};
 
 /// The first tile of the routing table (num_tiles tiles) whose type is at
 /// least `type`.
@@ -301,17 +328,16 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
   const int warp = threadIdx.x / 32;
   const int m0 = (warp / WarpsN) * FragsM * 16,
             n0 = (warp % WarpsN) * FragsN * 8;
-  long long first, last;
-  gnnc::cuda::routedRun(num_tiles * ColBlocks, first, last);
+  const gnnc::cuda::RouteRun<!ResidentW> run(num_tiles * ColBlocks);
   // The producer's item and the consumer's (read at its first step).
   gnnc::cuda::RouteItem<ColBlocks, Cols> loading, current;
   // The column block of W_t now resident (RouteItem::weightBlock).
   long long staged = -1;
   float acc[FragsM][FragsN][4];
   mma::pipelineItems<Stages>(
-      first, last, [](long long) { return Steps; },
-      [&](long long item, int step, int slot) {
-        loading.read(tiles, item);
+      run.first, run.last, [](long long) { return Steps; },
+      [&](long long j, int step, int slot) {
+        loading.read(tiles, run.item(j));
         T *a = buffers + slot * (AElements + BElements);
         const long long k0 = (long long)step * Depth;
         mma::copyTileAsync<T, Rows, Depth, AStride, Threads>(
@@ -327,11 +353,11 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
                 b, wt, NOut, k0, KIn, loading.col0, NOut);
         }
       },
-      [&](long long item, int step, int slot) {
+      [&](long long j, int step, int slot) {
         const T *a = buffers + slot * (AElements + BElements);
         if (step == 0) {
           mma::zeroAccumulators(acc);
-          current.read(tiles, item);
+          current.read(tiles, run.item(j));
           if constexpr (ResidentW) {
             // Every warp is past the previous step (pipelineItems waits
             // for the block before each step), so the block may restage.
@@ -419,8 +445,7 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
   T *buffers = resident + WElements;
   const int group = threadIdx.x / 128;
   const int warp = threadIdx.x / 32;
-  long long first, last;
-  gnnc::cuda::routedRun(num_tiles * ColBlocks, first, last);
+  const gnnc::cuda::RouteRun<!ResidentW> run(num_tiles * ColBlocks);
   // One step of W_t's column block at col0 (reduction from k0) into `b`.
   auto copyWeights = [&](T *b, const T *wt, long long col0, long long k0) {
     if constexpr (TransW) {
@@ -436,9 +461,9 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
   long long staged = -1;
   float acc[1][Cols / 8][4];
   mma::pipelineItems<Stages, true>(
-      first, last, [](long long) { return Steps; },
-      [&](long long item, int step, int slot) {
-        loading.read(tiles, item);
+      run.first, run.last, [](long long) { return Steps; },
+      [&](long long j, int step, int slot) {
+        loading.read(tiles, run.item(j));
         T *a = buffers + slot * (AElements + BElements);
         const long long k0 = (long long)step * Depth;
         wg::copySwizzledAsync<T, Rows, Threads>(a, x, KIn, loading.rowBegin,
@@ -447,11 +472,11 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
           copyWeights(a + AElements, w + loading.type * (long long)KIn * NOut,
                       loading.col0, k0);
       },
-      [&](long long item, int step, int slot) {
+      [&](long long j, int step, int slot) {
         const T *a = buffers + slot * (AElements + BElements);
         if (step == 0) {
           mma::zeroAccumulators(acc);
-          current.read(tiles, item);
+          current.read(tiles, run.item(j));
           if constexpr (ResidentW) {
             // Every warpgroup waited for its last step's instructions, and
             // pipelineItems waits for the block before each step.
