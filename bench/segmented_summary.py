@@ -14,7 +14,10 @@ left out of the statistics.
 
 summary.json: forward_vs_best and backward_vs_best ({"geomean", "worst",
 "cases"}, each with "by_dtype": tf32 and f16 apart; forward_vs_best over
-both dtypes), rgcn_vs_pyg (per dataset, the fastest of PyG's RGCNConv and
+both dtypes; and "ceiling": over the cases gnn-bench timed, the best
+baseline's time over the bound (compulsory bytes at the copy bandwidth or
+flops at the tensor-core peak), the largest speedup any kernel could
+reach, with the counts of cases below 2x and 1.2x), rgcn_vs_pyg (per dataset, the fastest of PyG's RGCNConv and
 FastRGCNConv over gnnc's RGCNConv; same statistics), bound_fraction_large
 (gnn-bench's gnnc_tuned on the cases whose compulsory bytes, X and Y with
 the weights, exceed LARGE_BYTES: the larger of the copy-bandwidth fraction
@@ -68,8 +71,31 @@ def merge(docs):
     return cases
 
 
-def compare(cases):
-    """One row per case: gnnc's best, the best baseline, the speedup."""
+def bound_ms(docs):
+    """Per case that gnn-bench timed: the time no kernel can beat, the
+    larger of its compulsory bytes at the copy bandwidth and its flops at
+    the tensor-core peak (the same run's figures)."""
+    out = {}
+    for doc in docs:
+        copy_gbs = doc.get("copy_gbs")
+        peaks = doc.get("tensor_core_peak_flops") or {}
+        if not copy_gbs:
+            continue
+        for r in doc.get("records", []):
+            if not r.get("bytes"):
+                continue
+            peak = peaks.get(r["dtype"])
+            seconds = max(r["bytes"] / (copy_gbs * 1e9),
+                          r.get("flops", 0) / peak if peak else 0.0)
+            out[case_key(r)] = seconds * 1e3
+    return out
+
+
+def compare(cases, bounds=None):
+    """One row per case: gnnc's best, the best baseline, the speedup, and
+    where gnn-bench gives the bound, the ceiling: the best baseline over
+    the bound, the largest speedup any kernel could reach."""
+    bounds = bounds or {}
     rows = []
     for key in sorted(cases):
         impls = cases[key]
@@ -85,6 +111,9 @@ def compare(cases):
                    baseline_ms=best_base and best_base["ms"],
                    speedup=(round(best_base["ms"] / best_ours["ms"], 3)
                             if best_ours and best_base else None),
+                   bound_ms=bounds.get(key),
+                   ceiling=(round(best_base["ms"] / bounds[key], 3)
+                            if best_base and key in bounds else None),
                    failed=sorted(name for name, r in impls.items()
                                  if r.get("ok") is False))
         rows.append(row)
@@ -96,6 +125,13 @@ def pass_stats(rows, pass_):
     out = stats([r["speedup"] for r in chosen]) or {}
     out["by_dtype"] = {d: stats([r["speedup"] for r in chosen if r["dtype"] == d])
                        for d in sorted({r["dtype"] for r in chosen})}
+    # The hardware's share: how far the best baseline is from the bound,
+    # and in how many cases even a kernel at the bound stays under 2x.
+    ceilings = [r["ceiling"] for r in chosen if r["ceiling"] is not None]
+    if ceilings:
+        out["ceiling"] = stats(ceilings)
+        out["ceiling"]["below_2x"] = sum(c < 2 for c in ceilings)
+        out["ceiling"]["below_1_2x"] = sum(c < 1.2 for c in ceilings)
     return out
 
 
@@ -159,14 +195,22 @@ def table(rows, rgcn, summary):
                                f"{fmt(v and v['worst'])})"
                                for d, v in (s.get("by_dtype") or
                                             s.get("by_pass") or {}).items()))
+    for name in ("forward_vs_best", "backward_vs_best"):
+        c = (summary.get(name) or {}).get("ceiling")
+        if c:
+            lines.append(f"- {name} ceiling (best baseline / bound): geomean "
+                         f"{fmt(c['geomean'])}, worst {fmt(c['worst'])}; below "
+                         f"2x in {c['below_2x']} of {c['cases']} cases, below "
+                         f"1.2x in {c['below_1_2x']}")
     lines += ["", "| set | dtype | K | M | pass | gnnc ms | best baseline | "
-              "baseline ms | speedup | failed checks |",
-              "|---|---|--:|--:|---|--:|---|--:|--:|---|"]
+              "baseline ms | speedup | bound ms | ceiling | failed checks |",
+              "|---|---|--:|--:|---|--:|---|--:|--:|--:|--:|---|"]
     for r in rows:
         lines.append(f"| {r['set']} | {r['dtype']} | {r['K']} | {r['M']} | {r['pass']} | "
                      f"{fmt(r['gnnc_ms'])} ({r['gnnc_impl'] or '-'}) | "
                      f"{r['baseline_impl'] or '-'} | {fmt(r['baseline_ms'])} | "
-                     f"{fmt(r['speedup'], 2)} | {', '.join(r['failed']) or ''} |")
+                     f"{fmt(r['speedup'], 2)} | {fmt(r.get('bound_ms'))} | "
+                     f"{fmt(r.get('ceiling'), 2)} | {', '.join(r['failed']) or ''} |")
     if rgcn:
         lines += ["", "| RGCN dataset | gnnc ms | fastest PyG | PyG ms | speedup |",
                   "|---|--:|---|--:|--:|"]
@@ -180,7 +224,7 @@ def summarize(bench_path, gnn_bench_path=None, out_dir="."):
     docs = [json.load(open(bench_path))]
     if gnn_bench_path:
         docs.append(json.load(open(gnn_bench_path)))
-    rows = compare(merge(docs))
+    rows = compare(merge(docs), bound_ms(docs))
     rgcn = rgcn_rows(docs)
     speedups = [r["speedup"] for r in rgcn if r["speedup"] is not None]
     large = bound_fractions(docs)
