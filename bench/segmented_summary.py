@@ -71,11 +71,10 @@ def merge(docs):
     return cases
 
 
-def bound_ms(docs):
-    """Per case that gnn-bench timed: the time no kernel can beat, the
-    larger of its compulsory bytes at the copy bandwidth and its flops at
-    the tensor-core peak (the same run's figures)."""
-    out = {}
+def bound_terms(docs):
+    """Per gnn-bench record with its bytes: the record, the seconds its
+    compulsory bytes take at the run's copy bandwidth and the seconds its
+    flops take at the run's tensor-core peak (0 without one)."""
     for doc in docs:
         copy_gbs = doc.get("copy_gbs")
         peaks = doc.get("tensor_core_peak_flops") or {}
@@ -85,10 +84,15 @@ def bound_ms(docs):
             if not r.get("bytes"):
                 continue
             peak = peaks.get(r["dtype"])
-            seconds = max(r["bytes"] / (copy_gbs * 1e9),
-                          r.get("flops", 0) / peak if peak else 0.0)
-            out[case_key(r)] = seconds * 1e3
-    return out
+            yield (r, r["bytes"] / (copy_gbs * 1e9),
+                   r.get("flops", 0) / peak if peak else 0.0)
+
+
+def bound_ms(docs):
+    """Per case that gnn-bench timed: the time no kernel can beat, the
+    larger of its compulsory bytes at the copy bandwidth and its flops at
+    the tensor-core peak (the same run's figures)."""
+    return {case_key(r): max(b, c) * 1e3 for r, b, c in bound_terms(docs)}
 
 
 def compare(cases, bounds=None):
@@ -158,23 +162,16 @@ def bound_fractions(docs):
     """Per large case of gnn-bench's gnnc_tuned, the fraction of the bound
     that applies: max(bytes / time / copy bandwidth, flops / time / peak)."""
     out = []
-    for doc in docs:
-        copy_gbs = doc.get("copy_gbs")
-        peaks = doc.get("tensor_core_peak_flops") or {}
-        if not copy_gbs:
+    for r, bandwidth_s, compute_s in bound_terms(docs):
+        if r.get("impl") != "gnnc_tuned" or not passed(r):
             continue
-        for r in doc.get("records", []):
-            if r.get("impl") != "gnnc_tuned" or not passed(r):
-                continue
-            if r.get("bytes", 0) <= LARGE_BYTES:
-                continue
-            seconds = r["ms"] * 1e-3
-            bandwidth = r["bytes"] / seconds / (copy_gbs * 1e9)
-            peak = peaks.get(r["dtype"])
-            compute = r.get("flops", 0) / seconds / peak if peak else 0.0
-            out.append(dict(zip(("set", "dtype", "K", "M", "pass"), case_key(r)),
-                            fraction=round(max(bandwidth, compute), 3),
-                            bound="bandwidth" if bandwidth >= compute else "tensor cores"))
+        if r["bytes"] <= LARGE_BYTES:
+            continue
+        seconds = r["ms"] * 1e-3
+        bandwidth, compute = bandwidth_s / seconds, compute_s / seconds
+        out.append(dict(zip(("set", "dtype", "K", "M", "pass"), case_key(r)),
+                        fraction=round(max(bandwidth, compute), 3),
+                        bound="bandwidth" if bandwidth >= compute else "tensor cores"))
     return out
 
 
