@@ -61,6 +61,11 @@ def test_summary_of_synthetic_runs(tmp_path):
     assert math.isclose(f["geomean"], 1.0)
     assert f["by_dtype"]["tf32"]["geomean"] == 2.0
     assert f["by_dtype"]["f16"]["geomean"] == 0.5
+    # The ceiling where gnn-bench gave the bound: A tf32's 1e6 bytes at
+    # 4 TB/s take 0.25 us (no TF32 peak: bytes alone), and its best
+    # baseline 0.5 ms, so no kernel could beat it by more than 2000x.
+    assert f["ceiling"] == {"geomean": 2000.0, "worst": 2000.0, "cases": 1,
+                            "below_2x": 0, "below_1_2x": 0}
     # backward: 3 / 1.5 = 2; B f16 has no passing gnnc.
     b = s["backward_vs_best"]
     assert b["cases"] == 1 and b["geomean"] == 2.0
@@ -71,6 +76,8 @@ def test_summary_of_synthetic_runs(tmp_path):
     assert s["large_cases"][0]["bound"] == "bandwidth"
     rows = {(r["set"], r["dtype"], r["pass"]): r for r in s["cases"]}
     assert rows[("B", "f16", "backward")]["speedup"] is None
+    assert math.isclose(rows[("A", "tf32", "forward")]["bound_ms"], 2.5e-4)
+    assert rows[("A", "f16", "forward")]["ceiling"] is None
     assert rows[("A", "tf32", "backward")]["failed"] == ["torch_loop"]
     table = (tmp_path / "out" / "table.md").read_text()
     assert "| A | tf32 | 64 | 64 | forward |" in table and "cublas_grouped" in table
