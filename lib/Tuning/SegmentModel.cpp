@@ -93,6 +93,18 @@ double mmaItemSeconds(const GpuModel &gpu, const OpDesc &op,
          mmaFragmentSeconds(gpu, op, t, steps);
 }
 
+/// The SM time of one tensor-core item of tile `t`: mmaItemSeconds for
+/// mma.sync; wgmma's warpgroups read A and B from shared memory themselves
+/// and keep the pipe fed (no fragment loads, no fill from many warps), so
+/// their flops at the SM's peak.
+double tensorCoreItemSeconds(const GpuModel &gpu, const OpDesc &op,
+                             const SegmentMmaTile &t, double steps,
+                             double flops, double perSm) {
+  return t.warpgroups
+             ? flops / (tensorCorePeakFlops(gpu, op.type) / gpu.smCount)
+             : mmaItemSeconds(gpu, op, t, steps, flops, perSm);
+}
+
 /// A block's `steps` reduction steps through the tensor-core pipeline,
 /// which runs on across items with Stages - 1 steps in flight: each step's
 /// copies arrive a load latency plus their transfer at the block's share of
@@ -245,12 +257,7 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       const double steps = ceilDiv(in, static_cast<double>(t.depth));
       const double flops = 2.0 * t.rows * t.cols * steps * t.depth;
       peakFlops = tensorCorePeakFlops(gpu, op.type);
-      // wgmma: the warpgroup's instructions read A and B from shared memory
-      // themselves and keep the pipe fed (no fragment loads, no fill
-      // from many warps).
-      smSeconds = t.warpgroups
-                      ? flops / (peakFlops / gpu.smCount)
-                      : mmaItemSeconds(gpu, op, t, steps, flops, perSm);
+      smSeconds = tensorCoreItemSeconds(gpu, op, t, steps, flops, perSm);
       chain += pipelineSeconds(gpu, t, steps, blocks);
       // W_t's column block: every item's, or (resident) once per change of
       // type or column block along a block's run, not pipelined.
@@ -340,9 +347,7 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       const double steps = ceilDiv(tileRows, static_cast<double>(t.depth));
       const double flops = 2.0 * t.rows * t.cols * steps * t.depth;
       peakFlops = tensorCorePeakFlops(gpu, op.type);
-      smSeconds = t.warpgroups
-                      ? flops / (peakFlops / gpu.smCount)
-                      : mmaItemSeconds(gpu, op, t, steps, flops, perSm);
+      smSeconds = tensorCoreItemSeconds(gpu, op, t, steps, flops, perSm);
       chain += pipelineSeconds(gpu, t, steps, blocks);
       itemL2Bytes = tileRows * (t.rows + t.cols) * e + t.rows * t.cols * 4;
       totalFlops = flops * static_cast<double>(items);
