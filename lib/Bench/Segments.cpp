@@ -778,7 +778,8 @@ void gnnc::bench::runSegmentSet(Bench &bench, Cublas *cublas,
                 spec ? bench.runtime().load(*spec)
                      : Expected<rt::LoadedKernel>(spec.status());
             Expected<ops::DeviceRouteTable> table =
-                kernel ? ops::uploadRouteTable(kernel->spec, seg, p.rows)
+                kernel ? ops::uploadRouteTable(bench.runtime(), *kernel, seg,
+                                               p.rows)
                        : Expected<ops::DeviceRouteTable>(kernel.status());
             if (!table) {
               ++failures;

@@ -39,7 +39,7 @@ struct gnnc_segment_kernel_s {
   gnnc_segments_s *segments = nullptr;
   OpDesc op;
   rt::LoadedKernel loaded;
-  /// The layout's routing table for the kernel's tile_rows.
+  /// The layout's routing table for the kernel.
   const ops::DeviceRouteTable *table = nullptr;
   std::string schedule;
   std::string source;
@@ -53,8 +53,9 @@ struct gnnc_segments_s {
   /// num_types + 1 offsets, checked.
   std::vector<int64_t> offsets;
   rt::DeviceBuffer deviceOffsets;
-  /// Routing tables by tile_rows.
-  std::map<int64_t, ops::DeviceRouteTable> tables;
+  /// Routing tables: by tile_rows, or by kernel for those partitioned for
+  /// a kernel's groups of blocks (ops::routesInGroups).
+  std::map<std::string, ops::DeviceRouteTable> tables;
   /// Kernels by their .gnn text and how the schedule was given.
   std::map<std::string, std::unique_ptr<gnnc_segment_kernel_s>> kernels;
 
@@ -390,15 +391,18 @@ gnnc_status gnnc_segment_kernel_get(gnnc_segments segments,
     Expected<rt::LoadedKernel> loaded = context.runtime.load(*spec);
     if (!loaded)
       return loaded.status();
-    const int64_t tileRows = spec->schedule.tileRows;
-    auto table = segments->tables.find(tileRows);
+    const std::string tableKey =
+        ops::routesInGroups(*spec)
+            ? key
+            : "tile_rows = " + std::to_string(spec->schedule.tileRows);
+    auto table = segments->tables.find(tableKey);
     if (table == segments->tables.end()) {
-      Expected<ops::DeviceRouteTable> uploaded =
-          ops::uploadRouteTable(*spec, segments->offsets, segments->numRows);
+      Expected<ops::DeviceRouteTable> uploaded = ops::uploadRouteTable(
+          context.runtime, *loaded, segments->offsets, segments->numRows);
       if (!uploaded)
         return uploaded.status().withContext(segments->name +
                                              ": the routing table");
-      table = segments->tables.emplace(tileRows, uploaded.take()).first;
+      table = segments->tables.emplace(tableKey, uploaded.take()).first;
     }
     auto kernel = std::make_unique<gnnc_segment_kernel_s>();
     kernel->segments = segments;

@@ -409,6 +409,16 @@ int64_t gnnc::segmentRouteItemsPerTile(const OpDesc &op, const Schedule &s) {
   return onTensorCores(s.math) ? segmentMmaTile(op, s).itemsPerRouteTile : 1;
 }
 
+int64_t gnnc::segmentSplitCostRows(const OpDesc &op, const Schedule &s) {
+  if (op.kind != OpKind::SegmentMatmulWeightGrad || !onTensorCores(s.math))
+    return 0;
+  const SegmentMmaTile t = segmentMmaTile(op, s);
+  const int64_t rowBytes = (t.rows + t.cols) * elementSize(op.type);
+  const int64_t partialBytes = 2 * t.rows * t.cols * int64_t(sizeof(float));
+  return (partialBytes + rowBytes - 1) / std::max<int64_t>(1, rowBytes) +
+         t.depth;
+}
+
 Status gnnc::plan::segmentMatmulRules(const OpDesc &op, const Schedule &s) {
   if (!onTensorCores(s.math))
     return Status::ok();

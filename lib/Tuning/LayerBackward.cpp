@@ -290,13 +290,13 @@ LayerBackward::create(rt::Runtime &runtime, const OpDesc &forward,
   GNNC_RETURN_IF_ERROR(
       s.seg.copyFromHost(seg.data(), seg.size() * sizeof(int64_t)));
   Expected<ops::DeviceRouteTable> dwTable =
-      ops::uploadRouteTable(s.dw.spec, seg, n);
+      ops::uploadRouteTable(runtime, s.dw, seg, n);
   if (!dwTable)
     return dwTable.status();
   s.dwTable = dwTable.take();
   if (!plan.fusedInputGrad) {
     Expected<ops::DeviceRouteTable> dxTable =
-        ops::uploadRouteTable(s.dxMatmul.spec, seg, n);
+        ops::uploadRouteTable(runtime, s.dxMatmul, seg, n);
     if (!dxTable)
       return dxTable.status();
     s.dxTable = dxTable.take();

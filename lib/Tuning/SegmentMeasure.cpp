@@ -73,7 +73,7 @@ Expected<double> gnnc::tuning::measureSegmentSchedule(
   GNNC_RETURN_IF_ERROR(
       segDev->copyFromHost(seg.data(), seg.size() * sizeof(int64_t)));
   Expected<ops::DeviceRouteTable> table =
-      ops::uploadRouteTable(spec, seg, rows);
+      ops::uploadRouteTable(runtime, *kernel, seg, rows);
   if (!table)
     return table.status();
   Expected<rt::KernelTimer> timer = rt::KernelTimer::create(runtime.device());

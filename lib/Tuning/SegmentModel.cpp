@@ -231,15 +231,44 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
 
   // The grid, as the launch code sizes it.
   const rt::KernelSpec spec = launchSpec(op, plan);
-  const int64_t tiles = stats.tilesFor(s.tileRows);
-  const int64_t items = ops::routeWorkItems(spec, tiles);
+  // A weight gradient's groups of blocks may share the work evenly: the
+  // host partitions the splits by rows and splits (ops::partitionRouteTable)
+  // where runs of equal split counts would leave the largest group
+  // kSegmentPartitionMinGain-th more than the mean, so each block's run is
+  // a fraction of the items rather than whole splits. A group's end falls
+  // inside a split at most once a group, and is cut there unless it lies
+  // within max(16, the split's cost) rows of either end.
+  const int64_t uncut = stats.tilesFor(s.tileRows);
   const int64_t resident = ops::residentRouteBlocks(spec, gpu.smCount);
+  const int64_t group = ops::routeBlockGroup(spec);
+  const int64_t groups =
+      ops::routesInGroups(spec)
+          ? ops::routeGroups(ops::routeWorkItems(spec, uncut), resident, group)
+          : 0;
+  const double runs = groups > 0 ? static_cast<double>(uncut) / groups : 0.0;
+  const bool partitioned =
+      groups > 0 &&
+      runs < std::ceil(runs) *
+                 (1.0 - 1.0 / static_cast<double>(
+                                  defaults::kSegmentPartitionMinGain));
+  const double meanSplit = uncut > 0 ? rows / static_cast<double>(uncut) : 0.0;
+  const double edge =
+      std::max<double>(16, static_cast<double>(segmentSplitCostRows(op, s)));
+  const int64_t tiles =
+      uncut + (partitioned && groups > 1 && meanSplit > 0
+                   ? static_cast<int64_t>(std::llround(
+                         static_cast<double>(groups - 1) *
+                         std::max(0.0, 1.0 - 2.0 * edge / meanSplit)))
+                   : 0);
+  const int64_t items = ops::routeWorkItems(spec, tiles);
   const int64_t blocks =
-      ops::routeBlocks(items, resident, ops::routeBlockGroup(spec));
+      groups > 0 ? groups * group : ops::routeBlocks(items, resident, group);
   const double perSm = ceilDiv(static_cast<double>(blocks), gpu.smCount);
   p.workers = static_cast<double>(items);
   p.blocksPerSm = static_cast<int>(perSm);
-  p.waves = ceilDiv(static_cast<double>(items), static_cast<double>(blocks));
+  p.waves = partitioned ? static_cast<double>(items) / blocks
+                        : ceilDiv(static_cast<double>(items),
+                                  static_cast<double>(blocks));
   // The mean rows of a tile (the last tile of a type is shorter).
   const double tileRows = tiles > 0 ? rows / static_cast<double>(tiles) : 0;
 

@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
+
 using namespace gnnc;
 using namespace gnnc::ops;
 
@@ -71,6 +74,128 @@ TEST(RouteTable, RefusesBadInputs) {
   Expected<std::vector<int64_t>> empty = buildRouteTable(none.data(), 3, 0, 8);
   ASSERT_TRUE(empty);
   EXPECT_TRUE(empty->empty());
+}
+
+/// Checks `parts` against `tiles` (the uncut table): the same rows in the
+/// same order, no split across types or longer than the uncut ones, cuts
+/// no shorter than `minPiece`, groups + 1 monotone starts ending at the
+/// splits' count; returns each group's cost (rows + splitCost a split).
+std::vector<int64_t> checkPartition(const std::vector<int64_t> &tiles,
+                                    const RoutePartition &parts, int64_t groups,
+                                    int64_t splitCost, int64_t minPiece) {
+  std::vector<int64_t> cost(groups, 0);
+  EXPECT_EQ(parts.tiles.size() % kRouteTileWords, 0u);
+  const int64_t count = int64_t(parts.tiles.size()) / kRouteTileWords;
+  EXPECT_EQ(int64_t(parts.groupStarts.size()), groups + 1);
+  if (int64_t(parts.groupStarts.size()) != groups + 1)
+    return cost;
+  EXPECT_EQ(parts.groupStarts.front(), 0);
+  EXPECT_EQ(parts.groupStarts.back(), count);
+  size_t uncut = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    EXPECT_LE(parts.groupStarts[g], parts.groupStarts[g + 1]);
+    for (int64_t i = parts.groupStarts[g]; i < parts.groupStarts[g + 1]; ++i) {
+      const int64_t *t = &parts.tiles[i * kRouteTileWords];
+      // Within the uncut split that holds its first row.
+      while (uncut + 2 < tiles.size() && tiles[uncut + 2] <= t[1])
+        uncut += kRouteTileWords;
+      EXPECT_EQ(t[0], tiles[uncut]) << "split " << i;
+      EXPECT_GE(t[1], tiles[uncut + 1]) << "split " << i;
+      EXPECT_LE(t[2], tiles[uncut + 2]) << "split " << i;
+      EXPECT_LT(t[1], t[2]) << "split " << i;
+      if (t[1] != tiles[uncut + 1] || t[2] != tiles[uncut + 2])
+        EXPECT_GE(t[2] - t[1], minPiece) << "a cut left split " << i;
+      if (i > 0)
+        EXPECT_EQ(t[1], parts.tiles[(i - 1) * kRouteTileWords + 2]);
+      cost[g] += t[2] - t[1] + splitCost;
+    }
+  }
+  if (count > 0) {
+    EXPECT_EQ(parts.tiles[1], tiles[1]);
+    EXPECT_EQ(parts.tiles.back(), tiles.back());
+  }
+  return cost;
+}
+
+/// The largest group's work when `groups` groups take runs of equal split
+/// counts of `tiles`, whole.
+int64_t countedRunsLargest(const std::vector<int64_t> &tiles, int64_t groups,
+                           int64_t splitCost) {
+  const int64_t n = int64_t(tiles.size()) / kRouteTileWords;
+  int64_t most = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t cost = 0;
+    for (int64_t i = g * n / groups; i < (g + 1) * n / groups; ++i)
+      cost += tiles[i * kRouteTileWords + 2] - tiles[i * kRouteTileWords + 1] +
+              splitCost;
+    most = std::max(most, cost);
+  }
+  return most;
+}
+
+TEST(RouteTable, PartitionGivesEveryGroupItsShareOfTheWork) {
+  // Few long types (ACM-like): splits of 4096 over 66 groups, 69 splits.
+  // Counting splits, 3 groups took two (twice the time); by the partition
+  // every group's work is within a split's cost and a shortest cut of the
+  // mean (a split that would leave a shorter piece stays whole).
+  const std::vector<int64_t> few = {0, 5343, 15292, 18317, 273936};
+  Expected<std::vector<int64_t>> tiles =
+      buildRouteTable(few.data(), int64_t(few.size()), few.back(), 4096);
+  ASSERT_TRUE(tiles) << tiles.message();
+  const int64_t groups = 66, splitCost = 192;
+  RoutePartition parts = partitionRouteTable(*tiles, groups, splitCost);
+  std::vector<int64_t> cost =
+      checkPartition(*tiles, parts, groups, splitCost, splitCost);
+  const int64_t most = *std::max_element(cost.begin(), cost.end());
+  const double mean =
+      double(few.back() + splitCost * (tiles->size() / 3 + groups - 1)) /
+      double(groups);
+  EXPECT_LE(double(most), mean + 2 * splitCost) << "largest group";
+  EXPECT_LE(double(most), 0.6 * 2 * 4096) << "no group holds two splits";
+  EXPECT_LE(most, countedRunsLargest(*tiles, groups, splitCost));
+
+  // Many tiny types among long ones: a group of many small splits gets
+  // fewer rows, not the same rows in dozens of splits.
+  std::vector<int64_t> many = {0};
+  for (int t = 0; t < 40; ++t)
+    many.push_back(many.back() + (t % 10 == 0 ? 20000 : 37 + 11 * t));
+  Expected<std::vector<int64_t>> small =
+      buildRouteTable(many.data(), int64_t(many.size()), many.back(), 1024);
+  ASSERT_TRUE(small);
+  const int64_t g2 = 50;
+  RoutePartition p2 = partitionRouteTable(*small, g2, 256);
+  std::vector<int64_t> c2 = checkPartition(*small, p2, g2, 256, 256);
+  const int64_t total2 = std::accumulate(c2.begin(), c2.end(), int64_t(0));
+  EXPECT_LE(*std::max_element(c2.begin(), c2.end()),
+            total2 / g2 + 2 * 1024 / 2 + 256)
+      << "largest group";
+  EXPECT_LE(*std::max_element(c2.begin(), c2.end()),
+            countedRunsLargest(*small, g2, 256));
+  // As many groups as splits: one split each, nothing cut.
+  const int64_t n2 = int64_t(small->size() / kRouteTileWords);
+  RoutePartition each = partitionRouteTable(*small, n2, 256);
+  std::vector<int64_t> c3 = checkPartition(*small, each, n2, 256, 256);
+  EXPECT_LE(*std::max_element(c3.begin(), c3.end()),
+            countedRunsLargest(*small, n2, 256));
+
+  // Empty tables and one group: every split in group 0.
+  RoutePartition none = partitionRouteTable({}, 4, 100);
+  EXPECT_TRUE(none.tiles.empty());
+  EXPECT_EQ(none.groupStarts, (std::vector<int64_t>{0, 0, 0, 0, 0}));
+  RoutePartition one = partitionRouteTable(*small, 1, 256);
+  EXPECT_EQ(one.tiles, *small);
+  EXPECT_EQ(one.groupStarts,
+            (std::vector<int64_t>{0, int64_t(small->size() / 3)}));
+}
+
+TEST(RouteBlocks, GroupsOfTheWeightGradient) {
+  // 70 splits of 4 result blocks on 264 resident blocks: 66 groups; 10
+  // splits: 10 groups; groups of one block: one a block; fewer blocks than
+  // a group: none.
+  EXPECT_EQ(routeGroups(280, 264, 4), 66);
+  EXPECT_EQ(routeGroups(40, 264, 4), 10);
+  EXPECT_EQ(routeGroups(40, 264, 1), 40);
+  EXPECT_EQ(routeGroups(8, 3, 4), 0);
 }
 
 TEST(RouteBlocks, AtMostOnePerTileAndTheResidentOnes) {

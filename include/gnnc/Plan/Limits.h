@@ -138,6 +138,13 @@ constexpr int32_t kSegmentTileRows = 64;
 /// tile_routed gnn.segment_matmul_weight_grad: input rows per split (each
 /// split leaves one K x M partial in the workspace).
 constexpr int32_t kSegmentSplitRows = 256;
+/// tile_routed gnn.segment_matmul_weight_grad on tensor cores: the host
+/// shares the splits among the groups of blocks by their work
+/// (ops::partitionRouteTable) only where that cuts the largest group's
+/// work by at least 1 / kSegmentPartitionMinGain against runs of equal
+/// split counts; for less, the extra splits and partials cost about as
+/// much (widths 32 and 64 ran 2-4% slower partitioned on an H200).
+constexpr int64_t kSegmentPartitionMinGain = 10;
 /// tile_routed gnn.segment_matmul_weight_grad's reduction: the outputs a
 /// block adds at a time, one 32-byte sector of f32 partials; its threads
 /// take the splits in kThreadsPerBlock / kSegmentReduceColumns lanes.

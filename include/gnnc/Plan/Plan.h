@@ -326,6 +326,14 @@ MathMode chooseSegmentMath(const OpDesc &op, const Schedule &s);
 /// min(tiles x items, resident) blocks): the tensor-core tile's
 /// itemsPerRouteTile, 1 for SIMT kernels.
 int64_t segmentRouteItemsPerTile(const OpDesc &op, const Schedule &s);
+/// The cost of one more split of a weight gradient on tensor cores, in
+/// rows of the split's work: each of its blocks stores a rows x cols f32
+/// partial that the follow-up reads back, against (rows + cols) elements
+/// read per row, plus one pipeline step (depth rows) to start it. The
+/// host's partition of the splits among groups of blocks
+/// (ops::partitionRouteTable) and the cost model weigh splits by it; 0 for
+/// other kernels.
+int64_t segmentSplitCostRows(const OpDesc &op, const Schedule &s);
 
 /// neighbor_group gnn.spmm with attention: the workspace bytes per graph
 /// row, the row's largest logit and its sum of exp(logit - largest) (two

@@ -61,17 +61,123 @@ Expected<std::vector<int64_t>> gnnc::ops::buildRouteTable(const int64_t *seg,
   return table;
 }
 
+namespace {
+
+/// One greedy pass of partitionRouteTable: fills groups in order, none past
+/// `limit` (a split that cannot be cut to fit an empty group takes it
+/// alone), cutting a split where the rest of it goes to the next group.
+/// Returns the groups it needed; fills `out` when given.
+int64_t fillGroups(const std::vector<int64_t> &tiles, int64_t limit,
+                   int64_t split, int64_t minPiece, RoutePartition *out) {
+  int64_t used = 1, cost = 0;
+  auto emit = [&](int64_t type, int64_t begin, int64_t end) {
+    if (out)
+      out->tiles.insert(out->tiles.end(), {type, begin, end});
+    cost += end - begin + split;
+  };
+  auto close = [&] {
+    if (out)
+      out->groupStarts.push_back(int64_t(out->tiles.size()) / kRouteTileWords);
+    ++used;
+    cost = 0;
+  };
+  for (size_t i = 0; i + kRouteTileWords <= tiles.size();
+       i += kRouteTileWords) {
+    const int64_t type = tiles[i], end = tiles[i + 2];
+    int64_t begin = tiles[i + 1];
+    while (begin < end) {
+      if (cost + (end - begin) + split <= limit) {
+        emit(type, begin, end);
+        break;
+      }
+      // The rows that fit, leaving at least minPiece for the next group.
+      const int64_t fit =
+          std::min(limit - cost - split, end - begin - minPiece);
+      if (fit >= minPiece) {
+        emit(type, begin, begin + fit);
+        begin += fit;
+        close();
+        continue;
+      }
+      if (cost == 0) {
+        emit(type, begin, end);
+        break;
+      }
+      close();
+    }
+  }
+  return used;
+}
+
+} // namespace
+
+RoutePartition gnnc::ops::partitionRouteTable(const std::vector<int64_t> &tiles,
+                                              int64_t groups,
+                                              int64_t splitCostRows) {
+  groups = std::max<int64_t>(1, groups);
+  const int64_t split = std::max<int64_t>(0, splitCostRows);
+  const int64_t minPiece = std::max<int64_t>(16, split);
+  // Runs of equal split counts, whole: the partition to improve on.
+  const int64_t count = int64_t(tiles.size()) / kRouteTileWords;
+  RoutePartition counted;
+  counted.tiles = tiles;
+  int64_t total = 0, countedLargest = 0;
+  for (int64_t g = 0; g <= groups; ++g) {
+    counted.groupStarts.push_back(g * count / groups);
+    if (g == groups)
+      break;
+    int64_t cost = 0;
+    for (int64_t i = g * count / groups; i < (g + 1) * count / groups; ++i)
+      cost += tiles[i * kRouteTileWords + 2] - tiles[i * kRouteTileWords + 1] +
+              split;
+    total += cost;
+    countedLargest = std::max(countedLargest, cost);
+  }
+  // Each cut adds a split's cost to the rest: where greedy fills need more
+  // groups even at the counted runs' largest work, keep those runs.
+  if (fillGroups(tiles, countedLargest, split, minPiece, nullptr) > groups)
+    return counted;
+  // The least largest work that `groups` greedy fills reach.
+  int64_t lo = std::max<int64_t>(1, total / groups),
+          hi = std::max(lo, countedLargest);
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (fillGroups(tiles, mid, split, minPiece, nullptr) <= groups)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  if (lo > countedLargest - countedLargest / defaults::kSegmentPartitionMinGain)
+    return counted;
+  RoutePartition out;
+  out.groupStarts.push_back(0);
+  fillGroups(tiles, lo, split, minPiece, &out);
+  while (int64_t(out.groupStarts.size()) < groups + 1)
+    out.groupStarts.push_back(int64_t(out.tiles.size()) / kRouteTileWords);
+  return out;
+}
+
 int64_t gnnc::ops::routeBlocks(int64_t tiles, int64_t residentBlocks,
                                int64_t group) {
   const int64_t blocks = std::max<int64_t>(1, std::min(tiles, residentBlocks));
   return group > 1 && blocks >= group ? blocks / group * group : blocks;
 }
 
+bool gnnc::ops::routesInGroups(const rt::KernelSpec &spec) {
+  return spec.op && spec.op->kind == OpKind::SegmentMatmulWeightGrad &&
+         onTensorCores(spec.schedule.math);
+}
+
 int64_t gnnc::ops::routeBlockGroup(const rt::KernelSpec &spec) {
-  if (!spec.op || spec.op->kind != OpKind::SegmentMatmulWeightGrad ||
-      !onTensorCores(spec.schedule.math))
-    return 1;
-  return segmentRouteItemsPerTile(*spec.op, spec.schedule);
+  return routesInGroups(spec)
+             ? segmentRouteItemsPerTile(*spec.op, spec.schedule)
+             : 1;
+}
+
+int64_t gnnc::ops::routeGroups(int64_t items, int64_t residentBlocks,
+                               int64_t group) {
+  const int64_t blocks = routeBlocks(items, residentBlocks, group);
+  return blocks >= group ? blocks / std::max<int64_t>(1, group) : 0;
 }
 
 int64_t gnnc::ops::residentRouteBlocks(const rt::KernelSpec &spec,
@@ -84,17 +190,49 @@ int64_t gnnc::ops::residentRouteBlocks(const rt::KernelSpec &spec,
   return std::max<int64_t>(1, perSm) * std::max(1, smCount);
 }
 
+int64_t gnnc::ops::residentKernelBlocks(rt::Runtime &runtime,
+                                        const rt::LoadedKernel &kernel) {
+  const int smCount = std::max(1, runtime.device().smCount());
+  return kernel.residentBlocksPerSm > 0
+             ? int64_t(kernel.residentBlocksPerSm) * smCount
+             : residentRouteBlocks(kernel.spec, smCount);
+}
+
 Expected<DeviceRouteTable>
-gnnc::ops::uploadRouteTable(const rt::KernelSpec &spec,
+gnnc::ops::uploadRouteTable(rt::Runtime &runtime,
+                            const rt::LoadedKernel &kernel,
                             const std::vector<int64_t> &seg, int64_t rows) {
+  const rt::KernelSpec &spec = kernel.spec;
   Expected<std::vector<int64_t>> table = buildRouteTable(
       seg.data(), int64_t(seg.size()), rows, spec.schedule.tileRows);
   if (!table)
     return table.status().withContext("kernel '" + spec.name + "'");
   DeviceRouteTable out;
-  out.numTiles = int64_t(table->size()) / kRouteTileWords;
   out.numTypes = std::max<int64_t>(0, int64_t(seg.size()) - 1);
-  Expected<rt::DeviceBuffer> tiles = checks::uploadVector(*table);
+  // The words after the tiles: the groups they are partitioned for and,
+  // for that many groups, the first tile of each and the end.
+  std::vector<int64_t> words;
+  if (routesInGroups(spec)) {
+    const int64_t group = routeBlockGroup(spec);
+    out.groups = routeGroups(
+        routeWorkItems(spec, int64_t(table->size()) / kRouteTileWords),
+        residentKernelBlocks(runtime, kernel), group);
+  }
+  if (out.groups > 0) {
+    RoutePartition parts = partitionRouteTable(
+        *table, out.groups,
+        spec.op ? segmentSplitCostRows(*spec.op, spec.schedule) : 0);
+    words = std::move(parts.tiles);
+    words.push_back(out.groups);
+    words.insert(words.end(), parts.groupStarts.begin(),
+                 parts.groupStarts.end());
+    out.numTiles = parts.groupStarts.back();
+  } else {
+    words = std::move(*table);
+    out.numTiles = int64_t(words.size()) / kRouteTileWords;
+    words.push_back(0);
+  }
+  Expected<rt::DeviceBuffer> tiles = checks::uploadVector(words);
   if (!tiles)
     return tiles.status();
   out.tiles = std::move(*tiles);
@@ -133,20 +271,16 @@ double gnnc::ops::segmentMatmulTolerance(const OpDesc &op, const Schedule &s) {
 namespace {
 
 /// The persistent blocks of `kernel` for `table`: as many as stay
-/// resident, by the driver's count for the compiled kernel (its registers,
-/// and the shared memory this GPU has; taken when it was loaded), else by
-/// the plan's threads and shared memory against gnnc's limits. A block
-/// that waited for another to finish would leave its whole run of items to
-/// a second wave.
+/// resident (residentKernelBlocks), the groups the table is partitioned
+/// for where it is.
 int64_t launchedRouteBlocks(rt::Runtime &runtime,
                             const rt::LoadedKernel &kernel,
                             const DeviceRouteTable &table) {
-  const int smCount = std::max(1, runtime.device().smCount());
-  const int64_t resident = kernel.residentBlocksPerSm > 0
-                               ? int64_t(kernel.residentBlocksPerSm) * smCount
-                               : residentRouteBlocks(kernel.spec, smCount);
-  return routeBlocks(routeWorkItems(kernel.spec, table.numTiles), resident,
-                     routeBlockGroup(kernel.spec));
+  const int64_t group = routeBlockGroup(kernel.spec);
+  if (table.groups > 0)
+    return table.groups * group;
+  return routeBlocks(routeWorkItems(kernel.spec, table.numTiles),
+                     residentKernelBlocks(runtime, kernel), group);
 }
 
 } // namespace
@@ -253,7 +387,8 @@ gnnc::ops::checkSegmentMatmul(rt::Runtime &runtime,
   Expected<rt::DeviceBuffer> segDev = checks::uploadVector(seg);
   if (!segDev)
     return segDev.status();
-  Expected<DeviceRouteTable> table = uploadRouteTable(kernel.spec, seg, rows);
+  Expected<DeviceRouteTable> table =
+      uploadRouteTable(runtime, kernel, seg, rows);
   if (!table)
     return table.status();
   auto y = allocatePoisoned(
@@ -301,7 +436,8 @@ Expected<KernelCheck> gnnc::ops::checkSegmentMatmulWeightGrad(
   Expected<rt::DeviceBuffer> segDev = checks::uploadVector(seg);
   if (!segDev)
     return segDev.status();
-  Expected<DeviceRouteTable> table = uploadRouteTable(kernel.spec, seg, rows);
+  Expected<DeviceRouteTable> table =
+      uploadRouteTable(runtime, kernel, seg, rows);
   if (!table)
     return table.status();
   auto dw = allocatePoisoned(

@@ -242,20 +242,27 @@ __device__ __forceinline__ void restageOnChange(long long &staged,
 /// group's blocks read the same split's rows at about the same time, so
 /// that all but one find them in L2 (walking all of a split's result
 /// blocks one after another, a block read the split from DRAM once per
-/// row block or column block). Fewer blocks walk the items in turn.
+/// row block or column block). The runs are the host's partition after the
+/// tiles (ops::uploadRouteTable: the groups G, then each group's first
+/// tile and the end), which gives every group about the same rows and
+/// splits; a table partitioned for other groups than the grid's falls back
+/// on runs of equal counts. Fewer blocks walk the items in turn.
 template <int Blocks> struct WeightGradItems {
   bool grouped;
   int resultBlock, perItem;
   long long first = 0, last = 0;
-  __device__ __forceinline__ explicit WeightGradItems(long long num_tiles) {
+  __device__ __forceinline__
+  WeightGradItems(const long long *__restrict__ tiles, long long num_tiles) {
     grouped = gridDim.x >= Blocks;
     resultBlock = grouped ? (int)(blockIdx.x % Blocks) : 0;
     perItem = grouped ? 1 : Blocks;
     if (grouped) {
       const long long groups = gridDim.x / Blocks, group = blockIdx.x / Blocks;
+      const long long *runs = tiles + num_tiles * GNNC_ROUTE_TILE_WORDS;
+      const bool partitioned = runs[0] == groups;
       if (group < groups) {
-        first = group * num_tiles / groups;
-        last = (group + 1) * num_tiles / groups;
+        first = partitioned ? runs[1 + group] : group * num_tiles / groups;
+        last = partitioned ? runs[2 + group] : (group + 1) * num_tiles / groups;
       }
     } else {
       routedRun(num_tiles * Blocks, first, last);
@@ -591,7 +598,8 @@ gnnc_segment_weight_grad_mma(const T *__restrict__ x, const T *__restrict__ dy,
   const int warp = threadIdx.x / 32;
   const int m0 = (warp / WarpsN) * FragsM * 16,
             n0 = (warp % WarpsN) * FragsN * 8;
-  const gnnc::cuda::WeightGradItems<RowBlocks * ColBlocks> items(num_tiles);
+  const gnnc::cuda::WeightGradItems<RowBlocks * ColBlocks> items(tiles,
+                                                                 num_tiles);
   float acc[FragsM][FragsN][4];
   mma::pipelineItems<Stages>(
       items.first, items.last,
@@ -668,7 +676,8 @@ __device__ __forceinline__ void gnnc_segment_weight_grad_wgmma(
       smem + ((Atom - (mma::sharedAddress(smem) & (Atom - 1))) & (Atom - 1)));
   const int group = threadIdx.x / 128;
   const int warp = threadIdx.x / 32;
-  const gnnc::cuda::WeightGradItems<RowBlocks * ColBlocks> items(num_tiles);
+  const gnnc::cuda::WeightGradItems<RowBlocks * ColBlocks> items(tiles,
+                                                                 num_tiles);
   float acc[1][Cols / 8][4];
   mma::pipelineItems<Stages, true>(
       items.first, items.last,

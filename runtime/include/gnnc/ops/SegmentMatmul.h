@@ -32,10 +32,30 @@ Status checkSegmentOffsets(const int64_t *seg, int64_t numOffsets,
 /// (type, first row, end row). Each type's rows [seg[t], seg[t+1]) become
 /// ceil(rows / tileRows) tiles of tileRows rows (the last one shorter), in
 /// type order; a type without rows gets none. Fails on offsets that
-/// checkSegmentOffsets refuses and on tileRows < 1.
+/// checkSegmentOffsets refuses and on tileRows < 1. On the device the tiles
+/// are followed by their partition among groups (uploadRouteTable).
 Expected<std::vector<int64_t>> buildRouteTable(const int64_t *seg,
                                                int64_t numOffsets, int64_t rows,
                                                int64_t tileRows);
+
+/// The splits of a weight gradient's routing table shared among `groups`
+/// groups of blocks: `tiles` in the same order, some cut in two, and the
+/// first tile of each group with the end (groups + 1 entries). A group's
+/// work is its splits' rows plus splitCostRows for each split
+/// (segmentSplitCostRows); the groups are filled in order up to the least
+/// largest work that `groups` groups reach (a binary search over greedy
+/// fills), a split cut where a group is full. So a long split is shared
+/// between groups and a group of many short splits gets fewer rows. Where
+/// that does not cut the largest group's work by 1 /
+/// kSegmentPartitionMinGain against runs of equal split counts (whole), or
+/// fills would need more groups, those runs are the partition. No split
+/// crosses a type; a cut leaves no piece under max(16, splitCostRows) rows.
+struct RoutePartition {
+  std::vector<int64_t> tiles;
+  std::vector<int64_t> groupStarts;
+};
+RoutePartition partitionRouteTable(const std::vector<int64_t> &tiles,
+                                   int64_t groups, int64_t splitCostRows);
 
 /// The persistent blocks to launch (ParamRole::RouteBlocks) for `tiles`
 /// tiles when `residentBlocks` blocks fit the GPU at once: at most one per
@@ -45,15 +65,33 @@ Expected<std::vector<int64_t>> buildRouteTable(const int64_t *seg,
 /// whole groups where one fits.
 int64_t routeBlocks(int64_t tiles, int64_t residentBlocks, int64_t group = 1);
 
-/// The blocks of `spec`'s groups (routeBlocks): a tensor-core weight
-/// gradient's blocks of the K x M result, which read each split together;
-/// 1 for every other kernel.
+/// Whether `spec`'s blocks walk its routing table in groups: a weight
+/// gradient on tensor cores (WeightGradItems in
+/// gnnc/cuda/segment_matmul.cuh), whose blocks of a group take the result
+/// blocks of the same splits.
+bool routesInGroups(const rt::KernelSpec &spec);
+
+/// The blocks of `spec`'s groups (routeBlocks): the result blocks of a
+/// split where routesInGroups, else 1.
 int64_t routeBlockGroup(const rt::KernelSpec &spec);
+
+/// The groups of `group` blocks that routeBlocks launches for `items` work
+/// items when `residentBlocks` fit; 0 when fewer blocks than a group run
+/// (each then walks its run of the items alone).
+int64_t routeGroups(int64_t items, int64_t residentBlocks, int64_t group);
 
 /// The persistent blocks of `spec` (a tile_routed gnn.segment_matmul) that
 /// stay resident at once on `smCount` SMs: as many per SM as its threads
 /// and shared memory allow (gnnc/Plan/Limits.h), at least one.
 int64_t residentRouteBlocks(const rt::KernelSpec &spec, int smCount);
+
+/// The persistent blocks of `kernel` that stay resident on the runtime's
+/// GPU: the driver's count for the compiled kernel (its registers, and the
+/// shared memory this GPU has; taken when it was loaded), else
+/// residentRouteBlocks. A block that waited for another to finish would
+/// leave its whole run of items to a second wave.
+int64_t residentKernelBlocks(rt::Runtime &runtime,
+                             const rt::LoadedKernel &kernel);
 
 /// A routing table on the device.
 struct DeviceRouteTable {
@@ -63,11 +101,19 @@ struct DeviceRouteTable {
   /// that take them (a TF32 wgmma forward's prelude copies every type's
   /// weights).
   int64_t numTypes = 0;
+  /// The groups the tiles are partitioned for (partitionRouteTable), whose
+  /// blocks the launch runs; 0: not partitioned.
+  int64_t groups = 0;
 };
 
 /// Builds the routing table of `seg` (num_types + 1 offsets over `rows`
-/// input rows) with the tile_rows of `spec`'s schedule and uploads it.
-Expected<DeviceRouteTable> uploadRouteTable(const rt::KernelSpec &spec,
+/// input rows) with the tile_rows of `kernel`'s schedule and uploads it,
+/// followed by its partition: for kernels that routesInGroups and launch
+/// G = routeGroups groups on the runtime's GPU, the tiles of
+/// partitionRouteTable, then G and the G + 1 group starts; for the others
+/// the tiles, then 0.
+Expected<DeviceRouteTable> uploadRouteTable(rt::Runtime &runtime,
+                                            const rt::LoadedKernel &kernel,
                                             const std::vector<int64_t> &seg,
                                             int64_t rows);
 
