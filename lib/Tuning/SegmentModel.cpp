@@ -237,7 +237,7 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
   // kSegmentPartitionMinGain-th more than the mean, so each block's run is
   // a fraction of the items rather than whole splits. A group's end falls
   // inside a split at most once a group, and is cut there unless it lies
-  // within max(16, the split's cost) rows of either end.
+  // within routeCutMinRows of either end.
   const int64_t uncut = stats.tilesFor(s.tileRows);
   const int64_t resident = ops::residentRouteBlocks(spec, gpu.smCount);
   const int64_t group = ops::routeBlockGroup(spec);
@@ -253,7 +253,7 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
                                   defaults::kSegmentPartitionMinGain));
   const double meanSplit = uncut > 0 ? rows / static_cast<double>(uncut) : 0.0;
   const double edge =
-      std::max<double>(16, static_cast<double>(segmentSplitCostRows(op, s)));
+      static_cast<double>(ops::routeCutMinRows(segmentSplitCostRows(op, s)));
   const int64_t tiles =
       uncut + (partitioned && groups > 1 && meanSplit > 0
                    ? static_cast<int64_t>(std::llround(

@@ -144,8 +144,8 @@ TEST(RouteTable, PartitionGivesEveryGroupItsShareOfTheWork) {
   ASSERT_TRUE(tiles) << tiles.message();
   const int64_t groups = 66, splitCost = 192;
   RoutePartition parts = partitionRouteTable(*tiles, groups, splitCost);
-  std::vector<int64_t> cost =
-      checkPartition(*tiles, parts, groups, splitCost, splitCost);
+  std::vector<int64_t> cost = checkPartition(*tiles, parts, groups, splitCost,
+                                             routeCutMinRows(splitCost));
   const int64_t most = *std::max_element(cost.begin(), cost.end());
   const double mean =
       double(few.back() + splitCost * (tiles->size() / 3 + groups - 1)) /
@@ -164,7 +164,8 @@ TEST(RouteTable, PartitionGivesEveryGroupItsShareOfTheWork) {
   ASSERT_TRUE(small);
   const int64_t g2 = 50;
   RoutePartition p2 = partitionRouteTable(*small, g2, 256);
-  std::vector<int64_t> c2 = checkPartition(*small, p2, g2, 256, 256);
+  std::vector<int64_t> c2 =
+      checkPartition(*small, p2, g2, 256, routeCutMinRows(256));
   const int64_t total2 = std::accumulate(c2.begin(), c2.end(), int64_t(0));
   EXPECT_LE(*std::max_element(c2.begin(), c2.end()),
             total2 / g2 + 2 * 1024 / 2 + 256)
@@ -174,7 +175,8 @@ TEST(RouteTable, PartitionGivesEveryGroupItsShareOfTheWork) {
   // As many groups as splits: one split each, nothing cut.
   const int64_t n2 = int64_t(small->size() / kRouteTileWords);
   RoutePartition each = partitionRouteTable(*small, n2, 256);
-  std::vector<int64_t> c3 = checkPartition(*small, each, n2, 256, 256);
+  std::vector<int64_t> c3 =
+      checkPartition(*small, each, n2, 256, routeCutMinRows(256));
   EXPECT_LE(*std::max_element(c3.begin(), c3.end()),
             countedRunsLargest(*small, n2, 256));
 

@@ -145,6 +145,9 @@ constexpr int32_t kSegmentSplitRows = 256;
 /// split counts; for less, the extra splits and partials cost about as
 /// much (widths 32 and 64 ran 2-4% slower partitioned on an H200).
 constexpr int64_t kSegmentPartitionMinGain = 10;
+/// ... and a cut there leaves no piece of a split shorter than its cost
+/// (segmentSplitCostRows), nor than kSegmentMinCutRows rows.
+constexpr int64_t kSegmentMinCutRows = 16;
 /// tile_routed gnn.segment_matmul_weight_grad's reduction: the outputs a
 /// block adds at a time, one 32-byte sector of f32 partials; its threads
 /// take the splits in kThreadsPerBlock / kSegmentReduceColumns lanes.

@@ -116,7 +116,7 @@ RoutePartition gnnc::ops::partitionRouteTable(const std::vector<int64_t> &tiles,
                                               int64_t splitCostRows) {
   groups = std::max<int64_t>(1, groups);
   const int64_t split = std::max<int64_t>(0, splitCostRows);
-  const int64_t minPiece = std::max<int64_t>(16, split);
+  const int64_t minPiece = routeCutMinRows(split);
   // Runs of equal split counts, whole: the partition to improve on.
   const int64_t count = int64_t(tiles.size()) / kRouteTileWords;
   RoutePartition counted;
@@ -155,6 +155,10 @@ RoutePartition gnnc::ops::partitionRouteTable(const std::vector<int64_t> &tiles,
   while (int64_t(out.groupStarts.size()) < groups + 1)
     out.groupStarts.push_back(int64_t(out.tiles.size()) / kRouteTileWords);
   return out;
+}
+
+int64_t gnnc::ops::routeCutMinRows(int64_t splitCostRows) {
+  return std::max(defaults::kSegmentMinCutRows, splitCostRows);
 }
 
 int64_t gnnc::ops::routeBlocks(int64_t tiles, int64_t residentBlocks,

@@ -49,13 +49,17 @@ Expected<std::vector<int64_t>> buildRouteTable(const int64_t *seg,
 /// that does not cut the largest group's work by 1 /
 /// kSegmentPartitionMinGain against runs of equal split counts (whole), or
 /// fills would need more groups, those runs are the partition. No split
-/// crosses a type; a cut leaves no piece under max(16, splitCostRows) rows.
+/// crosses a type; a cut leaves no piece under routeCutMinRows rows.
 struct RoutePartition {
   std::vector<int64_t> tiles;
   std::vector<int64_t> groupStarts;
 };
 RoutePartition partitionRouteTable(const std::vector<int64_t> &tiles,
                                    int64_t groups, int64_t splitCostRows);
+
+/// The shortest piece of a split that partitionRouteTable's cuts leave:
+/// the split's cost, at least kSegmentMinCutRows.
+int64_t routeCutMinRows(int64_t splitCostRows);
 
 /// The persistent blocks to launch (ParamRole::RouteBlocks) for `tiles`
 /// tiles when `residentBlocks` blocks fit the GPU at once: at most one per
