@@ -168,6 +168,7 @@ gnnc::tuning::segmentStats(const std::vector<int64_t> &seg) {
   GNNC_RETURN_IF_ERROR(
       ops::checkSegmentOffsets(seg.data(), int64_t(seg.size()), rows));
   SegmentStats s;
+  s.offsets = seg;
   s.types = int64_t(seg.size()) - 1;
   s.rows = rows;
   double sum = 0, squares = 0;
@@ -211,6 +212,92 @@ double gnnc::tuning::tensorCorePeakFlops(const GpuModel &gpu,
   return perClock * gpu.clockHz * gpu.smCount;
 }
 
+namespace {
+
+/// How a tile_routed kernel's blocks share its routing table on the
+/// model's GPU: the tiles the table holds, the blocks launched and the
+/// items of the busiest block in mean items (its waves).
+struct RouteShape {
+  int64_t tiles = 0;
+  int64_t blocks = 1;
+  double waves = 0;
+};
+
+/// The launch code's grid for `spec` over `stats`' segments. A weight
+/// gradient on tensor cores runs in groups of blocks whose splits the host
+/// partitions by work (ops::partitionRouteTable): from the segments' own
+/// offsets the model makes the same partition, and the busiest group's
+/// work in mean splits is the waves. Without the offsets it estimates: the
+/// partition is taken where runs of equal split counts leave the largest
+/// group a kSegmentPartitionMinGain-th over the mean, a group's end falls
+/// inside a split at most once a group and is cut there unless within
+/// routeCutMinRows of either end, and the waves are fractional.
+RouteShape routeShape(const SegmentStats &stats, const OpDesc &op,
+                      const rt::KernelSpec &spec, int64_t resident) {
+  const Schedule &s = spec.schedule;
+  RouteShape shape;
+  int64_t uncut = stats.tilesFor(s.tileRows);
+  const int64_t group = ops::routeBlockGroup(spec);
+  auto groupsOf = [&](int64_t tiles) {
+    return ops::routesInGroups(spec)
+               ? ops::routeGroups(ops::routeWorkItems(spec, tiles), resident,
+                                  group)
+               : 0;
+  };
+  const int64_t split = segmentSplitCostRows(op, s);
+  const double rows = static_cast<double>(stats.rows);
+  if (groupsOf(uncut) > 0 && !stats.offsets.empty()) {
+    Expected<std::vector<int64_t>> table = ops::buildRouteTable(
+        stats.offsets.data(), int64_t(stats.offsets.size()), stats.rows,
+        s.tileRows);
+    if (table) {
+      uncut = int64_t(table->size()) / kRouteTileWords;
+      const int64_t groups = groupsOf(uncut);
+      const ops::RoutePartition parts =
+          ops::partitionRouteTable(*table, groups, split);
+      shape.tiles = parts.groupStarts.back();
+      shape.blocks = groups * group;
+      int64_t largest = 0;
+      for (int64_t g = 0; g < groups; ++g) {
+        int64_t work = 0;
+        for (int64_t i = parts.groupStarts[g]; i < parts.groupStarts[g + 1];
+             ++i)
+          work += parts.tiles[i * kRouteTileWords + 2] -
+                  parts.tiles[i * kRouteTileWords + 1] + split;
+        largest = std::max(largest, work);
+      }
+      const double meanWork =
+          shape.tiles > 0 ? rows / static_cast<double>(shape.tiles) + split
+                          : 1.0;
+      shape.waves = static_cast<double>(largest) / meanWork;
+      return shape;
+    }
+  }
+  const int64_t groups = groupsOf(uncut);
+  const double runs = groups > 0 ? static_cast<double>(uncut) / groups : 0.0;
+  const bool partitioned =
+      groups > 0 &&
+      runs < std::ceil(runs) *
+                 (1.0 - 1.0 / static_cast<double>(
+                                  defaults::kSegmentPartitionMinGain));
+  const double meanSplit = uncut > 0 ? rows / static_cast<double>(uncut) : 0.0;
+  const double edge = static_cast<double>(ops::routeCutMinRows(split));
+  shape.tiles = uncut + (partitioned && groups > 1 && meanSplit > 0
+                             ? static_cast<int64_t>(std::llround(
+                                   static_cast<double>(groups - 1) *
+                                   std::max(0.0, 1.0 - 2.0 * edge / meanSplit)))
+                             : 0);
+  const int64_t items = ops::routeWorkItems(spec, shape.tiles);
+  shape.blocks =
+      groups > 0 ? groups * group : ops::routeBlocks(items, resident, group);
+  shape.waves = partitioned ? static_cast<double>(items) / shape.blocks
+                            : ceilDiv(static_cast<double>(items),
+                                      static_cast<double>(shape.blocks));
+  return shape;
+}
+
+} // namespace
+
 Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
                                               const SegmentStats &stats,
                                               const OpDesc &op,
@@ -231,44 +318,15 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
 
   // The grid, as the launch code sizes it.
   const rt::KernelSpec spec = launchSpec(op, plan);
-  // A weight gradient's groups of blocks may share the work evenly: the
-  // host partitions the splits by rows and splits (ops::partitionRouteTable)
-  // where runs of equal split counts would leave the largest group
-  // kSegmentPartitionMinGain-th more than the mean, so each block's run is
-  // a fraction of the items rather than whole splits. A group's end falls
-  // inside a split at most once a group, and is cut there unless it lies
-  // within routeCutMinRows of either end.
-  const int64_t uncut = stats.tilesFor(s.tileRows);
   const int64_t resident = ops::residentRouteBlocks(spec, gpu.smCount);
-  const int64_t group = ops::routeBlockGroup(spec);
-  const int64_t groups =
-      ops::routesInGroups(spec)
-          ? ops::routeGroups(ops::routeWorkItems(spec, uncut), resident, group)
-          : 0;
-  const double runs = groups > 0 ? static_cast<double>(uncut) / groups : 0.0;
-  const bool partitioned =
-      groups > 0 &&
-      runs < std::ceil(runs) *
-                 (1.0 - 1.0 / static_cast<double>(
-                                  defaults::kSegmentPartitionMinGain));
-  const double meanSplit = uncut > 0 ? rows / static_cast<double>(uncut) : 0.0;
-  const double edge =
-      static_cast<double>(ops::routeCutMinRows(segmentSplitCostRows(op, s)));
-  const int64_t tiles =
-      uncut + (partitioned && groups > 1 && meanSplit > 0
-                   ? static_cast<int64_t>(std::llround(
-                         static_cast<double>(groups - 1) *
-                         std::max(0.0, 1.0 - 2.0 * edge / meanSplit)))
-                   : 0);
+  const RouteShape shape = routeShape(stats, op, spec, resident);
+  const int64_t tiles = shape.tiles;
   const int64_t items = ops::routeWorkItems(spec, tiles);
-  const int64_t blocks =
-      groups > 0 ? groups * group : ops::routeBlocks(items, resident, group);
+  const int64_t blocks = shape.blocks;
   const double perSm = ceilDiv(static_cast<double>(blocks), gpu.smCount);
   p.workers = static_cast<double>(items);
   p.blocksPerSm = static_cast<int>(perSm);
-  p.waves = partitioned ? static_cast<double>(items) / blocks
-                        : ceilDiv(static_cast<double>(items),
-                                  static_cast<double>(blocks));
+  p.waves = shape.waves;
   // The mean rows of a tile (the last tile of a type is shorter).
   const double tileRows = tiles > 0 ? rows / static_cast<double>(tiles) : 0;
 

@@ -17,6 +17,7 @@
 #include "gnnc/Tuning/TunedCompile.h"
 #include "gnnc/Tuning/Tuner.h"
 #include "gnnc/Tuning/TuningDb.h"
+#include "gnnc/ops/SegmentMatmul.h"
 #include "gnnc/runtime/Driver.h"
 #include "gnnc/runtime/Nvrtc.h"
 #include "gnnc/runtime/Runtime.h"
@@ -223,6 +224,42 @@ TEST(SegmentModel, LongTypesTakeLargeTiles) {
       rankedSegmentCandidates(f32, stats, sm90(), MathMode::Simt);
   ASSERT_FALSE(simt.empty());
   EXPECT_GE(simt.front().schedule.tileRows, 64) << simt.front().prediction.why;
+}
+
+TEST(SegmentModel, WeightGradientGroupsSplitTheRowsAsTheHostDoes) {
+  // ACM's four types, f16 256 x 256 in 128 x 128 blocks on warpgroups,
+  // splits of 4096 rows: 69 splits over 33 groups (one block an SM).
+  // Runs of equal split counts leave some groups three whole splits; the
+  // host's partition shares the rows, and the model counts the same
+  // splits (its items) and about a third of the rows in the busiest group.
+  const std::vector<int64_t> seg = {0, 5343, 15292, 18317, 273936};
+  const SegmentStats stats = statsOf(seg);
+  const OpDesc dw = segmentMatmulWeightGradOp(ElementType::F16, 256, 256);
+  std::vector<Candidate> ranked =
+      rankedSegmentCandidates(dw, stats, sm90(), MathMode::Wgmma);
+  const Candidate *pick = nullptr;
+  for (const Candidate &c : ranked)
+    if (c.schedule.tileRows == 4096 && c.prediction.blocksPerSm == 1 &&
+        c.schedule.threadsPerBlock == 256)
+      pick = &c;
+  ASSERT_NE(pick, nullptr);
+  const int64_t group = 4, groups = sm90().smCount / group;
+  Expected<std::vector<int64_t>> table =
+      ops::buildRouteTable(seg.data(), int64_t(seg.size()), seg.back(), 4096);
+  ASSERT_TRUE(table);
+  const ops::RoutePartition parts = ops::partitionRouteTable(
+      *table, groups, segmentSplitCostRows(dw, pick->schedule));
+  EXPECT_GT(parts.groupStarts.back(), int64_t(table->size() / 3))
+      << "long splits are cut";
+  EXPECT_EQ(pick->prediction.workers, double(group * parts.groupStarts.back()))
+      << pick->prediction.why;
+  // The busiest block's rows: its waves of mean items.
+  const double busiest = pick->prediction.waves * double(seg.back()) /
+                         double(parts.groupStarts.back());
+  EXPECT_LT(busiest, 1.15 * double(seg.back()) / double(groups))
+      << pick->prediction.why;
+  EXPECT_GT(busiest, double(seg.back()) / double(groups))
+      << pick->prediction.why;
 }
 
 TEST(SegmentModel, ManyTinyTypesTakeSmallTiles) {

@@ -82,6 +82,10 @@ struct SegmentStats {
   /// (tile_rows, routing tiles) for each of kSegmentStatTileRows: the sum
   /// over types of ceil(rows / tile_rows).
   std::vector<std::pair<int32_t, int64_t>> tiles;
+  /// The offsets they were taken from (segmentStats), from which the model
+  /// partitions a weight gradient's splits as the host does; empty: the
+  /// model estimates the partition.
+  std::vector<int64_t> offsets;
 
   int64_t nonEmptyTypes() const { return types - emptyTypes; }
   /// The routing tiles of `tileRows`: exact for kSegmentStatTileRows and
