@@ -18,7 +18,9 @@
 //  - zeroAccumulators, mmaStep: a warp's FragsM x FragsN accumulator
 //    fragments set to zero, and one reduction step of them (register
 //    blocking);
-//  - storePair: two adjacent f32 accumulators to memory of type T;
+//  - storePair, storeFragments, storeFragmentsWide: accumulators to memory
+//    of type T (two adjacent ones; a warp's fragments, 8 or 16 bytes a
+//    lane);
 //  - gnnc::cuda::toFloat: an element of any of the three types as a float.
 //
 // Fragment layouts follow the PTX ISA's description of mma.m16n8k8 and
@@ -501,6 +503,108 @@ storeFragments(T *out, long long ld, const float (&acc)[FragsM][FragsN][4],
       if (row + 8 < rowEnd)
         storePair(out + (row + 8) * ld + col, acc[i][j][2], acc[i][j][3]);
     }
+  }
+}
+
+/// Stores one fragment's two rows (g and g + 8 of the 16) at `col`, rows
+/// from rowEnd on left out.
+template <typename T>
+__device__ __forceinline__ void
+storeFragment(T *out, long long ld, const float (&frag)[4], long long row,
+              long long rowEnd, long long col) {
+  if (row < rowEnd)
+    storePair(out + row * ld + col, frag[0], frag[1]);
+  if (row + 8 < rowEnd)
+    storePair(out + (row + 8) * ld + col, frag[2], frag[3]);
+}
+
+/// storeFragments with 16 bytes a lane, for result tiles whose stores lie
+/// on a block's chain between short items (the segmented forwards): the
+/// lanes of a quad first exchange their accumulators so that, in a group
+/// of fragments side by side (2 of f32, 4 of 16-bit types), each lane
+/// holds 16 contiguous bytes of one row, and a warp's store covers 64
+/// contiguous bytes of each of its 8 rows: half the stores, and so half
+/// the L1's tag lookups, for the same bytes. ld and col0 are multiples of 16
+/// bytes' elements. A group that reaches past colEnd, and fragments beyond the
+/// last whole group, are stored a fragment at a time.
+template <typename T, int FragsM, int FragsN>
+__device__ __forceinline__ void
+storeFragmentsWide(T *out, long long ld, const float (&acc)[FragsM][FragsN][4],
+                   long long row0, long long rowEnd, long long col0,
+                   long long colEnd) {
+  const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+  constexpr bool Half = sizeof(T) == 2;
+  constexpr int Group = Half ? 4 : 2;
+  constexpr int Groups = FragsN / Group;
+  const bool odd = t & 1, high = t & 2;
+#pragma unroll
+  for (int i = 0; i < FragsM; ++i) {
+    const long long row = row0 + i * 16 + g;
+#pragma unroll
+    for (int q = 0; q < Groups; ++q) {
+      const int j = q * Group;
+      // Uniform over the warp: the shuffles below run on every lane.
+      if (col0 + (j + Group) * 8 > colEnd) {
+#pragma unroll
+        for (int f = j; f < j + Group; ++f)
+          if (col0 + f * 8 < colEnd)
+            storeFragment(out, ld, acc[i][f], row, rowEnd,
+                          col0 + f * 8 + 2 * t);
+        continue;
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const long long r = row + 8 * half;
+        uint4 v;
+        long long col;
+        if constexpr (Half) {
+          // Pairs (j, j + 1) and (j + 2, j + 3): even lanes give their word
+          // of the second fragment, odd lanes of the first; an even lane
+          // then holds columns 2t..2t+3 of the first, an odd lane
+          // 2(t-1)..2t+1 of the second.
+          uint2 pair[2];
+#pragma unroll
+          for (int p = 0; p < 2; ++p) {
+            const float(&a)[4] = acc[i][j + 2 * p];
+            const float(&b)[4] = acc[i][j + 2 * p + 1];
+            const unsigned mine0 = packPair<T>(a[2 * half], a[2 * half + 1]);
+            const unsigned mine1 = packPair<T>(b[2 * half], b[2 * half + 1]);
+            const unsigned other =
+                __shfl_xor_sync(0xffffffffu, odd ? mine0 : mine1, 1);
+            pair[p] = odd ? make_uint2(other, mine1) : make_uint2(mine0, other);
+          }
+          // Lanes 0-1 hold columns 0-3 of both pairs, lanes 2-3 columns
+          // 4-7: they swap halves, lane t ending with fragment j + t.
+          const uint2 give = high ? pair[0] : pair[1];
+          const uint2 got = make_uint2(__shfl_xor_sync(0xffffffffu, give.x, 2),
+                                       __shfl_xor_sync(0xffffffffu, give.y, 2));
+          v = high ? make_uint4(got.x, got.y, pair[1].x, pair[1].y)
+                   : make_uint4(pair[0].x, pair[0].y, got.x, got.y);
+          col = col0 + (j + t) * 8;
+        } else {
+          // Even lanes give their pair of fragment j + 1, odd lanes of j:
+          // an even lane then holds columns 2t..2t+3 of j, an odd lane
+          // 2(t-1)..2t+1 of j + 1.
+          const float(&a)[4] = acc[i][j];
+          const float(&b)[4] = acc[i][j + 1];
+          const float send0 = odd ? a[2 * half] : b[2 * half];
+          const float send1 = odd ? a[2 * half + 1] : b[2 * half + 1];
+          const float got0 = __shfl_xor_sync(0xffffffffu, send0, 1);
+          const float got1 = __shfl_xor_sync(0xffffffffu, send1, 1);
+          const float4 f =
+              odd ? make_float4(got0, got1, b[2 * half], b[2 * half + 1])
+                  : make_float4(a[2 * half], a[2 * half + 1], got0, got1);
+          v = *reinterpret_cast<const uint4 *>(&f);
+          col = col0 + (j + (t & 1)) * 8 + 4 * (t >> 1);
+        }
+        if (r < rowEnd)
+          *reinterpret_cast<uint4 *>(out + r * ld + col) = v;
+      }
+    }
+#pragma unroll
+    for (int f = Groups * Group; f < FragsN; ++f)
+      if (col0 + f * 8 < colEnd)
+        storeFragment(out, ld, acc[i][f], row, rowEnd, col0 + f * 8 + 2 * t);
   }
 }
 

@@ -174,6 +174,10 @@ template <bool Interleaved> struct RouteRun {
   __device__ __forceinline__ long long item(long long j) const {
     return Interleaved ? (long long)blockIdx.x + j * gridDim.x : j;
   }
+  /// The item after item(j), or -1 where j is the run's last.
+  __device__ __forceinline__ long long after(long long j) const {
+    return j + 1 < last ? item(j + 1) : -1;
+  }
 };
 
 /// The first tile of the routing table (num_tiles tiles) whose type is at
@@ -195,24 +199,44 @@ firstTileOfType(const long long *__restrict__ tiles, long long num_tiles,
 /// A forward work item of the tensor-core kernels, (routing tile, column
 /// block of Cols): item / ColBlocks and item % ColBlocks, read from the
 /// routing table once per item (the producer and the consumer each keep
-/// one, since the producer runs Stages - 1 steps ahead).
+/// one, since the producer runs Stages - 1 steps ahead). Reading an item
+/// also loads the entry of the one after it (`after`, or -1 past the
+/// block's run) into registers, so that moving on does not wait: an item
+/// is a few steps long, and loading its entry only when it started held
+/// every warp of the block for an L2 round trip per item.
 template <int ColBlocks, int Cols> struct RouteItem {
   long long item = -1, type = 0, rowBegin = 0, rowEnd = 0, col0 = 0;
+  /// The routing tile loaded ahead and its entry.
+  long long aheadTile = -1, aheadType = 0, aheadBegin = 0, aheadEnd = 0;
   /// Moves to `next` (nothing to read when it is the current item).
   __device__ __forceinline__ void read(const long long *__restrict__ tiles,
-                                       long long next) {
+                                       long long next, long long after) {
     if (next == item)
       return;
-    const long long *tile = tiles + (next / ColBlocks) * GNNC_ROUTE_TILE_WORDS;
-    type = tile[0];
-    rowBegin = tile[1];
-    rowEnd = tile[2];
+    const long long tile = next / ColBlocks;
+    if (tile != aheadTile)
+      loadAhead(tiles, tile);
+    type = aheadType;
+    rowBegin = aheadBegin;
+    rowEnd = aheadEnd;
     col0 = (next % ColBlocks) * Cols;
     item = next;
+    if (after >= 0 && after / ColBlocks != tile)
+      loadAhead(tiles, after / ColBlocks);
   }
   /// W_t's column block of the item: type x ColBlocks + block.
   __device__ __forceinline__ long long weightBlock() const {
     return type * ColBlocks + col0 / Cols;
+  }
+
+private:
+  __device__ __forceinline__ void loadAhead(const long long *__restrict__ tiles,
+                                            long long tile) {
+    const long long *entry = tiles + tile * GNNC_ROUTE_TILE_WORDS;
+    aheadType = entry[0];
+    aheadBegin = entry[1];
+    aheadEnd = entry[2];
+    aheadTile = tile;
   }
 };
 
@@ -344,7 +368,7 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
   mma::pipelineItems<Stages>(
       run.first, run.last, [](long long) { return Steps; },
       [&](long long j, int step, int slot) {
-        loading.read(tiles, run.item(j));
+        loading.read(tiles, run.item(j), run.after(j));
         T *a = buffers + slot * (AElements + BElements);
         const long long k0 = (long long)step * Depth;
         mma::copyTileAsync<T, Rows, Depth, AStride, Threads>(
@@ -364,7 +388,7 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
         const T *a = buffers + slot * (AElements + BElements);
         if (step == 0) {
           mma::zeroAccumulators(acc);
-          current.read(tiles, run.item(j));
+          current.read(tiles, run.item(j), run.after(j));
           if constexpr (ResidentW) {
             // Every warp is past the previous step (pipelineItems waits
             // for the block before each step), so the block may restage.
@@ -391,7 +415,7 @@ gnnc_segment_matmul_mma(const T *__restrict__ x, const T *__restrict__ w,
         }
       },
       [&](long long) {
-        mma::storeFragments<T, FragsM, FragsN>(
+        mma::storeFragmentsWide<T, FragsM, FragsN>(
             y, NOut, acc, current.rowBegin + m0, current.rowEnd,
             current.col0 + n0, NOut);
       });
@@ -470,7 +494,7 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
   mma::pipelineItems<Stages, true>(
       run.first, run.last, [](long long) { return Steps; },
       [&](long long j, int step, int slot) {
-        loading.read(tiles, run.item(j));
+        loading.read(tiles, run.item(j), run.after(j));
         T *a = buffers + slot * (AElements + BElements);
         const long long k0 = (long long)step * Depth;
         wg::copySwizzledAsync<T, Rows, Threads>(a, x, KIn, loading.rowBegin,
@@ -483,7 +507,7 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
         const T *a = buffers + slot * (AElements + BElements);
         if (step == 0) {
           mma::zeroAccumulators(acc);
-          current.read(tiles, run.item(j));
+          current.read(tiles, run.item(j), run.after(j));
           if constexpr (ResidentW) {
             // Every warpgroup waited for its last step's instructions, and
             // pipelineItems waits for the block before each step.
@@ -519,7 +543,7 @@ gnnc_segment_matmul_wgmma(const T *__restrict__ x, const T *__restrict__ w,
         wg::waitGroup<0>();
       },
       [&](long long) {
-        mma::storeFragments<T, 1, Cols / 8>(
+        mma::storeFragmentsWide<T, 1, Cols / 8>(
             y, NOut, acc, current.rowBegin + group * 64 + (warp % 4) * 16,
             current.rowEnd, current.col0, NOut);
       });
