@@ -108,17 +108,48 @@ double tensorCoreItemSeconds(const GpuModel &gpu, const OpDesc &op,
 /// A block's `steps` reduction steps through the tensor-core pipeline,
 /// which runs on across items with Stages - 1 steps in flight: each step's
 /// copies arrive a load latency plus their transfer at the block's share of
-/// the DRAM bandwidth (every one of `blocks` blocks streaming) after they
-/// were issued, and a step ends no sooner than its transfer. Two stages
-/// thus wait a latency a step beyond the bandwidth's pace, deeper ones
-/// hide it (K = M = 256 forwards on an H200: 3 or 4 stages 5-10% faster
-/// than 2 on every set, with the same blocks' bytes).
-double pipelineSeconds(const GpuModel &gpu, const SegmentMmaTile &t,
-                       double steps, int64_t blocks) {
-  const double transfer = static_cast<double>(t.stageBytes) *
-                          static_cast<double>(blocks) / gpu.dramBytesPerSecond;
+/// the bandwidth (every one of `blocks` blocks streaming) after they were
+/// issued, and a step ends no sooner than its transfer. Two stages thus
+/// wait a latency a step beyond the bandwidth's pace, deeper ones hide it
+/// (K = M = 256 forwards on an H200: 3 or 4 stages 5-10% faster than 2 on
+/// every set, with the same blocks' bytes). A routing tile's rows come
+/// from DRAM once, for the first of its items; its other items (the
+/// forward's other column blocks, the weight gradient's other result
+/// blocks, read at about the same time) and the forward's streamed
+/// weights, a few types' worth, come from the L2.
+double pipelineSeconds(const GpuModel &gpu, const OpDesc &op,
+                       const SegmentMmaTile &t, double steps, int64_t blocks) {
+  const double e = static_cast<double>(elementSize(op.type));
+  const bool weightGrad = op.kind == OpKind::SegmentMatmulWeightGrad;
+  const double tileBytes = weightGrad
+                               ? static_cast<double>(t.stageBytes)
+                               : static_cast<double>(t.rows * t.depth) * e;
+  const double fromDram =
+      tileBytes /
+      static_cast<double>(std::max<int64_t>(1, t.itemsPerRouteTile));
+  const double fromL2 = static_cast<double>(t.stageBytes) - fromDram;
+  const double transfer =
+      static_cast<double>(blocks) *
+      (fromDram / gpu.dramBytesPerSecond + fromL2 / gpu.l2BytesPerSecond);
   return steps * std::max(transfer, (gpu.loadLatencySeconds + transfer) /
                                         static_cast<double>(t.stages - 1));
+}
+
+/// The bytes an SM's stores of a tensor-core result tile write a clock: a
+/// 32-byte sector. A warp's store of its fragments writes 32 bytes in each
+/// of 8 rows (mma::storeFragments, the weight gradient's partials) or 64
+/// (mma::storeFragmentsWide, the forwards); Nsight Compute on the f16
+/// wgmma forward at K = M = 256 on an H200 (32-byte rows) counted 548K
+/// stores and 4.38M sectors, and the H200 sweeps of the forwards rank best
+/// with a sector a clock for the wide stores too (64 bytes a clock put
+/// 1-block-an-SM tiles first where 2 blocks were 1.2-1.3x faster). The
+/// block's warps issue nothing else meanwhile, so the stores lie on its
+/// chain; a second block on the SM overlaps them.
+constexpr double kResultStoreBytesPerClock = 32;
+
+/// The SM time of a block's stores of one result tile of `bytes`.
+double resultStoreSeconds(const GpuModel &gpu, double bytes) {
+  return bytes / kResultStoreBytesPerClock / gpu.clockHz;
 }
 
 /// The spec the launch code reads to size the grid of `plan`.
@@ -332,7 +363,11 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
 
   // Per item: the dependent chain of one block, the SM time of its work
   // (shared with the blocks beside it), its bytes through the L2.
-  double chain = gpu.l2LatencySeconds; // the routing-table entry
+  // The routing-table entry: the tensor-core forwards load the next
+  // item's with the current one (RouteItem in segment_matmul.cuh), the
+  // other kernels when their item starts.
+  const bool entryAhead = tensorCores && !weightGrad;
+  double chain = entryAhead ? 0.0 : gpu.l2LatencySeconds;
   double smSeconds = 0, itemL2Bytes = 0, totalFlops = 0, peakFlops = 0;
   // Compulsory DRAM bytes: inputs and results once, the weights once.
   // companionSeconds: the preludes and follow-ups, one after the other.
@@ -345,7 +380,9 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       const double flops = 2.0 * t.rows * t.cols * steps * t.depth;
       peakFlops = tensorCorePeakFlops(gpu, op.type);
       smSeconds = tensorCoreItemSeconds(gpu, op, t, steps, flops, perSm);
-      chain += pipelineSeconds(gpu, t, steps, blocks);
+      chain +=
+          pipelineSeconds(gpu, op, t, steps, blocks) +
+          resultStoreSeconds(gpu, tileRows * std::min<double>(t.cols, out) * e);
       // W_t's column block: every item's, or (resident) once per change of
       // type or column block along a block's run, not pipelined.
       double weightBytes = in * t.cols * e;
@@ -435,7 +472,8 @@ Prediction gnnc::tuning::predictSegmentMatmul(const GpuModel &gpu,
       const double flops = 2.0 * t.rows * t.cols * steps * t.depth;
       peakFlops = tensorCorePeakFlops(gpu, op.type);
       smSeconds = tensorCoreItemSeconds(gpu, op, t, steps, flops, perSm);
-      chain += pipelineSeconds(gpu, t, steps, blocks);
+      chain += pipelineSeconds(gpu, op, t, steps, blocks) +
+               resultStoreSeconds(gpu, t.rows * t.cols * 4.0);
       itemL2Bytes = tileRows * (t.rows + t.cols) * e + t.rows * t.cols * 4;
       totalFlops = flops * static_cast<double>(items);
     } else {
