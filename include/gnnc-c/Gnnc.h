@@ -487,13 +487,16 @@ gnnc_status gnnc_segment_kernel_schedule(gnnc_segment_kernel kernel,
  * y = dx rows of K) of a kernel of pass GNNC_SEGMENT_FORWARD or
  * GNNC_SEGMENT_INPUT_GRAD, asynchronous on `stream`: w holds num_types x K
  * x M elements; every buffer is of the kernel's dtype, rows contiguous. y
- * may not overlap x or w. */
+ * may not overlap x or w. On tensor cores every buffer starts on 16 bytes
+ * (the kernel copies and stores 16 bytes at a time; a buffer that does
+ * not is refused with GNNC_ERROR), on SIMT on an element. */
 gnnc_status gnnc_segment_matmul(gnnc_segment_kernel kernel, gnnc_buffer x,
                                 gnnc_buffer w, gnnc_buffer y, uint64_t stream);
 /* Weight gradient of a kernel of pass GNNC_SEGMENT_WEIGHT_GRAD: x (rows of
  * K) and dy (rows of M) to dw (num_types x K x M), asynchronous on
- * `stream`; dw may not overlap x or dy. The per-split partials live in
- * the context's workspace of the stream. */
+ * `stream`; dw may not overlap x or dy; the buffers' alignment as for
+ * gnnc_segment_matmul. The per-split partials live in the context's
+ * workspace of the stream. */
 gnnc_status gnnc_segment_matmul_weight_grad(gnnc_segment_kernel kernel,
                                             gnnc_buffer x, gnnc_buffer dy,
                                             gnnc_buffer dw, uint64_t stream);

@@ -17,6 +17,7 @@
 #include "gnnc/runtime/Runtime.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,12 +50,12 @@ inline Expected<uint64_t> product(uint64_t a, uint64_t b, uint64_t c,
 }
 
 /// Checks that `buffer` (called `name`) holds the `rows` x `perRow` elements
-/// of `type` that the kernel `verb`s ("reads", "writes") and borrows it.
-inline Expected<rt::DeviceBuffer> operand(const gnnc_buffer &buffer,
-                                          const char *name, const char *verb,
-                                          int64_t rows, int64_t perRow,
-                                          ElementType type,
-                                          const char *rowWord = "rows") {
+/// of `type` that the kernel `verb`s ("reads", "writes"), starting at a
+/// multiple of `alignment` bytes, and borrows it.
+inline Expected<rt::DeviceBuffer>
+operand(const gnnc_buffer &buffer, const char *name, const char *verb,
+        int64_t rows, int64_t perRow, ElementType type,
+        const char *rowWord = "rows", uint64_t alignment = 1) {
   Expected<uint64_t> need =
       product(static_cast<uint64_t>(rows), static_cast<uint64_t>(perRow),
               elementSize(type), name);
@@ -71,6 +72,16 @@ inline Expected<rt::DeviceBuffer> operand(const gnnc_buffer &buffer,
     return Status::error(std::string(name) + " is a NULL address, the kernel " +
                          verb + " " + std::to_string(*need) + " bytes " +
                          shape);
+  if (alignment > 1 && buffer.address % alignment != 0) {
+    char address[32];
+    std::snprintf(address, sizeof(address), "0x%llx",
+                  static_cast<unsigned long long>(buffer.address));
+    return Status::error(std::string(name) + " starts at address " + address +
+                         ", not a multiple of " + std::to_string(alignment) +
+                         " bytes: the kernel " + verb + " it " +
+                         std::to_string(alignment) + " bytes at a time " +
+                         shape);
+  }
   return rt::DeviceBuffer::borrow(buffer.address, buffer.bytes);
 }
 

@@ -439,16 +439,21 @@ gnnc_status gnnc_segment_matmul(gnnc_segment_kernel kernel, gnnc_buffer x,
     const int64_t rows = segments.numRows, types = segments.numTypes();
     // Rows of inputWidth in, rows of width out; the weights are K x M per
     // type either way.
+    // Every operand starts where the kernel's 16-byte copies and stores
+    // (tensor cores) may.
+    const uint64_t align =
+        segmentOperandAlignment(op, kernel->loaded.spec.schedule);
     Expected<rt::DeviceBuffer> dx =
-        operand(x, "x", "reads", rows, op.inputWidth, op.type);
+        operand(x, "x", "reads", rows, op.inputWidth, op.type, "rows", align);
     if (!dx)
       return dx.status();
-    Expected<rt::DeviceBuffer> dw = operand(
-        w, "w", "reads", types, op.inputWidth * op.width, op.type, "types");
+    Expected<rt::DeviceBuffer> dw =
+        operand(w, "w", "reads", types, op.inputWidth * op.width, op.type,
+                "types", align);
     if (!dw)
       return dw.status();
     Expected<rt::DeviceBuffer> dy =
-        operand(y, "y", "writes", rows, op.width, op.type);
+        operand(y, "y", "writes", rows, op.width, op.type, "rows", align);
     if (!dy)
       return dy.status();
     const uint64_t yBytes = bytesOf(rows, op.width, op.type);
@@ -476,16 +481,19 @@ gnnc_status gnnc_segment_matmul_weight_grad(gnnc_segment_kernel kernel,
     const OpDesc &op = kernel->op;
     gnnc_segments_s &segments = *kernel->segments;
     const int64_t rows = segments.numRows, types = segments.numTypes();
+    const uint64_t align =
+        segmentOperandAlignment(op, kernel->loaded.spec.schedule);
     Expected<rt::DeviceBuffer> dX =
-        operand(x, "x", "reads", rows, op.inputWidth, op.type);
+        operand(x, "x", "reads", rows, op.inputWidth, op.type, "rows", align);
     if (!dX)
       return dX.status();
     Expected<rt::DeviceBuffer> dY =
-        operand(dy, "dy", "reads", rows, op.width, op.type);
+        operand(dy, "dy", "reads", rows, op.width, op.type, "rows", align);
     if (!dY)
       return dY.status();
-    Expected<rt::DeviceBuffer> dW = operand(
-        dw, "dw", "writes", types, op.inputWidth * op.width, op.type, "types");
+    Expected<rt::DeviceBuffer> dW =
+        operand(dw, "dw", "writes", types, op.inputWidth * op.width, op.type,
+                "types", align);
     if (!dW)
       return dW.status();
     const uint64_t dwBytes = bytesOf(types, op.inputWidth * op.width, op.type);

@@ -405,6 +405,12 @@ MathMode gnnc::chooseSegmentMath(const OpDesc &op, const Schedule &s) {
   return segmentTensorCoreFits(op, s) ? MathMode::TensorCore : MathMode::Simt;
 }
 
+int64_t gnnc::segmentOperandAlignment(const OpDesc &op, const Schedule &s) {
+  // An open math may still become tensor cores: the stricter rule.
+  return s.math == MathMode::Simt ? static_cast<int64_t>(elementSize(op.type))
+                                  : 16;
+}
+
 int64_t gnnc::segmentRouteItemsPerTile(const OpDesc &op, const Schedule &s) {
   return onTensorCores(s.math) ? segmentMmaTile(op, s).itemsPerRouteTile : 1;
 }

@@ -379,6 +379,38 @@ TEST(CApiSegmentMatmulGpu, BadLaunchesAreRefused) {
   EXPECT_NE(message.find("launch it with gnnc_segment_matmul"),
             std::string::npos)
       << message;
+
+  // Tensor-core kernels copy and store 16 bytes at a time: an operand one
+  // f16 element past a 16-byte boundary is refused, not launched.
+  const Math &half = kMaths[2];
+  gnnc_segment_kernel tc =
+      kernelFor(s, descOf(half, 16, 8, GNNC_SEGMENT_FORWARD), schedule);
+  gnnc_segment_kernel tcDw =
+      kernelFor(s, descOf(half, 16, 8, GNNC_SEGMENT_WEIGHT_GRAD), schedule);
+  ASSERT_NE(tc, nullptr);
+  ASSERT_NE(tcDw, nullptr);
+  rt::DeviceBuffer hx = poisoned(20 * 16 + 8, half.type),
+                   hw = poisoned(2 * 16 * 8, half.type),
+                   hy = poisoned(20 * 8 + 8, half.type);
+  const gnnc_buffer xAt16 = elements(hx, 20 * 16, half.type),
+                    yAt16 = elements(hy, 20 * 8, half.type);
+  const gnnc_buffer xOff = {xAt16.address + 2, xAt16.bytes},
+                    yOff = {yAt16.address + 2, yAt16.bytes};
+  EXPECT_TRUE(refused(gnnc_segment_matmul(tc, xOff, bufferOf(hw), yAt16, 0)));
+  EXPECT_NE(message.find("x starts at address 0x"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("not a multiple of 16 bytes"), std::string::npos)
+      << message;
+  EXPECT_TRUE(refused(gnnc_segment_matmul(tc, xAt16, bufferOf(hw), yOff, 0)));
+  EXPECT_NE(message.find("y starts at address 0x"), std::string::npos)
+      << message;
+  EXPECT_TRUE(refused(
+      gnnc_segment_matmul_weight_grad(tcDw, xAt16, yOff, bufferOf(hw), 0)));
+  EXPECT_NE(message.find("dy starts at address 0x"), std::string::npos)
+      << message;
+  // The same buffers from their 16-byte starts launch.
+  EXPECT_EQ(gnnc_segment_matmul(tc, xAt16, bufferOf(hw), yAt16, 0), GNNC_OK)
+      << gnnc_last_error();
   gnnc_segments_destroy(s);
 }
 

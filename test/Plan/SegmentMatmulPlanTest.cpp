@@ -192,6 +192,28 @@ TEST(SegmentMatmulPlan, TheMathIsChosenOnceWithItsGuards) {
   EXPECT_EQ(*parsed, *s);
 }
 
+TEST(SegmentMatmulPlan, OperandsStartWhereTheKernelsCopyAndStore) {
+  auto alignment = [](const OpDesc &op, const Schedule &s = routed()) {
+    Expected<Schedule> complete = completeSchedule(op, s);
+    EXPECT_TRUE(complete) << complete.message();
+    return complete ? segmentOperandAlignment(op, *complete) : int64_t(0);
+  };
+  // Tensor cores copy rows and store results 16 bytes at a time, every
+  // pass and arithmetic alike; SIMT reads and writes single elements.
+  EXPECT_EQ(alignment(segmentMatmulOp(ElementType::F16, 64, 32)), 16);
+  EXPECT_EQ(alignment(segmentMatmulInputGradOp(ElementType::BF16, 64, 32)), 16);
+  EXPECT_EQ(alignment(segmentMatmulWeightGradOp(ElementType::F16, 16, 8)), 16);
+  EXPECT_EQ(alignment(segmentMatmulOp(ElementType::F32, 64, 32),
+                      routed(MathMode::TensorCore)),
+            16);
+  EXPECT_EQ(alignment(segmentMatmulOp(ElementType::F32, 64, 32)), 4);
+  EXPECT_EQ(alignment(segmentMatmulOp(ElementType::BF16, 33, 32)), 2);
+  // An open math may still become tensor cores.
+  EXPECT_EQ(segmentOperandAlignment(segmentMatmulOp(ElementType::F32, 64, 32),
+                                    routed()),
+            16);
+}
+
 TEST(SegmentMatmulPlan, TensorCoreRefusalsSayWhy) {
   OpDesc odd = segmentMatmulOp(ElementType::F32, 33, 32);
   EXPECT_EQ(why(odd, routed(MathMode::TensorCore)),

@@ -287,6 +287,13 @@ struct SegmentMmaTile {
 /// set; stages open means the default). Meaningful when
 /// segmentTensorCoreFits accepts them.
 SegmentMmaTile segmentMmaTile(const OpDesc &op, const Schedule &s);
+/// The bytes at which every tensor a segmented matmul kernel of `op` under
+/// `s` (a complete schedule, as a compiled kernel's; an open math counts as
+/// tensor cores) reads or writes must start: 16 on tensor cores, whose
+/// kernels copy rows into shared memory and store results 16 bytes at a
+/// time; an element on SIMT. A caller's buffer that starts elsewhere would
+/// fault on the GPU, so the launch refuses it.
+int64_t segmentOperandAlignment(const OpDesc &op, const Schedule &s);
 /// Why `op` under `s` cannot run on tensor cores, or ok: K and M must be
 /// multiples of 8 up to kMaxTensorCoreWidth, gnn.segment_matmul's
 /// tile_rows 16, 32, 64 or 128, the pipeline must fit a block's shared
