@@ -409,8 +409,10 @@ TEST(CApiSegmentMatmulGpu, BadLaunchesAreRefused) {
   EXPECT_NE(message.find("dy starts at address 0x"), std::string::npos)
       << message;
   // The same buffers from their 16-byte starts launch.
-  EXPECT_EQ(gnnc_segment_matmul(tc, xAt16, bufferOf(hw), yAt16, 0), GNNC_OK)
+  EXPECT_EQ(gnnc_segment_matmul(tc, xAt16, bufferOf(hw), yAt16, streamHandle()),
+            GNNC_OK)
       << gnnc_last_error();
+  EXPECT_TRUE(fixture().stream->synchronize());
   gnnc_segments_destroy(s);
 }
 
