@@ -406,9 +406,10 @@ MathMode gnnc::chooseSegmentMath(const OpDesc &op, const Schedule &s) {
 }
 
 int64_t gnnc::segmentOperandAlignment(const OpDesc &op, const Schedule &s) {
-  // An open math may still become tensor cores: the stricter rule.
+  // Tensor cores copy and store whole vectors (cp.async of 16 bytes,
+  // storeFragmentsWide); an open math may still become tensor cores.
   return s.math == MathMode::Simt ? static_cast<int64_t>(elementSize(op.type))
-                                  : 16;
+                                  : limits::kMaxVectorBytes;
 }
 
 int64_t gnnc::segmentRouteItemsPerTile(const OpDesc &op, const Schedule &s) {

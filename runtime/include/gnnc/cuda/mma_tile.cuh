@@ -439,6 +439,18 @@ __device__ __forceinline__ unsigned packPair<__nv_bfloat16>(float a, float b) {
   return *reinterpret_cast<unsigned *>(&h);
 }
 
+/// Stores one fragment's two rows (g and g + 8 of the 16) at `col`, rows
+/// from rowEnd on left out.
+template <typename T>
+__device__ __forceinline__ void
+storeFragment(T *out, long long ld, const float (&frag)[4], long long row,
+              long long rowEnd, long long col) {
+  if (row < rowEnd)
+    storePair(out + row * ld + col, frag[0], frag[1]);
+  if (row + 8 < rowEnd)
+    storePair(out + (row + 8) * ld + col, frag[2], frag[3]);
+}
+
 /// Stores a warp's FragsM x FragsN fragments whose first element is (row0,
 /// col0) of a result of `ld` columns: rows from rowEnd and columns from
 /// colEnd (a multiple of 8) on are left out. f32 lanes write 8 bytes each,
@@ -496,26 +508,10 @@ storeFragments(T *out, long long ld, const float (&acc)[FragsM][FragsN][4],
 #pragma unroll
     for (int j = 2 * Pairs; j < FragsN; ++j) {
       const long long col = col0 + j * 8 + 2 * t;
-      if (col >= colEnd)
-        continue;
-      if (row < rowEnd)
-        storePair(out + row * ld + col, acc[i][j][0], acc[i][j][1]);
-      if (row + 8 < rowEnd)
-        storePair(out + (row + 8) * ld + col, acc[i][j][2], acc[i][j][3]);
+      if (col < colEnd)
+        storeFragment(out, ld, acc[i][j], row, rowEnd, col);
     }
   }
-}
-
-/// Stores one fragment's two rows (g and g + 8 of the 16) at `col`, rows
-/// from rowEnd on left out.
-template <typename T>
-__device__ __forceinline__ void
-storeFragment(T *out, long long ld, const float (&frag)[4], long long row,
-              long long rowEnd, long long col) {
-  if (row < rowEnd)
-    storePair(out + row * ld + col, frag[0], frag[1]);
-  if (row + 8 < rowEnd)
-    storePair(out + (row + 8) * ld + col, frag[2], frag[3]);
 }
 
 /// storeFragments with 16 bytes a lane, for result tiles whose stores lie
