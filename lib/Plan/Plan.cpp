@@ -534,6 +534,6 @@ bool ThreadMapping::operator==(const ThreadMapping &o) const {
          vectorWidth == o.vectorWidth && chunks == o.chunks &&
          chunksPerLane == o.chunksPerLane && edgeUnroll == o.edgeUnroll &&
          packed == o.packed && itemsPerWorker == o.itemsPerWorker &&
-         groupSize == o.groupSize && rowEndsBytes == o.rowEndsBytes &&
-         columnChunks == o.columnChunks;
+         groupSize == o.groupSize && edgeGroups == o.edgeGroups &&
+         rowEndsBytes == o.rowEndsBytes && columnChunks == o.columnChunks;
 }

@@ -36,6 +36,19 @@ Expected<KernelPlan> gnnc::plan::planSddmmNeighbourGroups(const OpDesc &op,
   if (!groups)
     return groups;
   planGroupWorkers(*groups, s);
+  ThreadMapping &m = groups->mapping;
+  // A batch never holds more edges than a group has.
+  m.edgeUnroll = std::min(m.edgeUnroll, s.groupSize);
+  // Groups of one edge: group g is edge g. Its range needs no table, so its
+  // column index loads beside its row (two dependent loads before the
+  // features instead of three: the chain of a small graph).
+  if (s.groupSize == 1) {
+    m.edgeGroups = true;
+    std::vector<ParamRole> &params = groups->extraParams;
+    params.erase(
+        std::remove(params.begin(), params.end(), ParamRole::GroupBegins),
+        params.end());
+  }
   return groups;
 }
 

@@ -122,11 +122,15 @@ std::vector<SpmmVariant> gnnc::test::allSddmmVariants() {
         for (bool leaky : {false, true}) {
           SpmmVariant v{type, width, leaky, "i64", "", op};
           addScalarAndEdgeParallel(variants, v);
-          // Neighbour groups: the default size, and groups of 3 (a group
-          // ends inside a window of lanes) with one lane per group.
+          // Neighbour groups: the default size, groups of one edge (no
+          // ranges), and groups of 3 (a group ends inside a window of
+          // lanes) with one lane per group.
           SpmmVariant g = v;
           g.schedule = "strategy = neighbor_group";
           g.tag = "ng";
+          variants.push_back(g);
+          g.schedule = "strategy = neighbor_group, group_size = 1";
+          g.tag = "ng1";
           variants.push_back(g);
           if (width == 3 || width == 64) {
             g.schedule = "strategy = neighbor_group, group_size = 3, "

@@ -352,6 +352,22 @@ TEST(Plan, NeighbourGroups) {
   EXPECT_EQ(sddmm->extraParams, (std::vector<ParamRole>{ParamRole::GroupRows,
                                                         ParamRole::GroupBegins,
                                                         ParamRole::NumGroups}));
+  EXPECT_FALSE(sddmm->mapping.edgeGroups);
+  EXPECT_LE(sddmm->mapping.edgeUnroll, 8);
+  // Groups of one edge: group g is edge g, so no ranges; a batch of one.
+  Schedule one = s;
+  one.groupSize = 1;
+  Expected<KernelPlan> edges =
+      planWithDefaults(ofKind(OpKind::Sddmm, ElementType::F32, 64), one);
+  ASSERT_TRUE(edges) << edges.message();
+  EXPECT_TRUE(edges->mapping.edgeGroups);
+  EXPECT_EQ(edges->mapping.edgeUnroll, 1);
+  EXPECT_EQ(edges->extraParams, (std::vector<ParamRole>{ParamRole::GroupRows,
+                                                        ParamRole::NumGroups}));
+  // gnn.spmm's groups of one keep their ranges (its leaders merge rows).
+  Expected<KernelPlan> spmmOne = planWithDefaults(op, one);
+  ASSERT_TRUE(spmmOne) << spmmOne.message();
+  EXPECT_FALSE(spmmOne->mapping.edgeGroups);
   // A block of 8 groups merges one f32 row per group.
   EXPECT_EQ(plan->launch.sharedBytes, 8 * 64 * 4);
   // A row spanning blocks gets a piece per block of 8 groups of 8.

@@ -630,8 +630,8 @@ PlanAttr gnnc::gnn::getPlanAttr(MLIRContext *context, const KernelPlan &plan) {
   const ThreadMapping &m = plan.mapping;
   return PlanAttr::get(context, m.lanes, m.rowsPerBlock, m.vectorWidth,
                        m.chunks, m.chunksPerLane, m.edgeUnroll, m.packed,
-                       m.itemsPerWorker, m.groupSize, m.rowEndsBytes,
-                       plan.atomicPieceEdges, m.columnChunks);
+                       m.itemsPerWorker, m.groupSize, m.edgeGroups,
+                       m.rowEndsBytes, plan.atomicPieceEdges, m.columnChunks);
 }
 
 ThreadMapping gnnc::gnn::threadMapping(PlanAttr attr) {
@@ -645,6 +645,7 @@ ThreadMapping gnnc::gnn::threadMapping(PlanAttr attr) {
   m.packed = attr.getPacked();
   m.itemsPerWorker = attr.getItemsPerWorker();
   m.groupSize = attr.getGroupSize();
+  m.edgeGroups = attr.getEdgeGroups();
   m.rowEndsBytes = attr.getRowEndsBytes();
   m.columnChunks = attr.getColumnChunks();
   return m;

@@ -99,6 +99,10 @@ constexpr int32_t kEdgeWorkers = 32;
 /// The group sizes the tuner tries for neighbor_group, in its order of
 /// preference (graph::kProfileGroupSizes counts the groups of each).
 constexpr int32_t kTunedGroupSizes[] = {32, 16, 64, 8, 4};
+/// gnn.sddmm also tries groups of one edge (each edge is its own output,
+/// so a group of one needs no range: the shortest chain of loads, for
+/// small graphs).
+constexpr int32_t kTunedSddmmGroupSizes[] = {1};
 /// The merge-path items per worker the tuner tries for edge_parallel.
 constexpr int32_t kTunedEdgesPerWorker[] = {512, 256, 128, 64};
 /// The edge batches the tuner also tries for gnn.spmm with attention,

@@ -83,6 +83,10 @@ struct ThreadMapping {
   /// per group.
   int64_t itemsPerWorker = 0;
   int64_t groupSize = 0;
+  /// neighbor_group of one edge per group (gnn.sddmm, group_size = 1):
+  /// group g is edge g, so its range needs no table and its column index
+  /// loads beside its row, not after it.
+  bool edgeGroups = false;
   /// Shared memory before the slots of write = shared (the row ends).
   int64_t rowEndsBytes = 0;
   /// batched: vector chunks per column block (0: the whole row); a block

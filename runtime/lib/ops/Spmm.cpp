@@ -365,7 +365,7 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
 Status gnnc::ops::bindNeighbourGroups(const rt::KernelSpec &spec,
                                       const DeviceGraph &graph,
                                       int64_t groupSize, rt::ArgPack &args) {
-  if (!spec.findRole(ParamRole::GroupBegins))
+  if (!spec.findRole(ParamRole::GroupRows))
     return Status::ok();
   auto groups = graph.groups.find(groupSize);
   if (groups == graph.groups.end() && groupSize >= 1 &&
@@ -385,8 +385,10 @@ Status gnnc::ops::bindNeighbourGroups(const rt::KernelSpec &spec,
         " non-zeros; the graph has no host row offsets to build them from "
         "(add them with ops::addNeighbourGroups)");
   args.bind(ParamRole::GroupRows, groups->second.groupRows)
-      .bind(ParamRole::GroupBegins, groups->second.groupBegins)
       .bind(ParamRole::NumGroups, groups->second.numGroups);
+  // Groups of one edge need no ranges (gnn.sddmm: group g is edge g).
+  if (spec.findRole(ParamRole::GroupBegins))
+    args.bind(ParamRole::GroupBegins, groups->second.groupBegins);
   // Only the kernels that find a row's first group take the row table
   // (gnn.spmm's leaders; gnn.sddmm's groups have one output per edge).
   if (spec.findRole(ParamRole::GroupOffsets))

@@ -9,11 +9,12 @@
 //
 // neighbor_group runs the same worker over a group of at most group_size of
 // a row's edges instead of the whole row: the group's row comes from
-// group_rows, its first edge from the row's offset and first group. A hub
-// row is spread over many workers, and no worker searches or walks row
-// ends: on small graphs, where an SDDMM is a chain of dependent loads, the
-// chain is four loads long (group row; row offset, first group and row
-// features; column indices; column features).
+// group_rows, its edges from group_begins, side by side. A hub row is
+// spread over many workers, and no worker searches or walks row ends: on
+// small graphs, where an SDDMM is a chain of dependent loads, the chain is
+// three loads long (group row and edge range; row features and column
+// indices; column features). Groups of one edge (group_size = 1) need no
+// range: the column index loads beside the row, and the chain is two.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -70,7 +71,6 @@ void SddmmVertexPrinter::groupPrologue(StringRef what) {
   const int64_t lanes = plan.lanes;
   StringRef numGroups = c.params.name(ParamRole::NumGroups);
   StringRef groupRows = c.params.name(ParamRole::GroupRows);
-  StringRef groupBegins = c.params.name(ParamRole::GroupBegins);
   os << "// " << what << ", neighbor_group: groups of at most "
      << plan.groupSize << " neighbours of one row, a worker of " << lanes
      << " thread" << (lanes == 1 ? "" : "s") << " per group, "
@@ -81,6 +81,15 @@ void SddmmVertexPrinter::groupPrologue(StringRef what) {
   os << "const int lane = threadIdx.x % " << lanes << ";\n";
   os << "if (group >= " << numGroups << ")\n";
   os << "  return;\n";
+  if (plan.edgeGroups) {
+    os << "// A group of one edge: the group is the edge, so its column index "
+          "loads\n// beside its row.\n";
+    os << "const long long row = " << groupRows << "[group];\n";
+    os << "const long long begin = group;\n";
+    os << "const long long end = group + 1;\n";
+    return;
+  }
+  StringRef groupBegins = c.params.name(ParamRole::GroupBegins);
   os << "// The group's row and edges, three loads side by side.\n";
   os << "const long long row = " << groupRows << "[group];\n";
   os << "const long long begin = " << groupBegins << "[group];\n";

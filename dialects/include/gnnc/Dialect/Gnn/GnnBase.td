@@ -259,7 +259,8 @@ def Gnn_PlanAttr : AttrDef<Gnn_Dialect, "Plan"> {
     loop trips per lane, `edge_unroll` neighbours whose feature loads a
     thread issues before using the first, whether 16-bit vectors stay
     `packed`, the edge_parallel `items_per_worker` and `row_ends_bytes` of
-    shared memory, the neighbor_group `group_size`, and the most edges of a
+    shared memory, the neighbor_group `group_size` and whether each group
+    is one edge (`edge_groups`: no table of ranges), the most edges of a
     piece of a split row added atomically (`atomic_piece_edges`), and the
     batched strategy's vector chunks per column block (`column_chunks`).
     The CUDA printer prints exactly this.
@@ -270,6 +271,7 @@ def Gnn_PlanAttr : AttrDef<Gnn_Dialect, "Plan"> {
                         DefaultValuedParameter<"bool", "false">:$packed,
                         DefaultValuedParameter<"int64_t", "0">:$items_per_worker,
                         DefaultValuedParameter<"int64_t", "0">:$group_size,
+                        DefaultValuedParameter<"bool", "false">:$edge_groups,
                         DefaultValuedParameter<"int64_t", "0">:$row_ends_bytes,
                         DefaultValuedParameter<"int64_t", "0">:$atomic_piece_edges,
                         DefaultValuedParameter<"int64_t", "0">:$column_chunks);
