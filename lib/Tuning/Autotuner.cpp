@@ -30,6 +30,9 @@ constexpr bool allProfiled() {
   for (int32_t size : defaults::kTunedGroupSizes)
     if (!profiled(size))
       return false;
+  for (int32_t size : defaults::kTunedSddmmGroupSizes)
+    if (!profiled(size))
+      return false;
   return true;
 }
 static_assert(allProfiled());
@@ -96,6 +99,9 @@ std::vector<Schedule> gnnc::tuning::enumerateSchedules(const OpDesc &op) {
        defaults::kTunedEdgesPerWorker);
   wide(Strategy::NeighborGroup, &Schedule::groupSize,
        defaults::kTunedGroupSizes);
+  if (op.kind == OpKind::Sddmm)
+    wide(Strategy::NeighborGroup, &Schedule::groupSize,
+         defaults::kTunedSddmmGroupSizes);
   // gnn.spmm with attention: a batch slot also holds a weight, so every
   // candidate is also tried with fewer neighbour loads in flight (fewer
   // registers, more rows per SM).
@@ -124,7 +130,8 @@ std::vector<Candidate> gnnc::tuning::rankSchedules(
   ranked.reserve(schedules.size());
   for (const Schedule &s : schedules)
     if (Expected<KernelPlan> plan = planKernel(op, s))
-      ranked.push_back({s, model(gpu, profile, op, *plan), std::nullopt, ""});
+      ranked.push_back({s, model(gpu, profile, op, *plan), std::nullopt, "",
+                        plan->mapping.edgeGroups});
   // By predicted time; among equal times, the schedule whose other terms
   // are smaller (more slack if the model's largest term is wrong); then the
   // enumeration's order.
@@ -150,11 +157,14 @@ gnnc::tuning::measurementOrder(const std::vector<Candidate> &ranked, size_t k,
   // The overall leader (index 0), then each other strategy's leader if
   // its prediction is within kCloseStrategies of it (or at all, with
   // everyStrategy), then the rest by rank.
+  auto family = [&](size_t i) {
+    return std::make_pair(ranked[i].schedule.strategy, ranked[i].edgeGroups);
+  };
   std::vector<size_t> chosen{0};
-  std::set<Strategy> seen = {ranked[0].schedule.strategy};
+  std::set<std::pair<Strategy, bool>> seen = {family(0)};
   for (size_t i = 1; i < ranked.size() && (everyStrategy || chosen.size() < k);
        ++i) {
-    if (!seen.insert(ranked[i].schedule.strategy).second)
+    if (!seen.insert(family(i)).second)
       continue;
     if (everyStrategy || ranked[i].prediction.seconds <=
                              kCloseStrategies * ranked[0].prediction.seconds)

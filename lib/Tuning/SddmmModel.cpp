@@ -78,7 +78,7 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   double rowDram =
       (edgeParallel || grouped ? rows - emptyRows : rows) * rowBytes;
   if (grouped)
-    csrBytes += groupTableBytes(groups, rows);
+    csrBytes += groupTableBytes(groups, rows, m.edgeGroups);
   double rowL2 = rowLoads * sectorRowBytes;
   // Column side: gathered per edge, as gnn.spmm gathers X.
   const GatherTraffic gather = gatherTraffic(profile, edges, sectorRowBytes);
@@ -222,10 +222,15 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     // small tables: L2 hits when they fit its share), then the row's
     // features beside the first window of indices, then a stretch of at
     // most G neighbours walked as vertex_parallel walks a row.
-    double tableBytes =
-        groupTableBytes(groups, rows) + (rows + 1) * offsetBytes(op);
+    double tableBytes = groupTableBytes(groups, rows, m.edgeGroups) +
+                        (rows + 1) * offsetBytes(op);
     double tableLatency = tableLatencySeconds(gpu, tableBytes) * loadFactor;
     auto groupChain = [&](double degree) {
+      // Groups of one edge: the row beside the column index, then the
+      // row's and the column's features side by side.
+      if (m.edgeGroups)
+        return std::max(tableLatency, indexLatency) +
+               std::max(rowLatency, xLatency) + batchIssue;
       double full = std::floor(degree / lanes);
       double rest = degree - full * lanes;
       double windows = std::ceil(degree / lanes);
@@ -298,6 +303,9 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
     why << "one worker's chain: merge-path search, " << s.edgesPerWarp
         << " items in batches of " << m.edgeUnroll << " over " << m.lanes
         << " lanes" << (packed ? "" : ", a row_ptr load per row end");
+  else if (p.bound == "latency" && grouped && m.edgeGroups)
+    why << "one edge's chain: its row beside its column index, then both "
+           "rows' features";
   else if (p.bound == "latency" && grouped)
     why << "one group's chain: its row and edge range, then "
         << std::min<int64_t>(s.groupSize, profile.maxDegree)

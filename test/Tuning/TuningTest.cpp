@@ -702,6 +702,16 @@ TEST(TuningRank, MeasurementComparesTheStrategiesFirst) {
   ranked[3].prediction.seconds = ranked[4].prediction.seconds = 2.5e-4;
   EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 1}));
   EXPECT_EQ(measurementOrder(ranked, 2, true), (std::vector<size_t>{0, 3}));
+  // gnn.sddmm's groups of one edge count as a strategy of their own.
+  std::vector<Candidate> groups;
+  for (int size : {8, 4, 1}) {
+    Prediction p;
+    p.seconds = 1e-4 * (1.0 + 0.01 * groups.size());
+    Candidate c{groupSchedule(4, 16, 256, size), p, std::nullopt, ""};
+    c.edgeGroups = size == 1;
+    groups.push_back(c);
+  }
+  EXPECT_EQ(measurementOrder(groups, 2), (std::vector<size_t>{0, 2}));
   // One strategy only: the plain top k.
   ranked.resize(3);
   EXPECT_EQ(measurementOrder(ranked, 2), (std::vector<size_t>{0, 1}));

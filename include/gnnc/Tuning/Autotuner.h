@@ -48,7 +48,7 @@ CostModel costModelFor(OpKind kind);
 /// 256 threads and defaults::kTunedEdgesPerWorker merge-path items per
 /// worker (staged writes); then the neighbor_group ones with groups of
 /// defaults::kTunedGroupSizes neighbours, for the ops that have that
-/// strategy.
+/// strategy (gnn.sddmm also defaults::kTunedSddmmGroupSizes).
 std::vector<Schedule> enumerateSchedules(const OpDesc &op);
 
 /// A schedule with its prediction and, if measured, its time.
@@ -59,6 +59,9 @@ struct Candidate {
   std::optional<double> measuredSeconds;
   /// Why it was not measured or what failed ("wrong result: ...").
   std::string note;
+  /// The plan runs neighbour groups of one edge (ThreadMapping::edgeGroups):
+  /// a chain of loads of its own, measured as a strategy of its own.
+  bool edgeGroups = false;
 };
 
 /// Plans and predicts every schedule with the op's cost model (skipping
@@ -72,7 +75,8 @@ std::vector<Candidate> rankSchedules(const GpuModel &gpu,
 
 /// Indices (into `ranked`, in rank order) of the `k` candidates to measure:
 /// the best-ranked schedule of each strategy (vertex-parallel,
-/// edge-parallel, neighbour groups) whose prediction is within 2x of the
+/// edge-parallel, neighbour groups, gnn.sddmm's groups of one edge) whose
+/// prediction is within 2x of the
 /// leader's first, then the best-ranked of the rest. When the model puts
 /// two strategies close together it is least reliable between them, so a
 /// measurement of `k` >= 2 then compares them. With `everyStrategy`, each

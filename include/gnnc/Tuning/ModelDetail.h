@@ -61,12 +61,16 @@ inline double neighbourGroupCount(const graph::GraphProfile &p,
 
 /// The host's group tables (ops::NeighbourGroups, uploaded as they are): a
 /// row index and a first edge per group, the number of edges, and the
-/// first group of each row.
-inline double groupTableBytes(double groups, double rows) {
+/// first group of each row. Groups of one edge (ThreadMapping::edgeGroups)
+/// take only the row indices.
+inline double groupTableBytes(double groups, double rows,
+                              bool edgeGroups = false) {
   using Tables = ops::NeighbourGroups;
   constexpr double row = sizeof(decltype(Tables::groupRows)::value_type);
   constexpr double begin = sizeof(decltype(Tables::groupBegins)::value_type);
   constexpr double first = sizeof(decltype(Tables::groupPtr)::value_type);
+  if (edgeGroups)
+    return groups * row;
   return groups * (row + begin) + begin + (rows + 1) * first;
 }
 

@@ -65,7 +65,7 @@ uint64_t graphFingerprint(const CsrGraph &g);
 std::string fingerprintToHex(uint64_t fingerprint);
 
 /// The group sizes GraphProfile::neighbourGroups counts.
-constexpr int64_t kProfileGroupSizes[] = {4, 8, 16, 32, 64};
+constexpr int64_t kProfileGroupSizes[] = {1, 4, 8, 16, 32, 64};
 
 /// Structural summary of a graph; see analyzeGraph.
 struct GraphProfile {
