@@ -137,16 +137,16 @@ std::vector<ScheduleChoice>
 gnnc::bench::sddmmScheduleVariants(const Schedule &resolved, const OpDesc &op,
                                    size_t maxCount) {
   std::vector<ScheduleChoice> chosen;
-  // Groups of kBenchSddmmSmallGroup, placed after the smallest groups of
+  // Groups of kBenchSddmmSmallGroups, placed after the smallest groups of
   // kBenchGroupSizes (when gnnc completes and plans them).
-  std::optional<ScheduleChoice> small;
-  {
+  std::vector<ScheduleChoice> small;
+  for (int size : kBenchSddmmSmallGroups) {
     Schedule s = resolved;
     s.strategy = Strategy::NeighborGroup;
-    s.groupSize = kBenchSddmmSmallGroup;
+    s.groupSize = size;
     Expected<Schedule> complete = completeSchedule(op, s);
     if (complete && planKernel(op, *complete))
-      small = ScheduleChoice{groupLabel(kBenchSddmmSmallGroup), *complete};
+      small.push_back(ScheduleChoice{groupLabel(size), *complete});
   }
   const std::string after = groupLabel(smallestBenchGroup());
   auto take = [&](const ScheduleChoice &s) {
@@ -162,12 +162,13 @@ gnnc::bench::sddmmScheduleVariants(const Schedule &resolved, const OpDesc &op,
          (s.schedule->write != WriteMode::Atomic &&
           s.schedule->write != WriteMode::Shared)))
       take(s);
-    if (small && s.label == after) {
-      take(*small);
-      small.reset();
+    if (s.label == after) {
+      for (const ScheduleChoice &g : small)
+        take(g);
+      small.clear();
     }
   }
-  if (small)
-    take(*small);
+  for (const ScheduleChoice &g : small)
+    take(g);
   return chosen;
 }

@@ -48,16 +48,17 @@ std::vector<ScheduleChoice> scheduleVariants(const Schedule &resolved,
 /// The gnn.sddmm schedules for a resolved default: scheduleVariants of the
 /// dot form without register caps and without gnn.spmm's atomic or shared
 /// writes of split rows (neighbour groups stay: every edge of a group has
-/// its own output), with groups of kBenchSddmmSmallGroup after the groups
-/// of 8 (one window of indices per group on graphs of a few edges a row).
+/// its own output), with groups of kBenchSddmmSmallGroups after the groups
+/// of 8 (one window of indices per group on graphs of a few edges a row;
+/// groups of one edge load the column index beside the row).
 std::vector<ScheduleChoice> sddmmScheduleVariants(const Schedule &resolved,
                                                   const OpDesc &op,
                                                   size_t maxCount);
 
 /// The group sizes of the neighbor_group schedules gnn-bench runs.
 constexpr int kBenchGroupSizes[] = {32, 8};
-/// gnn.sddmm also runs groups of this size.
-constexpr int kBenchSddmmSmallGroup = 4;
+/// gnn.sddmm also runs groups of these sizes.
+constexpr int kBenchSddmmSmallGroups[] = {1, 4};
 
 } // namespace gnnc::bench
 
