@@ -141,6 +141,21 @@ Prediction gnnc::tuning::predictSddmm(const GpuModel &gpu,
   double busy =
       residentWarps > 0 ? std::min(1.0, gridWarps / residentWarps) : 1.0;
   double loadFactor = 1 + (gpu.loadedLatencyFactor - 1) * busy;
+  // neighbor_group: a load waits longer than its unloaded latency only when
+  // the gathers the resident warps keep in flight take longer than that to
+  // serve (Little's law), up to loadedLatencyFactor. A worker with a batch
+  // of 8 gathers in flight loads the memory system more than 8 workers of
+  // one, which the share of warp slots does not tell apart (on cora and
+  // citeseer it put groups of 4 and of one edge 4-10% behind groups of 8
+  // where they measure 1.1-1.4x faster; bench/NOTES.md).
+  if (grouped) {
+    double inFlight =
+        std::min(gridWarps, residentWarps) * 32.0 * batch * cpl * vw * elem;
+    double serveRate =
+        1.0 / (hit / gpu.l2BytesPerSecond + (1 - hit) / gpu.dramBytesPerSecond);
+    loadFactor = std::clamp(inFlight / serveRate / gpu.loadLatencySeconds, 1.0,
+                            std::max(1.0, gpu.loadedLatencyFactor));
+  }
   double xLatency =
       (hit * gpu.l2LatencySeconds + (1 - hit) * gpu.loadLatencySeconds) *
       loadFactor;
