@@ -452,6 +452,8 @@ Expected<KernelPlan> gnnc::plan::rowPlan(const OpDesc &op, const Schedule &s,
 
 void gnnc::plan::planGroupWorkers(KernelPlan &plan, const Schedule &s) {
   plan.mapping.groupSize = s.groupSize;
+  // A batch never holds more edges than a group has.
+  plan.mapping.edgeUnroll = std::min(plan.mapping.edgeUnroll, s.groupSize);
   for (ParamRole role :
        {ParamRole::GroupRows, ParamRole::GroupBegins, ParamRole::NumGroups})
     plan.extraParams.push_back(role);

@@ -160,7 +160,8 @@ Expected<KernelPlan> rowPlan(const OpDesc &op, const Schedule &s,
 /// Turns a row plan into one worker per neighbour group of
 /// `s.groupSize` (neighbor_group): the host's group tables (group_rows,
 /// the row of each group; group_begins, the first edge of each group;
-/// their number) appended to the parameters, and a grid over the groups.
+/// their number) appended to the parameters, a grid over the groups, and
+/// an edge batch of at most a group.
 void planGroupWorkers(KernelPlan &plan, const Schedule &s);
 /// The plan every edge_parallel kernel starts from: workers of `lanes`
 /// threads take `edges_per_warp` items of the merge path (row ends and

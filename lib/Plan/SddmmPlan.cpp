@@ -37,8 +37,6 @@ Expected<KernelPlan> gnnc::plan::planSddmmNeighbourGroups(const OpDesc &op,
     return groups;
   planGroupWorkers(*groups, s);
   ThreadMapping &m = groups->mapping;
-  // A batch never holds more edges than a group has.
-  m.edgeUnroll = std::min(m.edgeUnroll, s.groupSize);
   // Groups of one edge: group g is edge g. Its range needs no table, so its
   // column index loads beside its row (two dependent loads before the
   // features instead of three: the chain of a small graph).

@@ -395,7 +395,9 @@ std::vector<SpmmVariant> gnnc::test::allAtomicSpmmVariants() {
       {"strategy = neighbor_group", "ng"},
       {"strategy = neighbor_group, group_size = 4, vector_width = 1, "
        "dim_workers = 8, threads_per_block = 64",
-       "ng4"}};
+       "ng4"},
+      // Groups with a smaller edge batch than the default (the tuner's).
+      {"strategy = neighbor_group, edge_batch = 2", "nge2"}};
   for (const char *type : {"f32", "f16", "bf16"}) {
     addEveryWidth(variants, type, schedules);
     // The row factor on each piece, and the self term from the first
