@@ -254,8 +254,14 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
     // out; each also with its registers capped for kAttentionBlocksPerSm
     // blocks per SM and with the tuner's smaller edge batches (the weights
     // cost registers the SpMM does not need).
-    std::vector<ScheduleChoice> listed =
-        scheduleVariants(resolved[0], spmmOp, kMaxFusedVariants);
+    // (The SpMM list's own smaller edge batches are left out: the copies
+    // below make them for every listed schedule.)
+    std::vector<ScheduleChoice> listed;
+    for (const ScheduleChoice &s :
+         scheduleVariants(resolved[0], spmmOp, size_t(64)))
+      if (listed.size() < kMaxFusedVariants && s.schedule &&
+          s.schedule->edgeBatch == 0)
+        listed.push_back(s);
     for (const ScheduleChoice &s : listed) {
       if (!s.schedule || (s.schedule->strategy != Strategy::VertexParallel &&
                           s.schedule->strategy != Strategy::NeighborGroup))
@@ -279,7 +285,7 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
         capped.blocksPerSm = kAttentionBlocksPerSm;
         addCopy("b" + std::to_string(kAttentionBlocksPerSm), capped);
       }
-      for (int32_t batch : gnnc::defaults::kTunedAttentionEdgeBatches)
+      for (int32_t batch : gnnc::defaults::kTunedEdgeBatches)
         if (batch < plan->mapping.edgeUnroll) {
           Schedule fewer = *s.schedule;
           fewer.edgeBatch = batch;

@@ -102,14 +102,16 @@ std::vector<Schedule> gnnc::tuning::enumerateSchedules(const OpDesc &op) {
   if (op.kind == OpKind::Sddmm)
     wide(Strategy::NeighborGroup, &Schedule::groupSize,
          defaults::kTunedSddmmGroupSizes);
-  // gnn.spmm with attention: a batch slot also holds a weight, so every
-  // candidate is also tried with fewer neighbour loads in flight (fewer
-  // registers, more rows per SM).
-  if (op.attention) {
+  // Fewer neighbour loads in flight (fewer registers, more rows per SM):
+  // every candidate of gnn.spmm with attention, whose batch slots also hold
+  // a weight, and gnn.spmm's neighbour groups.
+  if (op.kind == OpKind::Spmm) {
     const size_t listed = out.size();
     for (size_t i = 0; i < listed; ++i) {
+      if (!op.attention && out[i].strategy != Strategy::NeighborGroup)
+        continue;
       Expected<KernelPlan> plan = planKernel(op, out[i]);
-      for (int32_t batch : defaults::kTunedAttentionEdgeBatches)
+      for (int32_t batch : defaults::kTunedEdgeBatches)
         if (plan && batch < plan->mapping.edgeUnroll) {
           Schedule s = out[i];
           s.edgeBatch = batch;

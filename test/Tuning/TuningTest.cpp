@@ -134,10 +134,22 @@ TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
   EXPECT_EQ(edge[4], edgeSchedule(2, 32, 256, 512));
   EXPECT_EQ(edge[11], edgeSchedule(1, 32, 256, 64));
   // Then neighbor_group: vector widths 4, 2, 1 x the tuned group sizes,
-  // in their order.
+  // in their order; then each of those with the tuned edge batches below
+  // its own (8 at every vector width here, capped at the group's size).
   std::vector<Schedule> groups = withStrategy(all, Strategy::NeighborGroup);
   const size_t sizes = std::size(defaults::kTunedGroupSizes);
-  ASSERT_EQ(groups.size(), 3 * sizes);
+  size_t smaller = 0;
+  for (int32_t size : defaults::kTunedGroupSizes)
+    for (int32_t batch : defaults::kTunedEdgeBatches)
+      smaller += batch < std::min(8, size);
+  ASSERT_EQ(groups.size(), 3 * (sizes + smaller));
+  for (size_t i = 0; i < 3 * sizes; ++i)
+    EXPECT_EQ(groups[i].edgeBatch, 0) << i;
+  EXPECT_EQ(groups[3 * sizes], [] {
+    Schedule s = groupSchedule(4, 16, 256, 32);
+    s.edgeBatch = defaults::kTunedEdgeBatches[0];
+    return s;
+  }());
   for (size_t i = 0; i < sizes; ++i)
     EXPECT_EQ(groups[i],
               groupSchedule(4, 16, 256, defaults::kTunedGroupSizes[i]));

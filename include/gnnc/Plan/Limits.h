@@ -105,11 +105,14 @@ constexpr int32_t kTunedGroupSizes[] = {32, 16, 64, 8, 4};
 constexpr int32_t kTunedSddmmGroupSizes[] = {1};
 /// The merge-path items per worker the tuner tries for edge_parallel.
 constexpr int32_t kTunedEdgesPerWorker[] = {512, 256, 128, 64};
-/// The edge batches the tuner also tries for gnn.spmm with attention,
-/// whose weights cost registers per batch slot (on an H100 batches of 4
-/// and 2 beat 8 by 8-27% on graphs with 1M edges or more and on
-/// tu_PROTEINS, and lost 18-26% on cora and citeseer).
-constexpr int32_t kTunedAttentionEdgeBatches[] = {4, 2};
+/// The edge batches the tuner also tries below a schedule's default: for
+/// every gnn.spmm with attention, whose weights cost registers per batch
+/// slot (on an H100 batches of 4 and 2 beat 8 by 8-27% on graphs with 1M
+/// edges or more and on tu_PROTEINS, and lost 18-26% on cora and
+/// citeseer), and for gnn.spmm's neighbour groups (on an H200 a batch of 4
+/// took f32 groups of 32 at width 32 from 62 registers to 40 and made them
+/// 7-12% faster on the graphs with 1M edges or more).
+constexpr int32_t kTunedEdgeBatches[] = {4, 2};
 /// batched: the shared memory a block's staged tile may take by default
 /// (a column block is as wide as fits), the nodes a tile holds and the
 /// threads of a block. 32 KiB keeps several blocks on an SM (an H100 SM
