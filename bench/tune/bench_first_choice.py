@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Scores the SDDMM cost model's first choice on a gnn-bench run.
+"""Scores the cost model's first choice on a gnn-bench run.
 
-gnn-bench times a fixed list of SDDMM schedules per case (graph, type,
-width). gnn-tune without a GPU ranks every enumerated schedule by the cost
+gnn-bench times a fixed list of SDDMM (or, with --op spmm, SpMM) schedules
+per case (graph, type, width). gnn-tune without a GPU ranks every enumerated schedule by the cost
 model alone. For each case this takes the model's ranking restricted to the
 schedules gnn-bench timed, and prints the model's first choice, the fastest
 measured schedule, and the first choice's measured time over the fastest;
@@ -12,10 +12,11 @@ then the geomean and the worst of that ratio.
       gnn-tune bench/tune/sddmm-eval-widths.gnn $g --no-measure --no-db \\
         --arch sm_90 --show 400 -o OUT > LOGS/$(basename $g .npz).txt
     done
-    python3 bench/tune/bench_first_choice.py GNN_BENCH.json LOGS
+    python3 bench/tune/bench_first_choice.py GNN_BENCH.json LOGS [--op spmm]
 
 The logs are named after gnn-bench's graphs (LOGS/<graph>.txt); the kernels
-of sddmm-eval-widths.gnn are named d_<type>_<width>.
+are named ..._<type>_<width> or ..._<type>_w<width> (sddmm-eval-widths.gnn,
+spmm-eval-peers.gnn for --op spmm).
 """
 import json
 import math
@@ -34,6 +35,10 @@ def schedule_key(text):
         key += " gs=" + fields["group_size"]
     elif fields.get("strategy") == "edge_parallel":
         key += " ep=" + fields["edges_per_warp"]
+    if "blocks_per_sm" in fields:
+        key += " bps=" + fields["blocks_per_sm"]
+    if "edge_batch" in fields:
+        key += " eb=" + fields["edge_batch"]
     return key
 
 
@@ -41,21 +46,25 @@ def predictions(path):
     """{(type, width): {schedule: predicted us}} from a gnn-tune log."""
     out, kernel = {}, None
     for line in open(path):
-        m = re.match(r"kernel \w+_d_(f\d+|bf16)_(\d+) ", line)
+        m = re.match(r"kernel \w+?_(f\d+|bf16)_w?(\d+) ", line)
         if m:
             kernel = (m.group(1), int(m.group(2)))
             out[kernel] = {}
             continue
-        m = re.match(r"\s+\d+\s+(vw=\S+ dw=\S+ tpb=\S+(?: gs=\S+| ep=\S+)?)"
-                     r"\s+([\d.]+) us", line)
+        m = re.match(r"\s+\d+\s+(vw=\S+ dw=\S+ tpb=\S+(?: gs=\S+| ep=\S+)?"
+                     r"(?: bps=\S+)?(?: eb=\S+)?)\s+([\d.]+) us", line)
         if m and kernel:
             out[kernel][m.group(1)] = float(m.group(2))
     return out
 
 
 def main(argv):
-    if len(argv) != 3:
+    op = "sddmm"
+    if len(argv) == 5 and argv[3] == "--op" and argv[4] in ("sddmm", "spmm"):
+        op = argv[4]
+    elif len(argv) != 3:
         sys.exit(__doc__)
+    results = "gnnc_sddmm" if op == "sddmm" else "gnnc"
     bench = json.load(open(argv[1]))
     ratios = []
     print("| graph | type | width | model's first | fastest | first / fastest |")
@@ -66,7 +75,7 @@ def main(argv):
             continue
         ranked = predictions(log).get((case["type"], case["width"]), {})
         measured = {schedule_key(k["schedule"]): k["time_ms"]["median"]
-                    for k in case.get("gnnc_sddmm", [])
+                    for k in case.get(results, [])
                     if k.get("status") == "ok"}
         both = [k for k in measured if k in ranked]
         if not both:

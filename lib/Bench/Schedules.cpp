@@ -75,11 +75,8 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
   halfVector(64);
   add("ep64", edgeParallel(64));
   add("ep32", edgeParallel(32));
-  // For comparison: split rows added atomically instead of staged, or
-  // merged in shared memory, and GNNAdvisor's neighbour groups (partial
-  // sums merged in shared memory, rows that span blocks added atomically).
-  add("ep256a", edgeParallel(256, WriteMode::Atomic));
-  add("ep256s", edgeParallel(256, WriteMode::Shared));
+  // GNNAdvisor's neighbour groups (partial sums merged in shared memory,
+  // rows that span blocks added atomically).
   for (int groupSize : kBenchGroupSizes) {
     Schedule s = resolved;
     s.strategy = Strategy::NeighborGroup;
@@ -97,6 +94,25 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
     s.dimWorkers = 0;
     add(groupLabel(s.groupSize) + "vw" + std::to_string(s.vectorWidth), s);
   }
+  // The largest groups with fewer neighbour loads in flight per thread:
+  // fewer registers, more warps an SM (f32 width 32: 62 registers and half
+  // the warp slots with the default batch of 8, 40 with 4, 30 with 2).
+  {
+    const int largest = *std::max_element(std::begin(kBenchGroupSizes),
+                                          std::end(kBenchGroupSizes));
+    Schedule s = resolved;
+    s.strategy = Strategy::NeighborGroup;
+    s.groupSize = largest;
+    Expected<Schedule> complete = completeSchedule(op, s);
+    Expected<KernelPlan> plan = complete
+                                    ? planKernel(op, *complete)
+                                    : Expected<KernelPlan>(complete.status());
+    for (int batch : kBenchGroupEdgeBatches)
+      if (plan && batch < plan->mapping.edgeUnroll) {
+        s.edgeBatch = batch;
+        add(groupLabel(largest) + "e" + std::to_string(batch), s);
+      }
+  }
   // The same with registers capped so that 4 blocks fit on an SM (more
   // rows in flight per SM; since the kernels keep the current row's end in
   // a register this has lost everywhere it was measured).
@@ -105,6 +121,11 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
     s.blocksPerSm = 4;
     add("ep" + std::to_string(edges) + "b4", s);
   }
+  // For comparison: split rows added atomically instead of staged, or
+  // merged in shared memory (the fastest of no case measured since
+  // 2026-11-27; after the first 16).
+  add("ep256a", edgeParallel(256, WriteMode::Atomic));
+  add("ep256s", edgeParallel(256, WriteMode::Shared));
   auto lanes = [&](const std::string &label, int vw, int dw) {
     Schedule s = resolved;
     s.vectorWidth = vw;
@@ -157,7 +178,7 @@ gnnc::bench::sddmmScheduleVariants(const Schedule &resolved, const OpDesc &op,
       chosen.push_back(s);
   };
   for (const ScheduleChoice &s : scheduleVariants(resolved, op, size_t(64))) {
-    if (s.schedule->blocksPerSm == 0 &&
+    if (s.schedule->blocksPerSm == 0 && s.schedule->edgeBatch == 0 &&
         (s.schedule->strategy == Strategy::NeighborGroup ||
          (s.schedule->write != WriteMode::Atomic &&
           s.schedule->write != WriteMode::Shared)))
