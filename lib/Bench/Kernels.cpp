@@ -3,6 +3,7 @@
 
 #include "gnnc/Compiler/Compiler.h"
 #include "gnnc/Plan/Limits.h"
+#include "gnnc/Tuning/Autotuner.h"
 
 #include <algorithm>
 #include <cctype>
@@ -256,15 +257,11 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
     // cost registers the SpMM does not need).
     // (The SpMM list's own smaller edge batches are left out: the copies
     // below make them for every listed schedule.)
-    std::vector<ScheduleChoice> listed;
     for (const ScheduleChoice &s :
-         scheduleVariants(resolved[0], spmmOp, size_t(64)))
-      if (listed.size() < kMaxFusedVariants && s.schedule &&
-          s.schedule->edgeBatch == 0)
-        listed.push_back(s);
-    for (const ScheduleChoice &s : listed) {
-      if (!s.schedule || (s.schedule->strategy != Strategy::VertexParallel &&
-                          s.schedule->strategy != Strategy::NeighborGroup))
+         scheduleVariants(resolved[0], spmmOp, kMaxFusedVariants)) {
+      if (!s.schedule || s.schedule->edgeBatch != 0 ||
+          (s.schedule->strategy != Strategy::VertexParallel &&
+           s.schedule->strategy != Strategy::NeighborGroup))
         continue;
       auto plan = planKernel(attention, *s.schedule);
       if (!plan)
@@ -285,12 +282,9 @@ gnnc::bench::compileBenchKernels(ElementType type, int64_t width,
         capped.blocksPerSm = kAttentionBlocksPerSm;
         addCopy("b" + std::to_string(kAttentionBlocksPerSm), capped);
       }
-      for (int32_t batch : gnnc::defaults::kTunedEdgeBatches)
-        if (batch < plan->mapping.edgeUnroll) {
-          Schedule fewer = *s.schedule;
-          fewer.edgeBatch = batch;
-          addCopy("e" + std::to_string(batch), fewer);
-        }
+      for (const Schedule &fewer :
+           tuning::smallerEdgeBatches(attention, *s.schedule))
+        addCopy("e" + std::to_string(fewer.edgeBatch), fewer);
     }
   }
   auto compiled = compileGnn(benchModuleText(moduleName, requests), moduleName);

@@ -1,6 +1,7 @@
 //===- Schedules.cpp - Schedule variants of the bench kernels -------------===//
 #include "gnnc/Bench/Schedules.h"
 
+#include "gnnc/Tuning/Autotuner.h"
 #include "gnnc/Tuning/CostModel.h"
 
 #include <algorithm>
@@ -103,15 +104,9 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
     Schedule s = resolved;
     s.strategy = Strategy::NeighborGroup;
     s.groupSize = largest;
-    Expected<Schedule> complete = completeSchedule(op, s);
-    Expected<KernelPlan> plan = complete
-                                    ? planKernel(op, *complete)
-                                    : Expected<KernelPlan>(complete.status());
-    for (int batch : kBenchGroupEdgeBatches)
-      if (plan && batch < plan->mapping.edgeUnroll) {
-        s.edgeBatch = batch;
-        add(groupLabel(largest) + "e" + std::to_string(batch), s);
-      }
+    if (Expected<Schedule> complete = completeSchedule(op, s))
+      for (const Schedule &fewer : tuning::smallerEdgeBatches(op, *complete))
+        add(groupLabel(largest) + "e" + std::to_string(fewer.edgeBatch), fewer);
   }
   // The same with registers capped so that 4 blocks fit on an SM (more
   // rows in flight per SM; since the kernels keep the current row's end in

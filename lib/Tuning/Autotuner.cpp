@@ -110,15 +110,25 @@ std::vector<Schedule> gnnc::tuning::enumerateSchedules(const OpDesc &op) {
     for (size_t i = 0; i < listed; ++i) {
       if (!op.attention && out[i].strategy != Strategy::NeighborGroup)
         continue;
-      Expected<KernelPlan> plan = planKernel(op, out[i]);
-      for (int32_t batch : defaults::kTunedEdgeBatches)
-        if (plan && batch < plan->mapping.edgeUnroll) {
-          Schedule s = out[i];
-          s.edgeBatch = batch;
-          add(s);
-        }
+      for (const Schedule &s : smallerEdgeBatches(op, out[i]))
+        add(s);
     }
   }
+  return out;
+}
+
+std::vector<Schedule> gnnc::tuning::smallerEdgeBatches(const OpDesc &op,
+                                                       const Schedule &s) {
+  std::vector<Schedule> out;
+  Expected<KernelPlan> plan = planKernel(op, s);
+  if (!plan)
+    return out;
+  for (int32_t batch : defaults::kTunedEdgeBatches)
+    if (batch < plan->mapping.edgeUnroll) {
+      Schedule fewer = s;
+      fewer.edgeBatch = batch;
+      out.push_back(fewer);
+    }
   return out;
 }
 

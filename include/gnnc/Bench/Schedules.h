@@ -57,9 +57,8 @@ std::vector<ScheduleChoice> sddmmScheduleVariants(const Schedule &resolved,
 
 /// The group sizes of the neighbor_group schedules gnn-bench runs.
 constexpr int kBenchGroupSizes[] = {32, 8};
-/// The largest groups also run with these edge batches (when below the
-/// default's).
-constexpr int kBenchGroupEdgeBatches[] = {4, 2};
+/// The largest groups also run with the tuner's smaller edge batches
+/// (tuning::smallerEdgeBatches).
 /// gnn.sddmm also runs groups of these sizes.
 constexpr int kBenchSddmmSmallGroups[] = {1, 4};
 

@@ -51,6 +51,11 @@ CostModel costModelFor(OpKind kind);
 /// strategy (gnn.sddmm also defaults::kTunedSddmmGroupSizes).
 std::vector<Schedule> enumerateSchedules(const OpDesc &op);
 
+/// `s` with each of defaults::kTunedEdgeBatches that is below the edge
+/// batch its plan would take (none when `s` does not plan): the schedules
+/// with fewer neighbour loads in flight that the tuner also tries.
+std::vector<Schedule> smallerEdgeBatches(const OpDesc &op, const Schedule &s);
+
 /// A schedule with its prediction and, if measured, its time.
 struct Candidate {
   Schedule schedule;
