@@ -181,6 +181,10 @@ def summarize(doc, pyg=None):
     """(summary, Markdown text) of a gnn-bench --batched JSON and, if given,
     bench_batched_pyg.py's JSON."""
     rows, vs_general, vs_cusparse, copy64 = [], [], [], []
+    # Against a copy of the same bytes timed in the same run: the share of
+    # that floor the batched kernel reaches (widths >= 64), and how far
+    # the best general schedule is from it (no kernel can beat it by more).
+    same64, headroom = [], []
     choice_stats = {key: ([], [0], [0]) for key in
                     ("compiler_choice", "compiler_choice_measured")}
     for case in doc.get("batched_cases", []):
@@ -201,12 +205,19 @@ def summarize(doc, pyg=None):
             vs_cusparse.append(c / b)
         if b > 0 and case["width"] >= 64:
             copy64.append(best["batched_copy_fraction"])
+        same = best.get("same_size_copy_ms") or 0
+        if same > 0 and b > 0 and case["width"] >= 64:
+            same64.append(same / b)
+        if same > 0 and g > 0:
+            headroom.append(g / same)
         rows.append(
-            "| %s | %d | %s | %d | %.4f | %.4f | %.4f | %.2fx | %.2fx | %.0f%% | %.0f%% | `%s` | `%s` |"
+            "| %s | %d | %s | %d | %.4f | %.4f | %.4f | %s | %.2fx | %.2fx | %.0f%% | %.0f%% | %s | `%s` | `%s` |"
             % (case["batch"], case["graphs"], case["type"], case["width"], c,
-               g, b, g / b if b and g else 0, c / b if b and c else 0,
+               g, b, "%.4f" % same if same else "–",
+               g / b if b and g else 0, c / b if b and c else 0,
                100 * best["batched_copy_fraction"],
                100 * best["general_copy_fraction"],
+               "%.0f%%" % (100 * same / b) if same and b else "–",
                best["batched_schedule"].replace("#gnn.schedule<", "<"),
                best["general_schedule"].replace("#gnn.schedule<", "<")))
     layer_rows, vs_unfused, vs_pyg, bwd_vs_torch = layer_section(doc, pyg)
@@ -232,6 +243,11 @@ def summarize(doc, pyg=None):
         "batched_vs_gnnc_general": stats(vs_general),
         "batched_vs_cusparse_blockdiag": stats(vs_cusparse),
         "batched_copy_fraction_w64plus": stats(copy64),
+        "batched_same_size_copy_fraction_w64plus": stats(same64),
+        "general_over_same_size_copy": (
+            dict(stats(headroom),
+                 below_1_3=sum(1 for h in headroom if h < 1.3))
+            if headroom else None),
         **{key + "_vs_best": (dict(stats(ratios), batched_picks=picks[0],
                                    right_strategy=right[0]) if ratios else None)
            for key, (ratios, picks, right) in choice_stats.items()},
@@ -256,10 +272,13 @@ def summarize(doc, pyg=None):
           "Median ms of %s runs, L2 flushed before each; copy bandwidth %.0f GB/s "
           "(read + write).\n" % (doc.get("options", {}).get("runs", "?"),
                                   doc.get("copy_bandwidth_gbs") or 0),
+          "Same-size copy: a device-to-device copy of the case's compulsory bytes "
+          "(half read, half written), timed the same way; batched / copy: its time "
+          "over the batched kernel's.\n",
           "| batch | graphs | type | width | cuSPARSE | gnnc general | gnnc batched "
-          "| vs general | vs cuSPARSE | batched copy | general copy | batched schedule "
-          "| general schedule |",
-          "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|"] + rows + [""]
+          "| same-size copy | vs general | vs cuSPARSE | batched copy | general copy "
+          "| batched / same-size copy | batched schedule | general schedule |",
+          "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|"] + rows + [""]
     if layer_rows:
         md += ["## Layers (gcn: ReLU(A_hat X W + b), gin: ReLU((X + sum of neighbours) W + b))\n",
                "PyG: the fastest configuration's forward (in brackets); torch: the "

@@ -171,6 +171,23 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
                                  : 0.0;
   };
 
+  // The hardware's floor for these bytes: a device-to-device copy of
+  // half the compulsory bytes each way, timed as the kernels are (the
+  // large copy's bandwidth is out of reach for a kernel of a few MB: its
+  // launch and the DRAM's ramp are not amortized).
+  double sameCopyMs = 0;
+  if (libraries) {
+    const size_t each = static_cast<size_t>(compulsory / 2);
+    Expected<TimingStats> copy = libraries->timeCopy(bench, each, nullptr);
+    if (copy) {
+      sameCopyMs = copy->medianMs;
+      record["same_size_copy"] = {{"bytes_each_way", each},
+                                  {"time_ms", toJson(*copy)}};
+    } else {
+      record["same_size_copy"] = {{"error", copy.message()}};
+    }
+  }
+
   double cusparseMs = 0;
   std::string cusparseAlg;
   if (libraries) {
@@ -293,7 +310,8 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
                {"batched_ms", batchedMs},
                {"batched_schedule", batchedSchedule},
                {"batched_copy_fraction", fraction(batchedMs)},
-               {"general_copy_fraction", fraction(generalMs)}};
+               {"general_copy_fraction", fraction(generalMs)},
+               {"same_size_copy_ms", sameCopyMs}};
   if (batchedMs > 0 && generalMs > 0)
     best["batched_vs_general"] = generalMs / batchedMs;
   if (batchedMs > 0 && cusparseMs > 0)
