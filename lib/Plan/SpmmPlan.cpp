@@ -408,7 +408,8 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
   // too large for one. A block of a segment stages its feature rows (one
   // column block at a time), row offsets and column indices in shared
   // memory, and its sub-warps of `lanes` threads reduce each row from
-  // there; a block of a piece reduces its rows from global memory.
+  // there; a block of a piece stages its offsets and column indices when
+  // they fit the tile and gathers its neighbours' rows from global memory.
   if (s.tileRows == 0)
     return Status::error("the schedule " + s.str() +
                          " leaves tile_rows open; complete it first (the "

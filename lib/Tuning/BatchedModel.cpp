@@ -56,28 +56,38 @@ gnnc::tuning::predictBatchedSpmm(const GpuModel &gpu,
   const double columnBlocks = static_cast<double>(m.columnBlocks());
 
   // Each block's chain of dependent steps; the bytes they move overlap
-  // with the other resident blocks' chains (the bandwidth bound).
+  // with the other resident blocks' chains (the bandwidth bound). Every
+  // block first waits for its entry of the table (its rows and edges).
+  const int64_t tileEdges = batchedTileEdges(s.tileRows);
+  const size_t numBlocks = blocks.size() / kBatchBlockWords - 1;
   double total = 0, pieceGatherBytes = 0;
-  for (size_t b = 0; b + 1 < blocks.size(); ++b) {
-    const bool piece = (blocks[b] & kBatchBlockFromGlobal) != 0;
-    const int64_t r0 = blocks[b] & ~kBatchBlockFromGlobal;
-    const int64_t r1 = blocks[b + 1] & ~kBatchBlockFromGlobal;
+  for (size_t b = 0; b < numBlocks; ++b) {
+    const int64_t *entry = blocks.data() + b * kBatchBlockWords;
+    const int64_t *next = entry + kBatchBlockWords;
+    const bool piece = (entry[0] & kBatchBlockFromGlobal) != 0;
+    const int64_t r0 = entry[0] & ~kBatchBlockFromGlobal;
+    const int64_t r1 = next[0] & ~kBatchBlockFromGlobal;
     const double rows = static_cast<double>(r1 - r0);
-    const double edges = static_cast<double>(g.rowPtr[r1] - g.rowPtr[r0]);
+    const int64_t blockEdges = next[1] - entry[1];
+    const double edges = static_cast<double>(blockEdges);
     const double passes = std::ceil(rows / m.rowsPerBlock) * columnBlocks;
     const double degree = rows > 0 ? edges / rows : 0;
     double t = latency;
     if (piece) {
       ++p.pieceBlocks;
-      t += passes * 3 * latency;
+      // A piece whose edges fit the tile stages its offsets and column
+      // indices at once; each pass then waits for its feature rows alone.
+      // A larger one walks offsets, indices and rows in every pass.
+      t += blockEdges <= tileEdges ? (1 + passes) * latency
+                                   : passes * 3 * latency;
       // A piece gathers a feature row per edge rather than reading each
       // once; the repeats come from the L2.
       pieceGatherBytes += std::max(0.0, edges - rows) * rowBytes;
     } else {
       ++p.stagedBlocks;
-      // Each column block after the first is staged after the last one's
-      // passes: one more latency.
-      t += (1 + columnBlocks) * latency +
+      // The offsets, columns and first column block are staged together;
+      // each column block after the first after the last one's passes.
+      t += columnBlocks * latency +
            passes * (kPassCycles + degree * kNeighbourCycles) * cycle;
     }
     total += t;

@@ -96,6 +96,44 @@ TEST(BatchedGpu, MoleculeLikeBatch) {
   checkAll(generateMoleculeBatch(o, 5), 1000);
 }
 
+/// Graphs whose pieces hold more edges than a tile stages (their rows
+/// then read offsets and column indices from global memory): a dense graph
+/// of 150 nodes with 40 neighbours a node, and a star of 300 nodes whose
+/// centre has 299, among small molecules.
+TEST(BatchedGpu, DenseAndStarGraphsAmongSmallOnes) {
+  std::vector<int64_t> rows, cols;
+  uint64_t state = 12345;
+  for (int64_t r = 0; r < 150; ++r)
+    for (int k = 0; k < 40; ++k) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      rows.push_back(r);
+      cols.push_back(static_cast<int64_t>((state >> 33) % 150));
+    }
+  Expected<CsrGraph> dense = fromCoo(150, 150, rows, cols, {});
+  ASSERT_TRUE(dense) << dense.message();
+  rows.clear();
+  cols.clear();
+  for (int64_t v = 1; v < 300; ++v) {
+    rows.push_back(0);
+    cols.push_back(v);
+    rows.push_back(v);
+    cols.push_back(0);
+  }
+  Expected<CsrGraph> star = fromCoo(300, 300, rows, cols, {});
+  ASSERT_TRUE(star) << star.message();
+  std::vector<CsrGraph> graphs;
+  for (int i = 0; i < 30; ++i) {
+    graphs.push_back(moleculeGraph(3 + i % 17, 4, 200 + i));
+    if (i == 10)
+      graphs.push_back(*dense);
+    if (i == 20)
+      graphs.push_back(*star);
+  }
+  Expected<BatchedGraph> b = collate(graphs);
+  ASSERT_TRUE(b) << b.message();
+  checkAll(*b, 5000);
+}
+
 TEST(BatchedGpu, Proteins) {
   std::string dir = std::getenv("GNNC_DATASETS")
                         ? std::getenv("GNNC_DATASETS")

@@ -76,18 +76,20 @@ TEST(Batch, BlocksAreRunsOfWholeGraphsOrPiecesOfLargeOnes) {
   BatchedGraph b = collate(graphs).take();
   const int64_t G = kBatchBlockFromGlobal;
   // Tiles of 4 nodes and 8 edges: {triangle, empty, single}, {path}, and
-  // the 5-node graph in pieces of 4 rows.
+  // the 5-node graph in pieces of 4 rows; each block's first edge beside
+  // its first row.
   EXPECT_EQ(batchBlocks(b.graphPtr, b.graph.rowPtr, 4, 8, 0),
-            (std::vector<int64_t>{0, 4, 6 | G, 10 | G, 11}));
+            (std::vector<int64_t>{0, 0, 4, 6, 6 | G, 8, 10 | G, 12, 11, 12}));
   // At most 2 graphs per block: {triangle, empty}, {single, path}.
   EXPECT_EQ(batchBlocks(b.graphPtr, b.graph.rowPtr, 4, 8, 2),
-            (std::vector<int64_t>{0, 3, 6 | G, 10 | G, 11}));
+            (std::vector<int64_t>{0, 0, 3, 6, 6 | G, 8, 10 | G, 12, 11, 12}));
   // 5 edges per tile: the triangle (6 edges) is a piece of its own, and
   // the 5-node graph (4 edges) a block of its own.
   EXPECT_EQ(batchBlocks(b.graphPtr, b.graph.rowPtr, 8, 5, 0),
-            (std::vector<int64_t>{0 | G, 3, 6, 11}));
+            (std::vector<int64_t>{0 | G, 0, 3, 6, 6, 8, 11, 12}));
   // No rows: one empty block.
-  EXPECT_EQ(batchBlocks({0, 0}, {0}, 4, 8, 0), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(batchBlocks({0, 0}, {0}, 4, 8, 0),
+            (std::vector<int64_t>{0, 0, 0, 0}));
 }
 
 TEST(Batch, CollateRefusesWhatIsNoBatch) {

@@ -52,9 +52,10 @@ enum class ParamRole {
   /// the node count (numGraphs + 1 entries), and the number of graphs.
   GraphOffsets,
   NumGraphs,
-  /// The blocks of a batched gnn.spmm (graph::batchBlocks): the first row
-  /// of each block, kBatchBlockFromGlobal set when its rows are a piece of
-  /// a graph too large for a tile, and the node count (numBlocks + 1
+  /// The blocks of a batched gnn.spmm (graph::batchBlocks):
+  /// kBatchBlockWords words per block, its first row (kBatchBlockFromGlobal
+  /// set when its rows are a piece of a graph too large for a tile) and its
+  /// first edge, then the node count and the edge count (numBlocks + 1
   /// entries); and their number.
   BatchBlocks,
   NumBatchBlocks,
@@ -145,6 +146,11 @@ const char *extraParamStem(ParamRole role);
 /// says the block's rows are a piece of a graph larger than a tile: they
 /// are reduced from global memory.
 constexpr long long kBatchBlockFromGlobal = 1ll << 62;
+
+/// The i64 words of each entry of ParamRole::BatchBlocks: the first row
+/// (with kBatchBlockFromGlobal) and the first edge. With both, a block
+/// knows its rows and its edges from one load and stages them together.
+constexpr int kBatchBlockWords = 2;
 
 /// The fields of a slice's word (ParamRole::SliceRows): the row in the low
 /// 32 bits, the snapshot of an exclusive slice plus one (0 for a slice of

@@ -216,15 +216,17 @@ gnnc::graph::batchBlocks(const std::vector<int64_t> &gp,
                          int64_t tileEdges, int64_t graphsPerBlock) {
   std::vector<int64_t> blocks;
   const int64_t graphs = static_cast<int64_t>(gp.size()) - 1;
-  const int64_t rows = static_cast<int64_t>(rowPtr.size()) - 1;
+  int64_t rows = static_cast<int64_t>(rowPtr.size()) - 1;
   auto fits = [&](int64_t first, int64_t end) {
     return gp[end] - gp[first] <= tileRows &&
            rowPtr[gp[end]] - rowPtr[gp[first]] <= tileEdges;
   };
   for (int64_t g = 0; g < graphs;) {
     if (!fits(g, g + 1)) {
-      for (int64_t r = gp[g]; r < gp[g + 1]; r += tileRows)
+      for (int64_t r = gp[g]; r < gp[g + 1]; r += tileRows) {
         blocks.push_back(r | kBatchBlockFromGlobal);
+        blocks.push_back(rowPtr[r]);
+      }
       ++g;
       continue;
     }
@@ -233,13 +235,19 @@ gnnc::graph::batchBlocks(const std::vector<int64_t> &gp,
            fits(g, end + 1))
       ++end;
     // A run of empty graphs makes no block.
-    if (gp[end] > gp[g])
+    if (gp[end] > gp[g]) {
       blocks.push_back(gp[g]);
+      blocks.push_back(rowPtr[gp[g]]);
+    }
     g = end;
   }
-  if (blocks.empty())
+  if (blocks.empty()) {
     blocks.push_back(0);
-  blocks.push_back(std::max<int64_t>(rows, 0));
+    blocks.push_back(0);
+  }
+  rows = std::max<int64_t>(rows, 0);
+  blocks.push_back(rows);
+  blocks.push_back(rowPtr.empty() ? 0 : rowPtr[rows]);
   return blocks;
 }
 

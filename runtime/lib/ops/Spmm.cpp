@@ -351,7 +351,7 @@ gnnc::ops::launchSpmm(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
         return device.status();
       DeviceGraph::Blocks made;
       made.firstRows = device.take();
-      made.count = static_cast<int64_t>(host.size()) - 1;
+      made.count = static_cast<int64_t>(host.size()) / kBatchBlockWords - 1;
       blocks = graph.batchBlocks.emplace(key, std::move(made)).first;
     }
     args.bind(ParamRole::BatchBlocks, blocks->second.firstRows)

@@ -1,11 +1,13 @@
 //===- SpmmBatched.cpp - gnn.spmm, batched --------------------------------===//
 //
-// A block takes one of the host's blocks (graph::batchBlocks): a run of
-// whole graphs that fits a tile, whose row offsets, column indices and
-// feature rows (a column block at a time) it stages in shared memory
-// (gnnc_stage_array, gnnc_stage_rows, batched.cuh) before its sub-warps of
-// `lanes` threads reduce one row each from there; or a piece of a graph
-// larger than a tile, whose rows it reduces from global memory.
+// A block takes one of the host's blocks (graph::batchBlocks), whose entry
+// gives its rows and its edges: a run of whole graphs that fits a tile,
+// whose row offsets, column indices and feature rows (a column block at a
+// time) it stages in shared memory (gnnc_stage_array, gnnc_stage_rows,
+// batched.cuh), all in flight together, before its sub-warps of `lanes`
+// threads reduce one row each from there; or a piece of a graph larger
+// than a tile, which stages its offsets and column indices when they fit
+// and gathers its neighbours' rows from global memory.
 // The reduction, the end of a row and the store are gnn.spmm's own
 // (SpmmSupport). With a linear epilogue a block reduces its rows from
 // global memory into a shared tile of aggregated rows (its shared memory
@@ -56,7 +58,10 @@ public:
          << (blocks == 1 ? "" : "s") << " of " << tileChunks * vw
          << " features), row offsets and column indices are staged in shared "
             "memory, or per piece of "
-         << tile.rows << " rows of a larger graph, reduced from global memory; "
+         << tile.rows
+         << " rows of a larger graph, which stages its offsets and column "
+            "indices when they fit and gathers its neighbours' rows from "
+            "global memory; "
          << lanes << " thread" << (lanes == 1 ? "" : "s") << " per row, "
          << plan.rowsPerBlock << " rows at a time, " << vw
          << " elements per load.\n";
@@ -116,14 +121,25 @@ public:
     }
     os << "const int lane = threadIdx.x % " << lanes << ";\n";
     os << "const int sub = threadIdx.x / " << lanes << ";\n";
-    os << "const long long first_word = " << blocksParam << "[blockIdx.x];\n";
+    // The block's entry of the table and the next one's: its rows and its
+    // edges, from one load.
+    os << "const long long *entry = " << blocksParam << " + blockIdx.x * "
+       << kBatchBlockWords << ";\n";
+    os << "const long long first_word = entry[0];\n";
     os << "const long long seg_begin = first_word & ~" << kBatchBlockFromGlobal
        << "ll;\n";
-    os << "const long long seg_end = " << blocksParam << "[blockIdx.x + 1] & ~"
+    os << "const long long seg_end = entry[" << kBatchBlockWords << "] & ~"
        << kBatchBlockFromGlobal << "ll;\n";
-    if (stages)
+    if (stages) {
+      os << "const long long seg_e0 = entry[1];\n";
+      os << "const long long seg_e1 = entry[" << kBatchBlockWords + 1 << "];\n";
       os << "const bool staged = (first_word & " << kBatchBlockFromGlobal
          << "ll) == 0;\n";
+      os << "// A run of whole graphs always fits; a piece of a larger graph "
+            "stages its offsets and columns when they fit the tile.\n";
+      os << "const bool staged_csr = seg_e1 - seg_e0 <= " << tile.edges
+         << ";\n";
+    }
     bool columnBlocks = plan.columnChunks != 0;
     // The feature rows of the column block from `chunk0` (a variable, or
     // the first block).
@@ -142,22 +158,21 @@ public:
       os << ");\n";
     };
     if (stages) {
-      os << "long long seg_e0 = 0;\n";
-      os << "if (staged) {\n";
+      os << "// The block's row offsets, column indices and (a run's first "
+            "column block of) feature rows, all in flight together.\n";
+      os << "if (staged_csr) {\n";
       os.indent();
-      os << "// The segment's row offsets and (first column block of) feature "
-            "rows, then its column indices.\n";
       os << "gnnc_stage_array(tile_ptr, " << graph.rowPtr
          << " + seg_begin, seg_end - seg_begin + 1);\n";
-      stageFeatures("0");
-      os << "gnnc_stage_wait();\n";
-      os << "__syncthreads();\n";
-      os << "seg_e0 = (long long)tile_ptr[0];\n";
       os << "gnnc_stage_array(tile_cols, " << graph.colIdx
-         << " + seg_e0, (long long)tile_ptr[seg_end - seg_begin] - seg_e0);\n";
+         << " + seg_e0, seg_e1 - seg_e0);\n";
+      closeBlock();
+      os << "if (staged) {\n";
+      os.indent();
+      stageFeatures("0");
+      closeBlock();
       os << "gnnc_stage_wait();\n";
       os << "__syncthreads();\n";
-      closeBlock();
     }
     if (columnBlocks) {
       os << "for (int chunk0 = 0; chunk0 < " << plan.chunks
@@ -182,10 +197,10 @@ public:
       os << "const long long end = (long long)" << graph.rowPtr
          << "[row + 1];\n";
     } else {
-      os << "const long long begin = staged ? (long long)tile_ptr[row - "
+      os << "const long long begin = staged_csr ? (long long)tile_ptr[row - "
             "seg_begin] : (long long)"
          << graph.rowPtr << "[row];\n";
-      os << "const long long end = staged ? (long long)tile_ptr[row - "
+      os << "const long long end = staged_csr ? (long long)tile_ptr[row - "
             "seg_begin + 1] : (long long)"
          << graph.rowPtr << "[row + 1];\n";
     }
@@ -201,6 +216,10 @@ public:
       os << "if (staged) {\n";
       os.indent();
       reduceNeighbours("tile", "tile_cols");
+      os.unindent();
+      os << "} else if (staged_csr) {\n";
+      os.indent();
+      reduceNeighbours("", "tile_cols");
       os.unindent();
       os << "} else {\n";
       os.indent();

@@ -87,7 +87,8 @@ std::vector<int64_t> nodeGraphs(const BatchedGraph &batch);
 /// non-zeros and `graphsPerBlock` graphs (0: any number) is one block,
 /// which stages them; a graph larger than a tile is cut into pieces of
 /// `tileRows` rows, marked kBatchBlockFromGlobal (reduced from global
-/// memory). Holds the first row of each block and then the node count; a
+/// memory). Holds kBatchBlockWords words per block, its first row (with the
+/// mark) and its first edge, and then the node count and the edge count; a
 /// batch without rows has one empty block.
 std::vector<int64_t> batchBlocks(const std::vector<int64_t> &graphPtr,
                                  const std::vector<int64_t> &rowPtr,
