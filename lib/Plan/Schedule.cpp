@@ -322,8 +322,7 @@ Status gnnc::checkScheduleFields(const Schedule &s) {
     return fail("edge_batch must be a power of two from 1 to " +
                 std::to_string(kMaxEdgeBatch) + " (0 = choose), got " +
                 std::to_string(s.edgeBatch));
-  if (s.edgeBatch != 0 &&
-      (s.strategy == Strategy::Batched || s.strategy == Strategy::TileRouted))
+  if (s.edgeBatch != 0 && s.strategy == Strategy::TileRouted)
     return fail(std::string("edge_batch applies to the strategies that "
                             "gather rows of neighbours, not ") +
                 strategy);

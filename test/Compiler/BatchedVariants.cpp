@@ -27,7 +27,13 @@ std::vector<BatchedVariant> gnnc::test::batchedVariants() {
       // A tile of 12 rows: larger graphs take the global path; at width
       // 256 (and 128 in f32) a row is cut into column blocks.
       add(type, width, "graphs_per_block = 3, tile_rows = 12", "small");
+      // Fewer neighbours a batch than the registers allow, staged and
+      // from global memory.
+      add(type, width, "tile_rows = 16, edge_batch = 2", "eb2");
     }
+  for (const char *type : {"f32", "f16"})
+    for (int64_t width : {3, 64})
+      add(type, width, "tile_rows = 32, edge_batch = 1", "eb1")->values = true;
   for (const char *type : {"f32", "f16", "bf16"})
     for (int64_t width : {3, 64, 256}) {
       add(type, width, "graphs_per_block = 2, tile_rows = 12", "mean")->reduce =

@@ -4,7 +4,8 @@
 // NVRTC without a GPU) and run (BatchedGpuTest): every element type and
 // width from 1 to 256 under the default schedule, several graphs per block
 // with a larger tile, and a small tile that sends larger graphs to the
-// global-memory path and cuts wide rows into column blocks; every
+// global-memory path and cuts wide rows into column blocks, and edge
+// batches of 1 and 2 below the registers' choice; every
 // option of gnn.spmm at a few widths; and linear epilogues (fused GCN and
 // GIN layers) over K x M from 3 x 8 to 256 x 512.
 //

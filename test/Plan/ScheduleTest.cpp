@@ -116,11 +116,11 @@ TEST(Schedule, FieldRules) {
             "edge_batch must be a power of two from 1 to 8 (0 = choose), got "
             "3");
   EXPECT_EQ(rule([](Schedule &s) {
-              s.strategy = Strategy::Batched;
+              s.strategy = Strategy::TileRouted;
               s.edgeBatch = 2;
             }),
             "edge_batch applies to the strategies that gather rows of "
-            "neighbours, not batched");
+            "neighbours, not tile_routed");
   EXPECT_EQ(rule([](Schedule &s) { s.edgeBatch = 8; }), "");
   EXPECT_EQ(rule([](Schedule &) {}), "");
 }
