@@ -97,6 +97,14 @@ std::vector<std::string> gnnc::bench::batchedSchedulesFor(const OpDesc &op) {
     bodies.push_back("strategy = batched, tile_rows = " + std::to_string(tile) +
                      ", threads_per_block = 256");
   bodies.push_back("strategy = batched, tile_rows = 64, graphs_per_block = 1");
+  // Other neighbour batches than the default (kBatchedEdgeBatch): fewer,
+  // and the most the registers allow (the default before it).
+  for (int tile : {32, 64, 128})
+    bodies.push_back("strategy = batched, tile_rows = " + std::to_string(tile) +
+                     ", edge_batch = 2");
+  for (int tile : {32, 64})
+    bodies.push_back("strategy = batched, tile_rows = " + std::to_string(tile) +
+                     ", edge_batch = 8");
   return legal(op, bodies);
 }
 

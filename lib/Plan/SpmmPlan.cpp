@@ -416,8 +416,11 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
                          "gnn-default-schedule pass)");
   const int64_t columnChunks =
       batchedColumnChunks(op, s.vectorWidth, s.tileRows);
+  Schedule mapped = s;
+  if (mapped.edgeBatch == 0 && batchedStagesFeatures(op))
+    mapped.edgeBatch = defaults::kBatchedEdgeBatch;
   Expected<ThreadMapping> mapping =
-      featureMapping(op, s, /*wideBatch=*/true, columnChunks);
+      featureMapping(op, mapped, /*wideBatch=*/true, columnChunks);
   if (!mapping)
     return mapping.status();
   KernelPlan plan;
