@@ -177,6 +177,17 @@ def plan_vs_best(layers):
     return dict(stats(ratios), picked_fastest=picked_best)
 
 
+def unfused_room(layers):
+    """The unfused layer's time over a copy of the fused layer's compulsory
+    bytes (gnn-bench's same_size_copy_ms of each layer case): the most a
+    fused kernel running at copy speed could gain over the unfused one."""
+    room = [c["unfused_ms"] / c["same_size_copy_ms"] for c in layers
+            if positive(c.get("unfused_ms")) and positive(c.get("same_size_copy_ms"))]
+    if not room:
+        return None
+    return dict(stats(room), below_2=sum(1 for r in room if r < 2))
+
+
 def summarize(doc, pyg=None):
     """(summary, Markdown text) of a gnn-bench --batched JSON and, if given,
     bench_batched_pyg.py's JSON."""
@@ -184,7 +195,7 @@ def summarize(doc, pyg=None):
     # Against a copy of the same bytes timed in the same run: the share of
     # that floor the batched kernel reaches (widths >= 64), and how far
     # the best general schedule is from it (no kernel can beat it by more).
-    same64, headroom = [], []
+    same64, headroom, cusparse_room = [], [], []
     choice_stats = {key: ([], [0], [0]) for key in
                     ("compiler_choice", "compiler_choice_measured")}
     for case in doc.get("batched_cases", []):
@@ -210,6 +221,8 @@ def summarize(doc, pyg=None):
             same64.append(same / b)
         if same > 0 and g > 0:
             headroom.append(g / same)
+        if same > 0 and c > 0:
+            cusparse_room.append(c / same)
         rows.append(
             "| %s | %d | %s | %d | %.4f | %.4f | %.4f | %s | %.2fx | %.2fx | %.0f%% | %.0f%% | %s | `%s` | `%s` |"
             % (case["batch"], case["graphs"], case["type"], case["width"], c,
@@ -248,6 +261,13 @@ def summarize(doc, pyg=None):
             dict(stats(headroom),
                  below_1_3=sum(1 for h in headroom if h < 1.3))
             if headroom else None),
+        # The most any kernel could gain over cuSPARSE if it ran as fast as
+        # a copy of its own bytes.
+        "cusparse_over_same_size_copy": (
+            dict(stats(cusparse_room),
+                 below_2_5=sum(1 for h in cusparse_room if h < 2.5))
+            if cusparse_room else None),
+        "unfused_over_same_size_copy": unfused_room(gnnc_layers),
         **{key + "_vs_best": (dict(stats(ratios), batched_picks=picks[0],
                                    right_strategy=right[0]) if ratios else None)
            for key, (ratios, picks, right) in choice_stats.items()},

@@ -944,6 +944,21 @@ json gnnc::bench::runBatchedLayerCase(Bench &bench, const CublasLt *lt,
     return error("timing the unfused layer", unfusedTime.status());
   record["gemm_ms"] = gemmTime->medianMs;
   record["unfused_ms"] = unfusedTime->medianMs;
+  // The fused layer's floor: a copy of its compulsory bytes (X, the
+  // graph and W read once, Y written once), half each way, timed the same
+  // way.
+  {
+    const double elem = static_cast<double>(elementSize(type));
+    const double n = static_cast<double>(batch.graph.numRows);
+    const double bytes =
+        2.0 * n * static_cast<double>(width) * elem +
+        static_cast<double>(width) * static_cast<double>(width) * elem +
+        (n + 1) * 8 + static_cast<double>(batch.graph.nnz()) * 4;
+    record["layer_compulsory_bytes"] = bytes;
+    if (Expected<TimingStats> copy =
+            timeDeviceCopy(bench, static_cast<size_t>(bytes / 2)))
+      record["same_size_copy_ms"] = copy->medianMs;
+  }
   record["gemm_time_ms"] = toJson(*gemmTime);
   record["unfused_time_ms"] = toJson(*unfusedTime);
   record["flops"] =

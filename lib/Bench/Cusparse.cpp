@@ -185,6 +185,11 @@ std::string CudaLibraries::cusparseVersion() const {
 
 Expected<TimingStats> CudaLibraries::timeCopy(Bench &bench, size_t bytes,
                                               double *gbs) {
+  return timeDeviceCopy(bench, bytes, gbs);
+}
+
+Expected<TimingStats> gnnc::bench::timeDeviceCopy(Bench &bench, size_t bytes,
+                                                  double *gbs) {
   auto src = rt::DeviceBuffer::allocate(bytes);
   if (!src)
     return src.status();

@@ -45,6 +45,13 @@ struct LibraryResult {
 
 /// A cuSPARSE handle on the bench's device (the CUDA runtime shares the
 /// driver's primary context). Move-only.
+/// Times a device-to-device copy of `bytes` bytes (cudaMemcpyAsync, the
+/// L2 flushed before each run as for the kernels); `gbs`, when given,
+/// receives the median bandwidth counting the bytes read and written (2 *
+/// bytes). Needs no library handle.
+Expected<TimingStats> timeDeviceCopy(Bench &bench, size_t bytes,
+                                     double *gbs = nullptr);
+
 class CudaLibraries {
 public:
   /// Initializes the CUDA runtime on the bench's device and creates the
@@ -62,8 +69,7 @@ public:
   /// The CUDA runtime version, e.g. 13000.
   int runtimeVersion() const { return runtimeVersion_; }
 
-  /// Times a device-to-device copy of `bytes` bytes; `gbs` receives the
-  /// median bandwidth counting the bytes read and written (2 * bytes).
+  /// timeDeviceCopy.
   Expected<TimingStats> timeCopy(Bench &bench, size_t bytes, double *gbs);
 
   /// cuSPARSE SpMM (CSR, 32-bit indices, row-major X and Y, compute f32)
