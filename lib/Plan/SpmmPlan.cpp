@@ -416,8 +416,9 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
                          "gnn-default-schedule pass)");
   const int64_t columnChunks =
       batchedColumnChunks(op, s.vectorWidth, s.tileRows);
+  // Rows of small graphs have few neighbours (kBatchedEdgeBatch).
   Schedule mapped = s;
-  if (mapped.edgeBatch == 0 && batchedStagesFeatures(op))
+  if (mapped.edgeBatch == 0)
     mapped.edgeBatch = defaults::kBatchedEdgeBatch;
   Expected<ThreadMapping> mapping =
       featureMapping(op, mapped, /*wideBatch=*/true, columnChunks);
