@@ -184,16 +184,13 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
   // large copy's bandwidth is out of reach for a kernel of a few MB: its
   // launch and the DRAM's ramp are not amortized).
   double sameCopyMs = 0;
-  if (libraries) {
-    const size_t each = static_cast<size_t>(compulsory / 2);
-    Expected<TimingStats> copy = libraries->timeCopy(bench, each, nullptr);
-    if (copy) {
-      sameCopyMs = copy->medianMs;
-      record["same_size_copy"] = {{"bytes_each_way", each},
-                                  {"time_ms", toJson(*copy)}};
-    } else {
-      record["same_size_copy"] = {{"error", copy.message()}};
-    }
+  const size_t each = static_cast<size_t>(compulsory / 2);
+  if (Expected<TimingStats> copy = timeDeviceCopy(bench, each)) {
+    sameCopyMs = copy->medianMs;
+    record["same_size_copy"] = {{"bytes_each_way", each},
+                                {"time_ms", toJson(*copy)}};
+  } else {
+    record["same_size_copy"] = {{"error", copy.message()}};
   }
 
   double cusparseMs = 0;
@@ -254,11 +251,10 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
   // What the compiler chooses for an unscheduled op on this batch
   // (compileForBatch, the GPU present, no database): by the models alone,
   // and with the leaders measured; each checked and timed as the others.
-  std::string generalFrom = "list";
+  const std::string feat =
+      "tensor<?x" + std::to_string(width) + "x" + elementTypeName(type) + ">";
   auto compilerChoice = [&](bool measure) {
     json choice = json::object();
-    const std::string feat =
-        "tensor<?x" + std::to_string(width) + "x" + elementTypeName(type) + ">";
     tuning::TunedCompileOptions how;
     how.useDatabase = false;
     if (measure) {
@@ -296,27 +292,18 @@ json gnnc::bench::runBatchedCase(Bench &bench, CudaLibraries *libraries,
     } else if (double ms = passedMedianMs(r); ms > 0) {
       choice["time_ms"] = toJson(*r.timing);
       choice["ms"] = ms;
-      // gnnc's best general schedule: the fixed list's, or the tuner's
-      // measured choice on the block-diagonal graph where that is general
-      // and faster.
-      if (measure && schedule.strategy != Strategy::Batched &&
-          (generalMs == 0 || ms < generalMs)) {
-        generalMs = ms;
-        generalSchedule = schedule.str();
-        generalFrom = "tuner";
-      }
     }
     return choice;
   };
   record["compiler_choice"] = compilerChoice(false);
   record["compiler_choice_measured"] = compilerChoice(true);
-  // The general tuner's measured choice on the block-diagonal graph, on
-  // its own: where the compiler's measured choice is batched, this is
-  // still gnnc's best general candidate.
+  // gnnc's best general schedule: the fixed list's, or the general
+  // tuner's measured choice on the block-diagonal graph where that is
+  // faster (timed on its own: the compiler's measured choice may be
+  // batched).
+  std::string generalFrom = "list";
   {
     json tuned = json::object();
-    const std::string feat =
-        "tensor<?x" + std::to_string(width) + "x" + elementTypeName(type) + ">";
     tuning::TunedCompileOptions how;
     how.useDatabase = false;
     how.runtime = &bench.runtime();
@@ -948,12 +935,14 @@ json gnnc::bench::runBatchedLayerCase(Bench &bench, const CublasLt *lt,
   // graph and W read once, Y written once), half each way, timed the same
   // way.
   {
-    const double elem = static_cast<double>(elementSize(type));
-    const double n = static_cast<double>(batch.graph.numRows);
-    const double bytes =
-        2.0 * n * static_cast<double>(width) * elem +
-        static_cast<double>(width) * static_cast<double>(width) * elem +
-        (n + 1) * 8 + static_cast<double>(batch.graph.nnz()) * 4;
+    ProblemShape shape;
+    shape.numRows = shape.numCols = batch.graph.numRows;
+    shape.nnz = batch.graph.nnz();
+    shape.width = width;
+    shape.elementBytes = elementSize(type);
+    const double bytes = spmmBytes(shape).compulsory +
+                         static_cast<double>(width * width) *
+                             static_cast<double>(shape.elementBytes);
     record["layer_compulsory_bytes"] = bytes;
     if (Expected<TimingStats> copy =
             timeDeviceCopy(bench, static_cast<size_t>(bytes / 2)))

@@ -183,11 +183,6 @@ std::string CudaLibraries::cusparseVersion() const {
          std::to_string(v % 100);
 }
 
-Expected<TimingStats> CudaLibraries::timeCopy(Bench &bench, size_t bytes,
-                                              double *gbs) {
-  return timeDeviceCopy(bench, bytes, gbs);
-}
-
 Expected<TimingStats> gnnc::bench::timeDeviceCopy(Bench &bench, size_t bytes,
                                                   double *gbs) {
   auto src = rt::DeviceBuffer::allocate(bytes);

@@ -636,7 +636,7 @@ int main(int argc, char **argv) {
     double copyGbs = 0;
     if (libraries) {
       size_t bytes = o.copyMiB << 20;
-      auto copy = libraries->timeCopy(*bench, bytes, &copyGbs);
+      auto copy = timeDeviceCopy(*bench, bytes, &copyGbs);
       if (copy) {
         doc["copy"] = {{"bytes_each_way", bytes},
                        {"gbs", copyGbs},

@@ -69,9 +69,6 @@ public:
   /// The CUDA runtime version, e.g. 13000.
   int runtimeVersion() const { return runtimeVersion_; }
 
-  /// timeDeviceCopy.
-  Expected<TimingStats> timeCopy(Bench &bench, size_t bytes, double *gbs);
-
   /// cuSPARSE SpMM (CSR, 32-bit indices, row-major X and Y, compute f32)
   /// with every CSR algorithm on `problem`'s inputs (all-ones edge values
   /// when the problem has none). Each algorithm that runs is checked against
