@@ -151,4 +151,12 @@ TEST(AttentionGpu, NoEdges) {
   checkAll(test::graphWithoutEdges(5, 4, "no_edges"), 5);
 }
 
+TEST(AttentionGpu, RunsOfRowsWithoutEdges) {
+  // Runs of rows without edges between rows of a few edges and a row whose
+  // neighbour groups span blocks.
+  checkAll(test::graphWithEmptyRuns({65, 1, 64, 3, 65}, {5, 300, 2, 40},
+                                    "empty_runs"),
+           6);
+}
+
 } // namespace

@@ -212,6 +212,18 @@ TEST(SpmmGpu, RowsWithoutEdges) {
   checkAllKernels(test::graphWithoutEdges(1000, 1000, "no_edges"), 7);
 }
 
+TEST(SpmmGpu, RunsOfRowsWithoutEdges) {
+  // neighbor_group: the first kernel sets the rows without groups and those
+  // whose groups span blocks, the main kernel the rest. Runs of empty rows
+  // at the start, between rows (one of 300 edges, whose groups span blocks)
+  // and at the end, of 1 to 65 rows.
+  checkAllKernels(test::graphWithEmptyRuns({65, 1, 64, 0, 3, 65, 64},
+                                           {5, 1, 300, 2, 40, 7}, "empty_runs"),
+                  8);
+  checkAllKernels(
+      test::graphWithEmptyRuns({64, 2, 65}, {3, 300}, "empty_runs_end"), 9);
+}
+
 /// Runs `kernel` twice on the same inputs and compares the bytes.
 void expectBitIdentical(rt::Runtime &runtime, const rt::LoadedKernel &kernel,
                         const graph::CsrGraph &g) {

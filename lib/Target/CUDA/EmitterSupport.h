@@ -62,6 +62,10 @@ inline constexpr const char *kAttentionHeader = "gnnc/cuda/attention.cuh";
 /// The include name of several sums across a worker's threads,
 /// gnnc_lane_sums.
 inline constexpr const char *kLaneSumsHeader = "gnnc/cuda/lane_sums.cuh";
+/// The include name of neighbor_group's row test,
+/// gnnc_group_row_in_one_block.
+inline constexpr const char *kNeighborGroupsHeader =
+    "gnnc/cuda/neighbor_groups.cuh";
 /// The include name of the batched linear epilogue, gnnc_batched_linear.
 inline constexpr const char *kBatchedLinearHeader =
     "gnnc/cuda/batched_linear.cuh";

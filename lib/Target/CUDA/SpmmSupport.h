@@ -115,8 +115,10 @@ public:
 
   /// The body of the kernel that runs before a gnn.spmm whose split rows are
   /// added atomically (write = atomic, neighbor_group): every row of the
-  /// result is set to its self term, or 0.
-  void printInit();
+  /// result is set to its self term, or 0, except the rows for which
+  /// `storedByMain` (a condition on `row`, if given) holds: the main kernel
+  /// stores those whole.
+  void printInit(llvm::StringRef storedByMain = {});
   /// The bodies of the two kernels that make the softmax statistics of
   /// neighbor_group gnn.spmm with attention: a worker per group takes the
   /// largest logit of its edges (`sums` false) or their sum of exp(logit -

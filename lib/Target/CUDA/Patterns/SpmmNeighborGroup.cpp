@@ -4,10 +4,11 @@
 // neighbours of one row; the row's first group in the block (its leader)
 // adds the partial sums the block's other groups of the row left in shared
 // memory, and writes the row when it lies wholly in the block or adds it to
-// the result atomically when it spans blocks (prelude 0 set every row to its
-// self term or 0). With attention, preludes 1 and 2 leave each row's largest
-// logit and sum of exponentials in the workspace, and each group computes
-// its edges' softmax weights from them.
+// the result atomically when it spans blocks (prelude 0 set each row that
+// spans blocks or has no groups to its self term or 0; gnnc/cuda/
+// neighbor_groups.cuh says which rows those are). With attention, preludes 1
+// and 2 leave each row's largest logit and sum of exponentials in the
+// workspace, and each group computes its edges' softmax weights from them.
 //
 //===----------------------------------------------------------------------===//
 #include "../SpmmSupport.h"
@@ -17,6 +18,14 @@ using namespace gnnc;
 using namespace gnnc::ExportCUDA;
 
 namespace {
+
+/// Whether `row`'s groups all lie in one block: then its leader stores it
+/// whole; else the first kernel sets it and the blocks add their pieces.
+std::string rowInOneBlock(const OpContext &c) {
+  return ("gnnc_group_row_in_one_block<" + llvm::Twine(c.plan.rowsPerBlock) +
+          ">(" + c.params.name(ParamRole::GroupOffsets) + ", row)")
+      .str();
+}
 
 class SpmmGroupPrinter : public SpmmPrinter {
 public:
@@ -80,8 +89,7 @@ void SpmmGroupPrinter::print() {
      << ";\n";
   slotLoop(SlotCopy::Combine);
   closeBlock();
-  os << "if (" << p.groupPtr << "[row] >= first_group && " << p.groupPtr
-     << "[row + 1] - 1 <= last_group) {\n";
+  os << "if (" << rowInOneBlock(c) << ") {\n";
   os.indent();
   finish(RowDegree::RowOffsets);
   os.unindent();
@@ -92,7 +100,7 @@ void SpmmGroupPrinter::print() {
 }
 
 /// The main kernel; prelude 0 sets the rows that the pieces of rows spanning
-/// blocks are added to.
+/// blocks are added to, and the rows without groups.
 class SpmmNeighborGroupPattern : public EmissionPattern {
   void emitKernel(const OpContext &c) const override {
     SpmmGroupPrinter(c).print();
@@ -100,6 +108,7 @@ class SpmmNeighborGroupPattern : public EmissionPattern {
   void addHeaders(const OpDesc &op,
                   std::set<std::string> &headers) const override {
     EmissionPattern::addHeaders(op, headers);
+    headers.insert(kNeighborGroupsHeader);
     if (op.attention)
       headers.insert(kAttentionHeader);
   }
@@ -107,7 +116,7 @@ class SpmmNeighborGroupPattern : public EmissionPattern {
   unsigned numPreludes() const override { return 3; }
   void emitPrelude(const OpContext &c, unsigned index) const override {
     if (index == 0)
-      SpmmPrinter(c).printInit();
+      SpmmPrinter(c).printInit(rowInOneBlock(c));
     else
       SpmmPrinter(c).printAttentionGroupPass(/*sums=*/index == 2);
   }
