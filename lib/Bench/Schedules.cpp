@@ -75,7 +75,6 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
   }
   halfVector(64);
   add("ep64", edgeParallel(64));
-  add("ep32", edgeParallel(32));
   // GNNAdvisor's neighbour groups (partial sums merged in shared memory,
   // rows that span blocks added atomically).
   for (int groupSize : kBenchGroupSizes) {
@@ -108,14 +107,28 @@ gnnc::bench::scheduleVariants(const Schedule &resolved, const OpDesc &op,
       for (const Schedule &fewer : tuning::smallerEdgeBatches(op, *complete))
         add(groupLabel(largest) + "e" + std::to_string(fewer.edgeBatch), fewer);
   }
-  // The same with registers capped so that 4 blocks fit on an SM (more
-  // rows in flight per SM; since the kernels keep the current row's end in
-  // a register this has lost everywhere it was measured).
+  // Edge-parallel workers with a batch of 4 neighbours: at f32 width 128,
+  // 59 registers instead of 76 (4 blocks of 256 an SM instead of 3,
+  // without spills).
+  for (int edges : {256, 128}) {
+    Schedule s = edgeParallel(edges);
+    s.edgeBatch = 4;
+    add("ep" + std::to_string(edges) + "e4", s);
+  }
+  {
+    Schedule s = edgeParallel(512);
+    s.threadsPerBlock = 128;
+    s.edgeBatch = 4;
+    add("ep512t128e4", s);
+  }
+  // The same registers by a cap (4 blocks an SM, with spills), and the
+  // shortest stretches: the fastest of no case since 2026-11-29.
   for (int edges : {256, 128}) {
     Schedule s = edgeParallel(edges);
     s.blocksPerSm = 4;
     add("ep" + std::to_string(edges) + "b4", s);
   }
+  add("ep32", edgeParallel(32));
   // For comparison: split rows added atomically instead of staged, or
   // merged in shared memory (the fastest of no case measured since
   // 2026-11-27; after the first 16).

@@ -104,11 +104,12 @@ std::vector<Schedule> gnnc::tuning::enumerateSchedules(const OpDesc &op) {
          defaults::kTunedSddmmGroupSizes);
   // Fewer neighbour loads in flight (fewer registers, more rows per SM):
   // every candidate of gnn.spmm with attention, whose batch slots also hold
-  // a weight, and gnn.spmm's neighbour groups.
+  // a weight, and gnn.spmm's neighbour groups and edge-parallel workers.
   if (op.kind == OpKind::Spmm) {
     const size_t listed = out.size();
     for (size_t i = 0; i < listed; ++i) {
-      if (!op.attention && out[i].strategy != Strategy::NeighborGroup)
+      if (!op.attention && out[i].strategy != Strategy::NeighborGroup &&
+          out[i].strategy != Strategy::EdgeParallel)
         continue;
       for (const Schedule &s : smallerEdgeBatches(op, out[i]))
         add(s);

@@ -319,8 +319,8 @@ Schedule vertex(int vw, int dw, int tpb) {
 TEST(BenchSchedules, Variants) {
   const Schedule resolved = vertex(4, 16, 256);
   const OpDesc f32w64 = benchSpmmOp(ElementType::F32, 64);
-  auto f32 = scheduleVariants(resolved, f32w64, 24);
-  ASSERT_EQ(f32.size(), 22u);
+  auto f32 = scheduleVariants(resolved, f32w64, 32);
+  ASSERT_EQ(f32.size(), 25u);
   // Every variant is complete and legal, and says so in its text form.
   for (const ScheduleChoice &c : f32) {
     ASSERT_TRUE(c.schedule) << c.label;
@@ -347,42 +347,49 @@ TEST(BenchSchedules, Variants) {
   EXPECT_EQ(f32[5].schedule->threadsPerBlock, 128);
   EXPECT_EQ(f32[6].label, "ep64vw2");
   EXPECT_EQ(f32[7].schedule->edgesPerWarp, 64);
-  EXPECT_EQ(f32[8].schedule->edgesPerWarp, 32);
   // Neighbour groups.
-  EXPECT_EQ(f32[9].label, "ng32");
-  EXPECT_EQ(f32[9].schedule->str(),
+  EXPECT_EQ(f32[8].label, "ng32");
+  EXPECT_EQ(f32[8].schedule->str(),
             "#gnn.schedule<strategy = neighbor_group, vector_width = 4, "
             "group_size = 32, dim_workers = 16, threads_per_block = 256, "
             "write = atomic>");
-  EXPECT_EQ(f32[10].label, "ng8");
-  EXPECT_EQ(f32[10].schedule->groupSize, 8);
+  EXPECT_EQ(f32[9].label, "ng8");
+  EXPECT_EQ(f32[9].schedule->groupSize, 8);
   // The same groups with half the vector and twice the lanes.
-  EXPECT_EQ(f32[11].label, "ng8vw2");
-  EXPECT_EQ(f32[11].schedule->groupSize, 8);
-  EXPECT_EQ(f32[11].schedule->vectorWidth, 2);
-  EXPECT_EQ(f32[11].schedule->dimWorkers, 32);
+  EXPECT_EQ(f32[10].label, "ng8vw2");
+  EXPECT_EQ(f32[10].schedule->groupSize, 8);
+  EXPECT_EQ(f32[10].schedule->vectorWidth, 2);
+  EXPECT_EQ(f32[10].schedule->dimWorkers, 32);
   // The largest groups with smaller edge batches than the default's 8.
-  EXPECT_EQ(f32[12].label, "ng32e4");
-  EXPECT_EQ(f32[12].schedule->edgeBatch, 4);
-  EXPECT_EQ(f32[13].label, "ng32e2");
-  EXPECT_EQ(f32[13].schedule->edgeBatch, 2);
-  // Then with registers capped for 4 blocks per SM.
-  EXPECT_EQ(f32[14].label, "ep256b4");
-  EXPECT_EQ(f32[14].schedule->blocksPerSm, 4);
-  EXPECT_EQ(f32[15].schedule->edgesPerWarp, 128);
-  EXPECT_EQ(f32[15].schedule->blocksPerSm, 4);
+  EXPECT_EQ(f32[11].label, "ng32e4");
+  EXPECT_EQ(f32[11].schedule->edgeBatch, 4);
+  EXPECT_EQ(f32[12].label, "ng32e2");
+  EXPECT_EQ(f32[12].schedule->edgeBatch, 2);
+  // Edge-parallel workers with a batch of 4.
+  EXPECT_EQ(f32[13].label, "ep256e4");
+  EXPECT_EQ(f32[13].schedule->edgeBatch, 4);
+  EXPECT_EQ(f32[14].label, "ep128e4");
+  EXPECT_EQ(f32[15].label, "ep512t128e4");
+  EXPECT_EQ(f32[15].schedule->threadsPerBlock, 128);
+  EXPECT_EQ(f32[15].schedule->edgeBatch, 4);
+  // Then with registers capped for 4 blocks per SM, and 32-item stretches.
+  EXPECT_EQ(f32[16].label, "ep256b4");
+  EXPECT_EQ(f32[16].schedule->blocksPerSm, 4);
+  EXPECT_EQ(f32[17].schedule->edgesPerWarp, 128);
+  EXPECT_EQ(f32[17].schedule->blocksPerSm, 4);
+  EXPECT_EQ(f32[18].schedule->edgesPerWarp, 32);
   // For comparison, atomic additions and shared merges of split rows.
-  EXPECT_EQ(f32[16].label, "ep256a");
-  EXPECT_EQ(f32[16].schedule->edgesPerWarp, 256);
-  EXPECT_EQ(f32[16].schedule->write, WriteMode::Atomic);
-  EXPECT_EQ(f32[17].label, "ep256s");
-  EXPECT_EQ(f32[17].schedule->write, WriteMode::Shared);
+  EXPECT_EQ(f32[19].label, "ep256a");
+  EXPECT_EQ(f32[19].schedule->edgesPerWarp, 256);
+  EXPECT_EQ(f32[19].schedule->write, WriteMode::Atomic);
+  EXPECT_EQ(f32[20].label, "ep256s");
+  EXPECT_EQ(f32[20].schedule->write, WriteMode::Shared);
   // The vertex-parallel variants last.
-  EXPECT_EQ(f32[18].schedule->dimWorkers, 32);
-  EXPECT_EQ(f32[19].schedule->dimWorkers, 8);
-  EXPECT_EQ(f32[20].schedule->vectorWidth, 2);
-  EXPECT_EQ(f32[20].schedule->dimWorkers, 32);
-  EXPECT_EQ(f32[21].schedule->vectorWidth, 1);
+  EXPECT_EQ(f32[21].schedule->dimWorkers, 32);
+  EXPECT_EQ(f32[22].schedule->dimWorkers, 8);
+  EXPECT_EQ(f32[23].schedule->vectorWidth, 2);
+  EXPECT_EQ(f32[23].schedule->dimWorkers, 32);
+  EXPECT_EQ(f32[24].schedule->vectorWidth, 1);
   EXPECT_EQ(scheduleVariants(resolved, f32w64, 1).size(), 1u);
 
   // A cap that the shared memory of the row ends cannot meet is left out:

@@ -426,6 +426,34 @@ std::vector<SpmmVariant> gnnc::test::allAtomicSpmmVariants() {
   return variants;
 }
 
+std::vector<SpmmVariant> gnnc::test::allEdgeBatchSpmmVariants() {
+  // Edge-parallel workers with fewer neighbour loads in flight than the
+  // default batch: staged (the fix-up kernel) and atomic at every width;
+  // gnn-bench's 512-item stretches in blocks of 128 where their row ends
+  // fit in shared memory (a worker of 32 or 16 threads: widths 128, 64).
+  std::vector<SpmmVariant> variants;
+  const TaggedSchedules schedules = {
+      {std::string(kEdgeSchedule) + ", edge_batch = 4", "epe4"},
+      {std::string(kEdgeSchedule) + ", edge_batch = 2, write = atomic",
+       "epe2a"}};
+  for (const char *type : {"f32", "f16", "bf16"}) {
+    addEveryWidth(variants, type, schedules);
+    SpmmVariant v{type, 64, true, "i32", schedules[0].first};
+    v.tag = schedules[0].second;
+    v.reduce = "mean";
+    v.scale = "both";
+    variants.push_back(v);
+    for (int64_t width : {64, 128}) {
+      SpmmVariant wide{type, width, false, "i64",
+                       "strategy = edge_parallel, edges_per_warp = 512, "
+                       "threads_per_block = 128, edge_batch = 4"};
+      wide.tag = "ep512e4";
+      variants.push_back(wide);
+    }
+  }
+  return variants;
+}
+
 std::vector<SpmmVariant> gnnc::test::allSharedMergeSpmmVariants() {
   std::vector<SpmmVariant> variants;
   const TaggedSchedules schedules = {
@@ -465,10 +493,11 @@ std::vector<SpmmVariant> gnnc::test::allSharedMergeSpmmVariants() {
 
 std::vector<SpmmVariant> gnnc::test::allVariants() {
   std::vector<SpmmVariant> variants = allSpmmVariants();
-  for (auto more : {allSddmmVariants(), allScaledSpmmVariants(),
-                    allEdgeSoftmaxVariants(), allAccumulateSpmmVariants(),
-                    allSelfTermSpmmVariants(), allAtomicSpmmVariants(),
-                    allPaddedSpmmVariants(), allSharedMergeSpmmVariants()})
+  for (auto more :
+       {allSddmmVariants(), allScaledSpmmVariants(), allEdgeSoftmaxVariants(),
+        allAccumulateSpmmVariants(), allSelfTermSpmmVariants(),
+        allAtomicSpmmVariants(), allPaddedSpmmVariants(),
+        allSharedMergeSpmmVariants(), allEdgeBatchSpmmVariants()})
     variants.insert(variants.end(), more.begin(), more.end());
   return variants;
 }

@@ -80,6 +80,12 @@ std::vector<SpmmVariant> allSelfTermSpmmVariants();
 /// the last bits run to run.
 std::vector<SpmmVariant> allAtomicSpmmVariants();
 
+/// edge_parallel gnn.spmm with a smaller edge batch than the default (4
+/// staged, 2 atomic): every type, widths {1, 3, 16, 32, 41, 64, 128, 256},
+/// with and without edge values, and mean with GCN scaling; 512-item
+/// stretches in blocks of 128 with a batch of 4 at widths 64 and 128.
+std::vector<SpmmVariant> allEdgeBatchSpmmVariants();
+
 /// gnn.spmm with padded rows (`#gnn.rows<stride = ...>`), the last vector
 /// of each row partly padding: f16 width 41 stride 48 (vector widths 8 and
 /// 2) and width 7 stride 8, f32 width 41 stride 44 (vector width 4), bf16
@@ -105,8 +111,8 @@ std::vector<SpmmVariant> compileOnlyVariants();
 /// All of the above but compileOnlyVariants: allSpmmVariants,
 /// allSddmmVariants, allScaledSpmmVariants, allEdgeSoftmaxVariants,
 /// allAccumulateSpmmVariants, allSelfTermSpmmVariants,
-/// allAtomicSpmmVariants, allPaddedSpmmVariants and
-/// allSharedMergeSpmmVariants.
+/// allAtomicSpmmVariants, allPaddedSpmmVariants,
+/// allSharedMergeSpmmVariants and allEdgeBatchSpmmVariants.
 std::vector<SpmmVariant> allVariants();
 
 /// A .gnn module (`gnn.module @t`) holding one kernel per variant.

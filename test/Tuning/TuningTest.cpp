@@ -125,8 +125,15 @@ TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
   EXPECT_EQ(vertex[20], vertexSchedule(2, 32, 256));
   EXPECT_EQ(vertex.back(), vertexSchedule(1, 1, 64));
   // Then edge_parallel: vector widths 4, 2, 1 x items 512, 256, 128, 64.
+  // Then each of them with the tuned edge batches below its own (8), after
+  // the neighbour groups.
   std::vector<Schedule> edge = withStrategy(all, Strategy::EdgeParallel);
-  ASSERT_EQ(edge.size(), 12u);
+  ASSERT_EQ(edge.size(), 36u);
+  Schedule batched = edgeSchedule(4, 16, 256, 512);
+  batched.edgeBatch = 4;
+  EXPECT_EQ(edge[12], batched);
+  batched.edgeBatch = 2;
+  EXPECT_EQ(edge[13], batched);
   EXPECT_EQ(edge[0], edgeSchedule(4, 16, 256, 512));
   EXPECT_EQ(edge[1], edgeSchedule(4, 16, 256, 256));
   EXPECT_EQ(edge[2], edgeSchedule(4, 16, 256, 128));
@@ -155,12 +162,20 @@ TEST(TuningEnumerate, VertexParallelThenEdgeParallelThenNeighbourGroups) {
               groupSchedule(4, 16, 256, defaults::kTunedGroupSizes[i]));
   EXPECT_EQ(groups[0], groupSchedule(4, 16, 256, 32));
   ASSERT_EQ(all.size(), vertex.size() + edge.size() + groups.size());
+  // The default batches by strategy, then the smaller batches of edge
+  // workers and groups.
+  const size_t plainEdge = 12, plainGroups = 3 * sizes;
   for (size_t i = 0; i < all.size(); ++i) {
+    if (i >= vertex.size() + plainEdge + plainGroups) {
+      EXPECT_GT(all[i].edgeBatch, 0) << i;
+      continue;
+    }
     Strategy expected = i < vertex.size() ? Strategy::VertexParallel
-                        : i < vertex.size() + edge.size()
+                        : i < vertex.size() + plainEdge
                             ? Strategy::EdgeParallel
                             : Strategy::NeighborGroup;
     EXPECT_EQ(all[i].strategy, expected) << i;
+    EXPECT_EQ(all[i].edgeBatch, 0) << i;
   }
   // Their text forms: the attribute's, and the tables' short one.
   EXPECT_EQ(groups[0].str(),
