@@ -232,7 +232,11 @@ Expected<KernelPlan> gnnc::plan::planSpmmNeighbourGroups(const OpDesc &op,
           std::to_string(op.stride()) + " features x 4 bytes",
       "raise dim_workers or lower threads_per_block"));
   plan.launch.sharedBytes = shared;
-  plan.preludes.push_back(initKernel(s, m));
+  // The first kernel: a thread per row asks whether the main kernel stores
+  // it; its warp sets the rest.
+  CompanionPlan init = initKernel(s, m);
+  init.launch.itemsPerBlock = s.threadsPerBlock;
+  plan.preludes.push_back(init);
   if (op.attention) {
     // The rows' softmax statistics, two f32 per row in the workspace (the
     // largest logit, then the sum of exp(logit - largest)), which the first

@@ -600,6 +600,47 @@ void SpmmPrinter::slotLoop(SlotCopy copy) {
   closeBlock();
 }
 
+void SpmmPrinter::printCheckedInit(StringRef storedByMain) {
+  const int64_t lanes = plan.lanes, workers = 32 / lanes;
+  os << "// gnn.spmm, write = atomic, first kernel: a thread per row asks "
+        "whether the main\n// kernel stores it whole; each row it does not "
+        "store starts as its self term\n// or 0, set by one of the warp's "
+     << workers << " worker" << (workers == 1 ? "" : "s") << " of " << lanes
+     << " thread" << (lanes == 1 ? "" : "s") << " in turn.\n";
+  os << "const long long warp_row = (long long)blockIdx.x * blockDim.x + "
+        "(threadIdx.x & ~31u);\n";
+  os << "const long long my_row = warp_row + threadIdx.x % 32;\n";
+  os << "const bool pending = my_row < " << graph.numRows << " && !"
+     << storedByMain << ";\n";
+  if (desc.attention && !p.workspace.empty()) {
+    os << "// Attention: every row's softmax statistics start at -infinity "
+          "and 0.\n";
+    os << "if (my_row < " << graph.numRows << ") {\n";
+    os.indent();
+    os << p.workspace << "[" << kAttentionFloats
+       << " * my_row] = __int_as_float(0xff800000);\n";
+    os << p.workspace << "[" << kAttentionFloats << " * my_row + 1] = 0.0f;\n";
+    closeBlock();
+  }
+  os << "unsigned todo = __ballot_sync(0xffffffffu, pending);\n";
+  os << "const int lane = threadIdx.x % " << lanes << ";\n";
+  os << "// This worker sets the pending rows " << workers
+     << " apart in the warp's order, from its own index.\n";
+  os << "int skip = threadIdx.x % 32 / " << lanes << ";\n";
+  os << "while (todo) {\n";
+  os.indent();
+  os << "const int bit = __ffs(todo) - 1;\n";
+  os << "todo &= todo - 1;\n";
+  os << "if (skip-- > 0)\n";
+  os << "  continue;\n";
+  os << "skip = " << workers - 1 << ";\n";
+  os << "const long long row = warp_row + bit;\n";
+  os << "float acc[" << p.accs << "];\n";
+  resetAccumulators();
+  finish(RowDegree::Empty);
+  closeBlock();
+}
+
 void SpmmPrinter::printInit(StringRef storedByMain) {
   vertexPrologue("gnn.spmm, write = atomic, first kernel (each row of the "
                  "result starts as its self term or 0; the main kernel adds "

@@ -119,6 +119,12 @@ public:
   /// `storedByMain` (a condition on `row`, if given) holds: the main kernel
   /// stores those whole.
   void printInit(llvm::StringRef storedByMain = {});
+  /// The same for neighbor_group, where most rows are stored by the main
+  /// kernel: a thread per row asks `storedByMain` (a condition on
+  /// `my_row`), then the warp's workers set the rows it does not store, one
+  /// worker per row in turn. A worker's `lanes` threads own a row's
+  /// features, as in the main kernel.
+  void printCheckedInit(llvm::StringRef storedByMain);
   /// The bodies of the two kernels that make the softmax statistics of
   /// neighbor_group gnn.spmm with attention: a worker per group takes the
   /// largest logit of its edges (`sums` false) or their sum of exp(logit -

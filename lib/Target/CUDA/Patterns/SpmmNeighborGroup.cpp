@@ -21,9 +21,9 @@ namespace {
 
 /// Whether `row`'s groups all lie in one block: then its leader stores it
 /// whole; else the first kernel sets it and the blocks add their pieces.
-std::string rowInOneBlock(const OpContext &c) {
+std::string rowInOneBlock(const OpContext &c, llvm::StringRef row = "row") {
   return ("gnnc_group_row_in_one_block<" + llvm::Twine(c.plan.rowsPerBlock) +
-          ">(" + c.params.name(ParamRole::GroupOffsets) + ", row)")
+          ">(" + c.params.name(ParamRole::GroupOffsets) + ", " + row + ")")
       .str();
 }
 
@@ -116,7 +116,7 @@ class SpmmNeighborGroupPattern : public EmissionPattern {
   unsigned numPreludes() const override { return 3; }
   void emitPrelude(const OpContext &c, unsigned index) const override {
     if (index == 0)
-      SpmmPrinter(c).printInit(rowInOneBlock(c));
+      SpmmPrinter(c).printCheckedInit(rowInOneBlock(c, "my_row"));
     else
       SpmmPrinter(c).printAttentionGroupPass(/*sums=*/index == 2);
   }
