@@ -641,30 +641,13 @@ void SpmmPrinter::printCheckedInit(StringRef storedByMain) {
   closeBlock();
 }
 
-void SpmmPrinter::printInit(StringRef storedByMain) {
+void SpmmPrinter::printInit() {
   vertexPrologue("gnn.spmm, write = atomic, first kernel (each row of the "
                  "result starts as its self term or 0; the main kernel adds "
                  "split rows to it)");
-  if (!storedByMain.empty()) {
-    os << "// The main kernel stores these rows whole.\n";
-    os << "if (!" << storedByMain << ") {\n";
-    os.indent();
-  }
   os << "float acc[" << p.accs << "];\n";
   resetAccumulators();
   // An empty sum: the row factor of degree 0 is 0, so only the self term
   // (if any) is left.
   finish(RowDegree::Empty);
-  if (!storedByMain.empty())
-    closeBlock();
-  if (desc.attention && !p.workspace.empty()) {
-    os << "// Attention: the row's softmax statistics start at -infinity and "
-          "0.\n";
-    os << "if (lane == 0) {\n";
-    os.indent();
-    os << p.workspace << "[" << kAttentionFloats
-       << " * row] = __int_as_float(0xff800000);\n";
-    os << p.workspace << "[" << kAttentionFloats << " * row + 1] = 0.0f;\n";
-    closeBlock();
-  }
 }

@@ -113,17 +113,16 @@ public:
   /// neighbor_group left (`row` defined).
   void loadAttentionStatistics();
 
-  /// The body of the kernel that runs before a gnn.spmm whose split rows are
-  /// added atomically (write = atomic, neighbor_group): every row of the
-  /// result is set to its self term, or 0, except the rows for which
-  /// `storedByMain` (a condition on `row`, if given) holds: the main kernel
-  /// stores those whole.
-  void printInit(llvm::StringRef storedByMain = {});
+  /// The body of the kernel that runs before an edge_parallel gnn.spmm
+  /// whose split rows are added atomically (write = atomic): every row of
+  /// the result is set to its self term, or 0.
+  void printInit();
   /// The same for neighbor_group, where most rows are stored by the main
   /// kernel: a thread per row asks `storedByMain` (a condition on
   /// `my_row`), then the warp's workers set the rows it does not store, one
   /// worker per row in turn. A worker's `lanes` threads own a row's
-  /// features, as in the main kernel.
+  /// features, as in the main kernel. With attention, every row's softmax
+  /// statistics start at -infinity and 0.
   void printCheckedInit(llvm::StringRef storedByMain);
   /// The bodies of the two kernels that make the softmax statistics of
   /// neighbor_group gnn.spmm with attention: a worker per group takes the
