@@ -311,10 +311,14 @@ Expected<Schedule> gnnc::completeSchedule(const OpDesc &op, Schedule s) {
   if (s.dimWorkers == 0) {
     int32_t edgeWorkers = familyOf(op.kind).edgeWorkers;
     // A sub-warp of a power of two lanes shares a row's chunks (of one
-    // column block, for batched): enough for one trip.
+    // column block, for batched): enough for one trip, or for
+    // kLinearTripsPerLane under a linear epilogue, whose gathers are
+    // latency-bound at the occupancy its tile leaves.
     int64_t chunks = batched && s.tileRows != 0
                          ? batchedColumnChunks(op, s.vectorWidth, s.tileRows)
                          : ceilDiv(op.width, s.vectorWidth);
+    if (batched && op.kind == OpKind::Spmm && op.linear())
+      chunks = ceilDiv(chunks, defaults::kLinearTripsPerLane);
     s.dimWorkers =
         edgeWorkers != 0
             ? edgeWorkers

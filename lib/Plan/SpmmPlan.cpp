@@ -72,12 +72,16 @@ Status linearRules(const OpDesc &op, const Schedule &s) {
     return Status::error(
         "the linear epilogue's tile of " + std::to_string(tile.rows) + " x " +
         std::to_string(tile.streamWeights ? op.linearWidth : tile.cols) +
-        " runs " + std::to_string(tile.threads) + " threads (" +
         (tile.streamWeights
-             ? std::string("warps streaming the weights")
-             : std::to_string(tile.warpsM) + " x " +
-                   std::to_string(tile.warpsN) + " warps multiply") +
-        "), not threads_per_block " + std::to_string(s.threadsPerBlock) +
+             ? " runs " + std::to_string(tile.threads) +
+                   " threads (warps streaming the weights)"
+             : " runs a multiple of " +
+                   std::to_string(defaults::kLinearStagedThreads) +
+                   " threads up to " +
+                   std::to_string(defaults::kLinearStagedMaxThreads) + " (" +
+                   std::to_string(tile.warpsM) + " x " +
+                   std::to_string(tile.warpsN) + " warps multiply)") +
+        ", not threads_per_block " + std::to_string(s.threadsPerBlock) +
         "; leave threads_per_block out");
   return Status::ok();
 }
@@ -336,6 +340,14 @@ BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
   const int64_t size = static_cast<int64_t>(elementSize(op.type));
   BatchedLinearTile t;
   t.rows = s.tileRows;
+  t.edges = batchedTileEdges(t.rows);
+  // After H: the block's row offsets and column indices, staged together
+  // so that a row's chain is one gather, not three dependent loads.
+  auto placeCsr = [&] {
+    t.offsetsAt = align16(t.hAt + t.rows * t.hStride * size);
+    t.columnsAt = align16(t.offsetsAt + (t.rows + 1) * 8);
+    t.bytes = align16(t.columnsAt + t.edges * (op.indices64 ? 8 : 4));
+  };
   t.depth = kMmaDepth;
   t.kPadded = ceilDiv(op.width, t.depth) * t.depth;
   t.hStride = t.kPadded + reductionRowPad(op.type);
@@ -384,13 +396,13 @@ BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
     t.stageBytes = (op.transposeWeights ? t.cols : t.depth) * t.bStride * size;
     t.wAt = 0;
     t.hAt = align16(warps * t.stages * t.stageBytes);
-    t.bytes = align16(t.hAt + t.rows * t.hStride * size);
+    placeCsr();
     t.threads = 32 * warps;
     return t;
   }
   t.wAt = 0;
   t.hAt = align16(t.stageBytes);
-  t.bytes = align16(t.hAt + t.rows * t.hStride * size);
+  placeCsr();
   // Four warps: a block's registers (about 96 a thread, for the gathers)
   // then leave room for several blocks an SM, whose gathers overlap. They
   // split the tile two by two where it is 32 columns or more and 32 rows
@@ -400,7 +412,12 @@ BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
       static_cast<int32_t>(std::clamp<int64_t>(t.rows / 16, 1, 4 / t.warpsN));
   t.fragsM = static_cast<int32_t>(t.rows / t.warpsM / 16);
   t.fragsN = static_cast<int32_t>(t.cols / t.warpsN / 8);
-  t.threads = 128;
+  // More warps gather more rows at once; the four multiply.
+  t.threads = defaults::kLinearStagedThreads;
+  if (s.threadsPerBlock > t.threads &&
+      s.threadsPerBlock <= defaults::kLinearStagedMaxThreads &&
+      s.threadsPerBlock % defaults::kLinearStagedThreads == 0)
+    t.threads = s.threadsPerBlock;
   return t;
 }
 
@@ -439,9 +456,10 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
         linear.bytes,
         "a linear epilogue keeps the aggregated rows (" +
             std::to_string(linear.rows) + " x " +
-            std::to_string(linear.hStride) + " elements) and " +
+            std::to_string(linear.hStride) + " elements), " +
             std::to_string(linear.stageBytes) + " bytes of weights (" +
-            std::to_string(linear.cols) + " columns) in shared memory",
+            std::to_string(linear.cols) + " columns) and the tile's " +
+            std::to_string(linear.edges) + " column indices in shared memory",
         "lower tile_rows"));
     sharedBytes = linear.bytes;
   }

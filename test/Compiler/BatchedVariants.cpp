@@ -78,6 +78,12 @@ std::vector<BatchedVariant> gnnc::test::batchedVariants() {
       // Two staged passes in f16 and bf16 (64 columns each), streamed in
       // f32.
       {96, 128, "", "", "both", "", false, true, true, "ltwo"},
+      // Staged weights with more warps than multiply: the warps beyond the
+      // four only aggregate.
+      {64, 64, "tile_rows = 32, threads_per_block = 256", "", "both", "", false,
+       true, true, "lgcn256"},
+      {41, 24, "tile_rows = 16, graphs_per_block = 3, threads_per_block = 512",
+       "mean", "", "", true, false, false, "lmean512"},
   };
   for (const char *type : {"f32", "f16", "bf16"})
     for (const Linear &l : linears) {

@@ -596,10 +596,24 @@ TEST(Plan, BatchedLinearEpilogue) {
   ASSERT_TRUE(plan) << plan.message();
   EXPECT_EQ(plan->schedule.tileRows, 64);
   EXPECT_EQ(plan->schedule.threadsPerBlock, 128);
+  // 16 chunks of 4 floats a row: 8 lanes, two loads each
+  // (kLinearTripsPerLane), where the aggregation alone takes 16.
+  EXPECT_EQ(plan->schedule.dimWorkers, 8);
+  EXPECT_EQ(plan->mapping.chunksPerLane, 2);
+  OpDesc aggregation = op;
+  aggregation.linearWidth = 0;
+  aggregation.linearBias = false;
+  aggregation.activation = Activation::None;
+  Schedule batched = defaultSchedule(aggregation);
+  batched.strategy = Strategy::Batched;
+  Expected<KernelPlan> alone = planWithDefaults(aggregation, batched);
+  ASSERT_TRUE(alone) << alone.message();
+  EXPECT_EQ(alone->schedule.dimWorkers, 16);
   const BatchedLinearTile t = batchedLinearTile(op, plan->schedule);
   // One 64-column pass, 2 x 2 warps of 2 x 4 fragments; the pass's
-  // weights (64 rows of 64 + 8) first, then H, its rows padded by 16 bytes.
-  // Nothing is staged: the rows are reduced from global memory.
+  // weights (64 rows of 64 + 8) first, then H, its rows padded by 16 bytes,
+  // then the row offsets (65 x 8 bytes) and 8 column indices a row. No
+  // feature is staged: the rows are reduced from global memory.
   EXPECT_FALSE(t.streamWeights);
   EXPECT_EQ(t.cols, 64);
   EXPECT_EQ(t.kPadded, 64);
@@ -609,7 +623,10 @@ TEST(Plan, BatchedLinearEpilogue) {
   EXPECT_EQ(t.bStride, 72);
   EXPECT_EQ(t.wAt, 0);
   EXPECT_EQ(t.hAt, 64 * 72 * 4);
-  EXPECT_EQ(plan->launch.sharedBytes, t.hAt + 64 * 68 * 4);
+  EXPECT_EQ(t.edges, 64 * 8);
+  EXPECT_EQ(t.offsetsAt, t.hAt + 64 * 68 * 4);
+  EXPECT_EQ(t.columnsAt, t.offsetsAt + 65 * 8 + 8);
+  EXPECT_EQ(plan->launch.sharedBytes, t.columnsAt + 64 * 8 * 4);
   EXPECT_EQ(plan->mapping.columnChunks, 0);
   // Weights that need more than two passes of kLinearWeightBytes stream
   // through each warp's ring; eight warps take items.
@@ -634,7 +651,8 @@ TEST(Plan, BatchedLinearEpilogue) {
   EXPECT_EQ(ws.bStride, 16);
   EXPECT_EQ(ws.stageBytes, 8 * 16 * 4);
   EXPECT_EQ(ws.hAt, 8 * 4 * 8 * 16 * 4);
-  EXPECT_EQ(plan->launch.sharedBytes, ws.hAt + 64 * 260 * 4);
+  EXPECT_EQ(ws.offsetsAt, ws.hAt + 64 * 260 * 4);
+  EXPECT_EQ(plan->launch.sharedBytes, ws.columnsAt + 64 * 8 * 4);
   // Wider results need wider items and rings: 256 columns take 32-column
   // items (rings of 40 KB), and 64 rows would then exceed the limit.
   OpDesc wider = wide;
@@ -679,10 +697,15 @@ TEST(Plan, BatchedLinearEpilogue) {
   EXPECT_EQ(why(op, s), "a linear epilogue takes tile_rows 16, 32, 64 or 128 "
                         "(a block's rows of 16-row fragments), got 12");
   s.tileRows = 64;
+  // Staged weights take more warps to aggregate, in multiples of four.
   s.threadsPerBlock = 256;
-  EXPECT_EQ(why(op, s), "the linear epilogue's tile of 64 x 64 runs 128 "
-                        "threads (2 x 2 warps multiply), not "
-                        "threads_per_block 256; leave threads_per_block out");
+  EXPECT_EQ(why(op, s), "");
+  EXPECT_EQ(batchedLinearTile(op, s).threads, 256);
+  s.threadsPerBlock = 192;
+  EXPECT_EQ(why(op, s), "the linear epilogue's tile of 64 x 64 runs a "
+                        "multiple of 128 threads up to 512 (2 x 2 warps "
+                        "multiply), not threads_per_block 192; leave "
+                        "threads_per_block out");
   Schedule streaming = strategy(Strategy::Batched);
   streaming.tileRows = 32;
   streaming.threadsPerBlock = 128;

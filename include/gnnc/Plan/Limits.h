@@ -131,6 +131,18 @@ constexpr int64_t kLinearMaxStagedPasses = 2;
 /// batched with a linear epilogue whose weights stream: the warps of a
 /// block, each taking items of the result tile in turn.
 constexpr int32_t kLinearStreamWarps = 8;
+/// batched with a linear epilogue whose weights are staged: the block's
+/// threads by default (four warps multiply), and the most it may run
+/// (threads_per_block a multiple of the default: the warps beyond the four
+/// aggregate rows and wait while the four multiply).
+constexpr int32_t kLinearStagedThreads = 128;
+constexpr int32_t kLinearStagedMaxThreads = 512;
+/// batched with a linear epilogue: the vector loads of a row each of its
+/// lanes makes by default (dim_workers the row's chunks over this). Its
+/// blocks hold H, W and 80-90 registers a thread, so 4-5 share an SM and
+/// the gathers wait on latency; two loads a lane keep twice as many in
+/// flight with the same warps (H200: 1.1-1.2x over one at widths 64-128).
+constexpr int64_t kLinearTripsPerLane = 2;
 /// The buffers of each such warp's ring of weights: the warp multiplies
 /// one mma step while the next kLinearStreamStages - 1 are on their way.
 constexpr int32_t kLinearStreamStages = 4;

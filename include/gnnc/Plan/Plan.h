@@ -159,14 +159,16 @@ BatchedTile batchedTile(const OpDesc &op, const Schedule &s,
                         int64_t columnChunks);
 
 /// The linear epilogue of a batched gnn.spmm (OpDesc::linear): a block
-/// reduces its rows from global memory (nothing is staged) into the tile H
+/// stages its row offsets and column indices (when they fit `edges`, at
+/// offsetsAt and columnsAt, after H) but not its features, and reduces its
+/// rows from global memory into the tile H
 /// (rows x K, in shared memory, in the element type, zero columns up to
 /// kPadded), then multiplies H by W on tensor cores, `cols` result columns
 /// at a time (a pass), with warpsM x warpsN warps of fragsM x fragsN 16 x 8
 /// fragments. A pass's weights are staged whole (kPadded x cols, rows of
 /// bStride; transposed weights cols x kPadded), the first pass's with
 /// cp.async at the kernel's start, while the block aggregates. Shared
-/// memory: the weights at wAt (0), H at hAt.
+/// memory: the weights at wAt (0), H at hAt, then the offsets and columns.
 ///
 /// Weights that need more than kLinearMaxStagedPasses passes
 /// (streamWeights) are not staged whole: each warp of the block takes
@@ -196,6 +198,10 @@ struct BatchedLinearTile {
   int64_t stageBytes = 0;
   int64_t wAt = 0;
   int64_t hAt = 0;
+  /// The staged row offsets (rows + 1, i64) and column indices (edges).
+  int64_t edges = 0;
+  int64_t offsetsAt = 0;
+  int64_t columnsAt = 0;
   int64_t bytes = 0;
 };
 /// The epilogue tile of `op` (a gnn.spmm with a linear epilogue) under `s`

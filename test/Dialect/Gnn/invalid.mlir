@@ -878,8 +878,8 @@ gnn.module @m {
 
 gnn.module @m {
   gnn.kernel @k(%g: !gnn.graph<batched_csr, i64, i32>, %x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
-    // expected-error @+1 {{the linear epilogue's tile of 64 x 32 runs 128 threads (4 x 1 warps multiply), not threads_per_block 256; leave threads_per_block out}}
-    %y = gnn.spmm %g, %x weight(%w : tensor<64x32xf32>) {schedule = #gnn.schedule<strategy = batched, tile_rows = 64, threads_per_block = 256>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x32xf32>
+    // expected-error @+1 {{the linear epilogue's tile of 64 x 32 runs a multiple of 128 threads up to 512 (4 x 1 warps multiply), not threads_per_block 1024; leave threads_per_block out}}
+    %y = gnn.spmm %g, %x weight(%w : tensor<64x32xf32>) {schedule = #gnn.schedule<strategy = batched, tile_rows = 64, threads_per_block = 1024>} : !gnn.graph<batched_csr, i64, i32>, tensor<?x64xf32> -> tensor<?x32xf32>
     gnn.return %y : tensor<?x32xf32>
   }
 }

@@ -9,10 +9,11 @@
 // than a tile, which stages its offsets and column indices when they fit
 // and gathers its neighbours' rows from global memory.
 // The reduction, the end of a row and the store are gnn.spmm's own
-// (SpmmSupport). With a linear epilogue a block reduces its rows from
-// global memory into a shared tile of aggregated rows (its shared memory
-// holds that tile and the weights, so that several blocks share an SM)
-// and gnnc_batched_linear (batched_linear.cuh) multiplies it by W.
+// (SpmmSupport). With a linear epilogue a block stages its offsets and
+// column indices alone and reduces its rows from global memory into a
+// shared tile of aggregated rows (its shared memory holds that tile, the
+// weights and the staged indices, so that several blocks share an SM);
+// gnnc_batched_linear (batched_linear.cuh) multiplies it by W.
 //
 //===----------------------------------------------------------------------===//
 #include "../SpmmSupport.h"
@@ -42,12 +43,21 @@ public:
     StringRef index = c.indexType();
     const bool linear = desc.linear();
     const bool stages = batchedStagesFeatures(desc);
+    const BatchedLinearTile lt =
+        linear ? batchedLinearTile(desc, s) : BatchedLinearTile{};
+    // Every block stages its row offsets and column indices when they fit;
+    // only a block without a linear epilogue stages its feature rows.
+    const int64_t offsetsAt = linear ? lt.offsetsAt : tile.offsetsAt;
+    const int64_t columnsAt = linear ? lt.columnsAt : tile.columnsAt;
+    const int64_t tileEdges = linear ? lt.edges : tile.edges;
     if (!stages)
       os << "// gnn.spmm, batched, with a linear epilogue: a block per run of "
             "whole graphs of at most "
-         << tile.rows << " nodes or per piece of " << tile.rows
-         << " rows of a larger graph, whose rows it reduces from global "
-            "memory into a shared tile; "
+         << tile.rows << " nodes and " << tileEdges << " edges or per piece of "
+         << tile.rows
+         << " rows of a larger graph, which stages its row offsets and column "
+            "indices in shared memory (a piece, when they fit) and reduces "
+            "its rows from global memory into a shared tile; "
          << lanes << " thread" << (lanes == 1 ? "" : "s") << " per row, "
          << plan.rowsPerBlock << " rows at a time, " << vw
          << " elements per load.\n";
@@ -66,16 +76,13 @@ public:
          << plan.rowsPerBlock << " rows at a time, " << vw
          << " elements per load.\n";
     os << "extern __shared__ __align__(16) unsigned char gnnc_tile_bytes[];\n";
-    if (stages) {
+    if (stages)
       os << e.cType << " *tile = reinterpret_cast<" << e.cType
          << " *>(gnnc_tile_bytes);\n";
-      os << offset << " *tile_ptr = reinterpret_cast<" << offset
-         << " *>(gnnc_tile_bytes + " << tile.offsetsAt << ");\n";
-      os << index << " *tile_cols = reinterpret_cast<" << index
-         << " *>(gnnc_tile_bytes + " << tile.columnsAt << ");\n";
-    }
-    const BatchedLinearTile lt =
-        linear ? batchedLinearTile(desc, s) : BatchedLinearTile{};
+    os << offset << " *tile_ptr = reinterpret_cast<" << offset
+       << " *>(gnnc_tile_bytes + " << offsetsAt << ");\n";
+    os << index << " *tile_cols = reinterpret_cast<" << index
+       << " *>(gnnc_tile_bytes + " << columnsAt << ");\n";
     StringRef weights = params.name(ParamRole::LinearWeights);
     // The template arguments the epilogue's pieces share: the element
     // type, K, K padded and M.
@@ -130,16 +137,14 @@ public:
        << "ll;\n";
     os << "const long long seg_end = entry[" << kBatchBlockWords << "] & ~"
        << kBatchBlockFromGlobal << "ll;\n";
-    if (stages) {
-      os << "const long long seg_e0 = entry[1];\n";
-      os << "const long long seg_e1 = entry[" << kBatchBlockWords + 1 << "];\n";
+    os << "const long long seg_e0 = entry[1];\n";
+    os << "const long long seg_e1 = entry[" << kBatchBlockWords + 1 << "];\n";
+    if (stages)
       os << "const bool staged = (first_word & " << kBatchBlockFromGlobal
          << "ll) == 0;\n";
-      os << "// A run of whole graphs always fits; a piece of a larger graph "
-            "stages its offsets and columns when they fit the tile.\n";
-      os << "const bool staged_csr = seg_e1 - seg_e0 <= " << tile.edges
-         << ";\n";
-    }
+    os << "// A run of whole graphs always fits; a piece of a larger graph "
+          "stages its offsets and columns when they fit the tile.\n";
+    os << "const bool staged_csr = seg_e1 - seg_e0 <= " << tileEdges << ";\n";
     bool columnBlocks = plan.columnChunks != 0;
     // The feature rows of the column block from `chunk0` (a variable, or
     // the first block).
@@ -157,23 +162,27 @@ public:
         os << tileChunks;
       os << ");\n";
     };
-    if (stages) {
+    if (stages)
       os << "// The block's row offsets, column indices and (a run's first "
             "column block of) feature rows, all in flight together.\n";
-      os << "if (staged_csr) {\n";
-      os.indent();
-      os << "gnnc_stage_array(tile_ptr, " << graph.rowPtr
-         << " + seg_begin, seg_end - seg_begin + 1);\n";
-      os << "gnnc_stage_array(tile_cols, " << graph.colIdx
-         << " + seg_e0, seg_e1 - seg_e0);\n";
-      closeBlock();
+    else
+      os << "// The block's row offsets and column indices, in flight "
+            "together (with the first pass's weights).\n";
+    os << "if (staged_csr) {\n";
+    os.indent();
+    os << "gnnc_stage_array(tile_ptr, " << graph.rowPtr
+       << " + seg_begin, seg_end - seg_begin + 1);\n";
+    os << "gnnc_stage_array(tile_cols, " << graph.colIdx
+       << " + seg_e0, seg_e1 - seg_e0);\n";
+    closeBlock();
+    if (stages) {
       os << "if (staged) {\n";
       os.indent();
       stageFeatures("0");
       closeBlock();
-      os << "gnnc_stage_wait();\n";
-      os << "__syncthreads();\n";
     }
+    os << "gnnc_stage_wait();\n";
+    os << "__syncthreads();\n";
     if (columnBlocks) {
       os << "for (int chunk0 = 0; chunk0 < " << plan.chunks
          << "; chunk0 += " << tileChunks << ") {\n";
@@ -192,40 +201,32 @@ public:
     os << "for (long long row = seg_begin + sub; row < seg_end; row += "
        << plan.rowsPerBlock << ") {\n";
     os.indent();
-    if (!stages) {
-      os << "const long long begin = (long long)" << graph.rowPtr << "[row];\n";
-      os << "const long long end = (long long)" << graph.rowPtr
-         << "[row + 1];\n";
-    } else {
-      os << "const long long begin = staged_csr ? (long long)tile_ptr[row - "
-            "seg_begin] : (long long)"
-         << graph.rowPtr << "[row];\n";
-      os << "const long long end = staged_csr ? (long long)tile_ptr[row - "
-            "seg_begin + 1] : (long long)"
-         << graph.rowPtr << "[row + 1];\n";
-    }
+    os << "const long long begin = staged_csr ? (long long)tile_ptr[row - "
+          "seg_begin] : (long long)"
+       << graph.rowPtr << "[row];\n";
+    os << "const long long end = staged_csr ? (long long)tile_ptr[row - "
+          "seg_begin + 1] : (long long)"
+       << graph.rowPtr << "[row + 1];\n";
     if (p.scalesBatches()) {
       os << "const long long batch_deg = end - begin;\n";
       os << "const float batch_scale = " << RowFactor{desc, "batch_deg"}
          << ";\n";
     }
     os << "float acc[" << p.accs << "];\n";
-    if (!stages) {
-      reduceNeighbours();
-    } else {
+    if (stages) {
       os << "if (staged) {\n";
       os.indent();
       reduceNeighbours("tile", "tile_cols");
       os.unindent();
-      os << "} else if (staged_csr) {\n";
-      os.indent();
-      reduceNeighbours("", "tile_cols");
-      os.unindent();
-      os << "} else {\n";
-      os.indent();
-      reduceNeighbours();
-      closeBlock();
     }
+    os << (stages ? "} else if (staged_csr) {\n" : "if (staged_csr) {\n");
+    os.indent();
+    reduceNeighbours("", "tile_cols");
+    os.unindent();
+    os << "} else {\n";
+    os.indent();
+    reduceNeighbours();
+    closeBlock();
     if (linear)
       finish(RowDegree::Range,
              ("h_tile + (row - seg_begin) * " + Twine(lt.hStride)).str());
