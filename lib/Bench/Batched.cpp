@@ -771,7 +771,8 @@ json gnnc::bench::runBatchedLayerCase(Bench &bench, const CublasLt *lt,
                                       const graph::BatchedGraph &batch,
                                       LayerKind kind, ElementType type,
                                       int64_t width, double copyGbs,
-                                      uint64_t seed, int &failures) {
+                                      uint64_t seed, int &failures,
+                                      bool backward) {
   json record = {{"batch", name},
                  {"type", elementTypeName(type)},
                  {"width", width},
@@ -954,16 +955,26 @@ json gnnc::bench::runBatchedLayerCase(Bench &bench, const CublasLt *lt,
       2.0 * double(p.host.nodes()) * double(width) * double(width);
 
   // The fused layer: gnn.spmm with its linear epilogue, one kernel per
-  // tile_rows the plan accepts (and the default), each checked on a
-  // poisoned Y before it is timed; the fastest that passed is fused_ms.
+  // tile_rows the plan accepts (and the default), and from 32 rows on also
+  // with half the default's threads per row (more neighbour loads in
+  // flight per thread), each checked on a poisoned Y before it is timed;
+  // the fastest that passed is fused_ms.
   const OpDesc fusedOp = layerFusedOp(kind, type, width);
   std::vector<std::optional<Schedule>> fusedSchedules = {std::nullopt};
   for (int32_t rows : {16, 32, 64, 128}) {
     Schedule s;
     s.strategy = Strategy::Batched;
     s.tileRows = rows;
-    if (planWithDefaults(fusedOp, s))
-      fusedSchedules.push_back(s);
+    Expected<KernelPlan> planned = planWithDefaults(fusedOp, s);
+    if (!planned)
+      continue;
+    fusedSchedules.push_back(s);
+    if (rows < 32)
+      continue;
+    Schedule fewer = s;
+    fewer.dimWorkers = planned->schedule.dimWorkers / 2;
+    if (fewer.dimWorkers >= 1 && planWithDefaults(fusedOp, fewer))
+      fusedSchedules.push_back(fewer);
   }
   std::string fusedText = "gnn.module @bf {\n";
   for (size_t i = 0; i < fusedSchedules.size(); ++i)
@@ -1024,7 +1035,8 @@ json gnnc::bench::runBatchedLayerCase(Bench &bench, const CublasLt *lt,
   record["fused_runs"] = fusedRuns;
   if (fusedMs > 0) {
     record["fused_ms"] = fusedMs;
-    runLayerBackward(bench, p, *aggregate, seed, tag, record, failures);
+    if (backward)
+      runLayerBackward(bench, p, *aggregate, seed, tag, record, failures);
   }
 
   const double backwardMs = record.value("fused_backward_ms", 0.0);

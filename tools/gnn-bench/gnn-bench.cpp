@@ -119,6 +119,8 @@ void usage() {
       "                      b)): gnnc's batched aggregation, then\n"
       "                      cuBLASLt's GEMM with the bias and ReLU epilogue\n"
       "                      (K = M = width); default gcn,gin; 'none'\n"
+      "  --no-layer-backward the layers' fused forward only: the backward\n"
+      "                      is neither checked nor timed\n"
       "  --readouts LIST     gnn.readout and gnn.readout_grad for --batched:\n"
       "                      sum,mean,max (default all three); 'none'\n"
       "  --dump-batches DIR  write each --batched batch as DIR/<name>.npz in\n"
@@ -199,6 +201,7 @@ struct Options {
   double timeLimit = 0;
   std::vector<std::string> batches;
   std::vector<LayerKind> layers{LayerKind::Gcn, LayerKind::Gin};
+  bool layerBackward = true;
   std::vector<Reduce> readouts{Reduce::Sum, Reduce::Mean, Reduce::Max};
   std::string dumpBatchesDir;
   std::vector<std::string> snapshotSeries;
@@ -253,6 +256,8 @@ std::string parseArgs(int argc, char **argv, Options &o, bool &help) {
       o.timing.backToBack = kNoFlushBackToBack;
     } else if (arg == "--no-gather-bound") {
       o.gatherBound = false;
+    } else if (arg == "--no-layer-backward") {
+      o.layerBackward = false;
     } else if (!next(v)) {
       return "unknown option or missing value: '" + arg + "'";
     } else if (arg == "--datasets") {
@@ -824,7 +829,7 @@ int main(int argc, char **argv) {
             for (LayerKind kind : o.layers)
               layerCases.push_back(runBatchedLayerCase(
                   *bench, lt ? &*lt : nullptr, name, *batch, kind, type, width,
-                  copyGbs, o.caseOptions.seed, failures));
+                  copyGbs, o.caseOptions.seed, failures, o.layerBackward));
             if (!o.readouts.empty())
               for (json &r : runBatchedReadoutCases(
                        *bench, name, *batch, type, width, o.readouts, copyGbs,

@@ -177,13 +177,14 @@ Expected<ops::KernelCheck> checkLayerOutput(const LayerProblem &problem);
 /// width, layer, graphs, nodes, edges, spmm_ms, gemm_ms, unfused_ms,
 /// check, fused_ms, ...) has `fused_ms` null until a fused kernel is
 /// timed. A failure is recorded, counts in `failures`, and is not timed.
-/// `lt` may be null (no GEMM: only the aggregation is timed).
+/// `lt` may be null (no GEMM: only the aggregation is timed). Without
+/// `backward`, the fused layer's backward is neither checked nor timed.
 nlohmann::json runBatchedLayerCase(Bench &bench, const CublasLt *lt,
                                    const std::string &name,
                                    const graph::BatchedGraph &batch,
                                    LayerKind kind, ElementType type,
                                    int64_t width, double copyGbs, uint64_t seed,
-                                   int &failures);
+                                   int &failures, bool backward = true);
 
 //===----------------------------------------------------------------------===//
 // Readout: gnn.readout and gnn.readout_grad
