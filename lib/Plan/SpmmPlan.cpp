@@ -321,32 +321,49 @@ int64_t gnnc::batchedTileEdges(int64_t tileRows) {
   return defaults::kBatchedEdgesPerTileRow * tileRows;
 }
 
+namespace {
+
+/// Shared-memory offsets: tile sizes, far from overflow.
+int64_t align16(int64_t v) { return ceilDiv(v, 16) * 16; }
+
+/// The staged indices of a block of `rows` rows, from byte `at` on.
+BatchedIndices placeIndices(const OpDesc &op, int64_t rows, int64_t at) {
+  BatchedIndices i;
+  i.edges = batchedTileEdges(rows);
+  i.offsetsAt = align16(at);
+  i.columnsAt = align16(i.offsetsAt + (rows + 1) * 8);
+  i.end = align16(i.columnsAt + i.edges * (op.indices64 ? 8 : 4));
+  return i;
+}
+
+} // namespace
+
 BatchedTile gnnc::batchedTile(const OpDesc &op, const Schedule &s,
                               int64_t columnChunks) {
-  auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
   BatchedTile t;
   t.rows = s.tileRows;
-  t.edges = batchedTileEdges(s.tileRows);
   t.featureBytes = t.rows * columnChunks * s.vectorWidth *
                    static_cast<int64_t>(elementSize(op.type));
-  t.offsetsAt = align16(t.featureBytes);
-  t.columnsAt = align16(t.offsetsAt + (t.rows + 1) * 8);
-  t.bytes = align16(t.columnsAt + t.edges * (op.indices64 ? 8 : 4));
+  t.indices = placeIndices(op, t.rows, t.featureBytes);
+  t.bytes = t.indices.end;
   return t;
 }
 
+BatchedIndices gnnc::batchedIndices(const OpDesc &op, const Schedule &s,
+                                    int64_t columnChunks) {
+  return op.linear() ? batchedLinearTile(op, s).indices
+                     : batchedTile(op, s, columnChunks).indices;
+}
+
 BatchedLinearTile gnnc::batchedLinearTile(const OpDesc &op, const Schedule &s) {
-  auto align16 = [](int64_t v) { return (v + 15) / 16 * 16; };
   const int64_t size = static_cast<int64_t>(elementSize(op.type));
   BatchedLinearTile t;
   t.rows = s.tileRows;
-  t.edges = batchedTileEdges(t.rows);
   // After H: the block's row offsets and column indices, staged together
   // so that a row's chain is one gather, not three dependent loads.
   auto placeCsr = [&] {
-    t.offsetsAt = align16(t.hAt + t.rows * t.hStride * size);
-    t.columnsAt = align16(t.offsetsAt + (t.rows + 1) * 8);
-    t.bytes = align16(t.columnsAt + t.edges * (op.indices64 ? 8 : 4));
+    t.indices = placeIndices(op, t.rows, t.hAt + t.rows * t.hStride * size);
+    t.bytes = t.indices.end;
   };
   t.depth = kMmaDepth;
   t.kPadded = ceilDiv(op.width, t.depth) * t.depth;
@@ -459,7 +476,8 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
             std::to_string(linear.hStride) + " elements), " +
             std::to_string(linear.stageBytes) + " bytes of weights (" +
             std::to_string(linear.cols) + " columns) and the tile's " +
-            std::to_string(linear.edges) + " column indices in shared memory",
+            std::to_string(linear.indices.edges) +
+            " column indices in shared memory",
         "lower tile_rows"));
     sharedBytes = linear.bytes;
   }
@@ -467,10 +485,11 @@ Expected<KernelPlan> gnnc::plan::planSpmmBatched(const OpDesc &op,
     GNNC_RETURN_IF_ERROR(checkSharedBytes(
         tile.bytes,
         "batched stages tile_rows rows of a column block, their offsets and " +
-            std::to_string(tile.edges) + " column indices in shared memory: " +
-            std::to_string(s.tileRows) + " rows x " +
-            std::to_string(columnChunks * s.vectorWidth) + " features x " +
-            std::to_string(elementSize(op.type)) + " bytes and the rest",
+            std::to_string(tile.indices.edges) +
+            " column indices in shared memory: " + std::to_string(s.tileRows) +
+            " rows x " + std::to_string(columnChunks * s.vectorWidth) +
+            " features x " + std::to_string(elementSize(op.type)) +
+            " bytes and the rest",
         "lower tile_rows"));
   plan.extraParams = spmmExtras(op);
   plan.extraParams.push_back(ParamRole::BatchBlocks);

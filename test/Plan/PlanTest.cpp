@@ -532,9 +532,9 @@ TEST(Plan, BatchedStagesTilesAndCutsWideRowsIntoColumnBlocks) {
   // The features, then 65 row offsets (i64), then 512 column indices.
   BatchedTile tile = batchedTile(op, plan->schedule, 16);
   EXPECT_EQ(tile.featureBytes, 64 * 64 * 4);
-  EXPECT_EQ(tile.offsetsAt, 16384);
-  EXPECT_EQ(tile.columnsAt, 16912);
-  EXPECT_EQ(tile.edges, 512);
+  EXPECT_EQ(tile.indices.offsetsAt, 16384);
+  EXPECT_EQ(tile.indices.columnsAt, 16912);
+  EXPECT_EQ(tile.indices.edges, 512);
   EXPECT_EQ(plan->launch.sharedBytes, 16912 + 512 * 4);
   EXPECT_EQ(plan->launch.grid,
             std::vector<ParamRole>{ParamRole::NumBatchBlocks});
@@ -623,10 +623,12 @@ TEST(Plan, BatchedLinearEpilogue) {
   EXPECT_EQ(t.bStride, 72);
   EXPECT_EQ(t.wAt, 0);
   EXPECT_EQ(t.hAt, 64 * 72 * 4);
-  EXPECT_EQ(t.edges, 64 * 8);
-  EXPECT_EQ(t.offsetsAt, t.hAt + 64 * 68 * 4);
-  EXPECT_EQ(t.columnsAt, t.offsetsAt + 65 * 8 + 8);
-  EXPECT_EQ(plan->launch.sharedBytes, t.columnsAt + 64 * 8 * 4);
+  EXPECT_EQ(t.indices.edges, 64 * 8);
+  EXPECT_EQ(t.indices.offsetsAt, t.hAt + 64 * 68 * 4);
+  EXPECT_EQ(t.indices.columnsAt, t.indices.offsetsAt + 65 * 8 + 8);
+  EXPECT_EQ(plan->launch.sharedBytes, t.indices.columnsAt + 64 * 8 * 4);
+  EXPECT_EQ(batchedIndices(op, plan->schedule, 0).offsetsAt,
+            t.indices.offsetsAt);
   EXPECT_EQ(plan->mapping.columnChunks, 0);
   // Weights that need more than two passes of kLinearWeightBytes stream
   // through each warp's ring; eight warps take items.
@@ -651,8 +653,8 @@ TEST(Plan, BatchedLinearEpilogue) {
   EXPECT_EQ(ws.bStride, 16);
   EXPECT_EQ(ws.stageBytes, 8 * 16 * 4);
   EXPECT_EQ(ws.hAt, 8 * 4 * 8 * 16 * 4);
-  EXPECT_EQ(ws.offsetsAt, ws.hAt + 64 * 260 * 4);
-  EXPECT_EQ(plan->launch.sharedBytes, ws.columnsAt + 64 * 8 * 4);
+  EXPECT_EQ(ws.indices.offsetsAt, ws.hAt + 64 * 260 * 4);
+  EXPECT_EQ(plan->launch.sharedBytes, ws.indices.columnsAt + 64 * 8 * 4);
   // Wider results need wider items and rings: 256 columns take 32-column
   // items (rings of 40 KB), and 64 rows would then exceed the limit.
   OpDesc wider = wide;

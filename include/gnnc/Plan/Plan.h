@@ -132,16 +132,24 @@ struct KernelPlan {
   Strategy strategy() const { return schedule.strategy; }
 };
 
-/// The shared memory of a batched gnn.spmm block: the staged feature rows
-/// (tile_rows rows of one column block, in the element type), then the
-/// staged rows' offsets (i64, tile_rows + 1), then their column indices (of
-/// the index type, `edges` of them), each part 16-byte aligned.
-struct BatchedTile {
-  int64_t rows = 0;
+/// A batched gnn.spmm block's staged indices in its shared memory: its
+/// rows' offsets (i64, rows + 1) at offsetsAt, then their column indices
+/// (of the index type, `edges` of them) at columnsAt, each 16-byte aligned;
+/// they end at `end`. Every batched block stages them when they fit.
+struct BatchedIndices {
   int64_t edges = 0;
-  int64_t featureBytes = 0;
   int64_t offsetsAt = 0;
   int64_t columnsAt = 0;
+  int64_t end = 0;
+};
+
+/// The shared memory of a batched gnn.spmm block: the staged feature rows
+/// (tile_rows rows of one column block, in the element type), then the
+/// staged indices.
+struct BatchedTile {
+  int64_t rows = 0;
+  int64_t featureBytes = 0;
+  BatchedIndices indices;
   int64_t bytes = 0;
 };
 /// Whether a batched gnn.spmm's blocks stage their feature rows, offsets
@@ -157,6 +165,11 @@ int64_t batchedTileEdges(int64_t tileRows);
 /// vector_width elements per row, batchedTileEdges column indices.
 BatchedTile batchedTile(const OpDesc &op, const Schedule &s,
                         int64_t columnChunks);
+/// The staged indices of `op`'s batched blocks under `s`: after the feature
+/// tile (batchedTile), or after H with a linear epilogue
+/// (BatchedLinearTile).
+BatchedIndices batchedIndices(const OpDesc &op, const Schedule &s,
+                              int64_t columnChunks);
 
 /// The linear epilogue of a batched gnn.spmm (OpDesc::linear): a block
 /// stages its row offsets and column indices (when they fit `edges`, at
@@ -198,10 +211,7 @@ struct BatchedLinearTile {
   int64_t stageBytes = 0;
   int64_t wAt = 0;
   int64_t hAt = 0;
-  /// The staged row offsets (rows + 1, i64) and column indices (edges).
-  int64_t edges = 0;
-  int64_t offsetsAt = 0;
-  int64_t columnsAt = 0;
+  BatchedIndices indices;
   int64_t bytes = 0;
 };
 /// The epilogue tile of `op` (a gnn.spmm with a linear epilogue) under `s`

@@ -47,9 +47,8 @@ public:
         linear ? batchedLinearTile(desc, s) : BatchedLinearTile{};
     // Every block stages its row offsets and column indices when they fit;
     // only a block without a linear epilogue stages its feature rows.
-    const int64_t offsetsAt = linear ? lt.offsetsAt : tile.offsetsAt;
-    const int64_t columnsAt = linear ? lt.columnsAt : tile.columnsAt;
-    const int64_t tileEdges = linear ? lt.edges : tile.edges;
+    const BatchedIndices indices = batchedIndices(desc, s, tileChunks);
+    const int64_t tileEdges = indices.edges;
     if (!stages)
       os << "// gnn.spmm, batched, with a linear epilogue: a block per run of "
             "whole graphs of at most "
@@ -63,7 +62,7 @@ public:
          << " elements per load.\n";
     else
       os << "// gnn.spmm, batched: a block per run of whole graphs of at most "
-         << tile.rows << " nodes and " << tile.edges
+         << tile.rows << " nodes and " << tileEdges
          << " edges, whose feature rows (" << blocks << " column block"
          << (blocks == 1 ? "" : "s") << " of " << tileChunks * vw
          << " features), row offsets and column indices are staged in shared "
@@ -80,9 +79,9 @@ public:
       os << e.cType << " *tile = reinterpret_cast<" << e.cType
          << " *>(gnnc_tile_bytes);\n";
     os << offset << " *tile_ptr = reinterpret_cast<" << offset
-       << " *>(gnnc_tile_bytes + " << offsetsAt << ");\n";
+       << " *>(gnnc_tile_bytes + " << indices.offsetsAt << ");\n";
     os << index << " *tile_cols = reinterpret_cast<" << index
-       << " *>(gnnc_tile_bytes + " << columnsAt << ");\n";
+       << " *>(gnnc_tile_bytes + " << indices.columnsAt << ");\n";
     StringRef weights = params.name(ParamRole::LinearWeights);
     // The template arguments the epilogue's pieces share: the element
     // type, K, K padded and M.
